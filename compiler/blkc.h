@@ -1,0 +1,396 @@
+/* blkc.h: the compiler's internal interfaces, in pipeline order:
+ * arena -> source and diagnostics -> types -> tokens (lexer) -> AST (parser) -> sema.
+ * Each stage lives in the .c file of the same name. */
+#ifndef BLKC_H
+#define BLKC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BLKC_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- arena.c */
+/* One arena per compilation: everything the front end allocates lives until
+ * arena_free, so passes never free individual nodes. */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct {
+    ArenaChunk *head;
+} Arena;
+
+void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_free(Arena *a);
+
+/* Growable array of pointers, backed by the arena. */
+typedef struct {
+    void **items;
+    int len, cap;
+} PtrVec;
+void ptrvec_push(Arena *a, PtrVec *v, void *item);
+
+/* ----------------------------------------------------------------- diag.c */
+typedef struct {
+    const char *name; /* file name as the user gave it */
+    const char *text; /* NUL-terminated contents */
+    size_t len;
+} Source;
+
+typedef struct {
+    uint32_t offset, len; /* byte range in the source */
+    uint32_t line, col;   /* 1-based, of offset */
+} Span;
+
+typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagSeverity;
+
+typedef struct {
+    DiagSeverity severity;
+    const Source *src;
+    Span span;
+    const char *message;
+} Diagnostic;
+
+/* Diagnostics go through a callback so that the runtime API can hand them
+ * to its caller as text; the driver's callback prints them to stderr. */
+typedef void (*DiagCallback)(void *user, const Diagnostic *d);
+
+#define DIAG_MAX_ERRORS 20
+
+typedef struct {
+    DiagCallback callback;
+    void *user;
+    int errors;      /* errors reported (capped ones not counted beyond the cap) */
+    bool capped;     /* the cap was reached: further diagnostics are dropped */
+} DiagEngine;
+
+void diag_report(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* clang-style text: "file:line:col: error: msg\n<line>\n<caret>\n". Caller frees. */
+void diag_vreport(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
+                  const char *fmt, va_list ap);
+char *diag_format(const Diagnostic *d);
+void diag_print_to_file(void *file, const Diagnostic *d); /* a DiagCallback for FILE* */
+Span span_join(Span a, Span b);
+
+/* ---------------------------------------------------------------- types.c */
+typedef enum {
+    DT_ERROR = 0, /* result of an expression that already produced an error */
+    DT_VOID,
+    DT_I1,
+    DT_I32,
+    DT_I64,
+    DT_U32,
+    DT_F16,
+    DT_BF16,
+    DT_F32,
+    DT_PTR,   /* pointer; BlkType.elem holds the pointee */
+    DT_TYPE,  /* a compile-time type value (const T: type) */
+    DT_STRING,
+    DT_SHAPE, /* a shape list [a, b] */
+} DType;
+
+#define BLK_MAX_RANK 2
+#define BLK_MAX_NUMEL (1 << 20)
+
+/* The type of every value: element dtype plus static shape (rank 0 = scalar). */
+typedef struct {
+    uint8_t dtype;
+    uint8_t elem; /* pointee dtype when dtype == DT_PTR */
+    uint8_t rank;
+    int32_t shape[BLK_MAX_RANK];
+} BlkType;
+
+const char *dtype_name(DType t);
+bool dtype_from_name(const char *name, size_t len, DType *out);
+bool dtype_is_int(DType t);   /* i1 excluded */
+bool dtype_is_float(DType t);
+bool dtype_is_signed(DType t);
+int dtype_bits(DType t);
+BlkType type_scalar(DType t);
+BlkType type_ptr(DType elem);
+BlkType type_with_shape(BlkType t, int rank, const int32_t *shape);
+bool type_equal(BlkType a, BlkType b);
+bool shape_equal(BlkType a, BlkType b);
+int64_t type_numel(BlkType t);
+/* "f32", "*f16", "[1024] i32", "[32, 128] *f16". Written into buf. */
+const char *type_str(BlkType t, char *buf, size_t size);
+/* Broadcast two shapes; false if incompatible. */
+bool shape_broadcast(BlkType a, BlkType b, BlkType *out);
+/* Promotion of two numeric dtypes (§5 of docs/language.md), weak literals
+ * taking the other side's type. */
+DType dtype_promote(DType a, bool a_weak, DType b, bool b_weak);
+bool is_pow2(int64_t v);
+
+/* ---------------------------------------------------------------- lexer.re */
+typedef enum {
+    TOK_EOF = 0,
+    TOK_ERROR,
+    TOK_IDENT,
+    TOK_INT,
+    TOK_FLOAT,
+    TOK_STRING,
+    /* keywords */
+    TOK_KERNEL, TOK_FN, TOK_CONST, TOK_LET, TOK_VAR, TOK_FOR, TOK_IN, TOK_WHILE, TOK_IF,
+    TOK_ELSE, TOK_RETURN, TOK_AS, TOK_TRUE, TOK_FALSE, TOK_NONE, TOK_TYPE,
+    TOK_DTYPE, /* i1 bool i32 i64 u32 f16 bf16 f32 */
+    /* punctuation */
+    TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE,
+    TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_AT, TOK_ARROW,
+    /* operators */
+    TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_PERCENT,
+    TOK_AMP, TOK_PIPE, TOK_CARET, TOK_TILDE, TOK_BANG,
+    TOK_SHL, TOK_SHR, TOK_ANDAND, TOK_OROR,
+    TOK_EQ, TOK_NE, TOK_LT, TOK_LE, TOK_GT, TOK_GE,
+    TOK_ASSIGN, TOK_PLUS_ASSIGN, TOK_MINUS_ASSIGN, TOK_STAR_ASSIGN, TOK_SLASH_ASSIGN,
+    TOK_PERCENT_ASSIGN, TOK_AMP_ASSIGN, TOK_PIPE_ASSIGN, TOK_CARET_ASSIGN,
+    TOK_SHL_ASSIGN, TOK_SHR_ASSIGN,
+    TOK_COUNT
+} TokenKind;
+
+typedef struct {
+    TokenKind kind;
+    Span span;
+    const char *text; /* points into the source; span.len bytes */
+} Token;
+
+typedef struct {
+    const Source *src;
+    DiagEngine *de;
+    const char *cursor;
+    uint32_t line;
+    const char *line_start;
+} Lexer;
+
+void lexer_init(Lexer *lx, const Source *src, DiagEngine *de);
+Token lexer_next(Lexer *lx); /* reports bad characters and unterminated text */
+const char *token_kind_name(TokenKind k);
+
+/* ------------------------------------------------------------------ ast.c */
+typedef enum {
+    E_INT, E_FLOAT, E_BOOL, E_STRING, E_NAME, E_DTYPE, E_UNARY, E_BINARY, E_CAST,
+    E_CALL, E_INDEX, E_SHAPE,
+} ExprKind;
+
+typedef enum {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_AND, OP_OR, OP_XOR, OP_SHL, OP_SHR,
+    OP_LAND, OP_LOR, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_NEG, OP_NOT, OP_BITNOT,
+} OpKind;
+
+typedef struct Expr Expr;
+typedef struct Stmt Stmt;
+typedef struct Symbol Symbol;
+typedef struct HelperDef HelperDef;
+
+/* Parsed type syntax: `*f16`, `f32`, `*T`, `T`, `type`. Resolved by sema. */
+typedef struct {
+    Span span;
+    bool is_ptr;
+    bool is_type_kw;      /* `type` */
+    DType dtype;          /* builtin name, or DT_ERROR when `name` is used */
+    const char *name;     /* a const type parameter, e.g. T */
+} TypeSyntax;
+
+typedef union {
+    int64_t i; /* integers and i1 */
+    double f;  /* floats, exactly representable in the value's dtype */
+    DType dtype;
+} ConstVal;
+
+struct Expr {
+    ExprKind kind;
+    Span span;
+    /* filled by sema */
+    BlkType type;
+    bool is_const; /* folded at compile time; value in cv */
+    bool weak;     /* an untyped literal (or a fold of only literals) */
+    ConstVal cv;
+    union {
+        struct { int64_t value; bool invalid; } int_lit; /* invalid: a parse error */
+        double float_lit;
+        bool bool_lit;
+        struct { const char *text; size_t len; } str; /* unescaped */
+        struct { const char *name; Symbol *sym; } name;
+        DType dtype_lit;
+        struct {
+            OpKind op;
+            Expr *lhs, *rhs;     /* rhs NULL for unary */
+            DType operand_dtype; /* sema: both operands convert to this first */
+        } binary;
+        struct { Expr *operand; TypeSyntax to; } cast;
+        struct {
+            const char *name;
+            Span name_span;
+            PtrVec args;        /* Expr* */
+            PtrVec arg_names;   /* const char* or NULL, parallel to args */
+            int builtin;        /* BuiltinId, or -1 */
+            HelperDef *helper;  /* when calling a helper */
+            /* for helpers, sema inlines a checked copy of the body: */
+            PtrVec inline_params; /* Symbol* bound to args, in order */
+            Stmt *inline_body;    /* S_BLOCK */
+            Expr *inline_result;  /* the returned expression, or NULL */
+        } call;
+        struct { Expr *operand; int n; bool is_none[BLK_MAX_RANK + 1]; } index;
+        struct { PtrVec dims; } shape; /* Expr* */
+    } u;
+};
+
+typedef enum { S_LET, S_ASSIGN, S_FOR, S_WHILE, S_IF, S_RETURN, S_EXPR, S_BLOCK } StmtKind;
+
+struct Stmt {
+    StmtKind kind;
+    Span span;
+    union {
+        struct {
+            bool is_var;
+            const char *name;
+            Span name_span;
+            bool has_type;
+            TypeSyntax type;
+            Expr *init;
+            Symbol *sym;
+        } let;
+        struct {
+            const char *name;
+            Span name_span;
+            int op; /* -1 for plain `=`, else OpKind of `op=` */
+            Expr *value; /* for `x op= e`, sema rewrites value to `x op e` */
+            Symbol *sym;
+        } assign;
+        struct {
+            const char *var;
+            Span var_span;
+            Expr *start, *end, *step; /* step NULL: 1 */
+            Stmt *body;
+            Symbol *sym;
+        } for_;
+        struct { Expr *cond; Stmt *body; } while_;
+        struct { Expr *cond; Stmt *then_, *else_; } if_;
+        struct { Expr *value; } ret;
+        struct { Expr *expr; } expr;
+        struct { PtrVec stmts; } block;
+    } u;
+};
+
+typedef struct {
+    Span span;
+    const char *name;
+    Span name_span;
+    bool is_const;
+    TypeSyntax type;
+    Expr *default_value; /* const parameters only */
+    int64_t align;       /* @align(A), 0 if absent */
+    int64_t multiple_of; /* @multiple_of(D), 0 if absent */
+    Symbol *sym;         /* filled by sema */
+} Param;
+
+typedef struct {
+    Span span;
+    const char *name;
+    Span name_span;
+    PtrVec params; /* Param* */
+    Stmt *body;
+    /* filled by sema */
+    bool checked_ok;
+} KernelDef;
+
+struct HelperDef {
+    Span span;
+    const char *name;
+    Span name_span;
+    PtrVec params; /* Param* (names only) */
+    Stmt *body;
+    bool expanding; /* recursion guard during inlining */
+};
+
+typedef struct {
+    const Source *src;
+    PtrVec kernels; /* KernelDef* */
+    PtrVec helpers; /* HelperDef* */
+} Module;
+
+Expr *expr_new(Arena *a, ExprKind kind, Span span);
+Stmt *stmt_new(Arena *a, StmtKind kind, Span span);
+Stmt *stmt_clone(Arena *a, const Stmt *s);
+Expr *expr_clone(Arena *a, const Expr *e);
+const char *op_name(OpKind op);
+/* --emit=ast: the typed tree; only_kernel NULL for all kernels. */
+void ast_dump_module(FILE *out, const Module *m, const char *only_kernel);
+
+/* --------------------------------------------------------------- parser.c */
+/* Parses a whole module; returns NULL only on allocation failure. Syntax
+ * errors are reported and the parser resynchronizes at `;` / `}`. */
+Module *parse_module(Arena *a, const Source *src, DiagEngine *de);
+
+/* ----------------------------------------------------------------- sema.c */
+/* Builtins. After sema, a call's args are in the order of the parameter
+ * names below (docs/language.md §6), NULL where an optional one is absent. */
+typedef enum {
+    BI_PROGRAM_ID, BI_NUM_PROGRAMS, BI_ARANGE, BI_ZEROS, BI_FULL, BI_LOAD, BI_STORE,
+    BI_SUM, BI_MAX, BI_MIN, BI_ARGMAX, BI_ARGMIN, BI_WHERE,
+    BI_EXP, BI_EXP2, BI_LOG, BI_LOG2, BI_SQRT, BI_RSQRT, BI_ABS,
+    BI_MINIMUM, BI_MAXIMUM, BI_FMA, BI_CDIV,
+    BI_ATOMIC_CAS, BI_ATOMIC_XCHG, BI_ATOMIC_ADD, BI_RAND, BI_RANDINT,
+    BI_DEBUG_BARRIER, BI_STATIC_ASSERT, BI_DEVICE_PRINT,
+    BI_COUNT
+} BuiltinId;
+const char *builtin_name(BuiltinId id);
+const char *builtin_param_name(BuiltinId id, int i); /* NULL past the named ones */
+
+typedef enum {
+    SYM_PARAM, SYM_CONST, SYM_LET, SYM_VAR, SYM_LOOP,
+} SymbolKind;
+
+struct Symbol {
+    SymbolKind kind;
+    const char *name;
+    Span decl;
+    BlkType type;
+    bool is_const;
+    bool weak;
+    ConstVal cv;
+    int id;          /* unique within its kernel, for the lowering */
+    Param *param;    /* for SYM_PARAM / SYM_CONST */
+};
+
+typedef struct {
+    const char *name;
+    const char *value; /* text, parsed against the parameter's type */
+    bool used;
+} ConstDef;
+
+/* Checks names, types, shapes and constants of every kernel, binding const
+ * parameters from defs (then their defaults). Returns true when no errors. */
+bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int ndefs);
+
+/* -------------------------------------------------------------- compile.c */
+/* One compilation: the front end's passes over one source text, and what
+ * they produced. Everything is owned by the compilation's arena. */
+typedef struct {
+    Arena arena;
+    Source src;
+    DiagEngine de;
+    Module *module;
+    bool ok;
+} Compilation;
+
+typedef struct {
+    const char *name;  /* shown in diagnostics */
+    const char *text;  /* need not be NUL-terminated */
+    size_t len;
+    ConstDef *defs;    /* -D values; `used` is set on the ones that matched */
+    int ndefs;
+    DiagCallback diag;
+    void *diag_user;
+} CompileRequest;
+
+/* Lex, parse and check. Returns NULL only if the request is malformed. */
+Compilation *compile_front(const CompileRequest *req);
+void compilation_free(Compilation *c);
+/* --emit=tokens; returns the number of errors. */
+int dump_tokens(FILE *out, const CompileRequest *req);
+
+#endif

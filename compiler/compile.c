@@ -1,0 +1,53 @@
+/* compile.c: the pipeline as a list of passes, shared by the blkc driver and
+ * the runtime API: source -> tokens -> AST -> checked AST. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+static void init_source(Compilation *c, const CompileRequest *req) {
+    /* The lexer wants a NUL sentinel; copy so callers may pass any buffer. */
+    char *text = arena_alloc(&c->arena, req->len + 1);
+    memcpy(text, req->text, req->len);
+    text[req->len] = 0;
+    c->src.name = arena_strndup(&c->arena, req->name, strlen(req->name));
+    c->src.text = text;
+    c->src.len = req->len;
+    c->de.callback = req->diag;
+    c->de.user = req->diag_user;
+}
+
+Compilation *compile_front(const CompileRequest *req) {
+    if (!req || !req->name || (!req->text && req->len)) return NULL;
+    Compilation *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    init_source(c, req);
+    c->module = parse_module(&c->arena, &c->src, &c->de);
+    /* Check even after syntax errors: the parser recovered, and more
+     * errors per run help. Sema tolerates the holes the parser left. */
+    sema_check_module(&c->arena, c->module, &c->de, req->defs, req->ndefs);
+    c->ok = c->de.errors == 0;
+    return c;
+}
+
+void compilation_free(Compilation *c) {
+    if (!c) return;
+    arena_free(&c->arena);
+    free(c);
+}
+
+int dump_tokens(FILE *out, const CompileRequest *req) {
+    Compilation c = {0};
+    init_source(&c, req);
+    Lexer lx;
+    lexer_init(&lx, &c.src, &c.de);
+    for (;;) {
+        Token t = lexer_next(&lx);
+        fprintf(out, "%u:%u %s", t.span.line, t.span.col, token_kind_name(t.kind));
+        if (t.kind != TOK_EOF) fprintf(out, " '%.*s'", (int)t.span.len, t.text);
+        fputc('\n', out);
+        if (t.kind == TOK_EOF) break;
+    }
+    arena_free(&c.arena);
+    return c.de.errors;
+}

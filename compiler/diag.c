@@ -1,0 +1,109 @@
+/* diag.c: clang-style diagnostics with the source line and a caret. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+static const char *severity_name(DiagSeverity s) {
+    switch (s) {
+    case DIAG_ERROR: return "error";
+    case DIAG_WARNING: return "warning";
+    case DIAG_NOTE: return "note";
+    }
+    return "error";
+}
+
+void diag_report(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
+                 const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(de, sev, src, span, fmt, ap);
+    va_end(ap);
+}
+
+void diag_vreport(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
+                  const char *fmt, va_list ap) {
+    if (de->capped) return;
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (sev == DIAG_ERROR && de->errors >= DIAG_MAX_ERRORS) {
+        /* Say once that we stop, then drop everything that follows. */
+        de->capped = true;
+        Diagnostic d = {DIAG_ERROR, src, span, "too many errors emitted, stopping now"};
+        if (de->callback) de->callback(de->user, &d);
+        return;
+    }
+    if (sev == DIAG_ERROR) de->errors++;
+    Diagnostic d = {sev, src, span, msg};
+    if (de->callback) de->callback(de->user, &d);
+}
+
+Span span_join(Span a, Span b) {
+    if (b.offset + b.len <= a.offset) return a;
+    Span s = a;
+    s.len = b.offset + b.len - a.offset;
+    return s;
+}
+
+/* Growable string for diag_format. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} StrBuf;
+
+static void sb_put(StrBuf *sb, const char *s, size_t n) {
+    if (sb->len + n + 1 > sb->cap) {
+        size_t cap = sb->cap ? sb->cap : 128;
+        while (cap < sb->len + n + 1) cap *= 2;
+        char *nb = realloc(sb->buf, cap);
+        if (!nb) return;
+        sb->buf = nb;
+        sb->cap = cap;
+    }
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = 0;
+}
+
+static void sb_puts(StrBuf *sb, const char *s) { sb_put(sb, s, strlen(s)); }
+
+char *diag_format(const Diagnostic *d) {
+    StrBuf sb = {0};
+    char head[256];
+    const char *name = d->src ? d->src->name : "<input>";
+    /* line 0: about the file as a whole (e.g. a -D that matches nothing) */
+    if (d->span.line == 0)
+        snprintf(head, sizeof head, "%s: %s: ", name, severity_name(d->severity));
+    else
+        snprintf(head, sizeof head, "%s:%u:%u: %s: ", name, d->span.line, d->span.col,
+                 severity_name(d->severity));
+    sb_puts(&sb, head);
+    sb_puts(&sb, d->message);
+    sb_puts(&sb, "\n");
+    if (d->span.line > 0 && d->src && d->src->text && d->span.offset <= d->src->len) {
+        /* The source line, tabs kept so the caret lines up under them. */
+        const char *text = d->src->text;
+        size_t start = d->span.offset;
+        while (start > 0 && text[start - 1] != '\n') start--;
+        size_t end = d->span.offset;
+        while (end < d->src->len && text[end] != '\n' && text[end] != '\r') end++;
+        sb_put(&sb, text + start, end - start);
+        sb_puts(&sb, "\n");
+        for (size_t i = start; i < d->span.offset; i++) sb_put(&sb, text[i] == '\t' ? "\t" : " ", 1);
+        sb_puts(&sb, "^");
+        /* Underline the rest of the span, up to the end of this line. */
+        size_t span_end = d->span.offset + d->span.len;
+        if (span_end > end) span_end = end;
+        for (size_t i = d->span.offset + 1; i < span_end; i++) sb_puts(&sb, "~");
+        sb_puts(&sb, "\n");
+    }
+    if (!sb.buf) return calloc(1, 1);
+    return sb.buf;
+}
+
+void diag_print_to_file(void *file, const Diagnostic *d) {
+    char *s = diag_format(d);
+    fputs(s, (FILE *)file);
+    free(s);
+}

@@ -1,0 +1,219 @@
+/* main.c: the blkc driver. Reads one .blk file, runs the pipeline and writes
+ * the requested form. Exit status: 0 success, 1 compile errors, 2 usage. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blkc.h"
+
+enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
+enum { MAX_DEFS = 256 };
+
+typedef enum { EMIT_TOKENS, EMIT_AST } EmitKind;
+
+typedef struct {
+    const char *input;
+    const char *output; /* NULL: stdout */
+    EmitKind emit;
+    const char *kernel;
+    ConstDef defs[MAX_DEFS];
+    int ndefs;
+} Options;
+
+static void usage(FILE *out) {
+    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=tokens|ast]\n"
+          "            [--kernel NAME] [--help] [--version]\n"
+          "\n"
+          "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
+          "                   and removed if the compile fails\n"
+          "  -D NAME=VALUE    set a const parameter of every kernel that declares NAME\n"
+          "  --emit=tokens    print the token stream\n"
+          "  --emit=ast       print the checked AST with the type and shape of every\n"
+          "                   expression (the default for now)\n"
+          "  --kernel NAME    only this kernel\n"
+          "  --help, --version\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("blkc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\n(run 'blkc --help' for usage)\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int add_define(Options *o, char *text) {
+    char *eq = strchr(text, '=');
+    if (!eq || eq == text) return usage_error("-D expects NAME=VALUE, got '%s'", text);
+    if (o->ndefs == MAX_DEFS) return usage_error("too many -D options (limit %s)", "256");
+    *eq = 0;
+    for (int i = 0; i < o->ndefs; i++)
+        if (strcmp(o->defs[i].name, text) == 0) return usage_error("-D %s is given twice", text);
+    o->defs[o->ndefs++] = (ConstDef){text, eq + 1, false};
+    return 0;
+}
+
+static int set_emit(Options *o, const char *v) {
+    if (strcmp(v, "tokens") == 0) o->emit = EMIT_TOKENS;
+    else if (strcmp(v, "ast") == 0) o->emit = EMIT_AST;
+    else return usage_error("unknown --emit kind '%s' (expected tokens or ast)", v);
+    return 0;
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int parse_args(Options *o, int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("blkc %s\n", BLKC_VERSION);
+            return 0;
+        }
+        if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
+            strcmp(a, "--emit") == 0) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+            char *v = argv[++i];
+            int rc = 0;
+            if (a[1] == 'o') o->output = v;
+            else if (a[1] == 'D') rc = add_define(o, v);
+            else if (strcmp(a, "--kernel") == 0) o->kernel = v;
+            else rc = set_emit(o, v);
+            if (rc) return rc;
+        } else if (strncmp(a, "-D", 2) == 0) {
+            int rc = add_define(o, a + 2);
+            if (rc) return rc;
+        } else if (strncmp(a, "--emit=", 7) == 0) {
+            int rc = set_emit(o, a + 7);
+            if (rc) return rc;
+        } else if (strncmp(a, "--kernel=", 9) == 0) {
+            o->kernel = a + 9;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            if (o->input) return usage_error("more than one input file ('%s')", a);
+            o->input = a;
+        }
+    }
+    if (!o->input) return usage_error("%s", "no input file");
+    return -1;
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) break;
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = nb;
+    }
+    bool failed = ferror(f);
+    if (f != stdin) fclose(f);
+    if (failed) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Write via a temporary file in the same directory and rename, so readers
+ * never see a partial file. */
+static bool write_atomically(const char *path, const char *data, size_t len) {
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 16);
+    if (!tmp) return false;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "blkc: error: cannot create '%s': %s\n", tmp, strerror(errno));
+        free(tmp);
+        return false;
+    }
+    size_t off = 0;
+    bool ok = true;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            ok = false;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok) {
+        fprintf(stderr, "blkc: error: cannot write '%s': %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    Options o = {0};
+    o.emit = EMIT_AST;
+    int rc = parse_args(&o, argc, argv);
+    if (rc >= 0) return rc;
+    bool to_file = o.output && strcmp(o.output, "-") != 0;
+
+    size_t len = 0;
+    char *text = read_file(o.input, &len);
+    if (!text) {
+        fprintf(stderr, "blkc: error: cannot read '%s': %s\n", o.input, strerror(errno));
+        if (to_file) unlink(o.output);
+        return EXIT_COMPILE_ERROR;
+    }
+
+    /* Build the whole output in memory first: nothing is written on failure. */
+    char *out_buf = NULL;
+    size_t out_len = 0;
+    FILE *out = open_memstream(&out_buf, &out_len);
+    CompileRequest req = {
+        .name = o.input, .text = text, .len = len, .defs = o.defs, .ndefs = o.ndefs,
+        .diag = diag_print_to_file, .diag_user = stderr,
+    };
+    bool ok;
+    if (o.emit == EMIT_TOKENS) {
+        ok = dump_tokens(out, &req) == 0;
+    } else {
+        Compilation *c = compile_front(&req);
+        ok = c && c->ok;
+        if (ok && o.kernel) {
+            bool found = false;
+            for (int i = 0; i < c->module->kernels.len; i++)
+                found |= strcmp(((KernelDef *)c->module->kernels.items[i])->name, o.kernel) == 0;
+            if (!found) {
+                fprintf(stderr, "%s: error: no kernel named '%s'\n", o.input, o.kernel);
+                ok = false;
+            }
+        }
+        if (ok) ast_dump_module(out, c->module, o.kernel);
+        compilation_free(c);
+    }
+    fclose(out);
+    free(text);
+
+    if (ok) {
+        if (to_file) ok = write_atomically(o.output, out_buf, out_len);
+        else ok = fwrite(out_buf, 1, out_len, stdout) == out_len && fflush(stdout) == 0;
+    } else if (to_file) {
+        unlink(o.output); /* no stale output from an earlier, successful run */
+    }
+    free(out_buf);
+    return ok ? 0 : EXIT_COMPILE_ERROR;
+}

@@ -1,0 +1,1564 @@
+/* sema.c: names, constants, dtypes and shapes (docs/language.md §3-§6).
+ * Every expression gets a BlkType; constant scalars are folded; helper calls
+ * are inlined as checked copies; const parameters are bound from -D values
+ * or defaults. An expression whose type is DT_ERROR already produced an
+ * error, so its users stay quiet instead of cascading. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+typedef struct Scope Scope;
+struct Scope {
+    Scope *parent;
+    PtrVec syms; /* Symbol* */
+};
+
+typedef struct {
+    const char *name;
+    Span span;
+} DeclSite;
+
+typedef struct {
+    Arena *a;
+    Module *m;
+    DiagEngine *de;
+    const Source *src;
+    Scope *scope;
+    int next_sym_id;
+    ConstDef *defs;
+    int ndefs;
+    PtrVec decls;     /* DeclSite* of the body being checked: for "used before definition" */
+    int helper_depth; /* > 0 while checking an inlined helper body */
+} Sema;
+
+enum { MAX_INLINE_DEPTH = 32 };
+
+static void error(Sema *S, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void error(Sema *S, Span span, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(S->de, DIAG_ERROR, S->src, span, fmt, ap);
+    va_end(ap);
+}
+
+static void note(Sema *S, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(Sema *S, Span span, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(S->de, DIAG_NOTE, S->src, span, fmt, ap);
+    va_end(ap);
+}
+
+static const char *tstr(Sema *S, BlkType t) {
+    char buf[64];
+    type_str(t, buf, sizeof buf);
+    return arena_strndup(S->a, buf, strlen(buf));
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+static void push_scope(Sema *S) {
+    Scope *sc = arena_alloc(S->a, sizeof *sc);
+    sc->parent = S->scope;
+    S->scope = sc;
+}
+
+static void pop_scope(Sema *S) { S->scope = S->scope->parent; }
+
+static Symbol *lookup_in(Scope *sc, const char *name) {
+    for (int i = sc->syms.len - 1; i >= 0; i--) {
+        Symbol *s = sc->syms.items[i];
+        if (strcmp(s->name, name) == 0) return s;
+    }
+    return NULL;
+}
+
+static Symbol *lookup(Sema *S, const char *name) {
+    for (Scope *sc = S->scope; sc; sc = sc->parent) {
+        Symbol *s = lookup_in(sc, name);
+        if (s) return s;
+    }
+    return NULL;
+}
+
+static Symbol *declare(Sema *S, SymbolKind kind, const char *name, Span span, BlkType type) {
+    Symbol *prev = lookup_in(S->scope, name);
+    if (prev) {
+        error(S, span, "redefinition of '%s' in the same scope", name);
+        note(S, prev->decl, "'%s' was declared here", name);
+    }
+    Symbol *s = arena_alloc(S->a, sizeof *s);
+    s->kind = kind;
+    s->name = name;
+    s->decl = span;
+    s->type = type;
+    s->id = S->next_sym_id++;
+    ptrvec_push(S->a, &S->scope->syms, s);
+    return s;
+}
+
+/* Collect every declaration in a body, so a failed lookup can tell "used
+ * before its definition" and "out of scope" from "undeclared". */
+static void collect_decls(Sema *S, const Stmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case S_LET:
+        if (s->u.let.name) {
+            DeclSite *d = arena_alloc(S->a, sizeof *d);
+            d->name = s->u.let.name;
+            d->span = s->u.let.name_span;
+            ptrvec_push(S->a, &S->decls, d);
+        }
+        break;
+    case S_FOR:
+        if (s->u.for_.var) {
+            DeclSite *d = arena_alloc(S->a, sizeof *d);
+            d->name = s->u.for_.var;
+            d->span = s->u.for_.var_span;
+            ptrvec_push(S->a, &S->decls, d);
+        }
+        collect_decls(S, s->u.for_.body);
+        break;
+    case S_WHILE: collect_decls(S, s->u.while_.body); break;
+    case S_IF:
+        collect_decls(S, s->u.if_.then_);
+        collect_decls(S, s->u.if_.else_);
+        break;
+    case S_BLOCK:
+        for (int i = 0; i < s->u.block.stmts.len; i++) collect_decls(S, s->u.block.stmts.items[i]);
+        break;
+    default: break;
+    }
+}
+
+static void report_unknown_name(Sema *S, const char *name, Span use) {
+    for (int i = 0; i < S->decls.len; i++) {
+        DeclSite *d = S->decls.items[i];
+        if (strcmp(d->name, name) != 0) continue;
+        if (d->span.offset > use.offset) {
+            error(S, use, "'%s' is used before its definition", name);
+            note(S, d->span, "'%s' is defined here", name);
+        } else {
+            error(S, use, "'%s' is not in scope here", name);
+            note(S, d->span, "'%s' is defined here, in a block that has ended", name);
+        }
+        return;
+    }
+    error(S, use, "use of undeclared name '%s'", name);
+}
+
+/* ------------------------------------------------------------- constants */
+
+static bool int_fits(DType t, int64_t v) {
+    switch (t) {
+    case DT_I1: return v == 0 || v == 1;
+    case DT_I32: return v >= INT32_MIN && v <= INT32_MAX;
+    case DT_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case DT_I64: return true;
+    default: return true;
+    }
+}
+
+static void set_const_int(Expr *e, int64_t v) {
+    e->is_const = true;
+    e->cv.i = v;
+}
+
+static void set_const_float(Expr *e, double v) {
+    e->is_const = true;
+    e->cv.f = (double)(float)v;
+}
+
+/* Convert a constant to dtype `to` (for casts and weak-literal adoption).
+ * Only f32 floats are folded; others stay runtime values. */
+static bool fold_convert(Expr *e, BlkType from, DType to, ConstVal *out) {
+    bool from_float = dtype_is_float(from.dtype);
+    if (to == DT_F32) {
+        out->f = (double)(float)(from_float ? e->cv.f : (double)e->cv.i);
+        return true;
+    }
+    if (dtype_is_float(to)) return false;
+    if (to == DT_I1) {
+        out->i = from_float ? e->cv.f != 0.0 : e->cv.i != 0;
+        return true;
+    }
+    int64_t v;
+    if (from_float) {
+        if (!(e->cv.f > -9.2e18 && e->cv.f < 9.2e18)) return false; /* NaN or out of range */
+        v = (int64_t)e->cv.f;
+    } else {
+        v = e->cv.i;
+    }
+    switch (to) {
+    case DT_I32: v = (int32_t)(uint32_t)(uint64_t)v; break;
+    case DT_U32: v = (uint32_t)(uint64_t)v; break;
+    default: break;
+    }
+    out->i = v;
+    return true;
+}
+
+/* A weak literal used as dtype `to`: its value must fit. */
+static bool check_literal_fits(Sema *S, Expr *lit, DType to) {
+    if (!lit->weak || !lit->is_const || !dtype_is_int(lit->type.dtype)) return true;
+    if (dtype_is_int(to) && !int_fits(to, lit->cv.i)) {
+        error(S, lit->span, "literal %lld does not fit in %s", (long long)lit->cv.i, dtype_name(to));
+        return false;
+    }
+    return true;
+}
+
+/* ----------------------------------------------------------- type helpers */
+
+/* Reports a non-value (string, type, shape, void) used as a value. */
+static bool require_value(Sema *S, const Expr *e) {
+    switch (e->type.dtype) {
+    case DT_ERROR: return false;
+    case DT_VOID: error(S, e->span, "this call produces no value"); return false;
+    case DT_TYPE: error(S, e->span, "a type is not a value here"); return false;
+    case DT_STRING: error(S, e->span, "a string literal is not allowed here"); return false;
+    case DT_SHAPE:
+        error(S, e->span, "a shape list is only allowed as the shape of zeros or full");
+        return false;
+    default: return true;
+    }
+}
+
+static bool is_numeric(DType d) { return dtype_is_int(d) || dtype_is_float(d); }
+
+static bool broadcast_or_error(Sema *S, Span span, BlkType a, BlkType b, BlkType *out) {
+    if (!shape_broadcast(a, b, out)) {
+        error(S, span, "shapes of %s and %s cannot be broadcast together", tstr(S, a), tstr(S, b));
+        return false;
+    }
+    if (type_numel(*out) > BLK_MAX_NUMEL) {
+        error(S, span, "a block of %lld elements exceeds the limit of %d",
+              (long long)type_numel(*out), BLK_MAX_NUMEL);
+        return false;
+    }
+    return true;
+}
+
+/* `value` broadcasts to exactly `target`'s shape (stores, masks, assignment). */
+static bool fits_shape(BlkType value, BlkType target) {
+    BlkType out = target;
+    return shape_broadcast(value, target, &out) && shape_equal(out, target);
+}
+
+/* Resolve parsed type syntax; `allow_type_kw` for const parameter declarations. */
+static bool resolve_type(Sema *S, const TypeSyntax *ts, BlkType *out) {
+    if (ts->is_type_kw) {
+        *out = type_scalar(DT_TYPE);
+        return true;
+    }
+    DType dt = ts->dtype;
+    if (ts->name) {
+        Symbol *sym = lookup(S, ts->name);
+        if (!sym || sym->type.dtype != DT_TYPE) {
+            if (sym) error(S, ts->span, "'%s' is not a type", ts->name);
+            else error(S, ts->span, "unknown type '%s'", ts->name);
+            return false;
+        }
+        dt = sym->cv.dtype;
+    }
+    if (dt == DT_ERROR) return false;
+    *out = ts->is_ptr ? type_ptr(dt) : type_scalar(dt);
+    return true;
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static void check_expr(Sema *S, Expr *e);
+static void check_stmt(Sema *S, Stmt *s);
+static void check_block_in_scope(Sema *S, Stmt *block);
+
+static void check_name(Sema *S, Expr *e) {
+    Symbol *sym = lookup(S, e->u.name.name);
+    if (!sym) {
+        if (strcmp(e->u.name.name, "inf") == 0 || strcmp(e->u.name.name, "nan") == 0) {
+            e->type = type_scalar(DT_F32);
+            e->weak = true;
+            e->is_const = true;
+            e->cv.f = e->u.name.name[0] == 'i' ? INFINITY : NAN;
+            return;
+        }
+        report_unknown_name(S, e->u.name.name, e->span);
+        return;
+    }
+    e->u.name.sym = sym;
+    e->type = sym->type;
+    e->weak = sym->weak;
+    e->is_const = sym->is_const;
+    e->cv = sym->cv;
+}
+
+static DType arith_dtype_error(Sema *S, Expr *e, const Expr *l, const Expr *r) {
+    error(S, e->span, "invalid operands to '%s': %s and %s", op_name(e->u.binary.op),
+          tstr(S, l->type), tstr(S, r->type));
+    return DT_ERROR;
+}
+
+static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
+    if (!l->is_const || !r->is_const || e->type.rank != 0) return;
+    DType od = e->u.binary.operand_dtype;
+    OpKind op = e->u.binary.op;
+    ConstVal a, b;
+    if (!fold_convert((Expr *)l, l->type, od, &a) || !fold_convert((Expr *)r, r->type, od, &b))
+        return;
+    if (dtype_is_float(od)) {
+        double x = a.f, y = b.f, v = 0;
+        switch (op) {
+        case OP_ADD: v = x + y; break;
+        case OP_SUB: v = x - y; break;
+        case OP_MUL: v = x * y; break;
+        case OP_DIV: v = x / y; break;
+        case OP_MOD: v = fmod(x, y); break;
+        case OP_EQ: set_const_int(e, x == y); return;
+        case OP_NE: set_const_int(e, x != y); return;
+        case OP_LT: set_const_int(e, x < y); return;
+        case OP_LE: set_const_int(e, x <= y); return;
+        case OP_GT: set_const_int(e, x > y); return;
+        case OP_GE: set_const_int(e, x >= y); return;
+        default: return;
+        }
+        set_const_float(e, v);
+        return;
+    }
+    int64_t x = a.i, y = b.i, v = 0;
+    bool ovf = false;
+    bool is_unsigned = od == DT_U32;
+    switch (op) {
+    case OP_ADD: ovf = __builtin_add_overflow(x, y, &v); break;
+    case OP_SUB: ovf = __builtin_sub_overflow(x, y, &v); break;
+    case OP_MUL: ovf = __builtin_mul_overflow(x, y, &v); break;
+    case OP_DIV:
+    case OP_MOD:
+        if (y == 0) {
+            error(S, e->span, "division by zero in a constant expression");
+            e->type.dtype = DT_ERROR;
+            return;
+        }
+        if (x == INT64_MIN && y == -1) ovf = true;
+        else v = op == OP_DIV ? x / y : x % y;
+        break;
+    case OP_AND: v = x & y; break;
+    case OP_OR: v = x | y; break;
+    case OP_XOR: v = x ^ y; break;
+    case OP_SHL:
+    case OP_SHR:
+        if (y < 0 || y >= dtype_bits(od)) {
+            error(S, e->span, "shift amount %lld is out of range for %s", (long long)y,
+                  dtype_name(od));
+            e->type.dtype = DT_ERROR;
+            return;
+        }
+        if (op == OP_SHL) v = (int64_t)((uint64_t)x << y);
+        else v = is_unsigned ? (int64_t)((uint64_t)x >> y) : x >> y;
+        break;
+    case OP_LAND: set_const_int(e, x && y); return;
+    case OP_LOR: set_const_int(e, x || y); return;
+    case OP_EQ: set_const_int(e, x == y); return;
+    case OP_NE: set_const_int(e, x != y); return;
+    case OP_LT: set_const_int(e, x < y); return;
+    case OP_LE: set_const_int(e, x <= y); return;
+    case OP_GT: set_const_int(e, x > y); return;
+    case OP_GE: set_const_int(e, x >= y); return;
+    default: return;
+    }
+    if (is_unsigned) {
+        v = (int64_t)(uint32_t)(uint64_t)v; /* unsigned arithmetic wraps, as in C */
+    } else if (e->weak && !ovf) {
+        if (!int_fits(DT_I32, v)) e->type.dtype = DT_I64; /* literals widen as needed */
+    } else if (ovf || !int_fits(e->type.dtype, v)) {
+        error(S, e->span, "integer overflow in a constant expression of type %s",
+              dtype_name(e->type.dtype));
+        e->type.dtype = DT_ERROR;
+        return;
+    }
+    if (ovf) {
+        error(S, e->span, "integer overflow in a constant expression");
+        e->type.dtype = DT_ERROR;
+        return;
+    }
+    set_const_int(e, v);
+}
+
+static void check_binary(Sema *S, Expr *e) {
+    Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    check_expr(S, l);
+    check_expr(S, r);
+    if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
+    if (!require_value(S, l) || !require_value(S, r)) return;
+    OpKind op = e->u.binary.op;
+    BlkType shape = {0};
+    if (!broadcast_or_error(S, e->span, l->type, r->type, &shape)) return;
+    DType ld = l->type.dtype, rd = r->type.dtype;
+    bool lp = ld == DT_PTR, rp = rd == DT_PTR;
+    DType result = DT_ERROR, operand = DT_ERROR;
+
+    if (lp || rp) {
+        /* pointer arithmetic and pointer equality */
+        if ((op == OP_ADD && ((lp && dtype_is_int(rd)) || (rp && dtype_is_int(ld)))) ||
+            (op == OP_SUB && lp && dtype_is_int(rd))) {
+            BlkType t = type_ptr(lp ? l->type.elem : r->type.elem);
+            e->type = type_with_shape(t, shape.rank, shape.shape);
+            e->u.binary.operand_dtype = lp ? rd : ld; /* the offset's type */
+            return;
+        }
+        if ((op == OP_EQ || op == OP_NE) && lp && rp) {
+            e->type = type_with_shape(type_scalar(DT_I1), shape.rank, shape.shape);
+            e->u.binary.operand_dtype = DT_PTR;
+            return;
+        }
+        if (op == OP_SUB && lp && rp)
+            error(S, e->span, "pointers cannot be subtracted; keep integer offsets instead");
+        else
+            arith_dtype_error(S, e, l, r);
+        return;
+    }
+
+    operand = dtype_promote(ld, l->weak, rd, r->weak);
+    switch (op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
+        if (ld == DT_I1 || rd == DT_I1) {
+            error(S, e->span, "arithmetic '%s' on i1 values; convert with 'as i32' first",
+                  op_name(op));
+            return;
+        }
+        result = operand;
+        break;
+    case OP_AND: case OP_OR: case OP_XOR:
+        if (dtype_is_float(operand)) {
+            arith_dtype_error(S, e, l, r);
+            return;
+        }
+        result = operand;
+        break;
+    case OP_SHL: case OP_SHR:
+        if (!dtype_is_int(operand)) {
+            arith_dtype_error(S, e, l, r);
+            return;
+        }
+        result = operand;
+        break;
+    case OP_LAND: case OP_LOR:
+        if (ld != DT_I1 || rd != DT_I1) {
+            error(S, e->span, "'%s' needs i1 operands, got %s and %s (compare with != 0 first)",
+                  op_name(op), tstr(S, l->type), tstr(S, r->type));
+            return;
+        }
+        result = DT_I1;
+        break;
+    case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+        result = DT_I1;
+        break;
+    default: return;
+    }
+    if (!check_literal_fits(S, l, operand) || !check_literal_fits(S, r, operand)) return;
+    e->type = type_with_shape(type_scalar(result), shape.rank, shape.shape);
+    e->u.binary.operand_dtype = operand;
+    e->weak = l->weak && r->weak && result != DT_I1;
+    fold_binary(S, e, l, r);
+}
+
+static void check_unary(Sema *S, Expr *e) {
+    Expr *x = e->u.binary.lhs;
+    check_expr(S, x);
+    if (!require_value(S, x)) return;
+    DType d = x->type.dtype;
+    OpKind op = e->u.binary.op;
+    bool ok = op == OP_NEG ? is_numeric(d) : op == OP_NOT ? d == DT_I1 : dtype_is_int(d) || d == DT_I1;
+    if (!ok) {
+        const char *need = op == OP_NEG ? "a number" : op == OP_NOT ? "an i1" : "an integer";
+        error(S, e->span, "operand of unary '%s' must be %s, got %s", op_name(op), need,
+              tstr(S, x->type));
+        return;
+    }
+    e->type = x->type;
+    e->weak = x->weak;
+    e->u.binary.operand_dtype = d;
+    if (!x->is_const || x->type.rank != 0) return;
+    if (dtype_is_float(d)) {
+        if (d == DT_F32) set_const_float(e, -x->cv.f);
+        return;
+    }
+    int64_t v = x->cv.i;
+    if (op == OP_NOT) v = !v;
+    else if (op == OP_BITNOT) v = d == DT_U32 ? (int64_t)(uint32_t)~(uint64_t)v : d == DT_I1 ? !v : ~v;
+    else if (v == INT64_MIN || (!x->weak && d == DT_I32 && v == INT32_MIN)) {
+        error(S, e->span, "integer overflow in a constant expression");
+        e->type.dtype = DT_ERROR;
+        return;
+    } else v = d == DT_U32 ? (int64_t)(uint32_t)(0u - (uint32_t)v) : -v;
+    set_const_int(e, v);
+}
+
+static void check_cast(Sema *S, Expr *e) {
+    Expr *x = e->u.cast.operand;
+    check_expr(S, x);
+    BlkType to;
+    bool ok_to = resolve_type(S, &e->u.cast.to, &to);
+    if (!require_value(S, x) || !ok_to) return;
+    if (to.dtype == DT_TYPE) {
+        error(S, e->u.cast.to.span, "cannot cast to 'type'");
+        return;
+    }
+    bool from_ptr = x->type.dtype == DT_PTR, to_ptr = to.dtype == DT_PTR;
+    if (from_ptr != to_ptr) {
+        error(S, e->span, "cannot cast %s to %s: only pointer-to-pointer and number-to-number casts exist",
+              tstr(S, x->type), tstr(S, to));
+        return;
+    }
+    e->type = type_with_shape(to, x->type.rank, x->type.shape);
+    if (!to_ptr && x->is_const && x->type.rank == 0) {
+        ConstVal v;
+        if (fold_convert(x, x->type, to.dtype, &v)) {
+            e->is_const = true;
+            e->cv = v;
+        }
+    }
+}
+
+static void check_index(Sema *S, Expr *e) {
+    Expr *x = e->u.index.operand;
+    check_expr(S, x);
+    if (!require_value(S, x)) return;
+    int n = e->u.index.n, nones = 0;
+    for (int i = 0; i < n; i++) nones += e->u.index.is_none[i];
+    if (nones != 1 || n - nones != x->type.rank || n > BLK_MAX_RANK) {
+        error(S, e->span,
+              "an index must have one ':' per dimension of the %s value and exactly one 'None' "
+              "(like x[:, None]); the result may have at most %d dimensions",
+              tstr(S, x->type), BLK_MAX_RANK);
+        return;
+    }
+    int32_t shape[BLK_MAX_RANK];
+    int src = 0;
+    for (int i = 0; i < n; i++) shape[i] = e->u.index.is_none[i] ? 1 : x->type.shape[src++];
+    e->type = type_with_shape(x->type, n, shape);
+}
+
+/* ---- builtins ---- */
+
+typedef struct {
+    const char *name;
+    const char *params[4];
+    int min_args, max_args; /* max -1: variadic */
+} BuiltinSig;
+
+static const BuiltinSig builtins[BI_COUNT] = {
+    [BI_PROGRAM_ID] = {"program_id", {"axis"}, 1, 1},
+    [BI_NUM_PROGRAMS] = {"num_programs", {"axis"}, 1, 1},
+    [BI_ARANGE] = {"arange", {"start", "end"}, 2, 2},
+    [BI_ZEROS] = {"zeros", {"shape", "dtype"}, 2, 2},
+    [BI_FULL] = {"full", {"shape", "value", "dtype"}, 3, 3},
+    [BI_LOAD] = {"load", {"ptr", "mask", "other"}, 1, 3},
+    [BI_STORE] = {"store", {"ptr", "value", "mask"}, 2, 3},
+    [BI_SUM] = {"sum", {"x", "axis"}, 1, 2},
+    [BI_MAX] = {"max", {"x", "axis"}, 1, 2},
+    [BI_MIN] = {"min", {"x", "axis"}, 1, 2},
+    [BI_ARGMAX] = {"argmax", {"x", "axis"}, 1, 2},
+    [BI_ARGMIN] = {"argmin", {"x", "axis"}, 1, 2},
+    [BI_WHERE] = {"where", {"cond", "a", "b"}, 3, 3},
+    [BI_EXP] = {"exp", {"x"}, 1, 1},
+    [BI_EXP2] = {"exp2", {"x"}, 1, 1},
+    [BI_LOG] = {"log", {"x"}, 1, 1},
+    [BI_LOG2] = {"log2", {"x"}, 1, 1},
+    [BI_SQRT] = {"sqrt", {"x"}, 1, 1},
+    [BI_RSQRT] = {"rsqrt", {"x"}, 1, 1},
+    [BI_ABS] = {"abs", {"x"}, 1, 1},
+    [BI_MINIMUM] = {"minimum", {"a", "b"}, 2, 2},
+    [BI_MAXIMUM] = {"maximum", {"a", "b"}, 2, 2},
+    [BI_FMA] = {"fma", {"a", "b", "c"}, 3, 3},
+    [BI_CDIV] = {"cdiv", {"a", "b"}, 2, 2},
+    [BI_ATOMIC_CAS] = {"atomic_cas", {"ptr", "cmp", "val"}, 3, 3},
+    [BI_ATOMIC_XCHG] = {"atomic_xchg", {"ptr", "val", "mask"}, 2, 3},
+    [BI_ATOMIC_ADD] = {"atomic_add", {"ptr", "val", "mask"}, 2, 3},
+    [BI_RAND] = {"rand", {"seed", "offset"}, 2, 2},
+    [BI_RANDINT] = {"randint", {"seed", "offset"}, 2, 2},
+    [BI_DEBUG_BARRIER] = {"debug_barrier", {0}, 0, 0},
+    [BI_STATIC_ASSERT] = {"static_assert", {"cond", "msg"}, 1, 2},
+    [BI_DEVICE_PRINT] = {"device_print", {"prefix"}, 1, -1},
+};
+
+const char *builtin_name(BuiltinId id) { return builtins[id].name; }
+
+const char *builtin_param_name(BuiltinId id, int i) {
+    return i >= 0 && i < 4 ? builtins[id].params[i] : NULL;
+}
+
+static int find_builtin(const char *name) {
+    for (int i = 0; i < BI_COUNT; i++)
+        if (strcmp(builtins[i].name, name) == 0) return i;
+    return -1;
+}
+
+static const char *param_list(Sema *S, const BuiltinSig *sig) {
+    const char *s = "";
+    for (int i = 0; i < 4 && sig->params[i]; i++)
+        s = arena_printf(S->a, "%s%s%s", s, i ? ", " : "", sig->params[i]);
+    return s;
+}
+
+/* Put named and positional arguments into parameter order. */
+static bool bind_builtin_args(Sema *S, Expr *e, const BuiltinSig *sig) {
+    int nargs = e->u.call.args.len;
+    if (sig->max_args < 0) {
+        for (int i = 0; i < nargs; i++) {
+            if (e->u.call.arg_names.items[i]) {
+                error(S, ((Expr *)e->u.call.args.items[i])->span, "'%s' takes no named arguments",
+                      sig->name);
+                return false;
+            }
+        }
+        if (nargs < sig->min_args) {
+            error(S, e->span, "'%s' needs at least %d argument", sig->name, sig->min_args);
+            return false;
+        }
+        return true;
+    }
+    Expr *slots[4] = {0};
+    bool seen_named = false;
+    for (int i = 0; i < nargs; i++) {
+        Expr *arg = e->u.call.args.items[i];
+        const char *name = e->u.call.arg_names.items[i];
+        int slot = -1;
+        if (name) {
+            seen_named = true;
+            for (int k = 0; k < sig->max_args; k++)
+                if (strcmp(sig->params[k], name) == 0) slot = k;
+            if (slot < 0) {
+                error(S, arg->span, "'%s' has no parameter named '%s' (parameters: %s)", sig->name,
+                      name, param_list(S, sig));
+                return false;
+            }
+        } else {
+            if (seen_named) {
+                error(S, arg->span, "a positional argument cannot follow a named one");
+                return false;
+            }
+            if (i >= sig->max_args) {
+                error(S, arg->span, "too many arguments to '%s': it takes %s%d (%s), got %d",
+                      sig->name, sig->min_args == sig->max_args ? "" : "at most ", sig->max_args,
+                      param_list(S, sig), nargs);
+                return false;
+            }
+            slot = i;
+        }
+        if (slots[slot]) {
+            error(S, arg->span, "argument '%s' of '%s' is given twice", sig->params[slot], sig->name);
+            return false;
+        }
+        slots[slot] = arg;
+    }
+    for (int k = 0; k < sig->min_args; k++) {
+        if (!slots[k]) {
+            error(S, e->span, "'%s' needs argument '%s' (parameters: %s)", sig->name,
+                  sig->params[k], param_list(S, sig));
+            return false;
+        }
+    }
+    PtrVec args = {0}, names = {0};
+    for (int k = 0; k < sig->max_args; k++) {
+        ptrvec_push(S->a, &args, slots[k]);
+        ptrvec_push(S->a, &names, NULL);
+    }
+    e->u.call.args = args;
+    e->u.call.arg_names = names;
+    return true;
+}
+
+static Expr *arg(Expr *e, int i) { return i < e->u.call.args.len ? e->u.call.args.items[i] : NULL; }
+
+static bool const_int_arg(Sema *S, Expr *call, Expr *a, const char *what, int64_t *out) {
+    if (!a->is_const || !(dtype_is_int(a->type.dtype) || a->type.dtype == DT_I1) || a->type.rank) {
+        error(S, a->span, "%s of '%s' must be a compile-time integer constant", what,
+              call->u.call.name);
+        return false;
+    }
+    *out = a->cv.i;
+    return true;
+}
+
+static bool dtype_arg(Sema *S, Expr *a, DType *out) {
+    if (a->type.dtype != DT_TYPE) {
+        if (a->type.dtype != DT_ERROR) error(S, a->span, "expected a type such as f32 here");
+        return false;
+    }
+    *out = a->cv.dtype;
+    return true;
+}
+
+static bool shape_arg(Sema *S, Expr *a, BlkType *out) {
+    if (a->kind != E_SHAPE) {
+        error(S, a->span, "expected a shape list such as [BLOCK] or [M, N]");
+        return false;
+    }
+    int n = a->u.shape.dims.len;
+    if (n < 1 || n > BLK_MAX_RANK) {
+        error(S, a->span, "a block has 1 or 2 dimensions, this shape has %d", n);
+        return false;
+    }
+    int32_t dims[BLK_MAX_RANK];
+    int64_t numel = 1;
+    for (int i = 0; i < n; i++) {
+        Expr *d = a->u.shape.dims.items[i];
+        if (d->type.dtype == DT_ERROR) return false;
+        if (!d->is_const || !dtype_is_int(d->type.dtype) || d->type.rank) {
+            error(S, d->span, "block dimensions must be compile-time integer constants");
+            return false;
+        }
+        if (!is_pow2(d->cv.i)) {
+            error(S, d->span, "block dimension %lld is not a power of two", (long long)d->cv.i);
+            return false;
+        }
+        if (d->cv.i > BLK_MAX_NUMEL || (numel *= d->cv.i) > BLK_MAX_NUMEL) {
+            error(S, a->span, "a block of this shape exceeds the limit of %d elements",
+                  BLK_MAX_NUMEL);
+            return false;
+        }
+        dims[i] = (int32_t)d->cv.i;
+    }
+    *out = type_with_shape(*out, n, dims);
+    return true;
+}
+
+/* A pointer (scalar or block) argument; reports otherwise. */
+static bool pointer_arg(Sema *S, Expr *call, Expr *p) {
+    if (p->type.dtype != DT_PTR) {
+        error(S, p->span, "'%s' needs a pointer or a block of pointers, got %s", call->u.call.name,
+              tstr(S, p->type));
+        return false;
+    }
+    return true;
+}
+
+/* An optional mask that must broadcast to `target`'s shape. */
+static bool mask_arg(Sema *S, Expr *call, Expr *m, BlkType target) {
+    if (!m) return true;
+    if (!require_value(S, m)) return false;
+    if (m->type.dtype != DT_I1) {
+        error(S, m->span, "the mask of '%s' must be i1, got %s", call->u.call.name, tstr(S, m->type));
+        return false;
+    }
+    if (!fits_shape(m->type, target)) {
+        error(S, m->span, "mask of shape %s does not fit the pointer shape %s", tstr(S, m->type),
+              tstr(S, target));
+        return false;
+    }
+    return true;
+}
+
+static bool value_fits(Sema *S, Expr *call, Expr *v, BlkType target, const char *what) {
+    if (!require_value(S, v)) return false;
+    if (!fits_shape(v->type, target)) {
+        error(S, v->span, "%s of shape %s does not fit the pointer shape %s in '%s'", what,
+              tstr(S, v->type), tstr(S, target), call->u.call.name);
+        return false;
+    }
+    return true;
+}
+
+static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
+    Expr *x = arg(e, 0), *ax = arg(e, 1);
+    if (!require_value(S, x)) return;
+    if (x->type.rank == 0) {
+        error(S, x->span, "'%s' reduces a block, got the scalar %s", e->u.call.name, tstr(S, x->type));
+        return;
+    }
+    if (x->type.dtype == DT_PTR) {
+        error(S, x->span, "'%s' cannot reduce pointers", e->u.call.name);
+        return;
+    }
+    int64_t axis = 0;
+    if (ax) {
+        if (!const_int_arg(S, e, ax, "the axis", &axis)) return;
+    } else if (x->type.rank > 1) {
+        error(S, e->span, "'%s' of a rank-%d block needs an axis", e->u.call.name, x->type.rank);
+        return;
+    }
+    if (axis < 0 || axis >= x->type.rank) {
+        error(S, ax->span, "axis %lld is out of range for the %s block", (long long)axis,
+              tstr(S, x->type));
+        return;
+    }
+    DType d = x->type.dtype;
+    if (id == BI_SUM) {
+        if (d == DT_F16 || d == DT_BF16) d = DT_F32;
+        if (d == DT_I1) d = DT_I32;
+    } else if (id == BI_ARGMAX || id == BI_ARGMIN) {
+        d = DT_I32;
+    }
+    int32_t shape[BLK_MAX_RANK];
+    int n = 0;
+    for (int i = 0; i < x->type.rank; i++)
+        if (i != axis) shape[n++] = x->type.shape[i];
+    e->type = type_with_shape(type_scalar(d), n, shape);
+}
+
+static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
+    Expr *p = arg(e, 0);
+    if (!require_value(S, p) || !pointer_arg(S, e, p)) return;
+    DType elem = p->type.elem;
+    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (id != BI_ATOMIC_CAS && elem == DT_F32);
+    if (!ok) {
+        error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64%s)",
+              e->u.call.name, dtype_name(elem), id != BI_ATOMIC_CAS ? ", f32" : "");
+        return;
+    }
+    BlkType shape = type_with_shape(type_scalar(elem), p->type.rank, p->type.shape);
+    int nvals = id == BI_ATOMIC_CAS ? 2 : 1;
+    for (int i = 1; i <= nvals; i++) {
+        Expr *v = arg(e, i);
+        if (!value_fits(S, e, v, shape, "the value")) return;
+        if (v->type.dtype != elem && !(v->weak && is_numeric(v->type.dtype) &&
+                                       dtype_promote(v->type.dtype, true, elem, false) == elem)) {
+            error(S, v->span, "'%s' on %s elements needs a %s value, got %s; convert with 'as %s'",
+                  e->u.call.name, dtype_name(elem), dtype_name(elem), tstr(S, v->type),
+                  dtype_name(elem));
+            return;
+        }
+        if (!check_literal_fits(S, v, elem)) return;
+    }
+    if (id != BI_ATOMIC_CAS && !mask_arg(S, e, arg(e, 2), shape)) return;
+    e->type = shape;
+}
+
+static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
+    const BuiltinSig *sig = &builtins[id];
+    for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
+    for (int i = 0; i < e->u.call.args.len; i++)
+        if (((Expr *)e->u.call.args.items[i])->type.dtype == DT_ERROR) return;
+    if (!bind_builtin_args(S, e, sig)) return;
+    e->u.call.builtin = id;
+    Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
+    switch (id) {
+    case BI_PROGRAM_ID:
+    case BI_NUM_PROGRAMS: {
+        int64_t axis;
+        if (!const_int_arg(S, e, a0, "the axis", &axis)) return;
+        if (axis < 0 || axis > 2) {
+            error(S, a0->span, "axis of '%s' must be 0, 1 or 2, got %lld", sig->name, (long long)axis);
+            return;
+        }
+        e->type = type_scalar(DT_I32);
+        return;
+    }
+    case BI_ARANGE: {
+        int64_t lo, hi;
+        if (!const_int_arg(S, e, a0, "the start", &lo) || !const_int_arg(S, e, a1, "the end", &hi))
+            return;
+        if (hi <= lo || !is_pow2(hi - lo) || hi - lo > BLK_MAX_NUMEL) {
+            error(S, e->span,
+                  "arange(%lld, %lld) has %lld elements; the count must be a power of two "
+                  "between 1 and %d",
+                  (long long)lo, (long long)hi, (long long)(hi - lo), BLK_MAX_NUMEL);
+            return;
+        }
+        if (!int_fits(DT_I32, lo) || !int_fits(DT_I32, hi)) {
+            error(S, e->span, "arange bounds must fit in i32");
+            return;
+        }
+        int32_t n = (int32_t)(hi - lo);
+        e->type = type_with_shape(type_scalar(DT_I32), 1, &n);
+        return;
+    }
+    case BI_ZEROS:
+    case BI_FULL: {
+        DType dt;
+        Expr *dtype_e = id == BI_ZEROS ? a1 : a2;
+        if (!dtype_arg(S, dtype_e, &dt)) return;
+        BlkType t = type_scalar(dt);
+        if (!shape_arg(S, a0, &t)) return;
+        if (id == BI_FULL) {
+            if (!require_value(S, a1)) return;
+            if (a1->type.rank != 0 || !(is_numeric(a1->type.dtype) || a1->type.dtype == DT_I1)) {
+                error(S, a1->span, "the value of 'full' must be a number, got %s", tstr(S, a1->type));
+                return;
+            }
+            if (!check_literal_fits(S, a1, dt)) return;
+        }
+        e->type = t;
+        return;
+    }
+    case BI_LOAD: {
+        if (!require_value(S, a0) || !pointer_arg(S, e, a0)) return;
+        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
+        if (!mask_arg(S, e, a1, t)) return;
+        if (a2) {
+            if (!value_fits(S, e, a2, t, "other")) return;
+            if (!is_numeric(a2->type.dtype) && a2->type.dtype != DT_I1) {
+                error(S, a2->span, "'other' must be a number, got %s", tstr(S, a2->type));
+                return;
+            }
+            if (!check_literal_fits(S, a2, t.dtype)) return;
+        }
+        e->type = t;
+        return;
+    }
+    case BI_STORE: {
+        if (!require_value(S, a0) || !pointer_arg(S, e, a0)) return;
+        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
+        if (!value_fits(S, e, a1, t, "a value")) return;
+        if (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1) {
+            error(S, a1->span, "'store' needs a numeric value, got %s", tstr(S, a1->type));
+            return;
+        }
+        if (!check_literal_fits(S, a1, t.dtype) || !mask_arg(S, e, a2, t)) return;
+        e->type = type_scalar(DT_VOID);
+        return;
+    }
+    case BI_SUM: case BI_MAX: case BI_MIN: case BI_ARGMAX: case BI_ARGMIN:
+        check_reduction(S, e, id);
+        return;
+    case BI_WHERE: {
+        if (!require_value(S, a0) || !require_value(S, a1) || !require_value(S, a2)) return;
+        if (a0->type.dtype != DT_I1) {
+            error(S, a0->span, "the condition of 'where' must be i1, got %s", tstr(S, a0->type));
+            return;
+        }
+        BlkType shape = {0};
+        if (!broadcast_or_error(S, e->span, a0->type, a1->type, &shape) ||
+            !broadcast_or_error(S, e->span, shape, a2->type, &shape))
+            return;
+        BlkType t;
+        if (a1->type.dtype == DT_PTR || a2->type.dtype == DT_PTR) {
+            if (a1->type.dtype != a2->type.dtype || a1->type.elem != a2->type.elem) {
+                error(S, e->span, "'where' cannot choose between %s and %s", tstr(S, a1->type),
+                      tstr(S, a2->type));
+                return;
+            }
+            t = type_ptr(a1->type.elem);
+        } else {
+            t = type_scalar(dtype_promote(a1->type.dtype, a1->weak, a2->type.dtype, a2->weak));
+            if (!check_literal_fits(S, a1, t.dtype) || !check_literal_fits(S, a2, t.dtype)) return;
+        }
+        e->type = type_with_shape(t, shape.rank, shape.shape);
+        return;
+    }
+    case BI_EXP: case BI_EXP2: case BI_LOG: case BI_LOG2: case BI_SQRT: case BI_RSQRT:
+    case BI_ABS: {
+        if (!require_value(S, a0)) return;
+        DType d = a0->type.dtype;
+        if (!is_numeric(d)) {
+            error(S, a0->span, "'%s' needs a number, got %s", sig->name, tstr(S, a0->type));
+            return;
+        }
+        if (id != BI_ABS && dtype_is_int(d)) d = DT_F32;
+        e->type = type_with_shape(type_scalar(d), a0->type.rank, a0->type.shape);
+        if (a0->is_const && a0->type.rank == 0 && d == DT_F32 && id != BI_ABS) {
+            double x = dtype_is_int(a0->type.dtype) ? (double)a0->cv.i : a0->cv.f;
+            double v = id == BI_EXP ? exp(x) : id == BI_EXP2 ? exp2(x) : id == BI_LOG ? log(x)
+                     : id == BI_LOG2 ? log2(x) : id == BI_SQRT ? sqrt(x) : 1.0 / sqrt(x);
+            set_const_float(e, v);
+        }
+        return;
+    }
+    case BI_MINIMUM: case BI_MAXIMUM: case BI_FMA: case BI_CDIV: {
+        int n = id == BI_FMA ? 3 : 2;
+        Expr *ops[3] = {a0, a1, a2};
+        BlkType shape = {0};
+        DType d = DT_ERROR;
+        bool weak = true;
+        for (int i = 0; i < n; i++) {
+            if (!require_value(S, ops[i])) return;
+            if (!is_numeric(ops[i]->type.dtype)) {
+                error(S, ops[i]->span, "'%s' needs numbers, got %s", sig->name, tstr(S, ops[i]->type));
+                return;
+            }
+            if (!broadcast_or_error(S, e->span, shape, ops[i]->type, &shape)) return;
+            d = i == 0 ? ops[0]->type.dtype : dtype_promote(d, weak, ops[i]->type.dtype, ops[i]->weak);
+            weak = weak && ops[i]->weak;
+        }
+        if (id == BI_CDIV && !dtype_is_int(d)) {
+            error(S, e->span, "'cdiv' needs integers, got %s", dtype_name(d));
+            return;
+        }
+        if (id == BI_FMA && !dtype_is_float(d)) d = DT_F32;
+        for (int i = 0; i < n; i++)
+            if (!check_literal_fits(S, ops[i], d)) return;
+        e->type = type_with_shape(type_scalar(d), shape.rank, shape.shape);
+        if (id == BI_CDIV && a0->is_const && a1->is_const && shape.rank == 0) {
+            if (a1->cv.i <= 0) {
+                error(S, a1->span, "'cdiv' by %lld in a constant expression", (long long)a1->cv.i);
+                e->type.dtype = DT_ERROR;
+                return;
+            }
+            e->weak = weak;
+            set_const_int(e, (a0->cv.i + a1->cv.i - 1) / a1->cv.i);
+        }
+        return;
+    }
+    case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD:
+        check_atomic(S, e, id);
+        return;
+    case BI_RAND:
+    case BI_RANDINT: {
+        if (!require_value(S, a0) || !require_value(S, a1)) return;
+        if (a0->type.rank != 0 || !dtype_is_int(a0->type.dtype)) {
+            error(S, a0->span, "the seed of '%s' must be a scalar integer, got %s", sig->name,
+                  tstr(S, a0->type));
+            return;
+        }
+        if (!dtype_is_int(a1->type.dtype)) {
+            error(S, a1->span, "the offset of '%s' must be integers, got %s", sig->name,
+                  tstr(S, a1->type));
+            return;
+        }
+        BlkType t = type_scalar(id == BI_RAND ? DT_F32 : DT_U32);
+        e->type = type_with_shape(t, a1->type.rank, a1->type.shape);
+        return;
+    }
+    case BI_DEBUG_BARRIER:
+        e->type = type_scalar(DT_VOID);
+        return;
+    case BI_STATIC_ASSERT: {
+        if (a1 && a1->kind != E_STRING) {
+            error(S, a1->span, "the message of 'static_assert' must be a string literal");
+            return;
+        }
+        if (!require_value(S, a0)) return;
+        if (!a0->is_const || a0->type.dtype != DT_I1 || a0->type.rank) {
+            error(S, a0->span, "the condition of 'static_assert' must be a compile-time i1 constant");
+            return;
+        }
+        if (!a0->cv.i) {
+            if (a1)
+                error(S, a0->span, "static assertion failed: %.*s", (int)a1->u.str.len, a1->u.str.text);
+            else
+                error(S, a0->span, "static assertion failed");
+        }
+        e->type = type_scalar(DT_VOID);
+        return;
+    }
+    case BI_DEVICE_PRINT: {
+        if (a0->kind != E_STRING) {
+            error(S, a0->span, "'device_print' starts with a string literal prefix");
+            return;
+        }
+        for (int i = 1; i < e->u.call.args.len; i++)
+            if (!require_value(S, e->u.call.args.items[i])) return;
+        e->type = type_scalar(DT_VOID);
+        return;
+    }
+    default: return;
+    }
+}
+
+static HelperDef *find_helper(Sema *S, const char *name) {
+    for (int i = 0; i < S->m->helpers.len; i++) {
+        HelperDef *h = S->m->helpers.items[i];
+        if (strcmp(h->name, name) == 0) return h;
+    }
+    return NULL;
+}
+
+static bool is_kernel_name(Sema *S, const char *name) {
+    for (int i = 0; i < S->m->kernels.len; i++)
+        if (strcmp(((KernelDef *)S->m->kernels.items[i])->name, name) == 0) return true;
+    return false;
+}
+
+/* Inline a helper: a fresh copy of its body, checked with this call's
+ * argument types, in a scope that sees only the helper's parameters. */
+static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
+    for (int i = 0; i < e->u.call.args.len; i++) {
+        Expr *a = e->u.call.args.items[i];
+        check_expr(S, a);
+        if (e->u.call.arg_names.items[i]) {
+            error(S, a->span, "helper arguments are positional");
+            return;
+        }
+    }
+    for (int i = 0; i < e->u.call.args.len; i++)
+        if (!require_value(S, e->u.call.args.items[i])) return;
+    if (e->u.call.args.len != h->params.len) {
+        error(S, e->span, "helper '%s' takes %d argument%s, got %d", h->name, h->params.len,
+              h->params.len == 1 ? "" : "s", e->u.call.args.len);
+        note(S, h->name_span, "'%s' is defined here", h->name);
+        return;
+    }
+    if (h->expanding) {
+        error(S, e->span, "recursive call to helper '%s': helpers are inlined and cannot recurse",
+              h->name);
+        return;
+    }
+    if (S->helper_depth >= MAX_INLINE_DEPTH) {
+        error(S, e->span, "helpers nested more than %d deep", MAX_INLINE_DEPTH);
+        return;
+    }
+    e->u.call.helper = h;
+    Stmt *body = stmt_clone(S->a, h->body);
+    /* Only a final `return` is allowed: it becomes the call's value. */
+    PtrVec *stmts = &body->u.block.stmts;
+    Expr *result = NULL;
+    if (stmts->len > 0) {
+        Stmt *last = stmts->items[stmts->len - 1];
+        if (last->kind == S_RETURN) {
+            result = last->u.ret.value;
+            stmts->len--;
+        }
+    }
+    h->expanding = true;
+    S->helper_depth++;
+    Scope *saved_scope = S->scope;
+    PtrVec saved_decls = S->decls;
+    S->scope = NULL;
+    memset(&S->decls, 0, sizeof S->decls);
+    collect_decls(S, body);
+    push_scope(S);
+    for (int i = 0; i < h->params.len; i++) {
+        Param *prm = h->params.items[i];
+        Expr *a = e->u.call.args.items[i];
+        Symbol *sym = declare(S, SYM_LET, prm->name, prm->name_span, a->type);
+        sym->is_const = a->is_const;
+        sym->weak = a->weak;
+        sym->cv = a->cv;
+        ptrvec_push(S->a, &e->u.call.inline_params, sym);
+    }
+    for (int i = 0; i < stmts->len; i++) check_stmt(S, stmts->items[i]);
+    if (result) {
+        check_expr(S, result);
+        if (require_value(S, result)) {
+            e->type = result->type;
+            e->is_const = result->is_const;
+            e->weak = result->weak;
+            e->cv = result->cv;
+        }
+    } else {
+        e->type = type_scalar(DT_VOID);
+    }
+    pop_scope(S);
+    S->scope = saved_scope;
+    S->decls = saved_decls;
+    S->helper_depth--;
+    h->expanding = false;
+    e->u.call.inline_body = body;
+    e->u.call.inline_result = result;
+}
+
+static void check_call(Sema *S, Expr *e) {
+    HelperDef *h = find_helper(S, e->u.call.name);
+    if (h) {
+        check_helper_call(S, e, h);
+        return;
+    }
+    int id = find_builtin(e->u.call.name);
+    if (id >= 0) {
+        check_builtin(S, e, (BuiltinId)id);
+        return;
+    }
+    for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
+    if (is_kernel_name(S, e->u.call.name))
+        error(S, e->u.call.name_span, "kernel '%s' cannot be called; move shared code into a 'fn' helper",
+              e->u.call.name);
+    else
+        error(S, e->u.call.name_span, "call to unknown function '%s'", e->u.call.name);
+}
+
+static void check_expr(Sema *S, Expr *e) {
+    switch (e->kind) {
+    case E_INT:
+        if (e->u.int_lit.invalid) return; /* the parser reported it */
+        e->type = type_scalar(int_fits(DT_I32, e->u.int_lit.value) ? DT_I32 : DT_I64);
+        e->weak = true;
+        set_const_int(e, e->u.int_lit.value);
+        return;
+    case E_FLOAT:
+        e->type = type_scalar(DT_F32);
+        e->weak = true;
+        set_const_float(e, e->u.float_lit);
+        return;
+    case E_BOOL:
+        e->type = type_scalar(DT_I1);
+        set_const_int(e, e->u.bool_lit);
+        return;
+    case E_STRING: e->type = type_scalar(DT_STRING); return;
+    case E_DTYPE:
+        e->type = type_scalar(DT_TYPE);
+        e->is_const = true;
+        e->cv.dtype = e->u.dtype_lit;
+        return;
+    case E_NAME: check_name(S, e); return;
+    case E_UNARY: check_unary(S, e); return;
+    case E_BINARY: check_binary(S, e); return;
+    case E_CAST: check_cast(S, e); return;
+    case E_CALL: check_call(S, e); return;
+    case E_INDEX: check_index(S, e); return;
+    case E_SHAPE:
+        for (int i = 0; i < e->u.shape.dims.len; i++) check_expr(S, e->u.shape.dims.items[i]);
+        e->type = type_scalar(DT_SHAPE);
+        return;
+    }
+}
+
+/* ------------------------------------------------------------- statements */
+
+static const char *symbol_kind_desc(SymbolKind k) {
+    switch (k) {
+    case SYM_PARAM: return "a parameter";
+    case SYM_CONST: return "a const parameter";
+    case SYM_LET: return "an immutable 'let' binding";
+    case SYM_VAR: return "a variable";
+    case SYM_LOOP: return "a loop variable";
+    }
+    return "a name";
+}
+
+/* Can `v` be stored in a variable of type `t`? Same element type (a weak
+ * literal converts), shape broadcasting to t's. */
+static bool assignable(Sema *S, Expr *v, BlkType t, const char *name, Span span) {
+    if (!require_value(S, v)) return false;
+    bool dtype_ok = v->type.dtype == t.dtype && (t.dtype != DT_PTR || v->type.elem == t.elem);
+    if (!dtype_ok && v->weak && is_numeric(t.dtype) &&
+        dtype_promote(v->type.dtype, true, t.dtype, false) == t.dtype)
+        dtype_ok = check_literal_fits(S, v, t.dtype);
+    if (!dtype_ok || !fits_shape(v->type, t)) {
+        BlkType want_dtype = type_with_shape(t, 0, NULL);
+        if (!dtype_ok)
+            error(S, span, "cannot assign a value of type %s to '%s' of type %s; convert with 'as %s'",
+                  tstr(S, v->type), name, tstr(S, t), tstr(S, want_dtype));
+        else
+            error(S, span, "cannot assign a %s block to '%s' of shape %s: a variable keeps the "
+                  "shape it was declared with", tstr(S, v->type), name, tstr(S, t));
+        return false;
+    }
+    return true;
+}
+
+static void check_let(Sema *S, Stmt *s) {
+    Expr *init = s->u.let.init;
+    if (!init || !s->u.let.name) return; /* parse error already reported */
+    check_expr(S, init);
+    BlkType t = init->type;
+    bool ok = require_value(S, init);
+    if (ok && s->u.let.has_type) {
+        BlkType want;
+        if (!resolve_type(S, &s->u.let.type, &want)) ok = false;
+        else if (want.dtype == DT_TYPE) {
+            error(S, s->u.let.type.span, "'type' is only for const parameters");
+            ok = false;
+        } else {
+            want = type_with_shape(want, init->type.rank, init->type.shape);
+            ok = assignable(S, init, want, s->u.let.name, init->span);
+            t = want;
+        }
+    }
+    if (!ok) t = type_scalar(DT_ERROR);
+    Symbol *sym = declare(S, s->u.let.is_var ? SYM_VAR : SYM_LET, s->u.let.name,
+                          s->u.let.name_span, t);
+    s->u.let.sym = sym;
+    if (!s->u.let.is_var && ok) {
+        sym->is_const = init->is_const && !s->u.let.has_type;
+        sym->weak = init->weak && !s->u.let.has_type;
+        sym->cv = init->cv;
+    } else if (ok && init->weak && !s->u.let.has_type && t.dtype == DT_I32 && init->is_const &&
+               !int_fits(DT_I32, init->cv.i)) {
+        sym->type.dtype = DT_I64;
+    }
+}
+
+static void check_assign(Sema *S, Stmt *s) {
+    Symbol *sym = lookup(S, s->u.assign.name);
+    if (!sym) {
+        check_expr(S, s->u.assign.value);
+        report_unknown_name(S, s->u.assign.name, s->u.assign.name_span);
+        return;
+    }
+    s->u.assign.sym = sym;
+    if (sym->kind != SYM_VAR) {
+        check_expr(S, s->u.assign.value);
+        error(S, s->u.assign.name_span, "cannot assign to '%s': it is %s; declare it with 'var' to "
+              "make it mutable", sym->name, symbol_kind_desc(sym->kind));
+        note(S, sym->decl, "'%s' is declared here", sym->name);
+        return;
+    }
+    if (s->u.assign.op >= 0) {
+        /* x op= e  ==>  x = x op e */
+        Expr *target = expr_new(S->a, E_NAME, s->u.assign.name_span);
+        target->u.name.name = s->u.assign.name;
+        Expr *bin = expr_new(S->a, E_BINARY, s->span);
+        bin->u.binary.op = (OpKind)s->u.assign.op;
+        bin->u.binary.lhs = target;
+        bin->u.binary.rhs = s->u.assign.value;
+        s->u.assign.value = bin;
+        s->u.assign.op = -1;
+    }
+    check_expr(S, s->u.assign.value);
+    if (sym->type.dtype == DT_ERROR || s->u.assign.value->type.dtype == DT_ERROR) return;
+    assignable(S, s->u.assign.value, sym->type, sym->name, s->span);
+}
+
+static bool check_condition(Sema *S, Expr *cond, const char *what) {
+    check_expr(S, cond);
+    if (!require_value(S, cond)) return false;
+    if (cond->type.dtype != DT_I1 || cond->type.rank != 0) {
+        if (cond->type.rank != 0)
+            error(S, cond->span, "the condition of '%s' must be a scalar i1, got a %s block (use "
+                  "where() to choose per element)", what, tstr(S, cond->type));
+        else
+            error(S, cond->span, "the condition of '%s' must be i1, got %s (compare it, e.g. x != 0)",
+                  what, tstr(S, cond->type));
+        return false;
+    }
+    return true;
+}
+
+static void check_for(Sema *S, Stmt *s) {
+    if (!s->u.for_.var || !s->u.for_.start || !s->u.for_.end || !s->u.for_.body) return;
+    Expr *bounds[3] = {s->u.for_.start, s->u.for_.end, s->u.for_.step};
+    DType d = DT_ERROR;
+    bool weak = true, ok = true;
+    for (int i = 0; i < 3; i++) {
+        Expr *b = bounds[i];
+        if (!b) continue;
+        check_expr(S, b);
+        if (!require_value(S, b)) {
+            ok = false;
+            continue;
+        }
+        if (b->type.rank != 0 || !dtype_is_int(b->type.dtype)) {
+            error(S, b->span, "range bounds must be scalar integers, got %s", tstr(S, b->type));
+            ok = false;
+            continue;
+        }
+        d = d == DT_ERROR ? b->type.dtype : dtype_promote(d, weak, b->type.dtype, b->weak);
+        weak = weak && b->weak;
+    }
+    if (ok && s->u.for_.step && s->u.for_.step->is_const && s->u.for_.step->cv.i == 0) {
+        error(S, s->u.for_.step->span, "the step of 'range' must not be zero");
+        ok = false;
+    }
+    push_scope(S);
+    Symbol *sym = declare(S, SYM_LOOP, s->u.for_.var, s->u.for_.var_span,
+                          type_scalar(ok ? d : DT_ERROR));
+    s->u.for_.sym = sym;
+    check_block_in_scope(S, s->u.for_.body);
+    pop_scope(S);
+}
+
+static void check_stmt(Sema *S, Stmt *s) {
+    switch (s->kind) {
+    case S_LET: check_let(S, s); return;
+    case S_ASSIGN: check_assign(S, s); return;
+    case S_FOR: check_for(S, s); return;
+    case S_WHILE:
+        if (s->u.while_.cond) check_condition(S, s->u.while_.cond, "while");
+        if (s->u.while_.body) check_stmt(S, s->u.while_.body);
+        return;
+    case S_IF:
+        if (s->u.if_.cond) check_condition(S, s->u.if_.cond, "if");
+        if (s->u.if_.then_) check_stmt(S, s->u.if_.then_);
+        if (s->u.if_.else_) check_stmt(S, s->u.if_.else_);
+        return;
+    case S_RETURN:
+        if (S->helper_depth > 0) {
+            error(S, s->span, "a helper may 'return' only as its last statement (helpers are inlined)");
+            return;
+        }
+        if (s->u.ret.value) {
+            check_expr(S, s->u.ret.value);
+            error(S, s->u.ret.value->span, "a kernel returns no value; store results through a pointer");
+        }
+        return;
+    case S_EXPR: {
+        Expr *e = s->u.expr.expr;
+        check_expr(S, e);
+        if (e->kind != E_CALL && e->type.dtype != DT_ERROR)
+            error(S, e->span, "this expression has no effect; a statement must be a call or an "
+                  "assignment");
+        return;
+    }
+    case S_BLOCK:
+        push_scope(S);
+        check_block_in_scope(S, s);
+        pop_scope(S);
+        return;
+    }
+}
+
+static void check_block_in_scope(Sema *S, Stmt *block) {
+    if (block->kind != S_BLOCK) {
+        check_stmt(S, block);
+        return;
+    }
+    for (int i = 0; i < block->u.block.stmts.len; i++) check_stmt(S, block->u.block.stmts.items[i]);
+}
+
+/* ------------------------------------------------------------ parameters */
+
+static ConstDef *find_def(Sema *S, const char *name) {
+    for (int i = 0; i < S->ndefs; i++)
+        if (strcmp(S->defs[i].name, name) == 0) return &S->defs[i];
+    return NULL;
+}
+
+/* Parse a -D value against the parameter's type. */
+static bool parse_def_value(const char *text, DType t, ConstVal *out) {
+    if (t == DT_TYPE) return dtype_from_name(text, strlen(text), &out->dtype);
+    if (!*text) return false;
+    char *end;
+    errno = 0;
+    if (t == DT_F32) {
+        out->f = (double)(float)strtod(text, &end);
+        return *end == 0 && errno == 0 && isfinite(out->f);
+    }
+    if (t == DT_I1 && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
+        out->i = text[0] == 't';
+        return true;
+    }
+    long long v = strtoll(text, &end, 0);
+    if (*end || errno) return false;
+    out->i = v;
+    return int_fits(t, v);
+}
+
+static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
+    BlkType t = type_scalar(DT_ERROR);
+    bool ok = true;
+    if (prm->type.is_ptr) {
+        error(S, prm->type.span, "a const parameter cannot be a pointer");
+        ok = false;
+    } else if (!resolve_type(S, &prm->type, &t)) {
+        ok = false;
+    } else if (!(t.dtype == DT_TYPE || t.dtype == DT_I1 || t.dtype == DT_I32 || t.dtype == DT_I64 ||
+                 t.dtype == DT_U32 || t.dtype == DT_F32)) {
+        error(S, prm->type.span, "const parameters must be i1, i32, i64, u32, f32 or type; got %s",
+              tstr(S, t));
+        ok = false;
+    }
+    if (prm->align || prm->multiple_of) {
+        error(S, prm->span, "attributes apply to runtime parameters, not to const '%s'", prm->name);
+        ok = false;
+    }
+    ConstVal cv = {0};
+    ConstDef *def = find_def(S, prm->name);
+    if (ok && def) {
+        def->used = true;
+        if (!parse_def_value(def->value, t.dtype, &cv)) {
+            error(S, prm->name_span, "-D %s=%s: '%s' is not a valid %s value for kernel '%s'",
+                  prm->name, def->value, def->value, dtype_name(t.dtype), k->name);
+            ok = false;
+        }
+    } else if (ok && prm->default_value) {
+        Expr *d = prm->default_value;
+        check_expr(S, d);
+        if (d->type.dtype == DT_ERROR) {
+            ok = false;
+        } else if (t.dtype == DT_TYPE) {
+            if (d->type.dtype != DT_TYPE) {
+                error(S, d->span, "the default of type parameter '%s' must be a type", prm->name);
+                ok = false;
+            }
+            cv = d->cv;
+        } else if (!d->is_const || d->type.rank != 0) {
+            error(S, d->span, "the default of const '%s' is not a compile-time constant", prm->name);
+            ok = false;
+        } else if (!assignable(S, d, t, prm->name, d->span) || !fold_convert(d, d->type, t.dtype, &cv)) {
+            ok = false;
+        }
+    } else if (ok) {
+        error(S, prm->name_span, "const parameter '%s' of kernel '%s' has no value: give it a "
+              "default or pass -D %s=...", prm->name, k->name, prm->name);
+        ok = false;
+    } else if (def) {
+        def->used = true;
+    }
+    Symbol *sym = declare(S, SYM_CONST, prm->name, prm->name_span, ok ? t : type_scalar(DT_ERROR));
+    sym->is_const = ok;
+    sym->cv = cv;
+    sym->param = prm;
+    prm->sym = sym;
+}
+
+static void bind_runtime_param(Sema *S, Param *prm) {
+    BlkType t = type_scalar(DT_ERROR);
+    bool ok = resolve_type(S, &prm->type, &t);
+    if (ok && t.dtype == DT_TYPE) {
+        error(S, prm->type.span, "a 'type' parameter must be declared 'const'");
+        ok = false;
+    }
+    if (ok && prm->align && t.dtype != DT_PTR) {
+        error(S, prm->span, "@align applies to pointer parameters; '%s' is %s", prm->name, tstr(S, t));
+        ok = false;
+    }
+    if (ok && prm->multiple_of && !dtype_is_int(t.dtype)) {
+        error(S, prm->span, "@multiple_of applies to integer parameters; '%s' is %s", prm->name,
+              tstr(S, t));
+        ok = false;
+    }
+    Symbol *sym = declare(S, SYM_PARAM, prm->name, prm->name_span, ok ? t : type_scalar(DT_ERROR));
+    sym->param = prm;
+    prm->sym = sym;
+}
+
+static void check_kernel(Sema *S, KernelDef *k) {
+    S->scope = NULL;
+    S->next_sym_id = 0;
+    memset(&S->decls, 0, sizeof S->decls);
+    int errors_before = S->de->errors;
+    push_scope(S); /* parameters */
+    for (int i = 0; i < k->params.len; i++) {
+        Param *p = k->params.items[i];
+        if (p->name && p->is_const) bind_const_param(S, k, p);
+    }
+    for (int i = 0; i < k->params.len; i++) {
+        Param *p = k->params.items[i];
+        if (p->name && !p->is_const) bind_runtime_param(S, p);
+    }
+    collect_decls(S, k->body);
+    push_scope(S); /* body */
+    check_block_in_scope(S, k->body);
+    pop_scope(S);
+    pop_scope(S);
+    k->checked_ok = S->de->errors == errors_before;
+}
+
+bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int ndefs) {
+    Sema S = {0};
+    S.a = a;
+    S.m = m;
+    S.de = de;
+    S.src = m->src;
+    S.defs = defs;
+    S.ndefs = ndefs;
+    int errors_before = de->errors;
+    /* Module-level names: kernels and helpers must be unique, helpers must
+     * not hide builtins. */
+    for (int i = 0; i < m->helpers.len; i++) {
+        HelperDef *h = m->helpers.items[i];
+        if (find_builtin(h->name) >= 0)
+            error(&S, h->name_span, "helper '%s' has the name of a builtin", h->name);
+        for (int j = 0; j < i; j++) {
+            HelperDef *o = m->helpers.items[j];
+            if (strcmp(o->name, h->name) == 0) {
+                error(&S, h->name_span, "redefinition of helper '%s'", h->name);
+                note(&S, o->name_span, "'%s' was first defined here", o->name);
+            }
+        }
+        if (is_kernel_name(&S, h->name))
+            error(&S, h->name_span, "'%s' is already the name of a kernel", h->name);
+    }
+    for (int i = 0; i < m->kernels.len; i++) {
+        KernelDef *k = m->kernels.items[i];
+        for (int j = 0; j < i; j++) {
+            KernelDef *o = m->kernels.items[j];
+            if (strcmp(o->name, k->name) == 0) {
+                error(&S, k->name_span, "redefinition of kernel '%s'", k->name);
+                note(&S, o->name_span, "'%s' was first defined here", o->name);
+            }
+        }
+    }
+    for (int i = 0; i < m->kernels.len; i++) check_kernel(&S, m->kernels.items[i]);
+    for (int i = 0; i < ndefs; i++) {
+        if (!defs[i].used) {
+            Span none = {0};
+            error(&S, none, "-D %s: no kernel in this module has a const parameter named '%s'",
+                  defs[i].name, defs[i].name);
+        }
+    }
+    return de->errors == errors_before;
+}
