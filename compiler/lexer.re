@@ -160,7 +160,7 @@ loop:
     [\x80-\xff]+ {
         diag_report(lx->de, DIAG_ERROR, lx->src, span_at(lx, start, lx->cursor),
                     "non-ASCII characters outside a comment or string");
-        goto loop;
+        return make(lx, TOK_ERROR, start);
     }
     * {
         unsigned char c = (unsigned char)*start;
@@ -170,7 +170,7 @@ loop:
         else
             diag_report(lx->de, DIAG_ERROR, lx->src, span_at(lx, start, lx->cursor),
                         "unexpected character 0x%02x", c);
-        goto loop;
+        return make(lx, TOK_ERROR, start);
     }
     */
 #undef YYCURSOR

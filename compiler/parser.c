@@ -41,6 +41,7 @@ static void error_at(Parser *p, Span span, const char *fmt, ...)
 static void error_at(Parser *p, Span span, const char *fmt, ...) {
     if (p->panic) return; /* one error per broken construct */
     p->panic = true;
+    if (p->tok.kind == TOK_ERROR) return; /* the lexer already said what is wrong */
     va_list ap;
     va_start(ap, fmt);
     diag_vreport(p->de, DIAG_ERROR, p->src, span, fmt, ap);
@@ -263,11 +264,15 @@ static Expr *parse_primary(Parser *p) {
 /* postfix = primary { "[" index { "," index } "]" }    index = ":" | "None" */
 static Expr *parse_postfix(Parser *p) {
     Expr *e = parse_primary(p);
+    int levels = 0;
     while (check(p, TOK_LBRACKET)) {
+        levels++;
+        if (!enter(p)) break;
         Span start = e->span;
         advance(p);
         Expr *ix = expr_new(p->arena, E_INDEX, start);
         ix->u.index.operand = e;
+        bool bad = false;
         do {
             if (ix->u.index.n > BLK_MAX_RANK) {
                 error_at(p, p->tok.span, "too many indices (a block has at most %d dimensions)",
@@ -280,13 +285,19 @@ static Expr *parse_postfix(Parser *p) {
                 error_at(p, p->tok.span,
                          "expected ':' or 'None' in an index, found %s (blk has no element "
                          "indexing; use load with a pointer block)", tok_desc(p, p->tok));
+                bad = true;
                 break;
             }
         } while (accept(p, TOK_COMMA));
+        if (bad) {
+            e = error_expr(p, start);
+            break;
+        }
         expect(p, TOK_RBRACKET, "to close the index");
         ix->span = span_from(p, start);
         e = ix;
     }
+    p->depth -= levels;
     return e;
 }
 
@@ -317,13 +328,17 @@ static Expr *parse_unary(Parser *p) {
 /* cast_expr = unary { "as" type } */
 static Expr *parse_cast(Parser *p) {
     Expr *e = parse_unary(p);
+    int levels = 0; /* each cast deepens the tree that later passes recurse over */
     while (accept(p, TOK_AS)) {
+        levels++;
+        if (!enter(p)) break;
         Expr *c = expr_new(p->arena, E_CAST, e->span);
         c->u.cast.operand = e;
         c->u.cast.to = parse_type(p);
         c->span = span_from(p, e->span);
         e = c;
     }
+    p->depth -= levels;
     return e;
 }
 
@@ -349,23 +364,23 @@ static int binary_prec(TokenKind k, OpKind *op) {
  * operators at or above min_prec bind here, all left-associative. */
 static Expr *parse_binary(Parser *p, int min_prec) {
     Expr *lhs = parse_cast(p);
+    int levels = 0; /* a chain a+b+c+... nests to the left: count it as depth */
     for (;;) {
         OpKind op;
         int prec = binary_prec(p->tok.kind, &op);
-        if (prec == 0 || prec < min_prec) return lhs;
+        if (prec == 0 || prec < min_prec || p->panic) break;
         advance(p);
-        if (!enter(p)) {
-            leave(p);
-            return lhs;
-        }
+        levels++;
+        if (!enter(p)) break;
         Expr *rhs = parse_binary(p, prec + 1);
-        leave(p);
         Expr *e = expr_new(p->arena, E_BINARY, span_join(lhs->span, rhs->span));
         e->u.binary.op = op;
         e->u.binary.lhs = lhs;
         e->u.binary.rhs = rhs;
         lhs = e;
     }
+    p->depth -= levels;
+    return lhs;
 }
 
 /* expr = binary */
@@ -550,10 +565,11 @@ static Stmt *parse_stmt(Parser *p) {
     }
     Stmt *s = stmt_new(p->arena, S_EXPR, t.span);
     s->u.expr.expr = parse_expr(p);
-    if (!p->panic && check(p, TOK_ASSIGN))
+    if (!p->panic && assign_op(p->tok.kind) != -2) {
         error_at(p, p->tok.span, "only a plain name can be assigned to");
-    else
-        expect(p, TOK_SEMI, "after the expression");
+        return NULL; /* dropped: checking it would only repeat the error */
+    }
+    expect(p, TOK_SEMI, "after the expression");
     s->span = span_from(p, t.span);
     return s;
 }

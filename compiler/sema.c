@@ -32,6 +32,7 @@ typedef struct {
     int ndefs;
     PtrVec decls;     /* DeclSite* of the body being checked: for "used before definition" */
     int helper_depth; /* > 0 while checking an inlined helper body */
+    int misplaced_returns;
 } Sema;
 
 enum { MAX_INLINE_DEPTH = 32 };
@@ -50,6 +51,13 @@ static void note(Sema *S, Span span, const char *fmt, ...) {
     va_start(ap, fmt);
     diag_vreport(S->de, DIAG_NOTE, S->src, span, fmt, ap);
     va_end(ap);
+}
+
+/* Shape only: "[16]", "[4, 8]" or "scalar". */
+static const char *sstr(Sema *S, BlkType t) {
+    if (t.rank == 0) return "scalar";
+    if (t.rank == 1) return arena_printf(S->a, "[%d]", t.shape[0]);
+    return arena_printf(S->a, "[%d, %d]", t.shape[0], t.shape[1]);
 }
 
 static const char *tstr(Sema *S, BlkType t) {
@@ -745,8 +753,8 @@ static bool mask_arg(Sema *S, Expr *call, Expr *m, BlkType target) {
         return false;
     }
     if (!fits_shape(m->type, target)) {
-        error(S, m->span, "mask of shape %s does not fit the pointer shape %s", tstr(S, m->type),
-              tstr(S, target));
+        error(S, m->span, "a mask of shape %s does not fit the pointer's shape %s in '%s'",
+              sstr(S, m->type), sstr(S, target), call->u.call.name);
         return false;
     }
     return true;
@@ -755,8 +763,8 @@ static bool mask_arg(Sema *S, Expr *call, Expr *m, BlkType target) {
 static bool value_fits(Sema *S, Expr *call, Expr *v, BlkType target, const char *what) {
     if (!require_value(S, v)) return false;
     if (!fits_shape(v->type, target)) {
-        error(S, v->span, "%s of shape %s does not fit the pointer shape %s in '%s'", what,
-              tstr(S, v->type), tstr(S, target), call->u.call.name);
+        error(S, v->span, "%s of shape %s does not fit the pointer's shape %s in '%s'", what,
+              sstr(S, v->type), sstr(S, target), call->u.call.name);
         return false;
     }
     return true;
@@ -816,7 +824,7 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
         if (!value_fits(S, e, v, shape, "the value")) return;
         if (v->type.dtype != elem && !(v->weak && is_numeric(v->type.dtype) &&
                                        dtype_promote(v->type.dtype, true, elem, false) == elem)) {
-            error(S, v->span, "'%s' on %s elements needs a %s value, got %s; convert with 'as %s'",
+            error(S, v->span, "'%s' on %s elements needs a value of type %s, got %s; convert with 'as %s'",
                   e->u.call.name, dtype_name(elem), dtype_name(elem), tstr(S, v->type),
                   dtype_name(elem));
             return;
@@ -1119,8 +1127,11 @@ static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
         sym->cv = a->cv;
         ptrvec_push(S->a, &e->u.call.inline_params, sym);
     }
+    int misplaced_before = S->misplaced_returns;
     for (int i = 0; i < stmts->len; i++) check_stmt(S, stmts->items[i]);
-    if (result) {
+    if (S->misplaced_returns != misplaced_before) {
+        e->type = type_scalar(DT_ERROR); /* its value is unknowable; already reported */
+    } else if (result) {
         check_expr(S, result);
         if (require_value(S, result)) {
             e->type = result->type;
@@ -1222,8 +1233,8 @@ static bool assignable(Sema *S, Expr *v, BlkType t, const char *name, Span span)
             error(S, span, "cannot assign a value of type %s to '%s' of type %s; convert with 'as %s'",
                   tstr(S, v->type), name, tstr(S, t), tstr(S, want_dtype));
         else
-            error(S, span, "cannot assign a %s block to '%s' of shape %s: a variable keeps the "
-                  "shape it was declared with", tstr(S, v->type), name, tstr(S, t));
+            error(S, span, "cannot assign a value of shape %s to '%s' of shape %s: a variable "
+                  "keeps the shape it was declared with", sstr(S, v->type), name, sstr(S, t));
         return false;
     }
     return true;
@@ -1357,6 +1368,7 @@ static void check_stmt(Sema *S, Stmt *s) {
     case S_RETURN:
         if (S->helper_depth > 0) {
             error(S, s->span, "a helper may 'return' only as its last statement (helpers are inlined)");
+            S->misplaced_returns++;
             return;
         }
         if (s->u.ret.value) {

@@ -1,0 +1,96 @@
+/* support.h: helpers shared by the test suites. */
+#ifndef BLK_TEST_SUPPORT_H
+#define BLK_TEST_SUPPORT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+/* Diagnostics captured through the callback, formatted as the driver shows them. */
+typedef struct {
+    char text[1 << 16];
+    size_t len;
+    int count;
+} Captured;
+
+static void capture_diag(void *user, const Diagnostic *d) {
+    Captured *c = user;
+    char *s = diag_format(d);
+    size_t n = strlen(s);
+    if (c->len + n < sizeof c->text) {
+        memcpy(c->text + c->len, s, n + 1);
+        c->len += n;
+    }
+    c->count++;
+    free(s);
+}
+
+static inline Compilation *compile_defs(const char *src, ConstDef *defs, int ndefs, Captured *cap) {
+    CompileRequest req = {
+        .name = "test.blk", .text = src, .len = strlen(src), .defs = defs, .ndefs = ndefs,
+        .diag = capture_diag, .diag_user = cap,
+    };
+    return compile_front(&req);
+}
+
+static inline Compilation *compile_str(const char *src, Captured *cap) {
+    return compile_defs(src, NULL, 0, cap);
+}
+
+/* Reads a whole file; NULL on failure. Caller frees. */
+static inline char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static inline KernelDef *find_kernel(Module *m, const char *name) {
+    for (int i = 0; i < m->kernels.len; i++) {
+        KernelDef *k = m->kernels.items[i];
+        if (strcmp(k->name, name) == 0) return k;
+    }
+    return NULL;
+}
+
+/* The first let/var named `name` anywhere in a statement tree. */
+static inline Stmt *find_let(Stmt *s, const char *name) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case S_LET: return strcmp(s->u.let.name, name) == 0 ? s : NULL;
+    case S_FOR: return find_let(s->u.for_.body, name);
+    case S_WHILE: return find_let(s->u.while_.body, name);
+    case S_IF: {
+        Stmt *r = find_let(s->u.if_.then_, name);
+        return r ? r : find_let(s->u.if_.else_, name);
+    }
+    case S_BLOCK:
+        for (int i = 0; i < s->u.block.stmts.len; i++) {
+            Stmt *r = find_let(s->u.block.stmts.items[i], name);
+            if (r) return r;
+        }
+        return NULL;
+    default: return NULL;
+    }
+}
+
+/* Type of binding `name` in `kernel`, as text ("[1024] f32"); "?" if absent. */
+static inline const char *let_type(Compilation *c, const char *kernel, const char *name, char *buf,
+                                   size_t size) {
+    KernelDef *k = c && c->module ? find_kernel(c->module, kernel) : NULL;
+    Stmt *s = k ? find_let(k->body, name) : NULL;
+    if (!s || !s->u.let.sym) return "?";
+    return type_str(s->u.let.sym->type, buf, size);
+}
+
+#endif

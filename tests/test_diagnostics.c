@@ -1,0 +1,101 @@
+#define _DEFAULT_SOURCE /* scandir, alphasort */
+/* Golden diagnostics: each tests/diagnostics/NAME.blk is a malformed program
+ * whose expected diagnostics stand at its top as
+ *     // expect: LINE:COL: SEVERITY: MESSAGE
+ * The compiler must report exactly those, in that order, and show the source
+ * line with a caret under the column. One test per file. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+
+#include "support.h"
+
+static int is_blk(const struct dirent *d) {
+    size_t n = strlen(d->d_name);
+    return n > 4 && strcmp(d->d_name + n - 4, ".blk") == 0;
+}
+
+/* Sorted list of the golden files; each test process rebuilds it. */
+static int golden_files(struct dirent ***list) { return scandir(BLK_DIAG_DIR, list, is_blk, alphasort); }
+
+ParameterizedTestParameters(diagnostics, golden) {
+    struct dirent **list;
+    int n = golden_files(&list);
+    int *idx = cr_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) {
+        idx[i] = i;
+        free(list[i]);
+    }
+    free(list);
+    return cr_make_param_array(int, idx, (size_t)(n > 0 ? n : 0));
+}
+
+typedef struct {
+    char lines[64][512]; /* "L:C: severity: message" */
+    int n;
+    int first_line, first_col;
+} DiagList;
+
+static void record(void *user, const Diagnostic *d) {
+    DiagList *l = user;
+    static const char *const sev[] = {"error", "warning", "note"};
+    if (l->n == 0) {
+        l->first_line = (int)d->span.line;
+        l->first_col = (int)d->span.col;
+    }
+    if (l->n < 64)
+        snprintf(l->lines[l->n], sizeof l->lines[0], "%u:%u: %s: %s", d->span.line, d->span.col,
+                 sev[d->severity], d->message);
+    l->n++;
+}
+
+ParameterizedTest(int *index, diagnostics, golden) {
+    struct dirent **list;
+    int n = golden_files(&list);
+    cr_assert(*index < n);
+    char name[256], path[1024];
+    snprintf(name, sizeof name, "%s", list[*index]->d_name);
+    for (int i = 0; i < n; i++) free(list[i]);
+    free(list);
+    snprintf(path, sizeof path, "%s/%s", BLK_DIAG_DIR, name);
+    char *src = slurp(path);
+    cr_assert(src, "cannot read %s", path);
+
+    DiagList want = {0}, got = {0};
+    for (char *line = src; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (strncmp(line, "// expect: ", 11) == 0) {
+            size_t len = end ? (size_t)(end - line) - 11 : strlen(line) - 11;
+            snprintf(want.lines[want.n++], sizeof want.lines[0], "%.*s", (int)len, line + 11);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    cr_assert(want.n > 0, "%s states no expected diagnostic", name);
+
+    CompileRequest req = {.name = name, .text = src, .len = strlen(src), .diag = record,
+                          .diag_user = &got};
+    Compilation *c = compile_front(&req);
+    cr_assert(c);
+    cr_expect_not(c->ok, "%s compiled without error", name);
+    cr_expect_eq(got.n, want.n, "%s: %d diagnostics, expected %d (first: %s)", name, got.n, want.n,
+                 got.n ? got.lines[0] : "none");
+    for (int i = 0; i < want.n && i < got.n; i++)
+        cr_expect_str_eq(got.lines[i], want.lines[i], "%s, diagnostic %d", name, i + 1);
+
+    /* The formatted form: header, the source line, a caret under the column. */
+    Captured cap = {0};
+    Compilation *c2 = compile_str(src, &cap);
+    const char *nl1 = strchr(cap.text, '\n');
+    cr_assert(nl1, "%s", cap.text);
+    const char *src_line = src;
+    for (int l = 1; l < got.first_line; l++) src_line = strchr(src_line, '\n') + 1;
+    size_t src_len = strcspn(src_line, "\n");
+    cr_expect(strncmp(nl1 + 1, src_line, src_len) == 0, "%s: source line missing:\n%s", name,
+              cap.text);
+    const char *caret_line = nl1 + 1 + src_len + 1;
+    cr_expect_eq(caret_line[got.first_col - 1], '^', "%s: caret not under column %d:\n%s", name,
+                 got.first_col, cap.text);
+    compilation_free(c2);
+    compilation_free(c);
+    free(src);
+}

@@ -1,0 +1,212 @@
+/* The blkc driver: exit codes (0 ok, 1 compile error, 2 usage), atomic -o,
+ * no partial or stale output, -D, --kernel, --emit. Runs the real binary. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support.h"
+
+static char workdir[512];
+
+static void make_workdir(void) {
+    snprintf(workdir, sizeof workdir, "/tmp/blkc-driver-XXXXXX");
+    cr_assert(mkdtemp(workdir));
+}
+
+static void remove_workdir(void) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(driver, .init = make_workdir, .fini = remove_workdir);
+
+typedef struct {
+    int status;
+    char *out, *err;
+} Run;
+
+/* Runs `blkc ARGS` in the work directory, capturing stdout and stderr. */
+static Run run_blkc(const char *args) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s > stdout.txt 2> stderr.txt", workdir, BLKC_PATH,
+             args);
+    int rc = system(cmd);
+    Run r = {.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128};
+    char path[600];
+    snprintf(path, sizeof path, "%s/stdout.txt", workdir);
+    r.out = slurp(path);
+    snprintf(path, sizeof path, "%s/stderr.txt", workdir);
+    r.err = slurp(path);
+    return r;
+}
+
+static void free_run(Run *r) {
+    free(r->out);
+    free(r->err);
+}
+
+static void write_file(const char *name, const char *text) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool exists(const char *name) {
+    char path[600];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    return stat(path, &st) == 0;
+}
+
+/* No temporary file of an atomic write is left behind. */
+static int count_temp_files(void) {
+    DIR *d = opendir(workdir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strstr(e->d_name, ".tmp.")) n++;
+    closedir(d);
+    return n;
+}
+
+static const char *good = "kernel k(x: *f32, const B: i32 = 64) {\n"
+                          "    let a = load(x + arange(0, B));\n"
+                          "}\n";
+static const char *bad = "kernel k(x: *f32) {\n    let a = y;\n}\n";
+
+Test(driver, version_and_help_exit_zero) {
+    Run r = run_blkc("--version");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "blkc " BLKC_VERSION));
+    free_run(&r);
+    r = run_blkc("--help");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "usage: blkc"));
+    free_run(&r);
+}
+
+Test(driver, usage_errors_exit_two) {
+    const char *cases[] = {"", "--frobnicate k.blk", "k.blk --emit=bogus", "k.blk -o",
+                           "a.blk b.blk", "k.blk -D NOEQUALS", "k.blk -D A=1 -D A=2"};
+    write_file("k.blk", good);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Run r = run_blkc(cases[i]);
+        cr_expect_eq(r.status, 2, "'%s' gave %d", cases[i], r.status);
+        cr_expect(strstr(r.err, "blkc: error: "), "'%s': %s", cases[i], r.err);
+        free_run(&r);
+    }
+}
+
+Test(driver, success_prints_the_typed_ast) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "kernel k"));
+    cr_expect(strstr(r.out, "call load : [64] f32"), "%s", r.out);
+    cr_expect_str_eq(r.err, "");
+    free_run(&r);
+}
+
+Test(driver, compile_errors_exit_one_with_position_and_caret) {
+    write_file("bad.blk", bad);
+    Run r = run_blkc("bad.blk");
+    cr_expect_eq(r.status, 1);
+    cr_expect_str_eq(r.err, "bad.blk:2:13: error: use of undeclared name 'y'\n"
+                            "    let a = y;\n"
+                            "            ^\n");
+    cr_expect_str_eq(r.out, "");
+    free_run(&r);
+}
+
+Test(driver, missing_input_exits_one) {
+    Run r = run_blkc("nope.blk");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "cannot read 'nope.blk'"));
+    free_run(&r);
+}
+
+Test(driver, output_file_is_written_whole) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk -o out.ast");
+    cr_expect_eq(r.status, 0);
+    cr_expect_str_eq(r.out, "");
+    Run s = run_blkc("k.blk -o -");
+    char path[600];
+    snprintf(path, sizeof path, "%s/out.ast", workdir);
+    char *written = slurp(path);
+    cr_assert(written);
+    cr_expect_str_eq(written, s.out);
+    cr_expect_eq(count_temp_files(), 0);
+    free(written);
+    free_run(&r);
+    free_run(&s);
+}
+
+Test(driver, failed_compile_leaves_no_output_and_removes_a_stale_one) {
+    write_file("bad.blk", bad);
+    write_file("out.ast", "stale output from an earlier run\n");
+    Run r = run_blkc("bad.blk -o out.ast");
+    cr_expect_eq(r.status, 1);
+    cr_expect_not(exists("out.ast"));
+    cr_expect_eq(count_temp_files(), 0);
+    free_run(&r);
+}
+
+Test(driver, unwritable_output_is_an_error) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk -o no/such/dir/out.ast");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "cannot create"), "%s", r.err);
+    free_run(&r);
+}
+
+Test(driver, defines_set_consts_and_unknown_ones_fail) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk -D B=256");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "[256] f32"));
+    free_run(&r);
+    r = run_blkc("k.blk -DB=128");
+    cr_expect(strstr(r.out, "[128] f32"));
+    free_run(&r);
+    r = run_blkc("k.blk -D C=1");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "k.blk: error: -D C: no kernel in this module has a const parameter"),
+              "%s", r.err);
+    free_run(&r);
+    r = run_blkc("k.blk -D B=many");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "'many' is not a valid i32 value"), "%s", r.err);
+    free_run(&r);
+}
+
+Test(driver, kernel_selects_one_and_unknown_fails) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/layernorm.blk --kernel layer_norm_bwd_dwdb", BLK_EXAMPLES_DIR);
+    Run r = run_blkc(cmd);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "kernel layer_norm_bwd_dwdb"));
+    cr_expect_not(strstr(r.out, "kernel layer_norm_fwd"));
+    free_run(&r);
+    snprintf(cmd, sizeof cmd, "%s/layernorm.blk --kernel nope", BLK_EXAMPLES_DIR);
+    r = run_blkc(cmd);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "no kernel named 'nope'"));
+    free_run(&r);
+}
+
+Test(driver, emit_tokens) {
+    write_file("k.blk", "let x = 1;");
+    Run r = run_blkc("k.blk --emit=tokens");
+    cr_expect_eq(r.status, 0);
+    cr_expect_str_eq(r.out, "1:1 'let' 'let'\n1:5 identifier 'x'\n1:7 '=' '='\n"
+                            "1:9 integer literal '1'\n1:10 ';' ';'\n1:11 end of file\n");
+    free_run(&r);
+}

@@ -1,0 +1,261 @@
+/* Sema: the types and shapes of every example, the promotion rules, constant
+ * folding, const parameters and helper inlining. */
+#include <criterion/criterion.h>
+
+#include "support.h"
+
+static Compilation *compile_example(const char *file, ConstDef *defs, int ndefs, Captured *cap) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, file);
+    char *src = slurp(path);
+    cr_assert(src, "cannot read %s", path);
+    CompileRequest req = {.name = file, .text = src, .len = strlen(src), .defs = defs,
+                          .ndefs = ndefs, .diag = capture_diag, .diag_user = cap};
+    Compilation *c = compile_front(&req);
+    free(src);
+    cr_assert(c);
+    return c;
+}
+
+#define EXPECT_TYPE(c, kernel, name, want)                                                       \
+    do {                                                                                         \
+        char buf_[64];                                                                           \
+        cr_expect_str_eq(let_type(c, kernel, name, buf_, sizeof buf_), want, "%s.%s", kernel,    \
+                         name);                                                                  \
+    } while (0)
+
+Test(sema_examples, add) {
+    Captured cap = {0};
+    Compilation *c = compile_example("add.blk", NULL, 0, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "add", "offs", "[1024] i32");
+    EXPECT_TYPE(c, "add", "mask", "[1024] i1");
+    EXPECT_TYPE(c, "add", "a", "[1024] f32");
+    compilation_free(c);
+}
+
+Test(sema_examples, softmax) {
+    Captured cap = {0};
+    Compilation *c = compile_example("softmax.blk", NULL, 0, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "softmax", "row", "i32");
+    EXPECT_TYPE(c, "softmax", "x", "[1024] f32");
+    EXPECT_TYPE(c, "softmax", "num", "[1024] f32");
+    EXPECT_TYPE(c, "softmax", "y", "[1024] f32");
+    compilation_free(c);
+}
+
+Test(sema_examples, dropout) {
+    Captured cap = {0};
+    Compilation *c = compile_example("dropout.blk", NULL, 0, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "dropout", "keep", "[1024] i1");
+    EXPECT_TYPE(c, "dropout", "y", "[1024] f32");
+    compilation_free(c);
+}
+
+Test(sema_examples, layernorm_all_three_kernels) {
+    Captured cap = {0};
+    Compilation *c = compile_example("layernorm.blk", NULL, 0, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    cr_expect_eq(c->module->kernels.len, 3);
+    EXPECT_TYPE(c, "layer_norm_fwd", "X", "*f16");
+    EXPECT_TYPE(c, "layer_norm_fwd", "acc", "[1024] f32");
+    EXPECT_TYPE(c, "layer_norm_fwd", "mean", "f32");
+    EXPECT_TYPE(c, "layer_norm_fwd", "rstd", "f32");
+    EXPECT_TYPE(c, "layer_norm_fwd", "y", "[1024] f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "Count", "*i32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "DW", "[1024] *f16");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "c1", "f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "partial_dw", "[1024] f16");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "count", "i32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dwdb", "mask", "[32, 128] i1");
+    EXPECT_TYPE(c, "layer_norm_bwd_dwdb", "offs", "[32, 128] i32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dwdb", "dw", "[32, 128] f32");
+    compilation_free(c);
+}
+
+Test(sema_examples, defines_respecialize_types_and_shapes) {
+    Captured cap = {0};
+    ConstDef defs[] = {{"T", "f32", false}, {"BLOCK_SIZE", "4096", false},
+                       {"BLOCK_SIZE_M", "16", false}};
+    Compilation *c = compile_example("layernorm.blk", defs, 3, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "layer_norm_fwd", "acc", "[4096] f32");
+    EXPECT_TYPE(c, "layer_norm_fwd", "X", "*f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "partial_dw", "[1024] f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dwdb", "dw", "[16, 128] f32");
+    for (int i = 0; i < 3; i++) cr_expect(defs[i].used);
+    compilation_free(c);
+}
+
+Test(sema_examples, bad_define_values_are_errors) {
+    Captured cap = {0};
+    ConstDef defs[] = {{"BLOCK", "abc", false}};
+    Compilation *c = compile_example("add.blk", defs, 1, &cap);
+    cr_expect_not(c->ok);
+    cr_expect(strstr(cap.text, "-D BLOCK=abc: 'abc' is not a valid i32 value"), "%s", cap.text);
+    compilation_free(c);
+
+    Captured cap2 = {0};
+    ConstDef defs2[] = {{"BLOCK", "1000", false}}; /* not a power of two: arange says so */
+    c = compile_example("add.blk", defs2, 1, &cap2);
+    cr_expect_not(c->ok);
+    cr_expect(strstr(cap2.text, "arange(0, 1000)"), "%s", cap2.text);
+    compilation_free(c);
+
+    Captured cap3 = {0};
+    ConstDef defs3[] = {{"BLCK", "64", false}};
+    c = compile_example("add.blk", defs3, 1, &cap3);
+    cr_expect_not(c->ok);
+    cr_expect(strstr(cap3.text, "add.blk: error: -D BLCK: no kernel"), "%s", cap3.text);
+    compilation_free(c);
+}
+
+Test(sema_rules, promotion_table) {
+    /* (a, a weak, b, b weak) -> result, per docs/language.md §5 */
+    struct { DType a; bool aw; DType b; bool bw; DType want; } rows[] = {
+        {DT_F16, 0, DT_F32, 0, DT_F32},  {DT_BF16, 0, DT_F16, 0, DT_F32},
+        {DT_F16, 0, DT_BF16, 0, DT_F32}, {DT_I32, 0, DT_F16, 0, DT_F16},
+        {DT_I64, 0, DT_F32, 0, DT_F32},  {DT_I32, 0, DT_I64, 0, DT_I64},
+        {DT_I32, 0, DT_U32, 0, DT_U32},  {DT_U32, 0, DT_I64, 0, DT_I64},
+        {DT_I1, 0, DT_I32, 0, DT_I32},   {DT_I32, 1, DT_F16, 0, DT_F16},
+        {DT_F32, 1, DT_F16, 0, DT_F16},  {DT_F32, 1, DT_I32, 0, DT_F32},
+        {DT_I32, 1, DT_U32, 0, DT_U32},  {DT_I64, 1, DT_I32, 0, DT_I32},
+        {DT_I32, 1, DT_F32, 1, DT_F32},  {DT_I32, 0, DT_I32, 1, DT_I32},
+        {DT_BF16, 0, DT_F32, 1, DT_BF16},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        cr_expect_eq(dtype_promote(rows[i].a, rows[i].aw, rows[i].b, rows[i].bw), rows[i].want,
+                     "row %zu", i);
+}
+
+Test(sema_rules, literal_and_mixed_types_in_context) {
+    Captured cap = {0};
+    Compilation *c = compile_str(
+        "kernel k(h: *f16, n: i32, u: u32, w: i64, f: f32) {\n"
+        "    let hv = load(h);\n"
+        "    let a = hv + 1;\n"
+        "    let b = hv * 2.0;\n"
+        "    let c = n + 1.5;\n"
+        "    let d = n + u;\n"
+        "    let e = w + u;\n"
+        "    let g = 3000000000;\n"
+        "    let i = n < 4;\n"
+        "    let j = hv + f;\n"
+        "    let s = sum(load(h + arange(0, 64)));\n"
+        "    let t = max(load(h + arange(0, 64)));\n"
+        "    let am = argmax(zeros([4, 8], f32), axis = 1);\n"
+        "    let bc = arange(0, 16)[:, None] + arange(0, 32)[None, :];\n"
+        "    let cs = (arange(0, 16) as f16) as i64;\n"
+        "    let ex = exp(n);\n"
+        "    let eh = exp(hv);\n"
+        "    let r = rand(n, arange(0, 8));\n"
+        "    let ri = randint(w, arange(0, 8) as i64);\n"
+        "    let wh = where(arange(0, 4) < n, hv, 0);\n"
+        "    let fm = fma(hv, hv, 1);\n"
+        "}\n", &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "k", "a", "f16");
+    EXPECT_TYPE(c, "k", "b", "f16");
+    EXPECT_TYPE(c, "k", "c", "f32");
+    EXPECT_TYPE(c, "k", "d", "u32");
+    EXPECT_TYPE(c, "k", "e", "i64");
+    EXPECT_TYPE(c, "k", "g", "i64");
+    EXPECT_TYPE(c, "k", "i", "i1");
+    EXPECT_TYPE(c, "k", "j", "f32");
+    EXPECT_TYPE(c, "k", "s", "f32"); /* f16 sums accumulate and return f32 */
+    EXPECT_TYPE(c, "k", "t", "f16");
+    EXPECT_TYPE(c, "k", "am", "[4] i32");
+    EXPECT_TYPE(c, "k", "bc", "[16, 32] i32");
+    EXPECT_TYPE(c, "k", "cs", "[16] i64");
+    EXPECT_TYPE(c, "k", "ex", "f32");
+    EXPECT_TYPE(c, "k", "eh", "f16");
+    EXPECT_TYPE(c, "k", "r", "[8] f32");
+    EXPECT_TYPE(c, "k", "ri", "[8] u32");
+    EXPECT_TYPE(c, "k", "wh", "[4] f16");
+    EXPECT_TYPE(c, "k", "fm", "f16");
+    compilation_free(c);
+}
+
+static int64_t const_of(Compilation *c, const char *name) {
+    Stmt *s = find_let(find_kernel(c->module, "k")->body, name);
+    cr_assert(s && s->u.let.sym && s->u.let.sym->is_const, "%s not constant", name);
+    return s->u.let.sym->cv.i;
+}
+
+Test(sema_rules, constant_folding_follows_c) {
+    Captured cap = {0};
+    ConstDef defs[] = {{"B", "64", false}};
+    Compilation *c = compile_defs("kernel k(x: *f32, const B: i32 = 8) {\n"
+                                  "    let a = 3 * 4 + 1;\n"
+                                  "    let b = -7 / 2;\n"
+                                  "    let m = -7 % 2;\n"
+                                  "    let d = cdiv(10, 4);\n"
+                                  "    let e = B * 2;\n"
+                                  "    let f = 0xff & 0x0f | 1 << 8;\n"
+                                  "    let g = 5 > 3 && 2 != 2;\n"
+                                  "    let h = 2.5 as i32;\n"
+                                  "    let u = 0xffffffff as u32 >> 4;\n"
+                                  "    static_assert(B % 16 == 0, \"B\");\n"
+                                  "}\n",
+                                  defs, 1, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    cr_expect_eq(const_of(c, "a"), 13);
+    cr_expect_eq(const_of(c, "b"), -3);
+    cr_expect_eq(const_of(c, "m"), -1);
+    cr_expect_eq(const_of(c, "d"), 3);
+    cr_expect_eq(const_of(c, "e"), 128);
+    cr_expect_eq(const_of(c, "f"), 0x10f);
+    cr_expect_eq(const_of(c, "g"), 0);
+    cr_expect_eq(const_of(c, "h"), 2);
+    cr_expect_eq(const_of(c, "u"), 0x0fffffff);
+    compilation_free(c);
+}
+
+Test(sema_rules, helpers_are_inlined_per_call_site_types) {
+    Captured cap = {0};
+    Compilation *c = compile_str("fn sq(v) {\n"
+                                 "    let t = v * v;\n"
+                                 "    return t;\n"
+                                 "}\n"
+                                 "fn twice(v) {\n"
+                                 "    return sq(v) + sq(v);\n"
+                                 "}\n"
+                                 "kernel k(x: *f32, n: i32) {\n"
+                                 "    let a = sq(n);\n"
+                                 "    let b = twice(load(x + arange(0, 16)));\n"
+                                 "    let c = sq(3);\n"
+                                 "}\n",
+                                 &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "k", "a", "i32");
+    EXPECT_TYPE(c, "k", "b", "[16] f32");
+    cr_expect_eq(const_of(c, "c"), 9);
+    Expr *call = find_let(find_kernel(c->module, "k")->body, "b")->u.let.init;
+    cr_expect(call->u.call.inline_body);
+    cr_expect(call->u.call.inline_result);
+    compilation_free(c);
+}
+
+Test(sema_rules, variables_keep_their_type_through_loops) {
+    Captured cap = {0};
+    Compilation *c = compile_str("kernel k(x: *f16, n: i32) {\n"
+                                 "    var acc = zeros([64], f32);\n"
+                                 "    var count = 0;\n"
+                                 "    var p = x;\n"
+                                 "    for i in range(0, n, 64) {\n"
+                                 "        acc += load(p + arange(0, 64));\n"
+                                 "        count += 1;\n"
+                                 "        p = p + 64;\n"
+                                 "        acc = 0.0;\n"
+                                 "    }\n"
+                                 "    while count > 0 { count -= 1; }\n"
+                                 "}\n",
+                                 &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    EXPECT_TYPE(c, "k", "acc", "[64] f32");
+    EXPECT_TYPE(c, "k", "count", "i32");
+    EXPECT_TYPE(c, "k", "p", "*f16");
+    compilation_free(c);
+}
