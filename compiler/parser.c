@@ -107,7 +107,6 @@ static TypeSyntax parse_type(Parser *p) {
 
 static Expr *parse_expr(Parser *p);
 
-
 /* Stands in for a malformed expression; sema leaves it DT_ERROR. */
 static Expr *error_expr(Parser *p, Span span) {
     Expr *e = expr_new(p->arena, E_INT, span);
@@ -115,12 +114,17 @@ static Expr *error_expr(Parser *p, Span span) {
     return e;
 }
 
+/* A token's text as a C string, cut to fit `buf` (literals are short). */
+static void token_cstr(Token t, char *buf, size_t size) {
+    size_t n = t.span.len < size - 1 ? t.span.len : size - 1;
+    memcpy(buf, t.text, n);
+    buf[n] = 0;
+}
+
 static Expr *parse_int_literal(Parser *p, Token t) {
     Expr *e = expr_new(p->arena, E_INT, t.span);
     char buf[80];
-    size_t n = t.span.len < sizeof buf - 1 ? t.span.len : sizeof buf - 1;
-    memcpy(buf, t.text, n);
-    buf[n] = 0;
+    token_cstr(t, buf, sizeof buf);
     errno = 0;
     unsigned long long v = strtoull(buf, NULL, 0);
     if (errno == ERANGE || t.span.len >= sizeof buf - 1 || v > (unsigned long long)INT64_MAX) {
@@ -135,9 +139,7 @@ static Expr *parse_int_literal(Parser *p, Token t) {
 static Expr *parse_float_literal(Parser *p, Token t) {
     Expr *e = expr_new(p->arena, E_FLOAT, t.span);
     char buf[128];
-    size_t n = t.span.len < sizeof buf - 1 ? t.span.len : sizeof buf - 1;
-    memcpy(buf, t.text, n);
-    buf[n] = 0;
+    token_cstr(t, buf, sizeof buf);
     double v = strtod(buf, NULL);
     if (v > 3.4028234663852886e38) {
         diag_report(p->de, DIAG_ERROR, p->src, t.span, "float literal '%s' is out of range for f32",

@@ -309,6 +309,20 @@ static DType arith_dtype_error(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     return DT_ERROR;
 }
 
+/* 0 or 1 for a comparison operator, -1 for any other. Unordered (NaN)
+ * operands give lt = eq = gt = false, so only != holds, as in IEEE. */
+static int compare_result(OpKind op, bool lt, bool eq, bool gt) {
+    switch (op) {
+    case OP_EQ: return eq;
+    case OP_NE: return !eq;
+    case OP_LT: return lt;
+    case OP_LE: return lt || eq;
+    case OP_GT: return gt;
+    case OP_GE: return gt || eq;
+    default: return -1;
+    }
+}
+
 static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     if (!l->is_const || !r->is_const || e->type.rank != 0) return;
     DType od = e->u.binary.operand_dtype;
@@ -318,30 +332,44 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
         return;
     if (dtype_is_float(od)) {
         double x = a.f, y = b.f, v = 0;
+        int cmp = compare_result(op, x < y, x == y, x > y);
+        if (cmp >= 0) {
+            set_const_int(e, cmp);
+            return;
+        }
         switch (op) {
         case OP_ADD: v = x + y; break;
         case OP_SUB: v = x - y; break;
         case OP_MUL: v = x * y; break;
         case OP_DIV: v = x / y; break;
         case OP_MOD: v = fmod(x, y); break;
-        case OP_EQ: set_const_int(e, x == y); return;
-        case OP_NE: set_const_int(e, x != y); return;
-        case OP_LT: set_const_int(e, x < y); return;
-        case OP_LE: set_const_int(e, x <= y); return;
-        case OP_GT: set_const_int(e, x > y); return;
-        case OP_GE: set_const_int(e, x >= y); return;
         default: return;
         }
         set_const_float(e, v);
         return;
     }
     int64_t x = a.i, y = b.i, v = 0;
+    int cmp = compare_result(op, x < y, x == y, x > y);
+    if (cmp >= 0) {
+        set_const_int(e, cmp);
+        return;
+    }
     bool ovf = false;
     bool is_unsigned = od == DT_U32;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* u32 arithmetic wraps, as in C */
     switch (op) {
-    case OP_ADD: ovf = __builtin_add_overflow(x, y, &v); break;
-    case OP_SUB: ovf = __builtin_sub_overflow(x, y, &v); break;
-    case OP_MUL: ovf = __builtin_mul_overflow(x, y, &v); break;
+    case OP_ADD:
+        if (is_unsigned) v = (int64_t)(ux + uy);
+        else ovf = __builtin_add_overflow(x, y, &v);
+        break;
+    case OP_SUB:
+        if (is_unsigned) v = (int64_t)(ux - uy);
+        else ovf = __builtin_sub_overflow(x, y, &v);
+        break;
+    case OP_MUL:
+        if (is_unsigned) v = (int64_t)(ux * uy);
+        else ovf = __builtin_mul_overflow(x, y, &v);
+        break;
     case OP_DIV:
     case OP_MOD:
         if (y == 0) {
@@ -368,26 +396,15 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
         break;
     case OP_LAND: set_const_int(e, x && y); return;
     case OP_LOR: set_const_int(e, x || y); return;
-    case OP_EQ: set_const_int(e, x == y); return;
-    case OP_NE: set_const_int(e, x != y); return;
-    case OP_LT: set_const_int(e, x < y); return;
-    case OP_LE: set_const_int(e, x <= y); return;
-    case OP_GT: set_const_int(e, x > y); return;
-    case OP_GE: set_const_int(e, x >= y); return;
     default: return;
     }
     if (is_unsigned) {
-        v = (int64_t)(uint32_t)(uint64_t)v; /* unsigned arithmetic wraps, as in C */
+        v = (int64_t)(uint32_t)(uint64_t)v;
     } else if (e->weak && !ovf) {
         if (!int_fits(DT_I32, v)) e->type.dtype = DT_I64; /* literals widen as needed */
     } else if (ovf || !int_fits(e->type.dtype, v)) {
         error(S, e->span, "integer overflow in a constant expression of type %s",
               dtype_name(e->type.dtype));
-        e->type.dtype = DT_ERROR;
-        return;
-    }
-    if (ovf) {
-        error(S, e->span, "integer overflow in a constant expression");
         e->type.dtype = DT_ERROR;
         return;
     }

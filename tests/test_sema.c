@@ -197,6 +197,9 @@ Test(sema_rules, constant_folding_follows_c) {
                                   "    let g = 5 > 3 && 2 != 2;\n"
                                   "    let h = 2.5 as i32;\n"
                                   "    let u = 0xffffffff as u32 >> 4;\n"
+                                  "    let w = (0xffffffff as u32) * (0xffffffff as u32);\n"
+                                  "    let nan_ne = nan != nan;\n"
+                                  "    let nan_le = nan <= nan;\n"
                                   "    static_assert(B % 16 == 0, \"B\");\n"
                                   "}\n",
                                   defs, 1, &cap);
@@ -210,6 +213,9 @@ Test(sema_rules, constant_folding_follows_c) {
     cr_expect_eq(const_of(c, "g"), 0);
     cr_expect_eq(const_of(c, "h"), 2);
     cr_expect_eq(const_of(c, "u"), 0x0fffffff);
+    cr_expect_eq(const_of(c, "w"), 1); /* u32 wraps: (2^32-1)^2 mod 2^32 */
+    cr_expect_eq(const_of(c, "nan_ne"), 1);
+    cr_expect_eq(const_of(c, "nan_le"), 0);
     compilation_free(c);
 }
 
