@@ -366,6 +366,16 @@ typedef struct {
  * parameters from defs (then their defaults). Returns true when no errors. */
 bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int ndefs);
 
+/* -------------------------------------------------------------- numeric.c */
+/* Triton's tl.randint / tl.rand for one element (design-notes §2). */
+uint32_t philox_randint(int64_t seed, uint64_t offset);
+float philox_rand(int64_t seed, uint64_t offset);
+/* IEEE half and bfloat16 <-> f32; to the narrow types rounds to nearest even. */
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+float bf16_to_f32(uint16_t b);
+uint16_t f32_to_bf16(float f);
+
 /* -------------------------------------------------------------- compile.c */
 /* One compilation: the front end's passes over one source text, and what
  * they produced. Everything is owned by the compilation's arena. */

@@ -1,0 +1,88 @@
+/* numeric.c: bit-exact scalar semantics shared by the interpreter and the C
+ * references: Triton's tl.rand (Philox4x32-10) and f16/bf16 conversions with
+ * round-to-nearest-even. */
+#include <string.h>
+
+#include "blkc.h"
+
+static uint32_t mulhi32(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
+
+uint32_t philox_randint(int64_t seed, uint64_t offset) {
+    /* design-notes §2: key from the (sign-extended) seed, counter from the offset */
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)((uint64_t)seed >> 32);
+    uint32_t c0 = (uint32_t)offset, c1 = (uint32_t)(offset >> 32), c2 = 0, c3 = 0;
+    for (int round = 0; round < 10; round++) {
+        uint32_t n0 = mulhi32(0xCD9E8D57u, c2) ^ c1 ^ k0;
+        uint32_t n2 = mulhi32(0xD2511F53u, c0) ^ c3 ^ k1;
+        uint32_t n1 = 0xCD9E8D57u * c2;
+        uint32_t n3 = 0xD2511F53u * c0;
+        c0 = n0;
+        c1 = n1;
+        c2 = n2;
+        c3 = n3;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    return c0;
+}
+
+float philox_rand(int64_t seed, uint64_t offset) {
+    int32_t x = (int32_t)philox_randint(seed, offset);
+    if (x < 0) x = ~x; /* -x - 1, without overflow at INT32_MIN */
+    return (float)x * 4.6566127342e-10f;
+}
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13)); /* inf, NaN */
+    if (exp == 0) {
+        /* zero or subnormal: mant * 2^-24, exact in f32 */
+        float v = (float)mant * 5.9604644775390625e-08f;
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t f32_to_f16(float f) {
+    uint32_t u = f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    uint32_t exp = (u >> 23) & 0xff, mant = u & 0x7fffff;
+    if (exp == 0xff) return sign | 0x7c00 | (mant ? 0x200 | (uint16_t)(mant >> 13) : 0);
+    int32_t e = (int32_t)exp - 127 + 15;
+    if (e >= 0x1f) return sign | 0x7c00; /* overflow to inf */
+    if (e <= 0) {
+        /* subnormal or zero in f16: shift the full significand, round to even */
+        if (e < -10) return sign;
+        uint32_t m = mant | 0x800000;
+        int shift = 14 - e;
+        uint32_t half = 1u << (shift - 1);
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1);
+        if (rem > half || (rem == half && (r & 1))) r++;
+        return sign | (uint16_t)r;
+    }
+    uint32_t r = ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++; /* may carry into inf: correct */
+    return sign | (uint16_t)r;
+}
+
+float bf16_to_f32(uint16_t b) { return bits_f32((uint32_t)b << 16); }
+
+uint16_t f32_to_bf16(float f) {
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffff) > 0x7f800000) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fff + ((u >> 16) & 1); /* round to nearest even */
+    return (uint16_t)(u >> 16);
+}

@@ -1,0 +1,119 @@
+/* numeric.c: Philox rand bit-exact with Triton, f16/bf16 rounding. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <math.h>
+
+#include "support.h"
+
+static uint32_t bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* tests/gpu/triton_rand_values.txt holds what Triton 3.6's tl.rand and
+ * tl.randint returned on an H100 (tests/gpu/triton_rand_reference.py):
+ * seeds 123, 0, -1, -123456789, 2^40+5; offsets 0..3, 2^32+0..3, 2^40+7..10. */
+Test(numeric, rand_matches_triton_bit_for_bit) {
+    FILE *f = fopen(BLK_GPU_DIR "/triton_rand_values.txt", "r");
+    cr_assert(f);
+    char line[256];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        int64_t seed;
+        uint64_t offset;
+        uint32_t rand_bits, randint_bits;
+        cr_assert_eq(sscanf(line, "%" SCNd64 " %" SCNx64 " %" SCNx32 " %" SCNx32, &seed, &offset,
+                            &rand_bits, &randint_bits), 4, "bad line: %s", line);
+        cr_expect_eq(philox_randint(seed, offset), randint_bits,
+                     "randint(%" PRId64 ", %#" PRIx64 ")", seed, offset);
+        cr_expect_eq(bits(philox_rand(seed, offset)), rand_bits,
+                     "rand(%" PRId64 ", %#" PRIx64 ")", seed, offset);
+        rows++;
+    }
+    fclose(f);
+    cr_expect_eq(rows, 60);
+}
+
+Test(numeric, rand_check_values_from_the_design_notes) {
+    const uint32_t want[4] = {0x3e091be6, 0x3f387fd6, 0x3eb06d6a, 0x3e7336a6};
+    for (int i = 0; i < 4; i++) cr_expect_eq(bits(philox_rand(123, (uint64_t)i)), want[i]);
+}
+
+Test(numeric, rand_stays_in_unit_interval) {
+    double sum = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        float r = philox_rand(42, i);
+        cr_assert(r >= 0.0f && r < 1.0f, "rand(42, %" PRIu64 ") = %g", i, r);
+        sum += r;
+    }
+    /* mean of 1e5 uniforms: sd 0.29/sqrt(1e5) = 0.0009; 0.005 is > 5 sd */
+    cr_expect(fabs(sum / 100000 - 0.5) < 0.005, "mean %g", sum / 100000);
+}
+
+/* The compiler's own _Float16 conversion (round to nearest even) is an
+ * independent reference for f32 -> f16. */
+Test(numeric, f16_round_trips_every_value) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float f = f16_to_f32((uint16_t)h);
+        _Float16 ref = (_Float16)f;
+        if (isnan(f)) {
+            cr_expect(isnan((float)ref));
+            cr_expect_eq(f32_to_f16(f) & 0x7c00, 0x7c00);
+            continue;
+        }
+        cr_expect_eq((float)ref, f, "f16 %#x widens to %a", h, f);
+        cr_expect_eq(f32_to_f16(f), (uint16_t)h, "f16 %#x", h);
+    }
+}
+
+Test(numeric, f32_to_f16_rounds_like_the_hardware) {
+    uint32_t state = 1;
+    for (int i = 0; i < 2000000; i++) {
+        state = state * 1664525u + 1013904223u;
+        /* focus on exponents near the f16 range, incl. subnormals and overflow */
+        uint32_t u = (state & 0x807fffff) | ((uint32_t)(100 + (state >> 8) % 60) << 23);
+        if (i % 7 == 0) u = state; /* and anything at all */
+        float f = from_bits(u);
+        if (isnan(f)) continue;
+        _Float16 ref = (_Float16)f;
+        uint16_t ref_bits;
+        memcpy(&ref_bits, &ref, 2);
+        cr_assert_eq(f32_to_f16(f), ref_bits, "f32 %#x (%a)", u, f);
+    }
+}
+
+/* bf16 reference: of the two bf16 neighbours of f (truncation and the next
+ * one up in magnitude), the nearer in double arithmetic; ties to even. */
+static uint16_t bf16_reference(float f) {
+    uint32_t u = bits(f);
+    uint16_t lo = (uint16_t)(u >> 16), hi = (uint16_t)(lo + 1);
+    double dl = fabs((double)f - (double)bf16_to_f32(lo));
+    double dh = fabs((double)bf16_to_f32(hi) - (double)f);
+    if ((hi & 0x7f80) == 0x7f80 && (lo & 0x7f80) != 0x7f80) /* next up is inf */
+        dh = fabs(ldexp(1.0, 128) - fabs((double)f));
+    if (dl < dh) return lo;
+    if (dh < dl) return hi;
+    return (lo & 1) ? hi : lo;
+}
+
+Test(numeric, f32_to_bf16_rounds_to_nearest_even) {
+    uint32_t state = 7;
+    for (int i = 0; i < 2000000; i++) {
+        state = state * 1664525u + 1013904223u;
+        float f = from_bits(state);
+        if (isnan(f) || isinf(f)) continue;
+        cr_assert_eq(f32_to_bf16(f), bf16_reference(f), "f32 %#x", state);
+    }
+    cr_expect_eq(f32_to_bf16(1.0f), 0x3f80);
+    cr_expect_eq(f32_to_bf16(from_bits(0x3f808000)), 0x3f80); /* tie: stays even */
+    cr_expect_eq(f32_to_bf16(from_bits(0x3f818000)), 0x3f82); /* tie: rounds up to even */
+    cr_expect(isnan(bf16_to_f32(f32_to_bf16(NAN))));
+}
