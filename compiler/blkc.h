@@ -117,6 +117,8 @@ bool shape_equal(BlkType a, BlkType b);
 int64_t type_numel(BlkType t);
 /* "f32", "*f16", "[1024] i32", "[32, 128] *f16". Written into buf. */
 const char *type_str(BlkType t, char *buf, size_t size);
+/* The shape alone: "[1024]", "[32, 128]" or "scalar". Written into buf. */
+const char *shape_str(BlkType t, char *buf, size_t size);
 /* Broadcast two shapes; false if incompatible. */
 bool shape_broadcast(BlkType a, BlkType b, BlkType *out);
 /* Promotion of two numeric dtypes (§5 of docs/language.md), weak literals
@@ -238,6 +240,8 @@ struct Expr {
     } u;
 };
 
+enum { ASSIGN_PLAIN = -1, NOT_AN_ASSIGNMENT = -2 }; /* Stmt.assign.op besides OpKind */
+
 typedef enum { S_LET, S_ASSIGN, S_FOR, S_WHILE, S_IF, S_RETURN, S_EXPR, S_BLOCK } StmtKind;
 
 struct Stmt {
@@ -256,7 +260,7 @@ struct Stmt {
         struct {
             const char *name;
             Span name_span;
-            int op; /* -1 for plain `=`, else OpKind of `op=` */
+            int op; /* ASSIGN_PLAIN for `=`, else OpKind of `op=` */
             Expr *value; /* for `x op= e`, sema rewrites value to `x op e` */
             Symbol *sym;
         } assign;

@@ -442,7 +442,7 @@ static Stmt *parse_block(Parser *p) {
 
 static int assign_op(TokenKind k) {
     switch (k) {
-    case TOK_ASSIGN: return -1;
+    case TOK_ASSIGN: return ASSIGN_PLAIN;
     case TOK_PLUS_ASSIGN: return OP_ADD;
     case TOK_MINUS_ASSIGN: return OP_SUB;
     case TOK_STAR_ASSIGN: return OP_MUL;
@@ -453,7 +453,7 @@ static int assign_op(TokenKind k) {
     case TOK_CARET_ASSIGN: return OP_XOR;
     case TOK_SHL_ASSIGN: return OP_SHL;
     case TOK_SHR_ASSIGN: return OP_SHR;
-    default: return -2;
+    default: return NOT_AN_ASSIGNMENT;
     }
 }
 
@@ -553,7 +553,7 @@ static Stmt *parse_stmt(Parser *p) {
         return NULL; /* empty statement */
     default: break;
     }
-    if (t.kind == TOK_IDENT && assign_op(p->next.kind) != -2) {
+    if (t.kind == TOK_IDENT && assign_op(p->next.kind) != NOT_AN_ASSIGNMENT) {
         advance(p);
         Stmt *s = stmt_new(p->arena, S_ASSIGN, t.span);
         s->u.assign.name = tok_str(p, t);
@@ -567,7 +567,7 @@ static Stmt *parse_stmt(Parser *p) {
     }
     Stmt *s = stmt_new(p->arena, S_EXPR, t.span);
     s->u.expr.expr = parse_expr(p);
-    if (!p->panic && assign_op(p->tok.kind) != -2) {
+    if (!p->panic && assign_op(p->tok.kind) != NOT_AN_ASSIGNMENT) {
         error_at(p, p->tok.span, "only a plain name can be assigned to");
         return NULL; /* dropped: checking it would only repeat the error */
     }

@@ -53,11 +53,11 @@ static void note(Sema *S, Span span, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* Shape only: "[16]", "[4, 8]" or "scalar". */
+/* Shape only, for messages: "[16]", "[4, 8]" or "scalar". */
 static const char *sstr(Sema *S, BlkType t) {
-    if (t.rank == 0) return "scalar";
-    if (t.rank == 1) return arena_printf(S->a, "[%d]", t.shape[0]);
-    return arena_printf(S->a, "[%d, %d]", t.shape[0], t.shape[1]);
+    char buf[32];
+    shape_str(t, buf, sizeof buf);
+    return arena_strndup(S->a, buf, strlen(buf));
 }
 
 static const char *tstr(Sema *S, BlkType t) {
@@ -1304,7 +1304,7 @@ static void check_assign(Sema *S, Stmt *s) {
         note(S, sym->decl, "'%s' is declared here", sym->name);
         return;
     }
-    if (s->u.assign.op >= 0) {
+    if (s->u.assign.op != ASSIGN_PLAIN) {
         /* x op= e  ==>  x = x op e */
         Expr *target = expr_new(S->a, E_NAME, s->u.assign.name_span);
         target->u.name.name = s->u.assign.name;
@@ -1313,7 +1313,7 @@ static void check_assign(Sema *S, Stmt *s) {
         bin->u.binary.lhs = target;
         bin->u.binary.rhs = s->u.assign.value;
         s->u.assign.value = bin;
-        s->u.assign.op = -1;
+        s->u.assign.op = ASSIGN_PLAIN;
     }
     check_expr(S, s->u.assign.value);
     if (sym->type.dtype == DT_ERROR || s->u.assign.value->type.dtype == DT_ERROR) return;

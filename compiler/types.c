@@ -68,13 +68,19 @@ int64_t type_numel(BlkType t) {
     return n;
 }
 
+const char *shape_str(BlkType t, char *buf, size_t size) {
+    if (t.rank == 0) snprintf(buf, size, "scalar");
+    else if (t.rank == 1) snprintf(buf, size, "[%d]", t.shape[0]);
+    else snprintf(buf, size, "[%d, %d]", t.shape[0], t.shape[1]);
+    return buf;
+}
+
 const char *type_str(BlkType t, char *buf, size_t size) {
-    char elem[16];
+    char elem[16], shape[32];
     if (t.dtype == DT_PTR) snprintf(elem, sizeof elem, "*%s", dtype_name(t.elem));
     else snprintf(elem, sizeof elem, "%s", dtype_name(t.dtype));
     if (t.rank == 0) snprintf(buf, size, "%s", elem);
-    else if (t.rank == 1) snprintf(buf, size, "[%d] %s", t.shape[0], elem);
-    else snprintf(buf, size, "[%d, %d] %s", t.shape[0], t.shape[1], elem);
+    else snprintf(buf, size, "%s %s", shape_str(t, shape, sizeof shape), elem);
     return buf;
 }
 
