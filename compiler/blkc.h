@@ -379,6 +379,116 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 float bf16_to_f32(uint16_t b);
 uint16_t f32_to_bf16(float f);
+/* A numeric value converted with the semantics of `as` (docs/language.md §5):
+ * floats held as doubles exactly representable in their dtype, integers
+ * normalized (i32 sign-extended, u32 zero-extended, i1 0 or 1). Float to int
+ * truncates and saturates, NaN giving 0. Shared by the lowering's constant
+ * folding and the interpreter, so both agree bit for bit. */
+ConstVal convert_scalar(ConstVal v, DType from, DType to);
+
+/* ------------------------------------------------------------------ bir.c */
+/* The block IR (BIR): the one contract between the front end and the
+ * backends (docs/architecture.md). A kernel is a function of SSA values;
+ * every value has a BlkType, so a dtype and a static shape. Control flow is
+ * structured: for/while/if ops own regions (blocks with arguments), and the
+ * values a loop or branch changes flow out through yield and op results. */
+typedef enum {
+    /* leaves */
+    BIR_CONST, BIR_PROGRAM_ID, BIR_NUM_PROGRAMS, BIR_ARANGE,
+    /* shapes */
+    BIR_SPLAT, BIR_EXPAND_DIMS, BIR_BROADCAST,
+    /* elementwise */
+    BIR_CONVERT, BIR_PTR_CAST, BIR_PTR_ADD,
+    BIR_ADD, BIR_SUB, BIR_MUL, BIR_DIV, BIR_REM, BIR_AND, BIR_OR, BIR_XOR, BIR_SHL, BIR_SHR,
+    BIR_MIN, BIR_MAX,
+    BIR_EQ, BIR_NE, BIR_LT, BIR_LE, BIR_GT, BIR_GE,
+    BIR_NEG, BIR_NOT, BIR_ABS, BIR_EXP, BIR_EXP2, BIR_LOG, BIR_LOG2, BIR_SQRT, BIR_RSQRT,
+    BIR_SELECT, BIR_FMA, BIR_RAND, BIR_RANDINT,
+    /* memory */
+    BIR_LOAD, BIR_STORE, BIR_ATOMIC_CAS, BIR_ATOMIC_XCHG, BIR_ATOMIC_ADD,
+    /* reductions over one axis */
+    BIR_REDUCE_SUM, BIR_REDUCE_MAX, BIR_REDUCE_MIN, BIR_ARGMAX, BIR_ARGMIN,
+    /* control flow and effects */
+    BIR_FOR, BIR_WHILE, BIR_IF, BIR_YIELD, BIR_CONDITION, BIR_RETURN,
+    BIR_BARRIER, BIR_PRINT,
+    BIR_OPCODE_COUNT
+} BirOpcode;
+
+enum { BIR_NONE = -1 }; /* an absent optional operand: load's mask and other, a mask */
+
+typedef struct BirBlock BirBlock;
+
+typedef struct {
+    BirOpcode code;
+    int *operands, noperands; /* value ids, BIR_NONE where an optional one is absent */
+    int *results, nresults;
+    BirBlock *regions[2];
+    int nregions;
+    /* attr: the axis (program_id, num_programs, expand_dims, reductions),
+     * arange's start, and for BIR_FOR 1 when the step
+     * is a negative constant (the loop runs while iv > end). */
+    int64_t attr;
+    ConstVal value;   /* BIR_CONST, in the result's dtype */
+    const char *text; /* BIR_PRINT: the prefix */
+    uint32_t line, col;
+} BirOp;
+
+struct BirBlock {
+    int *args, nargs;
+    PtrVec ops; /* BirOp*; the last one of a region is its terminator */
+};
+
+typedef struct {
+    BlkType type;
+    const char *name; /* the source name it was bound to, for printing; or NULL */
+    BirOp *def;       /* the op that defines it; NULL for a block argument */
+} BirValue;
+
+typedef struct {
+    const char *name;
+    BlkType type;
+    int64_t align, multiple_of; /* attributes, 0 when absent */
+    int value;                  /* its value: the body's argument of the same index */
+} BirParam;
+
+typedef struct {
+    const char *name;
+    const Source *src;
+    const char *consts;  /* "T = f16, BLOCK = 1024": the const parameters it was built with */
+    BirParam *params;    /* the runtime parameters, in launch order */
+    int nparams;
+    BirBlock *body;      /* args: the runtime parameters; ends in BIR_RETURN */
+    BirValue *values;
+    int nvalues, values_cap;
+    Arena *arena;
+} BirFunction;
+
+typedef struct {
+    BirFunction **kernels;
+    int nkernels;
+} BirModule;
+
+const char *bir_opcode_name(BirOpcode code);
+int bir_value_new(BirFunction *f, BlkType type, const char *name);
+/* Appends an op with the given operands and (for a non-void type) one new result. */
+BirOp *bir_append(BirFunction *f, BirBlock *b, BirOpcode code, const int *operands, int n,
+                  const BlkType *result_type);
+BirBlock *bir_block_new(BirFunction *f);
+int bir_block_add_arg(BirFunction *f, BirBlock *b, BlkType type, const char *name);
+BirOp *bir_block_terminator(const BirBlock *b); /* its last op if that is a terminator, else NULL */
+/* Removes ops without effects whose results are unused (a load stays: on
+ * the interpreter it still checks its bounds). */
+void bir_remove_dead_ops(BirFunction *f);
+/* --emit=bir: one op per line, with result types and the source line. */
+void bir_print(FILE *out, const BirFunction *f);
+/* Checks operand dominance, types and shapes of every op, and terminators.
+ * Returns true, or false with a message in err. */
+bool bir_verify(const BirFunction *f, char *err, size_t err_size);
+
+/* ---------------------------------------------------------------- lower.c */
+/* Lowers every checked kernel of the module to BIR. Inputs must have passed
+ * sema without errors. */
+BirModule *lower_module(Arena *a, const Module *m);
 
 /* -------------------------------------------------------------- compile.c */
 /* One compilation: the front end's passes over one source text, and what
@@ -388,6 +498,7 @@ typedef struct {
     Source src;
     DiagEngine de;
     Module *module;
+    BirModule *bir; /* after compile_lower */
     bool ok;
 } Compilation;
 
@@ -403,6 +514,10 @@ typedef struct {
 
 /* Lex, parse and check. Returns NULL only if the request is malformed. */
 Compilation *compile_front(const CompileRequest *req);
+/* Lower the checked module to BIR and verify every kernel; a verifier
+ * failure is a compiler bug, reported as an internal error. */
+bool compile_lower(Compilation *c);
+BirFunction *compilation_kernel(const Compilation *c, const char *name); /* after compile_lower */
 void compilation_free(Compilation *c);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);

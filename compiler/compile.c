@@ -1,5 +1,5 @@
 /* compile.c: the pipeline as a list of passes, shared by the blkc driver and
- * the runtime API: source -> tokens -> AST -> checked AST. */
+ * the runtime API: source -> tokens -> AST -> checked AST -> block IR. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +28,27 @@ Compilation *compile_front(const CompileRequest *req) {
     sema_check_module(&c->arena, c->module, &c->de, req->defs, req->ndefs);
     c->ok = c->de.errors == 0;
     return c;
+}
+
+bool compile_lower(Compilation *c) {
+    if (!c->ok) return false;
+    if (c->bir) return true;
+    c->bir = lower_module(&c->arena, c->module);
+    for (int i = 0; i < c->bir->nkernels; i++) {
+        char err[512];
+        if (!bir_verify(c->bir->kernels[i], err, sizeof err)) {
+            diag_report(&c->de, DIAG_ERROR, &c->src, (Span){0},
+                        "internal compiler error: the block IR failed verification: %s", err);
+            c->ok = false;
+        }
+    }
+    return c->ok;
+}
+
+BirFunction *compilation_kernel(const Compilation *c, const char *name) {
+    for (int i = 0; c->bir && i < c->bir->nkernels; i++)
+        if (strcmp(c->bir->kernels[i]->name, name) == 0) return c->bir->kernels[i];
+    return NULL;
 }
 
 void compilation_free(Compilation *c) {

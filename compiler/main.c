@@ -11,7 +11,7 @@
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
 enum { MAX_DEFS = 256 };
 
-typedef enum { EMIT_TOKENS, EMIT_AST } EmitKind;
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR } EmitKind;
 
 typedef struct {
     const char *input;
@@ -23,7 +23,7 @@ typedef struct {
 } Options;
 
 static void usage(FILE *out) {
-    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=tokens|ast]\n"
+    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=tokens|ast|bir]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
@@ -31,7 +31,9 @@ static void usage(FILE *out) {
           "  -D NAME=VALUE    set a const parameter of every kernel that declares NAME\n"
           "  --emit=tokens    print the token stream\n"
           "  --emit=ast       print the checked AST with the type and shape of every\n"
-          "                   expression (the default for now)\n"
+          "                   expression\n"
+          "  --emit=bir       print the verified block IR, one op per line with its\n"
+          "                   type and source line (the default for now)\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
           out);
@@ -58,7 +60,8 @@ static int add_define(Options *o, char *text) {
 static int set_emit(Options *o, const char *v) {
     if (strcmp(v, "tokens") == 0) o->emit = EMIT_TOKENS;
     else if (strcmp(v, "ast") == 0) o->emit = EMIT_AST;
-    else return usage_error("unknown --emit kind '%s' (expected tokens or ast)", v);
+    else if (strcmp(v, "bir") == 0) o->emit = EMIT_BIR;
+    else return usage_error("unknown --emit kind '%s' (expected tokens, ast or bir)", v);
     return 0;
 }
 
@@ -166,7 +169,7 @@ static bool write_atomically(const char *path, const char *data, size_t len) {
 
 int main(int argc, char **argv) {
     Options o = {0};
-    o.emit = EMIT_AST;
+    o.emit = EMIT_BIR;
     int rc = parse_args(&o, argc, argv);
     if (rc >= 0) return rc;
     bool to_file = o.output && strcmp(o.output, "-") != 0;
@@ -202,7 +205,15 @@ int main(int argc, char **argv) {
                 ok = false;
             }
         }
-        if (ok) ast_dump_module(out, c->module, o.kernel);
+        if (ok && o.emit == EMIT_AST) ast_dump_module(out, c->module, o.kernel);
+        if (ok && o.emit == EMIT_BIR && (ok = compile_lower(c))) {
+            for (int i = 0; i < c->bir->nkernels; i++) {
+                const BirFunction *f = c->bir->kernels[i];
+                if (o.kernel && strcmp(f->name, o.kernel) != 0) continue;
+                if (i) fputc('\n', out);
+                bir_print(out, f);
+            }
+        }
         compilation_free(c);
     }
     fclose(out);

@@ -1,6 +1,7 @@
 /* numeric.c: bit-exact scalar semantics shared by the interpreter and the C
  * references: Triton's tl.rand (Philox4x32-10) and f16/bf16 conversions with
  * round-to-nearest-even. */
+#include <math.h>
 #include <string.h>
 
 #include "blkc.h"
@@ -85,4 +86,63 @@ uint16_t f32_to_bf16(float f) {
     if ((u & 0x7fffffff) > 0x7f800000) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
     u += 0x7fff + ((u >> 16) & 1); /* round to nearest even */
     return (uint16_t)(u >> 16);
+}
+
+/* An integer as an f32 rounded to odd: exact when it fits in 24 bits, else
+ * its top 24 bits with the lowest one set if any bit below was dropped. A
+ * second rounding of this to f16 or bf16 then equals rounding the integer
+ * once (f32 keeps more than two extra bits), which a plain (float) would not. */
+static float int_to_f32_round_odd(int64_t x) {
+    uint64_t m = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+    int bits = 64 - __builtin_clzll(m | 1);
+    if (bits <= 24) return (float)x;
+    int shift = bits - 24;
+    uint64_t top = m >> shift;
+    if (m & ((UINT64_C(1) << shift) - 1)) top |= 1;
+    float f = ldexpf((float)top, shift);
+    return x < 0 ? -f : f;
+}
+
+static int64_t saturate_float(double f, double lo, double hi) {
+    if (f != f) return 0; /* NaN converts to 0, as PTX cvt.rzi does */
+    if (f <= lo) return (int64_t)lo;
+    if (f >= hi) return (int64_t)hi;
+    return (int64_t)f; /* truncates toward zero */
+}
+
+static double narrow_float(float f, DType to) {
+    if (to == DT_F16) return f16_to_f32(f32_to_f16(f));
+    if (to == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
+    return f;
+}
+
+ConstVal convert_scalar(ConstVal v, DType from, DType to) {
+    ConstVal out = {0};
+    bool from_float = dtype_is_float(from);
+    if (dtype_is_float(to)) {
+        float f = from_float ? (float)v.f : to == DT_F32 ? (float)v.i : int_to_f32_round_odd(v.i);
+        out.f = narrow_float(f, to);
+        return out;
+    }
+    if (from_float) {
+        switch (to) {
+        case DT_I1: out.i = v.f != 0.0; break;
+        case DT_I32: out.i = saturate_float(v.f, INT32_MIN, INT32_MAX); break;
+        case DT_U32: out.i = saturate_float(v.f, 0, UINT32_MAX); break;
+        /* 2^63 as a double bounds the range; the top converts to INT64_MAX */
+        default:
+            out.i = v.f != v.f ? 0 : v.f >= 9223372036854775807.0 ? INT64_MAX
+                  : v.f <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v.f;
+            break;
+        }
+        return out;
+    }
+    /* integers are kept normalized: i32 sign-extended, u32 zero-extended, i1 0/1 */
+    switch (to) {
+    case DT_I1: out.i = v.i != 0; break;
+    case DT_I32: out.i = (int32_t)(uint32_t)(uint64_t)v.i; break;
+    case DT_U32: out.i = (uint32_t)(uint64_t)v.i; break;
+    default: out.i = v.i; break;
+    }
+    return out;
 }

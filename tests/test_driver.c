@@ -104,9 +104,9 @@ Test(driver, usage_errors_exit_two) {
     }
 }
 
-Test(driver, success_prints_the_typed_ast) {
+Test(driver, emit_ast_prints_the_typed_ast) {
     write_file("k.blk", good);
-    Run r = run_blkc("k.blk");
+    Run r = run_blkc("k.blk --emit=ast");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "kernel k"));
     cr_expect(strstr(r.out, "call load : [64] f32"), "%s", r.out);
@@ -189,7 +189,7 @@ Test(driver, defines_set_consts_and_unknown_ones_fail) {
 
 Test(driver, kernel_selects_one_and_unknown_fails) {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/layernorm.blk --kernel layer_norm_bwd_dwdb", BLK_EXAMPLES_DIR);
+    snprintf(cmd, sizeof cmd, "%s/layernorm.blk --emit=ast --kernel layer_norm_bwd_dwdb", BLK_EXAMPLES_DIR);
     Run r = run_blkc(cmd);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "kernel layer_norm_bwd_dwdb"));
@@ -199,6 +199,20 @@ Test(driver, kernel_selects_one_and_unknown_fails) {
     r = run_blkc(cmd);
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "no kernel named 'nope'"));
+    free_run(&r);
+}
+
+Test(driver, emit_bir_prints_ops_with_types_and_lines) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/layernorm.blk --emit=bir --kernel layer_norm_bwd_dwdb", BLK_EXAMPLES_DIR);
+    Run r = run_blkc(cmd);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "kernel @layer_norm_bwd_dwdb("), "%s", r.out);
+    cr_expect_not(strstr(r.out, "kernel @layer_norm_fwd"));
+    /* the source line as a comment, then its ops with types and line numbers */
+    cr_expect(strstr(r.out, "// 105: let mask = (rows[:, None] < M) & (cols[None, :] < N);"), "%s", r.out);
+    cr_expect(strstr(r.out, "= expand_dims %rows, axis 1 : [32, 1] i32"), "%s", r.out);
+    cr_expect(strstr(r.out, "; line 105"), "%s", r.out);
     free_run(&r);
 }
 

@@ -1,0 +1,703 @@
+/* bir.c: the block IR's builder, its text form (--emit=bir) and its verifier.
+ * The IR itself is declared in blkc.h; docs/architecture.md describes it. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+static const char *const opcode_names[BIR_OPCODE_COUNT] = {
+    [BIR_CONST] = "const", [BIR_PROGRAM_ID] = "program_id",
+    [BIR_NUM_PROGRAMS] = "num_programs", [BIR_ARANGE] = "arange",
+    [BIR_SPLAT] = "splat", [BIR_EXPAND_DIMS] = "expand_dims", [BIR_BROADCAST] = "broadcast",
+    [BIR_CONVERT] = "convert", [BIR_PTR_CAST] = "ptr_cast", [BIR_PTR_ADD] = "ptr_add",
+    [BIR_ADD] = "add", [BIR_SUB] = "sub", [BIR_MUL] = "mul", [BIR_DIV] = "div",
+    [BIR_REM] = "rem", [BIR_AND] = "and", [BIR_OR] = "or", [BIR_XOR] = "xor",
+    [BIR_SHL] = "shl", [BIR_SHR] = "shr", [BIR_MIN] = "min", [BIR_MAX] = "max",
+    [BIR_EQ] = "cmp.eq", [BIR_NE] = "cmp.ne", [BIR_LT] = "cmp.lt", [BIR_LE] = "cmp.le",
+    [BIR_GT] = "cmp.gt", [BIR_GE] = "cmp.ge",
+    [BIR_NEG] = "neg", [BIR_NOT] = "not", [BIR_ABS] = "abs", [BIR_EXP] = "exp",
+    [BIR_EXP2] = "exp2", [BIR_LOG] = "log", [BIR_LOG2] = "log2", [BIR_SQRT] = "sqrt",
+    [BIR_RSQRT] = "rsqrt", [BIR_SELECT] = "select", [BIR_FMA] = "fma",
+    [BIR_RAND] = "rand", [BIR_RANDINT] = "randint",
+    [BIR_LOAD] = "load", [BIR_STORE] = "store", [BIR_ATOMIC_CAS] = "atomic_cas",
+    [BIR_ATOMIC_XCHG] = "atomic_xchg", [BIR_ATOMIC_ADD] = "atomic_add",
+    [BIR_REDUCE_SUM] = "reduce_sum", [BIR_REDUCE_MAX] = "reduce_max",
+    [BIR_REDUCE_MIN] = "reduce_min", [BIR_ARGMAX] = "argmax", [BIR_ARGMIN] = "argmin",
+    [BIR_FOR] = "for", [BIR_WHILE] = "while", [BIR_IF] = "if", [BIR_YIELD] = "yield",
+    [BIR_CONDITION] = "condition", [BIR_RETURN] = "return",
+    [BIR_BARRIER] = "barrier", [BIR_PRINT] = "print",
+};
+
+const char *bir_opcode_name(BirOpcode code) {
+    return code < BIR_OPCODE_COUNT && opcode_names[code] ? opcode_names[code] : "?";
+}
+
+/* ---------------------------------------------------------------- builder */
+
+int bir_value_new(BirFunction *f, BlkType type, const char *name) {
+    if (f->nvalues == f->values_cap) {
+        int cap = f->values_cap ? f->values_cap * 2 : 64;
+        BirValue *v = arena_alloc(f->arena, (size_t)cap * sizeof *v);
+        if (f->nvalues) memcpy(v, f->values, (size_t)f->nvalues * sizeof *v);
+        f->values = v;
+        f->values_cap = cap;
+    }
+    f->values[f->nvalues] = (BirValue){type, name, NULL};
+    return f->nvalues++;
+}
+
+BirOp *bir_append(BirFunction *f, BirBlock *b, BirOpcode code, const int *operands, int n,
+                  const BlkType *result_type) {
+    BirOp *op = arena_alloc(f->arena, sizeof *op);
+    op->code = code;
+    if (n) {
+        op->operands = arena_alloc(f->arena, (size_t)n * sizeof(int));
+        memcpy(op->operands, operands, (size_t)n * sizeof(int));
+        op->noperands = n;
+    }
+    if (result_type && result_type->dtype != DT_VOID) {
+        op->results = arena_alloc(f->arena, sizeof(int));
+        op->results[0] = bir_value_new(f, *result_type, NULL);
+        f->values[op->results[0]].def = op;
+        op->nresults = 1;
+    }
+    ptrvec_push(f->arena, &b->ops, op);
+    return op;
+}
+
+BirBlock *bir_block_new(BirFunction *f) { return arena_alloc(f->arena, sizeof(BirBlock)); }
+
+int bir_block_add_arg(BirFunction *f, BirBlock *b, BlkType type, const char *name) {
+    int *args = arena_alloc(f->arena, (size_t)(b->nargs + 1) * sizeof(int));
+    if (b->nargs) memcpy(args, b->args, (size_t)b->nargs * sizeof(int));
+    args[b->nargs] = bir_value_new(f, type, name);
+    b->args = args;
+    return args[b->nargs++];
+}
+
+static bool is_terminator(BirOpcode c) {
+    return c == BIR_YIELD || c == BIR_CONDITION || c == BIR_RETURN;
+}
+
+BirOp *bir_block_terminator(const BirBlock *b) {
+    if (b->ops.len == 0) return NULL;
+    BirOp *last = b->ops.items[b->ops.len - 1];
+    return is_terminator(last->code) ? last : NULL;
+}
+
+/* -------------------------------------------------------- dead op removal */
+
+static bool has_effect(BirOpcode c) {
+    switch (c) {
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN:
+    case BIR_BARRIER: case BIR_PRINT:
+        return true;
+    default: return false;
+    }
+}
+
+static void count_uses(const BirBlock *b, int *uses) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++)
+            if (op->operands[k] >= 0) uses[op->operands[k]]++;
+        for (int r = 0; r < op->nregions; r++) count_uses(op->regions[r], uses);
+    }
+}
+
+static bool sweep(BirBlock *b, const int *uses) {
+    bool changed = false;
+    int kept = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) changed |= sweep(op->regions[r], uses);
+        if (!has_effect(op->code) && op->nresults == 1 && uses[op->results[0]] == 0) {
+            changed = true;
+            continue;
+        }
+        b->ops.items[kept++] = op;
+    }
+    b->ops.len = kept;
+    return changed;
+}
+
+void bir_remove_dead_ops(BirFunction *f) {
+    int *uses = malloc((size_t)(f->nvalues + 1) * sizeof(int));
+    if (!uses) return; /* an optimization only */
+    bool changed = true;
+    while (changed) {
+        memset(uses, 0, (size_t)(f->nvalues + 1) * sizeof(int));
+        count_uses(f->body, uses);
+        changed = sweep(f->body, uses);
+    }
+    free(uses);
+}
+
+/* ------------------------------------------------------------------ print */
+
+typedef struct {
+    FILE *out;
+    const BirFunction *f;
+    char **names;      /* printed name of each value */
+    uint32_t last_line;
+    char *line;        /* the op line being built */
+    size_t len, cap;
+} Printer;
+
+static void put(Printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(Printer *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (p->len + (size_t)n + 1 > p->cap) {
+        size_t cap = (p->len + (size_t)n + 1) * 2;
+        char *grown = realloc(p->line, cap);
+        if (!grown) return;
+        p->line = grown;
+        p->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(p->line + p->len, p->cap - p->len, fmt, ap);
+    va_end(ap);
+    p->len += (size_t)n;
+}
+
+/* Writes the built line, with the source line number in a column. */
+static void flush_line(Printer *p, uint32_t line) {
+    enum { COMMENT_COLUMN = 60 };
+    fputs(p->len ? p->line : "", p->out);
+    if (line) fprintf(p->out, "%*s; line %u", p->len < COMMENT_COLUMN ? (int)(COMMENT_COLUMN - p->len) : 1, "", line);
+    fputc('\n', p->out);
+    p->len = 0;
+}
+
+/* "%offs" for the first value bound to `offs`, "%offs.12" for later ones,
+ * "%12" for unnamed values. */
+static void assign_names(Printer *p) {
+    const BirFunction *f = p->f;
+    p->names = calloc((size_t)f->nvalues, sizeof(char *));
+    for (int i = 0; i < f->nvalues && p->names; i++) {
+        const char *n = f->values[i].name;
+        bool taken = false;
+        for (int j = 0; n && j < i && !taken; j++)
+            taken = f->values[j].name && strcmp(f->values[j].name, n) == 0;
+        char buf[96];
+        if (!n) snprintf(buf, sizeof buf, "%%%d", i);
+        else if (taken) snprintf(buf, sizeof buf, "%%%s.%d", n, i);
+        else snprintf(buf, sizeof buf, "%%%s", n);
+        size_t len = strlen(buf) + 1;
+        if ((p->names[i] = malloc(len))) memcpy(p->names[i], buf, len);
+    }
+}
+
+static const char *vname(Printer *p, int v) {
+    if (v == BIR_NONE) return "none";
+    return p->names && p->names[v] ? p->names[v] : "%?";
+}
+
+static void put_type(Printer *p, BlkType t) {
+    char buf[64];
+    put(p, "%s", type_str(t, buf, sizeof buf));
+}
+
+static void indent(Printer *p, int depth) { put(p, "%*s", 2 * depth, ""); }
+
+/* The source text of a line, as a comment above the ops it produced. */
+static void print_source_line(Printer *p, uint32_t line, int depth) {
+    const Source *src = p->f->src;
+    if (!src || line == 0 || line == p->last_line) return;
+    p->last_line = line;
+    const char *s = src->text, *end = src->text + src->len;
+    for (uint32_t l = 1; l < line && s < end; s++)
+        if (*s == '\n') l++;
+    while (s < end && (*s == ' ' || *s == '\t')) s++;
+    const char *e = s;
+    while (e < end && *e != '\n') e++;
+    indent(p, depth);
+    put(p, "// %u: %.*s", line, (int)(e - s), s);
+    flush_line(p, 0);
+}
+
+static void print_block(Printer *p, const BirBlock *b, int depth);
+
+static void put_const(Printer *p, const BirOp *op, BlkType t) {
+    if (dtype_is_float(t.dtype)) {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.9g", op->value.f);
+        if (!strpbrk(buf, ".eEni")) strcat(buf, ".0"); /* keep it recognizable as a float */
+        put(p, "%s", buf);
+    } else if (t.dtype == DT_I1) {
+        put(p, "%s", op->value.i ? "true" : "false");
+    } else {
+        put(p, "%lld", (long long)op->value.i);
+    }
+}
+
+static void put_operands(Printer *p, const BirOp *op, int from) {
+    for (int i = from; i < op->noperands; i++)
+        put(p, "%s%s", i > from ? ", " : "", vname(p, op->operands[i]));
+}
+
+static void print_op(Printer *p, const BirOp *op, int depth) {
+    print_source_line(p, op->line, depth);
+    indent(p, depth);
+    for (int i = 0; i < op->nresults; i++) put(p, "%s%s", i ? ", " : "", vname(p, op->results[i]));
+    if (op->nresults) put(p, " = ");
+    put(p, "%s", bir_opcode_name(op->code));
+    const BirFunction *f = p->f;
+    switch (op->code) {
+    case BIR_CONST:
+        put(p, " ");
+        put_const(p, op, f->values[op->results[0]].type);
+        break;
+    case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS: case BIR_ARANGE:
+        put(p, " %lld", (long long)op->attr);
+        break;
+    case BIR_EXPAND_DIMS: case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN:
+    case BIR_ARGMAX: case BIR_ARGMIN:
+        put(p, " ");
+        put_operands(p, op, 0);
+        put(p, ", axis %lld", (long long)op->attr);
+        break;
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD: {
+        /* the optional operands are shown by name */
+        int fixed = op->code == BIR_LOAD ? 1 : 2;
+        put(p, " ");
+        for (int i = 0; i < fixed; i++) put(p, "%s%s", i ? ", " : "", vname(p, op->operands[i]));
+        if (op->noperands > fixed && op->operands[fixed] != BIR_NONE)
+            put(p, ", mask %s", vname(p, op->operands[fixed]));
+        if (op->code == BIR_LOAD && op->noperands > 2 && op->operands[2] != BIR_NONE)
+            put(p, ", other %s", vname(p, op->operands[2]));
+        break;
+    }
+    case BIR_FOR:
+        put(p, " %s = %s to %s step %s", vname(p, op->regions[0]->args[0]), vname(p, op->operands[0]),
+            vname(p, op->operands[1]), vname(p, op->operands[2]));
+        if (op->attr) put(p, " descending");
+        break;
+    case BIR_PRINT:
+        put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
+        put_operands(p, op, 0);
+        break;
+    default:
+        if (op->noperands) put(p, " ");
+        put_operands(p, op, 0);
+        break;
+    }
+    if (op->nresults) {
+        put(p, " : ");
+        for (int i = 0; i < op->nresults; i++) {
+            if (i) put(p, ", ");
+            put_type(p, f->values[op->results[i]].type);
+        }
+    }
+    for (int r = 0; r < op->nregions; r++) {
+        const BirBlock *b = op->regions[r];
+        const char *label = op->code == BIR_IF ? (r ? "else" : "then")
+                          : op->code == BIR_WHILE ? (r ? "do" : "cond") : "do";
+        if (r) indent(p, depth);
+        else put(p, " ");
+        put(p, "%s", label);
+        /* a loop's carried values: region argument <- initial value */
+        int first = op->code == BIR_FOR ? 1 : 0, init = op->code == BIR_FOR ? 3 : 0;
+        if (b->nargs > first) {
+            put(p, " (");
+            for (int i = first; i < b->nargs; i++) {
+                put(p, "%s%s: ", i > first ? ", " : "", vname(p, b->args[i]));
+                put_type(p, f->values[b->args[i]].type);
+                if (op->code != BIR_IF && init + i - first < op->noperands)
+                    put(p, " = %s", vname(p, op->operands[init + i - first]));
+            }
+            put(p, ")");
+        }
+        put(p, " {");
+        flush_line(p, r == 0 ? op->line : 0);
+        print_block(p, b, depth + 1);
+        indent(p, depth);
+        put(p, "}");
+        flush_line(p, 0);
+        p->last_line = 0; /* show the source again after a region */
+    }
+    if (!op->nregions) flush_line(p, op->line);
+}
+
+static void print_block(Printer *p, const BirBlock *b, int depth) {
+    for (int i = 0; i < b->ops.len; i++) print_op(p, b->ops.items[i], depth);
+}
+
+void bir_print(FILE *out, const BirFunction *f) {
+    Printer p = {out, f, NULL, 0, NULL, 0, 0};
+    assign_names(&p);
+    put(&p, "kernel @%s(", f->name);
+    for (int i = 0; i < f->nparams; i++) {
+        const BirParam *prm = &f->params[i];
+        put(&p, "%s%s: ", i ? ", " : "", vname(&p, prm->value));
+        put_type(&p, prm->type);
+        if (prm->align) put(&p, " align %lld", (long long)prm->align);
+        if (prm->multiple_of) put(&p, " multiple_of %lld", (long long)prm->multiple_of);
+    }
+    put(&p, ") {");
+    flush_line(&p, 0);
+    if (f->consts && *f->consts) {
+        put(&p, "  // const %s", f->consts);
+        flush_line(&p, 0);
+    }
+    print_block(&p, f->body, 1);
+    put(&p, "}");
+    flush_line(&p, 0);
+    for (int i = 0; p.names && i < f->nvalues; i++) free(p.names[i]);
+    free(p.names);
+    free(p.line);
+}
+
+/* ----------------------------------------------------------------- verify */
+
+typedef struct {
+    const BirFunction *f;
+    char *err;
+    size_t err_size;
+    bool *defined;    /* values visible at the current point */
+    bool *ever;       /* values defined anywhere: each is defined once */
+    const BirOp *op;  /* the op being checked, for messages */
+} Verifier;
+
+static bool fail(Verifier *V, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(Verifier *V, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (V->op)
+        snprintf(V->err, V->err_size, "kernel %s, line %u, op '%s': %s", V->f->name, V->op->line,
+                 bir_opcode_name(V->op->code), msg);
+    else
+        snprintf(V->err, V->err_size, "kernel %s: %s", V->f->name, msg);
+    return false;
+}
+
+static BlkType vt(Verifier *V, int v) { return V->f->values[v].type; }
+
+static bool define(Verifier *V, int v) {
+    if (v < 0 || v >= V->f->nvalues) return fail(V, "result %d is not a value", v);
+    if (V->ever[v]) return fail(V, "value %%%d is defined twice", v);
+    V->ever[v] = V->defined[v] = true;
+    return true;
+}
+
+static bool is_num(DType d) { return dtype_is_int(d) || dtype_is_float(d); }
+
+/* Result type = operand type, all operands alike. */
+static bool same_types(Verifier *V, const BirOp *op, int n) {
+    BlkType r = vt(V, op->results[0]);
+    for (int i = 0; i < n; i++)
+        if (!type_equal(vt(V, op->operands[i]), r)) return fail(V, "operand %d's type differs from the result's", i);
+    return true;
+}
+
+static bool mask_ok(Verifier *V, int mask, BlkType like) {
+    if (mask == BIR_NONE) return true;
+    BlkType m = vt(V, mask);
+    if (m.dtype != DT_I1 || !shape_equal(m, like)) return fail(V, "the mask must be i1 of the pointer's shape");
+    return true;
+}
+
+/* The value type a pointer block points to: elem dtype, ptr's shape. */
+static BlkType pointee(BlkType p) {
+    return type_with_shape(type_scalar(p.elem), p.rank, p.shape);
+}
+
+static bool verify_block(Verifier *V, const BirBlock *b, const BirOp *parent, int region);
+
+static bool yields_match(Verifier *V, const BirBlock *region, const int *types_of, int n) {
+    const BirOp *t = bir_block_terminator(region);
+    if (!t || t->code == BIR_RETURN) return true; /* return: nothing flows on */
+    if (t->noperands != n) return fail(V, "the region yields %d values, expected %d", t->noperands, n);
+    for (int i = 0; i < n; i++)
+        if (!type_equal(vt(V, t->operands[i]), vt(V, types_of[i])))
+            return fail(V, "yielded value %d has the wrong type", i);
+    return true;
+}
+
+static bool verify_types(Verifier *V, const BirOp *op) {
+    int n = op->noperands;
+    const int *a = op->operands;
+    BlkType r = op->nresults ? vt(V, op->results[0]) : type_scalar(DT_VOID);
+#define NEED(cond, ...) do { if (!(cond)) return fail(V, __VA_ARGS__); } while (0)
+#define ARITY(k) NEED(n == (k), "expected %d operands, got %d", (k), n)
+    switch (op->code) {
+    case BIR_CONST:
+        ARITY(0);
+        NEED(r.rank == 0 && (is_num(r.dtype) || r.dtype == DT_I1), "a constant is a numeric scalar");
+        return true;
+    case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS:
+        ARITY(0);
+        NEED(op->attr >= 0 && op->attr <= 2 && r.dtype == DT_I32 && r.rank == 0, "an i32 for axis 0-2");
+        return true;
+    case BIR_ARANGE:
+        ARITY(0);
+        NEED(r.dtype == DT_I32 && r.rank == 1 && is_pow2(r.shape[0]), "a rank-1 i32 power-of-two block");
+        return true;
+    case BIR_SPLAT:
+        ARITY(1);
+        NEED(vt(V, a[0]).rank == 0 && r.rank > 0, "splat makes a block of a scalar");
+        NEED(type_equal(type_with_shape(r, 0, NULL), vt(V, a[0])), "splat keeps the dtype");
+        return true;
+    case BIR_EXPAND_DIMS: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank >= 1 && r.rank == x.rank + 1 && op->attr >= 0 && op->attr < r.rank,
+             "expand_dims adds one dimension");
+        NEED(r.shape[op->attr] == 1, "the new dimension has size 1");
+        for (int i = 0, j = 0; i < r.rank; i++)
+            if (i != op->attr) NEED(r.shape[i] == x.shape[j++], "the other dimensions are kept");
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+        return true;
+    }
+    case BIR_BROADCAST: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank == r.rank && x.rank > 0, "broadcast keeps the rank");
+        for (int i = 0; i < r.rank; i++)
+            NEED(x.shape[i] == r.shape[i] || x.shape[i] == 1, "dimension %d cannot broadcast", i);
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+        return true;
+    }
+    case BIR_CONVERT:
+        ARITY(1);
+        NEED(shape_equal(vt(V, a[0]), r), "convert keeps the shape");
+        NEED((is_num(r.dtype) || r.dtype == DT_I1) &&
+             (is_num(vt(V, a[0]).dtype) || vt(V, a[0]).dtype == DT_I1), "convert is numeric");
+        return true;
+    case BIR_PTR_CAST:
+        ARITY(1);
+        NEED(shape_equal(vt(V, a[0]), r) && r.dtype == DT_PTR && vt(V, a[0]).dtype == DT_PTR,
+             "ptr_cast maps pointers to pointers");
+        return true;
+    case BIR_PTR_ADD:
+        ARITY(2);
+        NEED(type_equal(vt(V, a[0]), r) && r.dtype == DT_PTR, "ptr_add keeps the pointer type");
+        NEED(dtype_is_int(vt(V, a[1]).dtype) && shape_equal(vt(V, a[1]), r), "the offset is an integer of the same shape");
+        return true;
+    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_MIN: case BIR_MAX:
+        ARITY(2);
+        NEED(is_num(r.dtype), "arithmetic on numbers");
+        return same_types(V, op, 2);
+    case BIR_AND: case BIR_OR: case BIR_XOR:
+        ARITY(2);
+        NEED(dtype_is_int(r.dtype) || r.dtype == DT_I1, "bitwise on integers");
+        return same_types(V, op, 2);
+    case BIR_SHL: case BIR_SHR:
+        ARITY(2);
+        NEED(dtype_is_int(r.dtype), "shifts on integers");
+        return same_types(V, op, 2);
+    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE:
+        ARITY(2);
+        NEED(r.dtype == DT_I1 && shape_equal(vt(V, a[0]), r), "a comparison gives i1 of the operands' shape");
+        NEED(type_equal(vt(V, a[0]), vt(V, a[1])), "compared operands have one type");
+        NEED(vt(V, a[0]).dtype != DT_PTR || op->code == BIR_EQ || op->code == BIR_NE,
+             "pointers compare with eq/ne only");
+        return true;
+    case BIR_NEG: case BIR_ABS:
+        ARITY(1);
+        NEED(is_num(r.dtype), "on numbers");
+        return same_types(V, op, 1);
+    case BIR_NOT:
+        ARITY(1);
+        NEED(dtype_is_int(r.dtype) || r.dtype == DT_I1, "on integers or i1");
+        return same_types(V, op, 1);
+    case BIR_EXP: case BIR_EXP2: case BIR_LOG: case BIR_LOG2: case BIR_SQRT: case BIR_RSQRT:
+        ARITY(1);
+        NEED(r.dtype == DT_F32, "math functions compute in f32");
+        return same_types(V, op, 1);
+    case BIR_FMA:
+        ARITY(3);
+        NEED(r.dtype == DT_F32, "fma computes in f32");
+        return same_types(V, op, 3);
+    case BIR_SELECT:
+        ARITY(3);
+        NEED(vt(V, a[0]).dtype == DT_I1 && shape_equal(vt(V, a[0]), r), "the condition is i1 of the result's shape");
+        NEED(type_equal(vt(V, a[1]), r) && type_equal(vt(V, a[2]), r), "both choices have the result's type");
+        return true;
+    case BIR_RAND: case BIR_RANDINT:
+        ARITY(2);
+        NEED(type_equal(vt(V, a[0]), type_scalar(DT_I64)), "the seed is an i64 scalar");
+        NEED(dtype_is_int(vt(V, a[1]).dtype) && shape_equal(vt(V, a[1]), r), "offsets are integers of the result's shape");
+        NEED(r.dtype == (op->code == BIR_RAND ? DT_F32 : DT_U32), "rand gives f32, randint u32");
+        return true;
+    case BIR_LOAD:
+        ARITY(3);
+        NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "load gives the pointee type");
+        if (!mask_ok(V, a[1], r)) return false;
+        NEED(a[2] == BIR_NONE || type_equal(vt(V, a[2]), r), "other has the loaded type");
+        NEED(a[2] == BIR_NONE || a[1] != BIR_NONE, "other needs a mask");
+        return true;
+    case BIR_STORE:
+        ARITY(3);
+        NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(vt(V, a[1]), pointee(vt(V, a[0]))),
+             "the stored value has the pointee type and the pointer's shape");
+        return mask_ok(V, a[2], vt(V, a[1]));
+    case BIR_ATOMIC_CAS:
+        ARITY(3);
+        NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
+        NEED(type_equal(vt(V, a[1]), r) && type_equal(vt(V, a[2]), r), "cmp and val have the pointee type");
+        return true;
+    case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        ARITY(3);
+        NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
+        NEED(type_equal(vt(V, a[1]), r), "val has the pointee type");
+        return mask_ok(V, a[2], r);
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank >= 1 && op->attr >= 0 && op->attr < x.rank && r.rank == x.rank - 1,
+             "a reduction removes its axis");
+        for (int i = 0, j = 0; i < x.rank; i++)
+            if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
+        bool arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
+        NEED(is_num(x.dtype), "reductions take numbers");
+        NEED(r.dtype == (arg ? DT_I32 : x.dtype), arg ? "arg reductions give i32" : "the dtype is kept");
+        NEED(op->code != BIR_REDUCE_SUM || (x.dtype != DT_F16 && x.dtype != DT_BF16),
+             "f16/bf16 sums are converted to f32 first");
+        return true;
+    }
+    case BIR_FOR: {
+        NEED(n >= 3 && op->nregions == 1, "for has start, end, step and one region");
+        BlkType iv = vt(V, a[0]);
+        NEED(iv.rank == 0 && dtype_is_int(iv.dtype), "bounds are integer scalars");
+        NEED(type_equal(vt(V, a[1]), iv) && type_equal(vt(V, a[2]), iv), "bounds share one type");
+        const BirBlock *body = op->regions[0];
+        NEED(body->nargs == n - 2 && op->nresults == n - 3, "args: the iv and each carried value");
+        NEED(type_equal(vt(V, body->args[0]), iv), "the iv has the bounds' type");
+        for (int i = 3; i < n; i++) {
+            NEED(type_equal(vt(V, a[i]), vt(V, body->args[i - 2])), "carried value %d: init type", i - 3);
+            NEED(type_equal(vt(V, a[i]), vt(V, op->results[i - 3])), "carried value %d: result type", i - 3);
+        }
+        return yields_match(V, body, op->results, op->nresults);
+    }
+    case BIR_WHILE: {
+        NEED(op->nregions == 2 && op->nresults == n, "while has cond and body regions");
+        for (int r2 = 0; r2 < 2; r2++) {
+            NEED(op->regions[r2]->nargs == n, "each region takes the carried values");
+            for (int i = 0; i < n; i++)
+                NEED(type_equal(vt(V, op->regions[r2]->args[i]), vt(V, a[i])), "carried value %d's type", i);
+        }
+        for (int i = 0; i < n; i++)
+            NEED(type_equal(vt(V, op->results[i]), vt(V, a[i])), "result %d's type", i);
+        const BirOp *c = bir_block_terminator(op->regions[0]);
+        NEED(c && (c->code == BIR_CONDITION || c->code == BIR_RETURN), "the cond region ends in condition");
+        return yields_match(V, op->regions[1], op->results, op->nresults);
+    }
+    case BIR_IF:
+        ARITY(1);
+        NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
+        NEED(op->nregions == 2 && op->regions[0]->nargs == 0 && op->regions[1]->nargs == 0,
+             "if has then and else regions without arguments");
+        return yields_match(V, op->regions[0], op->results, op->nresults) &&
+               yields_match(V, op->regions[1], op->results, op->nresults);
+    case BIR_CONDITION:
+        ARITY(1);
+        NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
+        return true;
+    case BIR_YIELD: case BIR_RETURN: case BIR_BARRIER: case BIR_PRINT:
+        NEED(op->code != BIR_RETURN || n == 0, "return takes no operands");
+        NEED(op->code != BIR_BARRIER || n == 0, "barrier takes no operands");
+        return true;
+    case BIR_OPCODE_COUNT: break;
+    }
+#undef NEED
+#undef ARITY
+    return fail(V, "unknown opcode %d", (int)op->code);
+}
+
+static bool verify_op(Verifier *V, const BirOp *op) {
+    V->op = op;
+    if ((unsigned)op->code >= BIR_OPCODE_COUNT) return fail(V, "unknown opcode %d", (int)op->code);
+    for (int i = 0; i < op->noperands; i++) {
+        int v = op->operands[i];
+        bool optional = v == BIR_NONE &&
+                        ((op->code == BIR_LOAD && i >= 1) || (op->code == BIR_STORE && i == 2) ||
+                         ((op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) && i == 2));
+        if (optional) continue;
+        if (v < 0 || v >= V->f->nvalues) return fail(V, "operand %d is not a value", i);
+        if (!V->defined[v]) return fail(V, "operand %s (%%%d) is used where it is not defined",
+                                        V->f->values[v].name ? V->f->values[v].name : "", v);
+    }
+    bool has_result = op->nresults == 1;
+    switch (op->code) {
+    case BIR_STORE: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN: case BIR_BARRIER:
+    case BIR_PRINT:
+        if (op->nresults) return fail(V, "has no result");
+        break;
+    case BIR_FOR: case BIR_WHILE: case BIR_IF: break;
+    default:
+        if (!has_result) return fail(V, "has one result");
+    }
+    if (op->nregions < 0 || op->nregions > 2) return fail(V, "bad region count");
+    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF;
+    if (!wants_regions && op->nregions) return fail(V, "has no regions");
+    for (int r = 0; r < op->nregions; r++)
+        if (!verify_block(V, op->regions[r], op, r)) return false;
+    V->op = op;
+    if (!verify_types(V, op)) return false;
+    for (int i = 0; i < op->nresults; i++)
+        if (!define(V, op->results[i])) return false;
+    return true;
+}
+
+/* Values defined inside a block are visible after it only through the
+ * parent's results, so they are hidden again on the way out. */
+static bool verify_block(Verifier *V, const BirBlock *b, const BirOp *parent, int region) {
+    int nvalues = V->f->nvalues;
+    bool *saved = malloc((size_t)nvalues);
+    if (!saved) return fail(V, "out of memory");
+    memcpy(saved, V->defined, (size_t)nvalues);
+    bool ok = true;
+    for (int i = 0; i < b->nargs && ok; i++) ok = define(V, b->args[i]);
+    for (int i = 0; i < b->ops.len && ok; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (is_terminator(op->code) && i != b->ops.len - 1) {
+            V->op = op;
+            ok = fail(V, "a terminator must end its block");
+        } else {
+            ok = verify_op(V, op);
+        }
+    }
+    if (ok) {
+        const BirOp *t = bir_block_terminator(b);
+        V->op = parent;
+        BirOpcode want = !parent ? BIR_RETURN
+                       : parent->code == BIR_WHILE && region == 0 ? BIR_CONDITION : BIR_YIELD;
+        if (!t) ok = fail(V, "region %d does not end in a terminator", region);
+        else if (t->code != want && t->code != BIR_RETURN)
+            ok = fail(V, "region %d ends in '%s', expected '%s'", region, bir_opcode_name(t->code),
+                      bir_opcode_name(want));
+    }
+    memcpy(V->defined, saved, (size_t)nvalues);
+    free(saved);
+    return ok;
+}
+
+bool bir_verify(const BirFunction *f, char *err, size_t err_size) {
+    Verifier V = {f, err, err_size, NULL, NULL, NULL};
+    size_t n = (size_t)f->nvalues + 1;
+    V.defined = calloc(n, 1);
+    V.ever = calloc(n, 1);
+    bool ok = V.defined && V.ever;
+    if (!ok) fail(&V, "out of memory");
+    if (ok && f->body->nargs != f->nparams) ok = fail(&V, "the body takes the %d parameters", f->nparams);
+    for (int i = 0; ok && i < f->nparams; i++) {
+        const BirParam *p = &f->params[i];
+        if (p->value != f->body->args[i] || !type_equal(f->values[p->value].type, p->type))
+            ok = fail(&V, "parameter %s is not the body's argument %d", p->name, i);
+    }
+    if (ok) ok = verify_block(&V, f->body, NULL, 0);
+    free(V.defined);
+    free(V.ever);
+    if (ok && err_size) err[0] = 0;
+    return ok;
+}

@@ -1,0 +1,666 @@
+/* lower.c: checked AST -> block IR.
+ * Variables become SSA values: the lowering keeps, per symbol, the value it
+ * holds now. A loop or branch that assigns a variable declared outside it
+ * carries that variable: as a region argument and a yield for loops, as a
+ * result of the `if` for branches. Every implicit conversion sema decided
+ * (promotion, weak literals, broadcasting, f16 math in f32) becomes an
+ * explicit op here, so the backends see only same-typed operands. */
+#include <string.h>
+
+#include "blkc.h"
+
+typedef struct {
+    Arena *a;
+    BirFunction *f;
+    BirBlock *block; /* where ops are appended */
+    int *env;        /* symbol id -> value id, or -1 */
+    int env_len;
+    bool terminated; /* a `return` ended the current block */
+    Span at;         /* source position given to new ops */
+} Lower;
+
+static int lower_expr(Lower *L, const Expr *e);
+static void lower_stmt(Lower *L, const Stmt *s);
+
+/* ------------------------------------------------------------ environment */
+
+static int env_get(Lower *L, const Symbol *s) { return s->id < L->env_len ? L->env[s->id] : -1; }
+
+static void env_set(Lower *L, const Symbol *s, int v) {
+    if (s->id >= L->env_len) {
+        int n = L->env_len ? L->env_len : 64;
+        while (n <= s->id) n *= 2;
+        int *env = arena_alloc(L->a, (size_t)n * sizeof(int));
+        memset(env, 0xff, (size_t)n * sizeof(int)); /* all -1 */
+        if (L->env_len) memcpy(env, L->env, (size_t)L->env_len * sizeof(int));
+        L->env = env;
+        L->env_len = n;
+    }
+    L->env[s->id] = v;
+    /* name the value after the first binding that gives it one */
+    if (!L->f->values[v].name) L->f->values[v].name = s->name;
+}
+
+static int *env_save(Lower *L) {
+    int *copy = arena_alloc(L->a, (size_t)(L->env_len ? L->env_len : 1) * sizeof(int));
+    if (L->env_len) memcpy(copy, L->env, (size_t)L->env_len * sizeof(int));
+    return copy;
+}
+
+static void env_restore(Lower *L, const int *saved, int len) {
+    memcpy(L->env, saved, (size_t)len * sizeof(int));
+    if (L->env_len > len) memset(L->env + len, 0xff, (size_t)(L->env_len - len) * sizeof(int));
+}
+
+/* ----------------------------------------------------------------- emit */
+
+static BirOp *emit_op(Lower *L, BirOpcode code, const int *ops, int n, const BlkType *t) {
+    BirOp *op = bir_append(L->f, L->block, code, ops, n, t);
+    op->line = L->at.line;
+    op->col = L->at.col;
+    return op;
+}
+
+static int emit(Lower *L, BirOpcode code, const int *ops, int n, BlkType t) {
+    return emit_op(L, code, ops, n, &t)->results[0];
+}
+
+static int emit1(Lower *L, BirOpcode code, int a, BlkType t) { return emit(L, code, &a, 1, t); }
+
+static int emit2(Lower *L, BirOpcode code, int a, int b, BlkType t) {
+    int ops[2] = {a, b};
+    return emit(L, code, ops, 2, t);
+}
+
+static BlkType vtype(Lower *L, int v) { return L->f->values[v].type; }
+
+static int emit_const(Lower *L, DType d, ConstVal cv) {
+    BlkType t = type_scalar(d);
+    BirOp *op = emit_op(L, BIR_CONST, NULL, 0, &t);
+    op->value = cv;
+    return op->results[0];
+}
+
+static int const_int(Lower *L, DType d, int64_t v) { return emit_const(L, d, (ConstVal){.i = v}); }
+
+/* Numeric conversion of each element; constants fold. */
+static int convert(Lower *L, int v, DType to) {
+    BlkType t = vtype(L, v);
+    if (t.dtype == to || t.dtype == DT_PTR) return v;
+    const BirOp *def = L->f->values[v].def;
+    if (def && def->code == BIR_CONST)
+        return emit_const(L, to, convert_scalar(def->value, t.dtype, to));
+    BlkType r = t;
+    r.dtype = to;
+    return emit1(L, BIR_CONVERT, v, r);
+}
+
+/* Broadcast v to the shape of `to`: splat a scalar; add leading size-1
+ * dimensions (shapes align on the right); then widen size-1 dimensions. */
+static int broadcast(Lower *L, int v, BlkType to) {
+    BlkType t = vtype(L, v);
+    if (shape_equal(t, to)) return v;
+    if (t.rank == 0) return emit1(L, BIR_SPLAT, v, type_with_shape(t, to.rank, to.shape));
+    while (t.rank < to.rank) {
+        int32_t shape[BLK_MAX_RANK] = {1};
+        for (int i = 0; i < t.rank; i++) shape[i + 1] = t.shape[i];
+        t = type_with_shape(t, t.rank + 1, shape);
+        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &t);
+        op->attr = 0;
+        v = op->results[0];
+    }
+    if (shape_equal(t, to)) return v;
+    return emit1(L, BIR_BROADCAST, v, type_with_shape(t, to.rank, to.shape));
+}
+
+/* v as dtype d with the shape of `shape`. */
+static int coerce(Lower *L, int v, DType d, BlkType shape) { return broadcast(L, convert(L, v, d), shape); }
+
+static bool is_const_scalar(const Expr *e) {
+    DType d = e->type.dtype;
+    return e->is_const && e->type.rank == 0 && (dtype_is_int(d) || dtype_is_float(d) || d == DT_I1);
+}
+
+/* e as dtype d with the shape of `shape`; a constant is made in d directly. */
+static int lower_as(Lower *L, const Expr *e, DType d, BlkType shape) {
+    if (is_const_scalar(e) && d != DT_PTR) {
+        Span saved = L->at;
+        L->at = e->span;
+        int c = emit_const(L, d, convert_scalar(e->cv, e->type.dtype, d));
+        L->at = saved;
+        return broadcast(L, c, shape);
+    }
+    return coerce(L, lower_expr(L, e), d, shape);
+}
+
+/* ---------------------------------------------------------- carried values */
+
+/* Every variable assigned in s, including in inlined helper bodies. */
+static void collect_assigned_expr(Lower *L, const Expr *e, PtrVec *out);
+
+static void collect_assigned(Lower *L, const Stmt *s, PtrVec *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case S_LET: collect_assigned_expr(L, s->u.let.init, out); return;
+    case S_ASSIGN: {
+        collect_assigned_expr(L, s->u.assign.value, out);
+        for (int i = 0; i < out->len; i++)
+            if (out->items[i] == s->u.assign.sym) return;
+        ptrvec_push(L->a, out, s->u.assign.sym);
+        return;
+    }
+    case S_FOR:
+        collect_assigned_expr(L, s->u.for_.start, out);
+        collect_assigned_expr(L, s->u.for_.end, out);
+        collect_assigned_expr(L, s->u.for_.step, out);
+        collect_assigned(L, s->u.for_.body, out);
+        return;
+    case S_WHILE:
+        collect_assigned_expr(L, s->u.while_.cond, out);
+        collect_assigned(L, s->u.while_.body, out);
+        return;
+    case S_IF:
+        collect_assigned_expr(L, s->u.if_.cond, out);
+        collect_assigned(L, s->u.if_.then_, out);
+        collect_assigned(L, s->u.if_.else_, out);
+        return;
+    case S_RETURN: collect_assigned_expr(L, s->u.ret.value, out); return;
+    case S_EXPR: collect_assigned_expr(L, s->u.expr.expr, out); return;
+    case S_BLOCK:
+        for (int i = 0; i < s->u.block.stmts.len; i++) collect_assigned(L, s->u.block.stmts.items[i], out);
+        return;
+    }
+}
+
+static void collect_assigned_expr(Lower *L, const Expr *e, PtrVec *out) {
+    if (!e) return;
+    switch (e->kind) {
+    case E_UNARY: case E_BINARY:
+        collect_assigned_expr(L, e->u.binary.lhs, out);
+        collect_assigned_expr(L, e->u.binary.rhs, out);
+        return;
+    case E_CAST: collect_assigned_expr(L, e->u.cast.operand, out); return;
+    case E_INDEX: collect_assigned_expr(L, e->u.index.operand, out); return;
+    case E_CALL:
+        for (int i = 0; i < e->u.call.args.len; i++) collect_assigned_expr(L, e->u.call.args.items[i], out);
+        collect_assigned(L, e->u.call.inline_body, out);
+        collect_assigned_expr(L, e->u.call.inline_result, out);
+        return;
+    default: return;
+    }
+}
+
+/* The assigned symbols that already hold a value: those flow through the
+ * region. (Ones declared inside it start afresh on every entry.) */
+static int carried_symbols(Lower *L, PtrVec *assigned, const Symbol **out) {
+    int n = 0;
+    for (int i = 0; i < assigned->len; i++) {
+        const Symbol *s = assigned->items[i];
+        if (env_get(L, s) >= 0) out[n++] = s;
+    }
+    return n;
+}
+
+/* Lower `body` into a new region. A loop's region takes the loop variable
+ * (iv, when given) and one argument per carried symbol; a branch takes none.
+ * Unless a return ended it, the region yields the carried symbols' values
+ * as they stand at its end. */
+static BirBlock *lower_region(Lower *L, const Stmt *body, const Symbol *const *carried, int n,
+                              bool carried_args, const Symbol *iv, BlkType iv_type) {
+    BirBlock *saved_block = L->block;
+    bool saved_term = L->terminated;
+    BirBlock *b = bir_block_new(L->f);
+    if (iv) env_set(L, iv, bir_block_add_arg(L->f, b, iv_type, iv->name));
+    for (int i = 0; carried_args && i < n; i++)
+        env_set(L, carried[i], bir_block_add_arg(L->f, b, carried[i]->type, carried[i]->name));
+    L->block = b;
+    L->terminated = false;
+    lower_stmt(L, body);
+    if (!L->terminated) {
+        int *ys = arena_alloc(L->a, (size_t)(n ? n : 1) * sizeof(int));
+        for (int i = 0; i < n; i++) ys[i] = env_get(L, carried[i]);
+        emit_op(L, BIR_YIELD, ys, n, NULL);
+    }
+    L->block = saved_block;
+    L->terminated = saved_term;
+    return b;
+}
+
+/* Results of a control-flow op become the carried symbols' new values. */
+static void bind_results(Lower *L, BirOp *op, const Symbol *const *carried, int n) {
+    op->results = arena_alloc(L->a, (size_t)(n ? n : 1) * sizeof(int));
+    op->nresults = n;
+    for (int i = 0; i < n; i++) {
+        op->results[i] = bir_value_new(L->f, carried[i]->type, NULL);
+        L->f->values[op->results[i]].def = op;
+        env_set(L, carried[i], op->results[i]);
+    }
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static BirOpcode binary_opcode(OpKind op) {
+    switch (op) {
+    case OP_ADD: return BIR_ADD;
+    case OP_SUB: return BIR_SUB;
+    case OP_MUL: return BIR_MUL;
+    case OP_DIV: return BIR_DIV;
+    case OP_MOD: return BIR_REM;
+    case OP_AND: case OP_LAND: return BIR_AND;
+    case OP_OR: case OP_LOR: return BIR_OR;
+    case OP_XOR: return BIR_XOR;
+    case OP_SHL: return BIR_SHL;
+    case OP_SHR: return BIR_SHR;
+    case OP_EQ: return BIR_EQ;
+    case OP_NE: return BIR_NE;
+    case OP_LT: return BIR_LT;
+    case OP_LE: return BIR_LE;
+    case OP_GT: return BIR_GT;
+    default: return BIR_GE;
+    }
+}
+
+/* Could evaluating e fault or have an effect? Then a scalar `&&`/`||`
+ * must not evaluate it unconditionally. */
+static bool may_trap(const Expr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case E_UNARY: return may_trap(e->u.binary.lhs);
+    case E_BINARY:
+        if ((e->u.binary.op == OP_DIV || e->u.binary.op == OP_MOD) &&
+            dtype_is_int(e->u.binary.operand_dtype))
+            return true;
+        return may_trap(e->u.binary.lhs) || may_trap(e->u.binary.rhs);
+    case E_CAST: return may_trap(e->u.cast.operand);
+    case E_INDEX: return may_trap(e->u.index.operand);
+    case E_CALL:
+        if (e->u.call.helper) return true;
+        switch (e->u.call.builtin) {
+        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD:
+        case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV:
+            return true;
+        default: break;
+        }
+        for (int i = 0; i < e->u.call.args.len; i++)
+            if (may_trap(e->u.call.args.items[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* Scalar a && b / a || b evaluating b only when needed: an `if` op. */
+static int lower_short_circuit(Lower *L, const Expr *e) {
+    int cond = lower_expr(L, e->u.binary.lhs);
+    bool is_and = e->u.binary.op == OP_LAND;
+    BirOp *op = emit_op(L, BIR_IF, &cond, 1, NULL);
+    BirBlock *saved = L->block;
+    for (int r = 0; r < 2; r++) {
+        L->block = op->regions[r] = bir_block_new(L->f);
+        /* and: then evaluates b, else yields false; or: then yields true */
+        int v = (r == 0) == is_and ? lower_expr(L, e->u.binary.rhs) : const_int(L, DT_I1, !is_and);
+        emit_op(L, BIR_YIELD, &v, 1, NULL);
+    }
+    op->nregions = 2;
+    L->block = saved;
+    op->results = arena_alloc(L->a, sizeof(int));
+    op->results[0] = bir_value_new(L->f, type_scalar(DT_I1), NULL);
+    L->f->values[op->results[0]].def = op;
+    op->nresults = 1;
+    return op->results[0];
+}
+
+static int lower_binary(Lower *L, const Expr *e) {
+    const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    OpKind op = e->u.binary.op;
+    if ((op == OP_LAND || op == OP_LOR) && e->type.rank == 0 && may_trap(r))
+        return lower_short_circuit(L, e);
+    if (e->type.dtype == DT_PTR) {
+        /* ptr + int, int + ptr, ptr - int: offsets in elements */
+        bool lp = l->type.dtype == DT_PTR;
+        int p = broadcast(L, lower_expr(L, lp ? l : r), e->type);
+        int off = lower_as(L, lp ? r : l, e->u.binary.operand_dtype, e->type);
+        if (op == OP_SUB) off = emit1(L, BIR_NEG, off, vtype(L, off));
+        return emit2(L, BIR_PTR_ADD, p, off, e->type);
+    }
+    DType d = e->u.binary.operand_dtype;
+    int a = lower_as(L, l, d, e->type), b = lower_as(L, r, d, e->type);
+    return emit2(L, binary_opcode(op), a, b, e->type);
+}
+
+/* exp, log, sqrt...: integers and f16/bf16 compute in f32 (language.md §6). */
+static int lower_math(Lower *L, BirOpcode code, const Expr *x, BlkType result) {
+    int v = convert(L, lower_expr(L, x), DT_F32);
+    v = emit1(L, code, v, type_with_shape(type_scalar(DT_F32), result.rank, result.shape));
+    return convert(L, v, result.dtype);
+}
+
+static const Expr *arg(const Expr *e, int i) {
+    return i < e->u.call.args.len ? e->u.call.args.items[i] : NULL;
+}
+
+static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
+    int x = lower_expr(L, arg(e, 0));
+    DType d = vtype(L, x).dtype;
+    if (code == BIR_REDUCE_SUM && (d == DT_F16 || d == DT_BF16)) x = convert(L, x, DT_F32);
+    if (code == BIR_REDUCE_SUM && d == DT_I1) x = convert(L, x, DT_I32);
+    BirOp *op = emit_op(L, code, &x, 1, &e->type);
+    op->attr = arg(e, 1) ? arg(e, 1)->cv.i : 0;
+    return op->results[0];
+}
+
+static int lower_builtin(Lower *L, const Expr *e) {
+    const Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
+    BlkType t = e->type;
+    switch ((BuiltinId)e->u.call.builtin) {
+    case BI_PROGRAM_ID: case BI_NUM_PROGRAMS: {
+        BirOp *op = emit_op(L, e->u.call.builtin == BI_PROGRAM_ID ? BIR_PROGRAM_ID : BIR_NUM_PROGRAMS,
+                            NULL, 0, &t);
+        op->attr = a0->cv.i;
+        return op->results[0];
+    }
+    case BI_ARANGE: {
+        BirOp *op = emit_op(L, BIR_ARANGE, NULL, 0, &t);
+        op->attr = a0->cv.i;
+        return op->results[0];
+    }
+    case BI_ZEROS: return broadcast(L, emit_const(L, t.dtype, convert_scalar((ConstVal){.i = 0}, DT_I32, t.dtype)), t);
+    case BI_FULL: return lower_as(L, a1, t.dtype, t);
+    case BI_LOAD: {
+        int ops[3] = {broadcast(L, lower_expr(L, a0), t), BIR_NONE, BIR_NONE};
+        if (a1) ops[1] = lower_as(L, a1, DT_I1, t);
+        if (a2 && a1) ops[2] = lower_as(L, a2, t.dtype, t); /* without a mask, other is moot */
+        return emit(L, BIR_LOAD, ops, 3, t);
+    }
+    case BI_STORE: {
+        int p = lower_expr(L, a0);
+        BlkType vt = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
+        int ops[3] = {p, lower_as(L, a1, vt.dtype, vt), a2 ? lower_as(L, a2, DT_I1, vt) : BIR_NONE};
+        emit_op(L, BIR_STORE, ops, 3, NULL);
+        return BIR_NONE;
+    }
+    case BI_SUM: return lower_reduction(L, e, BIR_REDUCE_SUM);
+    case BI_MAX: return lower_reduction(L, e, BIR_REDUCE_MAX);
+    case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);
+    case BI_ARGMAX: return lower_reduction(L, e, BIR_ARGMAX);
+    case BI_ARGMIN: return lower_reduction(L, e, BIR_ARGMIN);
+    case BI_WHERE: {
+        int ops[3] = {lower_as(L, a0, DT_I1, t), lower_as(L, a1, t.dtype, t), lower_as(L, a2, t.dtype, t)};
+        return emit(L, BIR_SELECT, ops, 3, t);
+    }
+    case BI_EXP: return lower_math(L, BIR_EXP, a0, t);
+    case BI_EXP2: return lower_math(L, BIR_EXP2, a0, t);
+    case BI_LOG: return lower_math(L, BIR_LOG, a0, t);
+    case BI_LOG2: return lower_math(L, BIR_LOG2, a0, t);
+    case BI_SQRT: return lower_math(L, BIR_SQRT, a0, t);
+    case BI_RSQRT: return lower_math(L, BIR_RSQRT, a0, t);
+    case BI_ABS: return emit1(L, BIR_ABS, lower_expr(L, a0), t);
+    case BI_MINIMUM: case BI_MAXIMUM:
+        return emit2(L, e->u.call.builtin == BI_MINIMUM ? BIR_MIN : BIR_MAX,
+                     lower_as(L, a0, t.dtype, t), lower_as(L, a1, t.dtype, t), t);
+    case BI_FMA: {
+        BlkType f32 = type_with_shape(type_scalar(DT_F32), t.rank, t.shape);
+        int ops[3] = {lower_as(L, a0, DT_F32, t), lower_as(L, a1, DT_F32, t), lower_as(L, a2, DT_F32, t)};
+        return convert(L, emit(L, BIR_FMA, ops, 3, f32), t.dtype);
+    }
+    case BI_CDIV: {
+        /* (a + b - 1) / b */
+        int a = lower_as(L, a0, t.dtype, t), b = lower_as(L, a1, t.dtype, t);
+        int one = broadcast(L, const_int(L, t.dtype, 1), t);
+        int num = emit2(L, BIR_SUB, emit2(L, BIR_ADD, a, b, t), one, t);
+        return emit2(L, BIR_DIV, num, b, t);
+    }
+    case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD: {
+        int p = lower_expr(L, a0);
+        DType el = t.dtype;
+        int ops[3] = {p, lower_as(L, a1, el, t), BIR_NONE};
+        BirOpcode code = BIR_ATOMIC_CAS;
+        if (e->u.call.builtin == BI_ATOMIC_CAS) ops[2] = lower_as(L, a2, el, t);
+        else {
+            code = e->u.call.builtin == BI_ATOMIC_XCHG ? BIR_ATOMIC_XCHG : BIR_ATOMIC_ADD;
+            if (a2) ops[2] = lower_as(L, a2, DT_I1, t);
+        }
+        return emit(L, code, ops, 3, t);
+    }
+    case BI_RAND: case BI_RANDINT: {
+        int seed = convert(L, lower_expr(L, a0), DT_I64);
+        int off = lower_expr(L, a1);
+        return emit2(L, e->u.call.builtin == BI_RAND ? BIR_RAND : BIR_RANDINT, seed, off, t);
+    }
+    case BI_DEBUG_BARRIER: emit_op(L, BIR_BARRIER, NULL, 0, NULL); return BIR_NONE;
+    case BI_STATIC_ASSERT: return BIR_NONE; /* checked by sema */
+    case BI_DEVICE_PRINT: {
+        int n = e->u.call.args.len - 1;
+        int *ops = arena_alloc(L->a, (size_t)(n ? n : 1) * sizeof(int));
+        for (int i = 0; i < n; i++) ops[i] = lower_expr(L, e->u.call.args.items[i + 1]);
+        BirOp *op = emit_op(L, BIR_PRINT, ops, n, NULL);
+        op->text = arena_strndup(L->a, a0->u.str.text, a0->u.str.len);
+        return BIR_NONE;
+    }
+    case BI_COUNT: break;
+    }
+    return BIR_NONE;
+}
+
+static int lower_call(Lower *L, const Expr *e) {
+    if (!e->u.call.helper) return lower_builtin(L, e);
+    /* an inlined helper: parameters bound to the argument values */
+    for (int i = 0; i < e->u.call.inline_params.len; i++)
+        env_set(L, e->u.call.inline_params.items[i], lower_expr(L, e->u.call.args.items[i]));
+    lower_stmt(L, e->u.call.inline_body);
+    return e->u.call.inline_result ? lower_expr(L, e->u.call.inline_result) : BIR_NONE;
+}
+
+static int lower_expr_at(Lower *L, const Expr *e) {
+    if (is_const_scalar(e)) return emit_const(L, e->type.dtype, e->cv);
+    switch (e->kind) {
+    case E_NAME: return env_get(L, e->u.name.sym);
+    case E_UNARY: {
+        int x = lower_expr(L, e->u.binary.lhs);
+        return emit1(L, e->u.binary.op == OP_NEG ? BIR_NEG : BIR_NOT, x, e->type);
+    }
+    case E_BINARY: return lower_binary(L, e);
+    case E_CAST: {
+        int x = lower_expr(L, e->u.cast.operand);
+        if (e->type.dtype != DT_PTR) return convert(L, x, e->type.dtype);
+        if (type_equal(vtype(L, x), e->type)) return x;
+        return emit1(L, BIR_PTR_CAST, x, e->type);
+    }
+    case E_INDEX: {
+        int none_at = 0;
+        for (int i = 0; i < e->u.index.n; i++)
+            if (e->u.index.is_none[i]) none_at = i;
+        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, (int[]){lower_expr(L, e->u.index.operand)}, 1, &e->type);
+        op->attr = none_at;
+        return op->results[0];
+    }
+    case E_CALL: return lower_call(L, e);
+    default: return BIR_NONE; /* strings, types and shapes are arguments, not values */
+    }
+}
+
+static int lower_expr(Lower *L, const Expr *e) {
+    Span saved = L->at;
+    L->at = e->span;
+    int v = lower_expr_at(L, e);
+    L->at = saved;
+    return v;
+}
+
+/* ------------------------------------------------------------- statements */
+
+static void lower_for(Lower *L, const Stmt *s) {
+    DType d = s->u.for_.sym->type.dtype;
+    int ops_fixed[3] = {
+        convert(L, lower_expr(L, s->u.for_.start), d),
+        convert(L, lower_expr(L, s->u.for_.end), d),
+        s->u.for_.step ? convert(L, lower_expr(L, s->u.for_.step), d) : const_int(L, d, 1),
+    };
+    PtrVec assigned = {0};
+    collect_assigned(L, s->u.for_.body, &assigned);
+    const Symbol **carried = arena_alloc(L->a, (size_t)(assigned.len + 1) * sizeof *carried);
+    int n = carried_symbols(L, &assigned, carried);
+    int *ops = arena_alloc(L->a, (size_t)(n + 3) * sizeof(int));
+    memcpy(ops, ops_fixed, sizeof ops_fixed);
+    for (int i = 0; i < n; i++) ops[3 + i] = env_get(L, carried[i]);
+    L->at = s->span;
+    BirOp *op = emit_op(L, BIR_FOR, ops, n + 3, NULL);
+    const Expr *step = s->u.for_.step;
+    op->attr = step && step->is_const && step->cv.i < 0 && dtype_is_signed(d);
+    int env_len = L->env_len;
+    int *saved = env_save(L);
+    op->regions[0] = lower_region(L, s->u.for_.body, carried, n, true, s->u.for_.sym, type_scalar(d));
+    op->nregions = 1;
+    env_restore(L, saved, env_len);
+    bind_results(L, op, carried, n);
+}
+
+static void lower_while(Lower *L, const Stmt *s) {
+    PtrVec assigned = {0};
+    collect_assigned(L, s->u.while_.body, &assigned);
+    const Symbol **carried = arena_alloc(L->a, (size_t)(assigned.len + 1) * sizeof *carried);
+    int n = carried_symbols(L, &assigned, carried);
+    int *ops = arena_alloc(L->a, (size_t)(n + 1) * sizeof(int));
+    for (int i = 0; i < n; i++) ops[i] = env_get(L, carried[i]);
+    BirOp *op = emit_op(L, BIR_WHILE, ops, n, NULL);
+    int env_len = L->env_len;
+    int *saved = env_save(L);
+    /* cond region: evaluates the condition on the carried values */
+    BirBlock *cond = bir_block_new(L->f);
+    for (int i = 0; i < n; i++)
+        env_set(L, carried[i], bir_block_add_arg(L->f, cond, carried[i]->type, carried[i]->name));
+    BirBlock *outer = L->block;
+    L->block = cond;
+    int c = lower_expr(L, s->u.while_.cond);
+    L->at = s->u.while_.cond->span;
+    emit_op(L, BIR_CONDITION, &c, 1, NULL);
+    L->block = outer;
+    op->regions[0] = cond;
+    env_restore(L, saved, env_len);
+    op->regions[1] = lower_region(L, s->u.while_.body, carried, n, true, NULL, type_scalar(DT_VOID));
+    op->nregions = 2;
+    env_restore(L, saved, env_len);
+    bind_results(L, op, carried, n);
+}
+
+static void lower_if(Lower *L, const Stmt *s) {
+    const Expr *cond = s->u.if_.cond;
+    if (cond->is_const) {
+        /* a compile-time condition: only the branch taken exists */
+        const Stmt *taken = cond->cv.i ? s->u.if_.then_ : s->u.if_.else_;
+        if (taken) lower_stmt(L, taken);
+        return;
+    }
+    int c = lower_expr(L, cond);
+    PtrVec assigned = {0};
+    collect_assigned(L, s->u.if_.then_, &assigned);
+    collect_assigned(L, s->u.if_.else_, &assigned);
+    const Symbol **carried = arena_alloc(L->a, (size_t)(assigned.len + 1) * sizeof *carried);
+    int n = carried_symbols(L, &assigned, carried);
+    L->at = s->span;
+    BirOp *op = emit_op(L, BIR_IF, &c, 1, NULL);
+    int env_len = L->env_len;
+    int *saved = env_save(L);
+    static const Stmt empty = {.kind = S_BLOCK};
+    for (int r = 0; r < 2; r++) {
+        const Stmt *branch = r == 0 ? s->u.if_.then_ : s->u.if_.else_;
+        op->regions[r] = lower_region(L, branch ? branch : &empty, carried, n, false, NULL,
+                                      type_scalar(DT_VOID));
+        env_restore(L, saved, env_len);
+    }
+    op->nregions = 2;
+    bind_results(L, op, carried, n);
+}
+
+static void lower_stmt(Lower *L, const Stmt *s) {
+    if (!s || L->terminated) return;
+    L->at = s->span;
+    switch (s->kind) {
+    case S_LET: {
+        const Symbol *sym = s->u.let.sym;
+        if (sym->is_const) return; /* its uses fold to constants */
+        int v = lower_expr(L, s->u.let.init);
+        env_set(L, sym, coerce(L, v, sym->type.dtype, sym->type));
+        return;
+    }
+    case S_ASSIGN: {
+        int v = lower_expr(L, s->u.assign.value);
+        const Symbol *sym = s->u.assign.sym;
+        L->at = s->span;
+        env_set(L, sym, coerce(L, v, sym->type.dtype, sym->type));
+        return;
+    }
+    case S_FOR: lower_for(L, s); return;
+    case S_WHILE: lower_while(L, s); return;
+    case S_IF: lower_if(L, s); return;
+    case S_RETURN:
+        emit_op(L, BIR_RETURN, NULL, 0, NULL);
+        L->terminated = true;
+        return;
+    case S_EXPR: lower_expr(L, s->u.expr.expr); return;
+    case S_BLOCK:
+        for (int i = 0; i < s->u.block.stmts.len && !L->terminated; i++)
+            lower_stmt(L, s->u.block.stmts.items[i]);
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static const char *describe_consts(Arena *a, const KernelDef *k) {
+    const char *text = "";
+    for (int i = 0; i < k->params.len; i++) {
+        const Param *p = k->params.items[i];
+        if (!p->is_const || !p->sym) continue;
+        const Symbol *s = p->sym;
+        const char *sep = *text ? ", " : "";
+        DType d = s->type.dtype;
+        if (d == DT_TYPE) text = arena_printf(a, "%s%s%s = %s", text, sep, p->name, dtype_name(s->cv.dtype));
+        else if (dtype_is_float(d)) text = arena_printf(a, "%s%s%s = %.9g", text, sep, p->name, s->cv.f);
+        else if (d == DT_I1) text = arena_printf(a, "%s%s%s = %s", text, sep, p->name, s->cv.i ? "true" : "false");
+        else text = arena_printf(a, "%s%s%s = %lld", text, sep, p->name, (long long)s->cv.i);
+    }
+    return text;
+}
+
+static BirFunction *lower_kernel(Arena *a, const Module *m, const KernelDef *k) {
+    BirFunction *f = arena_alloc(a, sizeof *f);
+    f->arena = a;
+    f->name = k->name;
+    f->src = m->src;
+    f->consts = describe_consts(a, k);
+    f->body = bir_block_new(f);
+    Lower L = {.a = a, .f = f, .block = f->body};
+    int nruntime = 0;
+    for (int i = 0; i < k->params.len; i++) nruntime += !((Param *)k->params.items[i])->is_const;
+    f->params = arena_alloc(a, (size_t)(nruntime ? nruntime : 1) * sizeof *f->params);
+    for (int i = 0; i < k->params.len; i++) {
+        const Param *p = k->params.items[i];
+        if (p->is_const) continue;
+        BirParam *bp = &f->params[f->nparams++];
+        bp->name = p->name;
+        bp->type = p->sym->type;
+        bp->align = p->align;
+        bp->multiple_of = p->multiple_of;
+        bp->value = bir_block_add_arg(f, f->body, p->sym->type, p->name);
+        env_set(&L, p->sym, bp->value);
+    }
+    lower_stmt(&L, k->body);
+    if (!L.terminated) {
+        /* the implicit return sits at the closing brace */
+        const char *c = m->src->text + k->body->span.offset;
+        const char *end = c + k->body->span.len;
+        L.at = (Span){.line = k->body->span.line, .col = 1};
+        for (; c + 1 < end; c++) L.at.line += *c == '\n';
+        emit_op(&L, BIR_RETURN, NULL, 0, NULL);
+    }
+    return f;
+}
+
+BirModule *lower_module(Arena *a, const Module *m) {
+    BirModule *bm = arena_alloc(a, sizeof *bm);
+    bm->kernels = arena_alloc(a, (size_t)(m->kernels.len ? m->kernels.len : 1) * sizeof(BirFunction *));
+    for (int i = 0; i < m->kernels.len; i++)
+        bm->kernels[bm->nkernels++] = lower_kernel(a, m, m->kernels.items[i]);
+    for (int i = 0; i < bm->nkernels; i++) bir_remove_dead_ops(bm->kernels[i]);
+    return bm;
+}
