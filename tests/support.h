@@ -2,6 +2,7 @@
 #ifndef BLK_TEST_SUPPORT_H
 #define BLK_TEST_SUPPORT_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,39 @@ static inline const char *let_type(Compilation *c, const char *kernel, const cha
     Stmt *s = k ? find_let(k->body, name) : NULL;
     if (!s || !s->u.let.sym) return "?";
     return type_str(s->u.let.sym->type, buf, size);
+}
+
+/* Front end, lowering and verifier; NULL-terminated "NAME=VALUE" defs.
+ * Fails the test (with the diagnostics) when the source does not compile. */
+static inline Compilation *compile_to_bir(const char *name, const char *src, const char *const *defs,
+                                          Captured *cap) {
+    ConstDef d[32];
+    char texts[32][128];
+    int n = 0;
+    for (; defs && defs[n] && n < 32; n++) {
+        snprintf(texts[n], sizeof texts[n], "%s", defs[n]);
+        char *eq = strchr(texts[n], '=');
+        *eq = 0;
+        d[n] = (ConstDef){texts[n], eq + 1, false};
+    }
+    CompileRequest req = {
+        .name = name, .text = src, .len = strlen(src), .defs = d, .ndefs = n,
+        .diag = capture_diag, .diag_user = cap,
+    };
+    Compilation *c = compile_front(&req);
+    if (c && c->ok) compile_lower(c);
+    return c;
+}
+
+/* An example of dsl_examples/, e.g. "softmax.blk". Caller frees. */
+static inline Compilation *compile_example_bir(const char *file, const char *const *defs, Captured *cap) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, file);
+    char *src = slurp(path);
+    if (!src) return NULL;
+    Compilation *c = compile_to_bir(file, src, defs, cap);
+    free(src);
+    return c;
 }
 
 #endif

@@ -1,0 +1,797 @@
+/* interp.c: the reference interpreter. Runs a kernel's block IR on host
+ * memory, one program at a time, each to completion.
+ *
+ * Every value has storage for all its elements (Elem: integers normalized
+ * in int64 — i32 sign-extended, u32 zero-extended, i1 0/1 — floats as
+ * doubles holding a value exact in their dtype, pointers as addresses).
+ * Float arithmetic computes in double and rounds once to the dtype, which
+ * is exactly IEEE f32/f16/bf16 arithmetic for + - * / sqrt (double has more
+ * than twice their precision); sums reduce pairwise in a fixed order
+ * (docs/interpreter.md). Memory accesses are checked against the buffers
+ * the caller registered: a pointer carries the buffer it came from in its
+ * top 16 bits (host addresses use 48), so running off one array into the
+ * next is caught too. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkc.h"
+
+typedef union {
+    int64_t i;
+    uint64_t u; /* pointers */
+    double f;
+} Elem;
+
+typedef enum { FLOW_NEXT, FLOW_RETURN, FLOW_ERROR } Flow;
+
+/* Pointer elements: the address in the low 48 bits, 1 + the index of the
+ * buffer it was derived from in the top 16 (0: none known). */
+enum { ADDR_BITS = 48 };
+#define ADDR_MASK ((UINT64_C(1) << ADDR_BITS) - 1)
+static uint64_t addr_of(uint64_t p) { return p & ADDR_MASK; }
+static int tag_of(uint64_t p) { return (int)(p >> ADDR_BITS); }
+
+typedef struct {
+    const BirFunction *f;
+    Elem **vals; /* storage of each value */
+    const InterpBuffer *bufs;
+    const char **buf_names;
+    int nbufs, last_buf;
+    uint32_t grid[3], pid[3];
+    FILE *print_out;
+    char *error;
+    uint64_t writes; /* memory writes so far: a spin that sees none cannot end */
+    double *reduce_tmp;
+} Interp;
+
+static int64_t numel(BlkType t) { return type_numel(t); }
+
+static int elem_size(DType d) {
+    switch (d) {
+    case DT_I1: return 1;
+    case DT_F16: case DT_BF16: return 2;
+    case DT_I32: case DT_U32: case DT_F32: return 4;
+    default: return 8;
+    }
+}
+
+static BlkType vtype(Interp *I, int v) { return I->f->values[v].type; }
+static Elem *V(Interp *I, int v) { return I->vals[v]; }
+
+/* ---------------------------------------------------------------- errors */
+
+static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) {
+    if (I->error) return FLOW_ERROR;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const Source *src = I->f->src;
+    /* the source line, trimmed, below the message */
+    const char *ls = NULL;
+    int llen = 0;
+    if (src && op && op->line) {
+        const char *s = src->text, *end = src->text + src->len;
+        for (uint32_t l = 1; l < op->line && s < end; s++) l += *s == '\n';
+        while (s < end && (*s == ' ' || *s == '\t')) s++;
+        const char *e = s;
+        while (e < end && *e != '\n') e++;
+        ls = s;
+        llen = (int)(e - s);
+    }
+    size_t cap = strlen(msg) + (size_t)llen + 512;
+    I->error = malloc(cap);
+    if (!I->error) return FLOW_ERROR;
+    snprintf(I->error, cap, "kernel '%s', %s:%u: program (%u, %u, %u): %s%s%.*s", I->f->name,
+             src ? src->name : "?", op ? op->line : 0, I->pid[0], I->pid[1], I->pid[2], msg,
+             ls ? "\n    " : "", llen, ls ? ls : "");
+    return FLOW_ERROR;
+}
+
+/* "[5]" or "[2, 17]": a block element's index from its linear position. */
+static void index_str(BlkType t, int64_t k, char *buf, size_t size) {
+    if (t.rank == 0) snprintf(buf, size, "(scalar)");
+    else if (t.rank == 1) snprintf(buf, size, "[%lld]", (long long)k);
+    else snprintf(buf, size, "[%lld, %lld]", (long long)(k / t.shape[1]), (long long)(k % t.shape[1]));
+}
+
+/* --------------------------------------------------------------- memory */
+
+static bool in_buf(const InterpBuffer *b, uint64_t lo, uint64_t hi_excl) {
+    uint64_t base = (uint64_t)(uintptr_t)b->base;
+    return lo >= base && hi_excl <= base + b->bytes && lo <= hi_excl;
+}
+
+static int find_buf(Interp *I, uint64_t lo, uint64_t hi_excl) {
+    if (I->last_buf >= 0 && in_buf(&I->bufs[I->last_buf], lo, hi_excl)) return I->last_buf;
+    for (int b = 0; b < I->nbufs; b++)
+        if (in_buf(&I->bufs[b], lo, hi_excl)) return I->last_buf = b;
+    return -1;
+}
+
+/* Explains why one element's access is bad: relative to the buffer its
+ * pointer came from, else to the nearest buffer. */
+static Flow bad_access(Interp *I, const BirOp *op, const char *what, BlkType shape, int64_t k,
+                       uint64_t ptr, DType d) {
+    char idx[48];
+    index_str(shape, k, idx, sizeof idx);
+    uint64_t addr = addr_of(ptr);
+    int size = elem_size(d);
+    const char *elem_dt = dtype_name(d);
+    if (addr % (uint64_t)size)
+        return fail(I, op, "misaligned %s: block element %s has address 0x%llx, not a multiple of %d "
+                    "(the size of %s)", what, idx, (unsigned long long)addr, size, elem_dt);
+    int best = tag_of(ptr) - 1;
+    uint64_t best_dist = 0;
+    if (best < 0) {
+        best_dist = UINT64_MAX;
+        for (int b = 0; b < I->nbufs; b++) {
+            uint64_t base = (uint64_t)(uintptr_t)I->bufs[b].base, end = base + I->bufs[b].bytes;
+            uint64_t dist = addr < base ? base - addr : addr >= end ? addr - end : 0;
+            if (dist < best_dist) best_dist = dist, best = b;
+        }
+    }
+    if (best < 0 || best_dist > (UINT64_C(1) << 32))
+        return fail(I, op, "out-of-bounds %s: block element %s has address 0x%llx, which is in no "
+                    "buffer passed to the kernel", what, idx, (unsigned long long)addr);
+    const InterpBuffer *b = &I->bufs[best];
+    int64_t at = ((int64_t)addr - (int64_t)(uintptr_t)b->base) / size;
+    long long count = (long long)(b->bytes / (size_t)size);
+    return fail(I, op, "out-of-bounds %s: block element %s accesses %s[%lld], %s %s (%lld elements of %s)",
+                what, idx, I->buf_names[best], (long long)at, at < 0 ? "before the start of" : "past the end of",
+                I->buf_names[best], count, elem_dt);
+}
+
+static bool elem_ok(Interp *I, uint64_t ptr, uint64_t size) {
+    uint64_t a = addr_of(ptr);
+    if (a & (size - 1)) return false;
+    int tag = tag_of(ptr);
+    return tag ? in_buf(&I->bufs[tag - 1], a, a + size) : find_buf(I, a, a + size) >= 0;
+}
+
+/* Checks every active element: aligned, and inside the buffer its pointer
+ * came from (any registered buffer for a pointer of unknown origin). The
+ * fast path checks the active range once; else the first bad element is
+ * found and reported. */
+static Flow check_access(Interp *I, const BirOp *op, const char *what, const Elem *ptr,
+                         const Elem *mask, BlkType shape, DType d) {
+    int64_t n = numel(shape);
+    uint64_t size = (uint64_t)elem_size(d), lo = UINT64_MAX, hi = 0, misalign = 0;
+    int tag = -1;
+    bool one_tag = true;
+    for (int64_t k = 0; k < n; k++) {
+        if (mask && !mask[k].i) continue;
+        uint64_t a = addr_of(ptr[k].u);
+        int t = tag_of(ptr[k].u);
+        if (tag < 0) tag = t;
+        one_tag &= t == tag;
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+        misalign |= a;
+    }
+    if (lo == UINT64_MAX) return FLOW_NEXT; /* nothing active */
+    if (one_tag && !(misalign & (size - 1))) {
+        bool inside = tag > 0 ? in_buf(&I->bufs[tag - 1], lo, hi + size) : find_buf(I, lo, hi + size) >= 0;
+        if (inside) return FLOW_NEXT;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        if (mask && !mask[k].i) continue;
+        if (!elem_ok(I, ptr[k].u, size)) return bad_access(I, op, what, shape, k, ptr[k].u, d);
+    }
+    return FLOW_NEXT;
+}
+
+static Elem mem_read(uint64_t ptr, DType d) {
+    Elem e = {0};
+    void *p = (void *)(uintptr_t)addr_of(ptr);
+    switch (d) {
+    case DT_I1: e.i = *(uint8_t *)p != 0; break;
+    case DT_I32: e.i = *(int32_t *)p; break;
+    case DT_U32: e.i = *(uint32_t *)p; break;
+    case DT_I64: e.i = *(int64_t *)p; break;
+    case DT_F16: e.f = f16_to_f32(*(uint16_t *)p); break;
+    case DT_BF16: e.f = bf16_to_f32(*(uint16_t *)p); break;
+    case DT_F32: e.f = *(float *)p; break;
+    default: e.u = *(uint64_t *)p; break;
+    }
+    return e;
+}
+
+static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
+    void *p = (void *)(uintptr_t)addr_of(ptr);
+    switch (d) {
+    case DT_I1: *(uint8_t *)p = e.i != 0; break;
+    case DT_I32: case DT_U32: *(uint32_t *)p = (uint32_t)e.i; break;
+    case DT_I64: *(int64_t *)p = e.i; break;
+    case DT_F16: *(uint16_t *)p = f32_to_f16((float)e.f); break;
+    case DT_BF16: *(uint16_t *)p = f32_to_bf16((float)e.f); break;
+    case DT_F32: *(float *)p = (float)e.f; break;
+    default: *(uint64_t *)p = e.u; break;
+    }
+    I->writes++;
+}
+
+/* ------------------------------------------------------------ arithmetic */
+
+/* A double rounded to the float dtype d (once, to nearest even). */
+static double round_to(double x, DType d) {
+    float f = (float)x;
+    if (d == DT_F16) return f16_to_f32(f32_to_f16(f));
+    if (d == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
+    return f;
+}
+
+/* Wraps an int64 result to the integer dtype d. */
+static int64_t wrap(int64_t x, DType d) {
+    switch (d) {
+    case DT_I32: return (int32_t)(uint32_t)(uint64_t)x;
+    case DT_U32: return (uint32_t)(uint64_t)x;
+    case DT_I1: return x & 1;
+    default: return x;
+    }
+}
+
+static int64_t int_div(int64_t a, int64_t b, DType d, bool rem) {
+    /* x / 0 is undefined on the GPU; the interpreter gives all ones (and
+     * x % 0 gives x) rather than trapping, since masked-off lanes may
+     * divide by anything. MIN / -1 wraps. */
+    if (b == 0) return rem ? a : wrap(-1, d);
+    if (b == -1) return rem ? 0 : wrap((int64_t)(0 - (uint64_t)a), d);
+    return rem ? a % b : a / b;
+}
+
+static int64_t shift(int64_t a, int64_t b, DType d, bool left) {
+    int bits = dtype_bits(d);
+    /* out-of-range amounts clamp to the width, as PTX's shl/shr do */
+    bool big = b < 0 || b >= bits;
+    if (left) return big ? 0 : wrap((int64_t)((uint64_t)a << b), d);
+    if (dtype_is_signed(d)) return big ? (a < 0 ? -1 : 0) : a >> b;
+    return big ? 0 : (int64_t)((uint64_t)a >> b);
+}
+
+static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
+    Elem r = {0};
+    if (dtype_is_float(d)) {
+        double a = x.f, b = y.f, v;
+        switch (code) {
+        case BIR_ADD: v = a + b; break;
+        case BIR_SUB: v = a - b; break;
+        case BIR_MUL: v = a * b; break;
+        case BIR_DIV: v = a / b; break;
+        case BIR_REM: v = fmod(a, b); break;
+        /* NaN propagates through min and max */
+        case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
+        default: v = a != a || b != b ? NAN : a > b ? a : b; break;
+        }
+        r.f = round_to(v, d);
+        return r;
+    }
+    int64_t a = x.i, b = y.i;
+    switch (code) {
+    case BIR_ADD: r.i = wrap((int64_t)((uint64_t)a + (uint64_t)b), d); break;
+    case BIR_SUB: r.i = wrap((int64_t)((uint64_t)a - (uint64_t)b), d); break;
+    case BIR_MUL: r.i = wrap((int64_t)((uint64_t)a * (uint64_t)b), d); break;
+    case BIR_DIV: r.i = int_div(a, b, d, false); break;
+    case BIR_REM: r.i = int_div(a, b, d, true); break;
+    case BIR_AND: r.i = a & b; break;
+    case BIR_OR: r.i = a | b; break;
+    case BIR_XOR: r.i = a ^ b; break;
+    case BIR_SHL: r.i = shift(a, b, d, true); break;
+    case BIR_SHR: r.i = shift(a, b, d, false); break;
+    case BIR_MIN: r.i = a < b ? a : b; break;
+    default: r.i = a > b ? a : b; break;
+    }
+    return r;
+}
+
+static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
+    if (dtype_is_float(d)) {
+        double a = x.f, b = y.f;
+        switch (code) {
+        case BIR_EQ: return a == b;
+        case BIR_NE: return a != b;
+        case BIR_LT: return a < b;
+        case BIR_LE: return a <= b;
+        case BIR_GT: return a > b;
+        default: return a >= b;
+        }
+    }
+    if (d == DT_PTR) return code == BIR_EQ ? addr_of(x.u) == addr_of(y.u) : addr_of(x.u) != addr_of(y.u);
+    int64_t a = x.i, b = y.i; /* normalized, so u32 compares correctly too */
+    switch (code) {
+    case BIR_EQ: return a == b;
+    case BIR_NE: return a != b;
+    case BIR_LT: return a < b;
+    case BIR_LE: return a <= b;
+    case BIR_GT: return a > b;
+    default: return a >= b;
+    }
+}
+
+static Elem unary(BirOpcode code, Elem x, DType d) {
+    Elem r = {0};
+    if (dtype_is_float(d)) {
+        float f = (float)x.f;
+        switch (code) {
+        case BIR_NEG: r.f = -x.f; return r;
+        case BIR_ABS: r.f = fabs(x.f); return r;
+        /* f32 math from the C library; the GPU's approximations differ
+         * by a few ulp (docs/interpreter.md) */
+        case BIR_EXP: r.f = expf(f); return r;
+        case BIR_EXP2: r.f = exp2f(f); return r;
+        case BIR_LOG: r.f = logf(f); return r;
+        case BIR_LOG2: r.f = log2f(f); return r;
+        case BIR_SQRT: r.f = sqrtf(f); return r;
+        default: r.f = 1.0f / sqrtf(f); return r;
+        }
+    }
+    switch (code) {
+    case BIR_NEG: r.i = wrap((int64_t)(0 - (uint64_t)x.i), d); break;
+    case BIR_NOT: r.i = wrap(~x.i, d); break;
+    default: r.i = x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
+    }
+    return r;
+}
+
+/* ------------------------------------------------------------- reductions */
+
+/* Pairwise: halves fold onto each other (x[i] += x[i + n/2]) until one is
+ * left, rounding each add to f32. n is a power of two. */
+static double sum_pairwise(double *x, int64_t n) {
+    for (int64_t half = n / 2; half >= 1; half /= 2)
+        for (int64_t i = 0; i < half; i++) x[i] = (float)(x[i] + x[i + half]);
+    return x[0];
+}
+
+static Flow exec_reduce(Interp *I, const BirOp *op) {
+    BlkType xt = vtype(I, op->operands[0]);
+    const Elem *x = V(I, op->operands[0]);
+    Elem *out = V(I, op->results[0]);
+    int axis = (int)op->attr;
+    int64_t len = xt.shape[axis];
+    /* rank 1: one output; rank 2: one per element of the other axis */
+    int64_t outer = xt.rank == 1 ? 1 : xt.shape[1 - axis];
+    int64_t stride = xt.rank == 1 ? 1 : axis == 0 ? xt.shape[1] : 1;
+    int64_t step_outer = xt.rank == 1 ? 0 : axis == 0 ? 1 : xt.shape[1];
+    DType d = xt.dtype;
+    bool is_float = dtype_is_float(d);
+    for (int64_t o = 0; o < outer; o++) {
+        const Elem *row = x + o * step_outer;
+        Elem r = {0};
+        switch (op->code) {
+        case BIR_REDUCE_SUM:
+            if (is_float) {
+                for (int64_t k = 0; k < len; k++) I->reduce_tmp[k] = row[k * stride].f;
+                r.f = sum_pairwise(I->reduce_tmp, len);
+            } else {
+                uint64_t s = 0;
+                for (int64_t k = 0; k < len; k++) s += (uint64_t)row[k * stride].i;
+                r.i = wrap((int64_t)s, d);
+            }
+            break;
+        case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: {
+            BirOpcode pick = op->code == BIR_REDUCE_MAX ? BIR_MAX : BIR_MIN;
+            r = row[0];
+            for (int64_t k = 1; k < len; k++) r = binary(pick, r, row[k * stride], d);
+            break;
+        }
+        default: { /* argmax / argmin: the first index of the extreme; a NaN is extreme */
+            bool want_max = op->code == BIR_ARGMAX;
+            int64_t best = 0;
+            for (int64_t k = 1; k < len; k++) {
+                Elem b = row[best * stride], c = row[k * stride];
+                bool better;
+                if (is_float) {
+                    if (b.f != b.f) break;
+                    better = c.f != c.f || (want_max ? c.f > b.f : c.f < b.f);
+                } else {
+                    better = want_max ? c.i > b.i : c.i < b.i;
+                }
+                if (better) best = k;
+            }
+            r.i = best;
+            break;
+        }
+        }
+        out[o] = r;
+    }
+    return FLOW_NEXT;
+}
+
+/* ------------------------------------------------------------------ ops */
+
+static Flow exec_block(Interp *I, const BirBlock *b);
+
+static void copy_value(Interp *I, int dst, int src) {
+    memcpy(V(I, dst), V(I, src), (size_t)numel(vtype(I, dst)) * sizeof(Elem));
+}
+
+static void print_elem(FILE *out, Elem e, DType d) {
+    if (dtype_is_float(d)) fprintf(out, "%.9g", e.f);
+    else if (d == DT_PTR) fprintf(out, "0x%llx", (unsigned long long)addr_of(e.u));
+    else fprintf(out, "%lld", (long long)e.i);
+}
+
+static void exec_print(Interp *I, const BirOp *op) {
+    FILE *out = I->print_out;
+    if (op->noperands == 0)
+        fprintf(out, "pid (%u, %u, %u) %s\n", I->pid[0], I->pid[1], I->pid[2], op->text);
+    for (int a = 0; a < op->noperands; a++) {
+        BlkType t = vtype(I, op->operands[a]);
+        const Elem *x = V(I, op->operands[a]);
+        int64_t n = numel(t);
+        for (int64_t k = 0; k < n; k++) {
+            char idx[48] = "";
+            if (t.rank) index_str(t, k, idx, sizeof idx);
+            fprintf(out, "pid (%u, %u, %u)%s%s %s ", I->pid[0], I->pid[1], I->pid[2], t.rank ? " idx " : "",
+                    idx, op->text);
+            print_elem(out, x[k], t.dtype);
+            fputc('\n', out);
+        }
+    }
+}
+
+static Flow exec_memory(Interp *I, const BirOp *op) {
+    const int *a = op->operands;
+    BlkType pt = vtype(I, a[0]);
+    DType d = pt.elem;
+    int64_t n = numel(pt);
+    const Elem *ptr = V(I, a[0]);
+    Elem *out = op->nresults ? V(I, op->results[0]) : NULL;
+    int mask_at = op->code == BIR_LOAD ? 1 : op->code == BIR_ATOMIC_CAS ? -1 : 2;
+    const Elem *mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? V(I, a[mask_at]) : NULL;
+    const char *what = op->code == BIR_LOAD ? "load" : op->code == BIR_STORE ? "store" : "atomic";
+    if (check_access(I, op, what, ptr, mask, pt, d) != FLOW_NEXT) return FLOW_ERROR;
+    switch (op->code) {
+    case BIR_LOAD: {
+        const Elem *other = a[2] != BIR_NONE ? V(I, a[2]) : NULL;
+        for (int64_t k = 0; k < n; k++) {
+            if (!mask || mask[k].i) out[k] = mem_read(ptr[k].u, d);
+            else out[k] = other ? other[k] : (Elem){0}; /* no `other`: 0 here, unspecified on the GPU */
+        }
+        return FLOW_NEXT;
+    }
+    case BIR_STORE: {
+        const Elem *val = V(I, a[1]);
+        for (int64_t k = 0; k < n; k++)
+            if (!mask || mask[k].i) mem_write(I, ptr[k].u, d, val[k]);
+        return FLOW_NEXT;
+    }
+    case BIR_ATOMIC_CAS: {
+        const Elem *cmp = V(I, a[1]), *val = V(I, a[2]);
+        for (int64_t k = 0; k < n; k++) {
+            Elem old = mem_read(ptr[k].u, d);
+            if (old.i == cmp[k].i) mem_write(I, ptr[k].u, d, val[k]);
+            out[k] = old;
+        }
+        return FLOW_NEXT;
+    }
+    default: { /* xchg, add: elements in order */
+        const Elem *val = V(I, a[1]);
+        for (int64_t k = 0; k < n; k++) {
+            if (mask && !mask[k].i) {
+                out[k] = (Elem){0};
+                continue;
+            }
+            Elem old = mem_read(ptr[k].u, d);
+            Elem nv = op->code == BIR_ATOMIC_XCHG ? val[k] : binary(BIR_ADD, old, val[k], d);
+            mem_write(I, ptr[k].u, d, nv);
+            out[k] = old;
+        }
+        return FLOW_NEXT;
+    }
+    }
+}
+
+static Flow exec_for(Interp *I, const BirOp *op) {
+    const BirBlock *body = op->regions[0];
+    int n = op->nresults;
+    DType d = vtype(I, op->operands[0]).dtype;
+    int64_t iv = V(I, op->operands[0])[0].i, end = V(I, op->operands[1])[0].i;
+    int64_t step = V(I, op->operands[2])[0].i;
+    bool descending = op->attr != 0;
+    for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[3 + i]);
+    while (descending ? iv > end : iv < end) {
+        V(I, body->args[0])[0].i = iv;
+        for (int i = 0; i < n; i++) copy_value(I, body->args[1 + i], op->results[i]);
+        Flow fl = exec_block(I, body);
+        if (fl != FLOW_NEXT) return fl;
+        const BirOp *y = bir_block_terminator(body);
+        for (int i = 0; i < n; i++) copy_value(I, op->results[i], y->operands[i]);
+        /* the loop ends rather than wrap when iv + step leaves the type's range */
+        int64_t next;
+        if (__builtin_add_overflow(iv, step, &next) || wrap(next, d) != next) break;
+        iv = next;
+    }
+    return FLOW_NEXT;
+}
+
+static bool values_equal(Interp *I, int a, int b) {
+    return memcmp(V(I, a), V(I, b), (size_t)numel(vtype(I, a)) * sizeof(Elem)) == 0;
+}
+
+static Flow exec_while(Interp *I, const BirOp *op) {
+    const BirBlock *cond = op->regions[0], *body = op->regions[1];
+    int n = op->nresults;
+    for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[i]);
+    for (;;) {
+        uint64_t writes_before = I->writes;
+        for (int i = 0; i < n; i++) copy_value(I, cond->args[i], op->results[i]);
+        Flow fl = exec_block(I, cond);
+        if (fl != FLOW_NEXT) return fl;
+        const BirOp *c = bir_block_terminator(cond);
+        if (!V(I, c->operands[0])[0].i) return FLOW_NEXT;
+        for (int i = 0; i < n; i++) copy_value(I, body->args[i], op->results[i]);
+        fl = exec_block(I, body);
+        if (fl != FLOW_NEXT) return fl;
+        const BirOp *y = bir_block_terminator(body);
+        /* An iteration that wrote no memory and changed no carried value
+         * repeats forever: no other program runs while this one does. */
+        bool same = I->writes == writes_before;
+        for (int i = 0; i < n && same; i++) same = values_equal(I, y->operands[i], op->results[i]);
+        if (same)
+            return fail(I, c, "this while loop can never end: an iteration changed neither memory nor "
+                        "its variables, and the interpreter runs one program at a time (a spin lock "
+                        "waiting for another program?)");
+        for (int i = 0; i < n; i++) copy_value(I, op->results[i], y->operands[i]);
+    }
+}
+
+static Flow exec_op(Interp *I, const BirOp *op) {
+    const int *a = op->operands;
+    Elem *out = op->nresults == 1 ? V(I, op->results[0]) : NULL;
+    BlkType rt = op->nresults == 1 ? vtype(I, op->results[0]) : type_scalar(DT_VOID);
+    int64_t n = numel(rt);
+    switch (op->code) {
+    case BIR_CONST:
+        if (dtype_is_float(rt.dtype)) out[0].f = op->value.f;
+        else out[0].i = op->value.i;
+        return FLOW_NEXT;
+    case BIR_PROGRAM_ID: out[0].i = I->pid[op->attr]; return FLOW_NEXT;
+    case BIR_NUM_PROGRAMS: out[0].i = I->grid[op->attr]; return FLOW_NEXT;
+    case BIR_ARANGE:
+        for (int64_t k = 0; k < n; k++) out[k].i = op->attr + k;
+        return FLOW_NEXT;
+    case BIR_SPLAT: {
+        Elem x = V(I, a[0])[0];
+        for (int64_t k = 0; k < n; k++) out[k] = x;
+        return FLOW_NEXT;
+    }
+    case BIR_EXPAND_DIMS: case BIR_PTR_CAST:
+        memcpy(out, V(I, a[0]), (size_t)n * sizeof(Elem));
+        return FLOW_NEXT;
+    case BIR_BROADCAST: {
+        BlkType xt = vtype(I, a[0]);
+        const Elem *x = V(I, a[0]);
+        int64_t cols = rt.rank == 2 ? rt.shape[1] : rt.shape[0], rows = rt.rank == 2 ? rt.shape[0] : 1;
+        int64_t xcols = rt.rank == 2 ? xt.shape[1] : xt.shape[0];
+        bool bcast_rows = rt.rank == 2 && xt.shape[0] == 1, bcast_cols = xcols == 1;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++)
+                out[r * cols + c] = x[(bcast_rows ? 0 : r) * xcols + (bcast_cols ? 0 : c)];
+        return FLOW_NEXT;
+    }
+    case BIR_CONVERT: {
+        DType from = vtype(I, a[0]).dtype, to = rt.dtype;
+        const Elem *x = V(I, a[0]);
+        if (dtype_is_float(from) && to == DT_F32) {
+            memcpy(out, x, (size_t)n * sizeof(Elem)); /* f16/bf16 values are exact in f32 */
+            return FLOW_NEXT;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            ConstVal c = dtype_is_float(from) ? (ConstVal){.f = x[k].f} : (ConstVal){.i = x[k].i};
+            c = convert_scalar(c, from, to);
+            if (dtype_is_float(to)) out[k].f = c.f;
+            else out[k].i = c.i;
+        }
+        return FLOW_NEXT;
+    }
+    case BIR_PTR_ADD: {
+        const Elem *p = V(I, a[0]), *off = V(I, a[1]);
+        uint64_t size = (uint64_t)elem_size(rt.elem);
+        for (int64_t k = 0; k < n; k++) /* the buffer tag stays; the address wraps in 48 bits */
+            out[k].u = (p[k].u & ~ADDR_MASK) | ((p[k].u + (uint64_t)off[k].i * size) & ADDR_MASK);
+        return FLOW_NEXT;
+    }
+    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND:
+    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_MIN: case BIR_MAX: {
+        const Elem *x = V(I, a[0]), *y = V(I, a[1]);
+        DType d = rt.dtype;
+        if (d == DT_F32 && (op->code == BIR_ADD || op->code == BIR_MUL || op->code == BIR_SUB)) {
+            /* the hot f32 cases, without the per-element dispatch */
+            if (op->code == BIR_ADD) for (int64_t k = 0; k < n; k++) out[k].f = (float)(x[k].f + y[k].f);
+            else if (op->code == BIR_SUB) for (int64_t k = 0; k < n; k++) out[k].f = (float)(x[k].f - y[k].f);
+            else for (int64_t k = 0; k < n; k++) out[k].f = (float)(x[k].f * y[k].f);
+            return FLOW_NEXT;
+        }
+        for (int64_t k = 0; k < n; k++) out[k] = binary(op->code, x[k], y[k], d);
+        return FLOW_NEXT;
+    }
+    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: {
+        const Elem *x = V(I, a[0]), *y = V(I, a[1]);
+        DType d = vtype(I, a[0]).dtype;
+        for (int64_t k = 0; k < n; k++) out[k].i = compare(op->code, x[k], y[k], d);
+        return FLOW_NEXT;
+    }
+    case BIR_NEG: case BIR_NOT: case BIR_ABS: case BIR_EXP: case BIR_EXP2: case BIR_LOG:
+    case BIR_LOG2: case BIR_SQRT: case BIR_RSQRT: {
+        const Elem *x = V(I, a[0]);
+        for (int64_t k = 0; k < n; k++) out[k] = unary(op->code, x[k], rt.dtype);
+        return FLOW_NEXT;
+    }
+    case BIR_SELECT: {
+        const Elem *c = V(I, a[0]), *x = V(I, a[1]), *y = V(I, a[2]);
+        for (int64_t k = 0; k < n; k++) out[k] = c[k].i ? x[k] : y[k];
+        return FLOW_NEXT;
+    }
+    case BIR_FMA: {
+        const Elem *x = V(I, a[0]), *y = V(I, a[1]), *z = V(I, a[2]);
+        for (int64_t k = 0; k < n; k++) out[k].f = fmaf((float)x[k].f, (float)y[k].f, (float)z[k].f);
+        return FLOW_NEXT;
+    }
+    case BIR_RAND: case BIR_RANDINT: {
+        int64_t seed = V(I, a[0])[0].i;
+        const Elem *off = V(I, a[1]);
+        bool wide = vtype(I, a[1]).dtype == DT_I64; /* 32-bit offsets leave the high counter 0 */
+        for (int64_t k = 0; k < n; k++) {
+            uint64_t o = wide ? (uint64_t)off[k].i : (uint32_t)off[k].i;
+            if (op->code == BIR_RAND) out[k].f = philox_rand(seed, o);
+            else out[k].i = philox_randint(seed, o);
+        }
+        return FLOW_NEXT;
+    }
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        return exec_memory(I, op);
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
+        return exec_reduce(I, op);
+    case BIR_FOR: return exec_for(I, op);
+    case BIR_WHILE: return exec_while(I, op);
+    case BIR_IF: {
+        const BirBlock *branch = op->regions[V(I, a[0])[0].i ? 0 : 1];
+        Flow fl = exec_block(I, branch);
+        if (fl != FLOW_NEXT) return fl;
+        const BirOp *y = bir_block_terminator(branch);
+        for (int i = 0; i < op->nresults; i++) copy_value(I, op->results[i], y->operands[i]);
+        return FLOW_NEXT;
+    }
+    case BIR_RETURN: return FLOW_RETURN;
+    case BIR_YIELD: case BIR_CONDITION: return FLOW_NEXT; /* the parent reads the operands */
+    case BIR_BARRIER: return FLOW_NEXT; /* a program's elements already move in lockstep */
+    case BIR_PRINT: exec_print(I, op); return FLOW_NEXT;
+    case BIR_OPCODE_COUNT: break;
+    }
+    return fail(I, op, "internal error: cannot run op '%s'", bir_opcode_name(op->code));
+}
+
+static Flow exec_block(Interp *I, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        Flow fl = exec_op(I, b->ops.items[i]);
+        if (fl != FLOW_NEXT) return fl;
+    }
+    return FLOW_NEXT;
+}
+
+/* --------------------------------------------------------------- launch */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static char *launch_error(const BirFunction *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *launch_error(const BirFunction *f, const char *fmt, ...) {
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t cap = strlen(msg) + strlen(f->name) + 32;
+    char *out = malloc(cap);
+    if (out) snprintf(out, cap, "kernel '%s': %s", f->name, msg);
+    return out;
+}
+
+/* Buffers without a name are called after the first pointer argument that
+ * points into them (so "X" rather than "buffer 3"). Runs after the
+ * arguments got their buffer tags. */
+static void name_buffers(Interp *I, char (*fallback)[32]) {
+    for (int b = 0; b < I->nbufs; b++) I->buf_names[b] = I->bufs[b].name;
+    for (int p = 0; p < I->f->nparams; p++) {
+        if (I->f->params[p].type.dtype != DT_PTR) continue;
+        int tag = tag_of(I->vals[I->f->params[p].value][0].u);
+        if (tag && !I->buf_names[tag - 1]) I->buf_names[tag - 1] = I->f->params[p].name;
+    }
+    for (int b = 0; b < I->nbufs; b++) {
+        if (I->buf_names[b]) continue;
+        snprintf(fallback[b], sizeof fallback[b], "buffer %d", b);
+        I->buf_names[b] = fallback[b];
+    }
+}
+
+char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
+                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt) {
+    if (nargs != f->nparams)
+        return launch_error(f, "takes %d runtime arguments, got %d", f->nparams, nargs);
+    uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
+    if (total == 0) return launch_error(f, "the grid (%u, %u, %u) is empty", grid[0], grid[1], grid[2]);
+    Interp I = {.f = f, .bufs = bufs, .nbufs = nbufs, .last_buf = -1};
+    memcpy(I.grid, grid, sizeof I.grid);
+    I.print_out = opt && opt->print_out ? opt->print_out : stdout;
+    char *err = NULL;
+    I.vals = calloc((size_t)f->nvalues, sizeof *I.vals);
+    I.buf_names = calloc((size_t)nbufs + 1, sizeof *I.buf_names);
+    char(*fallback)[32] = calloc((size_t)nbufs + 1, sizeof *fallback);
+    uint32_t *order = NULL;
+    int64_t max_len = 1;
+    bool ok = I.vals && I.buf_names && fallback;
+    for (int v = 0; ok && v < f->nvalues; v++) {
+        BlkType t = f->values[v].type;
+        int64_t n = t.dtype == DT_VOID ? 1 : numel(t);
+        for (int r = 0; r < t.rank; r++) max_len = t.shape[r] > max_len ? t.shape[r] : max_len;
+        ok = (I.vals[v] = calloc((size_t)n, sizeof(Elem))) != NULL;
+    }
+    ok = ok && (I.reduce_tmp = malloc((size_t)max_len * sizeof(double)));
+    if (ok && opt && opt->shuffle) {
+        if (total > UINT32_MAX) ok = false;
+        else if ((order = malloc((size_t)total * sizeof *order))) {
+            for (uint64_t k = 0; k < total; k++) order[k] = (uint32_t)k;
+            uint64_t state = opt->shuffle_seed;
+            for (uint64_t k = total - 1; k > 0; k--) {
+                uint64_t j = splitmix64(&state) % (k + 1);
+                uint32_t t = order[k];
+                order[k] = order[j];
+                order[j] = t;
+            }
+        } else {
+            ok = false;
+        }
+    }
+    if (!ok) {
+        err = launch_error(f, "out of memory for the interpreter's values");
+        goto done;
+    }
+    for (int p = 0; p < f->nparams; p++) {
+        Elem *slot = I.vals[f->params[p].value];
+        DType d = f->params[p].type.dtype;
+        if (d == DT_PTR) {
+            uint64_t a = (uint64_t)(uintptr_t)args[p].p;
+            if (a > ADDR_MASK) {
+                err = launch_error(f, "pointer argument '%s' (%p) is above the 48-bit addresses the "
+                                   "interpreter tracks", f->params[p].name, args[p].p);
+                goto done;
+            }
+            /* the buffer it points into, else one it ends (arrays may be adjacent) */
+            int tag = 0;
+            for (int b = 0; b < nbufs && !tag && nbufs < 0xffff; b++)
+                if (in_buf(&bufs[b], a, a + 1)) tag = b + 1;
+            for (int b = 0; b < nbufs && !tag && nbufs < 0xffff; b++)
+                if (in_buf(&bufs[b], a, a)) tag = b + 1;
+            slot->u = a | (uint64_t)tag << ADDR_BITS;
+        }
+        else if (dtype_is_float(d)) slot->f = (float)args[p].f;
+        else slot->i = wrap(args[p].i, d);
+    }
+    name_buffers(&I, fallback);
+    for (uint64_t k = 0; k < total; k++) {
+        uint64_t lin = order ? order[k] : k;
+        I.pid[0] = (uint32_t)(lin % grid[0]);
+        I.pid[1] = (uint32_t)(lin / grid[0] % grid[1]);
+        I.pid[2] = (uint32_t)(lin / grid[0] / grid[1]);
+        if (exec_block(&I, f->body) == FLOW_ERROR) break;
+    }
+    err = I.error;
+done:
+    for (int v = 0; I.vals && v < f->nvalues; v++) free(I.vals[v]);
+    free(I.vals);
+    free(I.buf_names);
+    free(fallback);
+    free(order);
+    free(I.reduce_tmp);
+    return err;
+}

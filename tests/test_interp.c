@@ -1,0 +1,429 @@
+/* test_interp.c: the interpreter's semantics, op by op, against expectations
+ * computed here in C (with _Float16 as the independent f16 reference), and
+ * its errors: out-of-bounds accesses, spins that cannot end, bad launches. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "support.h"
+
+typedef struct {
+    Captured cap;
+    Compilation *c;
+    BirFunction *f;
+} Prog;
+
+static Prog *build(const char *src, const char *const *defs) {
+    Prog *p = calloc(1, sizeof *p);
+    p->c = compile_to_bir("t.blk", src, defs, &p->cap);
+    cr_assert(p->c && p->c->ok, "compile failed:\n%s", p->cap.text);
+    p->f = p->c->bir->kernels[0];
+    return p;
+}
+
+static void drop(Prog *p) {
+    compilation_free(p->c);
+    free(p);
+}
+
+/* Runs with one buffer per pointer argument (sizes in bytes, in order). */
+static char *run(Prog *p, InterpArg *args, uint32_t programs, InterpBuffer *bufs, int nbufs) {
+    uint32_t grid[3] = {programs, 1, 1};
+    return interp_launch(p->f, args, p->f->nparams, grid, bufs, nbufs, NULL);
+}
+
+#define BUF(ptr, count) {(ptr), sizeof((ptr)[0]) * (count), NULL}
+
+Test(interp, integer_division_remainder_and_shifts_follow_c_and_ptx) {
+    Prog *p = build("kernel k(a: *i32, b: *i32, q: *i32, r: *i32, sl: *i32, sr: *i32, ur: *u32) {\n"
+                    "  let i = arange(0, 8);\n"
+                    "  let x = load(a + i); let y = load(b + i);\n"
+                    "  store(q + i, x / y); store(r + i, x % y);\n"
+                    "  store(sl + i, x << y); store(sr + i, x >> y);\n"
+                    "  store(ur + i, (x as u32) >> (y as u32));\n"
+                    "}\n", NULL);
+    int32_t a[8] = {-7, 7, -7, INT32_MIN, 5, -1, 1, -8}, b[8] = {2, -2, 0, -1, 31, 3, 32, 40};
+    int32_t q[8], r[8], sl[8], sr[8];
+    uint32_t ur[8];
+    InterpBuffer bufs[] = {BUF(a, 8), BUF(b, 8), BUF(q, 8), BUF(r, 8), BUF(sl, 8), BUF(sr, 8), BUF(ur, 8)};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = q}, {.p = r}, {.p = sl}, {.p = sr}, {.p = ur}};
+    char *err = run(p, args, 1, bufs, 7);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 8; k++) {
+        int32_t eq, er;
+        if (b[k] == 0) eq = -1, er = a[k];           /* documented: x/0 all ones, x%0 = x */
+        else if (b[k] == -1) eq = a[k] == INT32_MIN ? INT32_MIN : -a[k], er = 0;
+        else eq = a[k] / b[k], er = a[k] % b[k];     /* C truncation */
+        cr_expect_eq(q[k], eq, "q[%d] = %d, want %d", k, q[k], eq);
+        cr_expect_eq(r[k], er, "r[%d] = %d, want %d", k, r[k], er);
+        /* amounts out of range (negative ones read as unsigned) clamp to the width */
+        bool big = (uint32_t)b[k] >= 32;
+        int32_t esl = big ? 0 : (int32_t)((uint32_t)a[k] << b[k]);
+        int32_t esr = big ? (a[k] < 0 ? -1 : 0) : a[k] >> b[k];
+        uint32_t eur = big ? 0 : (uint32_t)a[k] >> b[k];
+        cr_expect_eq(sl[k], esl, "sl[%d]", k);
+        cr_expect_eq(sr[k], esr, "sr[%d]", k);
+        cr_expect_eq(ur[k], eur, "ur[%d]", k);
+    }
+    drop(p);
+}
+
+Test(interp, integer_arithmetic_wraps_in_its_type) {
+    Prog *p = build("kernel k(a: *i32, u: *u32, o: *i32, ou: *u32) {\n"
+                    "  let i = arange(0, 4);\n"
+                    "  store(o + i, load(a + i) * 3 + 2147483647);\n"
+                    "  store(ou + i, load(u + i) - 5);\n"
+                    "}\n", NULL);
+    int32_t a[4] = {1, -1, 1000000000, INT32_MIN}, o[4];
+    uint32_t u[4] = {0, 4, 5, 0xffffffffu}, ou[4];
+    InterpBuffer bufs[] = {BUF(a, 4), BUF(u, 4), BUF(o, 4), BUF(ou, 4)};
+    InterpArg args[] = {{.p = a}, {.p = u}, {.p = o}, {.p = ou}};
+    char *err = run(p, args, 1, bufs, 4);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 4; k++) {
+        cr_expect_eq(o[k], (int32_t)((uint32_t)a[k] * 3u + 2147483647u), "o[%d]", k);
+        cr_expect_eq(ou[k], u[k] - 5u, "ou[%d]", k);
+    }
+    drop(p);
+}
+
+Test(interp, f16_arithmetic_rounds_once_like_float16) {
+    Prog *p = build("kernel k(a: *f16, b: *f16, s: *f16, m: *f16, d: *f16) {\n"
+                    "  let i = arange(0, 1024);\n"
+                    "  let x = load(a + i); let y = load(b + i);\n"
+                    "  store(s + i, x + y); store(m + i, x * y); store(d + i, x / y);\n"
+                    "}\n", NULL);
+    uint16_t a[1024], b[1024], s[1024], m[1024], d[1024];
+    uint64_t st = 1;
+    for (int k = 0; k < 1024; k++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        a[k] = (uint16_t)(st >> 48);
+        b[k] = (uint16_t)(st >> 32);
+    }
+    InterpBuffer bufs[] = {BUF(a, 1024), BUF(b, 1024), BUF(s, 1024), BUF(m, 1024), BUF(d, 1024)};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = s}, {.p = m}, {.p = d}};
+    char *err = run(p, args, 1, bufs, 5);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 1024; k++) {
+        _Float16 x, y;
+        memcpy(&x, &a[k], 2);
+        memcpy(&y, &b[k], 2);
+        _Float16 es = x + y, em = x * y, ed = x / y;
+        uint16_t bs, bm, bd;
+        memcpy(&bs, &es, 2);
+        memcpy(&bm, &em, 2);
+        memcpy(&bd, &ed, 2);
+        bool nan_s = es != es, nan_m = em != em, nan_d = ed != ed;
+        /* NaN payloads may differ; NaN-ness may not */
+        cr_expect(nan_s ? (s[k] & 0x7fff) > 0x7c00 : s[k] == bs, "%04x + %04x: %04x, want %04x", a[k], b[k], s[k], bs);
+        cr_expect(nan_m ? (m[k] & 0x7fff) > 0x7c00 : m[k] == bm, "%04x * %04x: %04x, want %04x", a[k], b[k], m[k], bm);
+        cr_expect(nan_d ? (d[k] & 0x7fff) > 0x7c00 : d[k] == bd, "%04x / %04x: %04x, want %04x", a[k], b[k], d[k], bd);
+    }
+    drop(p);
+}
+
+/* Rounds a double to bfloat16 (8 significant bits) directly, to nearest even. */
+static float bf16_of_double(double x) {
+    if (x == 0 || !isfinite(x)) return (float)x;
+    int e;
+    frexp(x, &e);
+    double scale = ldexp(1.0, 8 - e);
+    return (float)(nearbyint(x * scale) / scale);
+}
+
+Test(interp, casts_truncate_saturate_and_round_once) {
+    Prog *p = build("kernel k(f: *f32, i: *i32, u: *u32, big: *i64, b: *bf16, h: *f16) {\n"
+                    "  let r = arange(0, 8);\n"
+                    "  let x = load(f + r);\n"
+                    "  store(i + r, x as i32); store(u + r, x as u32);\n"
+                    "  store(b + r, load(big + r) as bf16);\n"
+                    "  store(h + r, load(big + r) as f16);\n"
+                    "}\n", NULL);
+    float f[8] = {2.9f, -2.9f, 3e9f, -3e9f, NAN, INFINITY, -0.5f, 65519.0f};
+    int64_t big[8] = {16777217, 16777219 + 2, 33554435, -33554437, (1LL << 40) + (1LL << 32) + 1,
+                      65519, 65520, 2049};
+    int32_t i[8];
+    uint32_t u[8];
+    uint16_t b[8], h[8];
+    InterpBuffer bufs[] = {BUF(f, 8), BUF(i, 8), BUF(u, 8), BUF(big, 8), BUF(b, 8), BUF(h, 8)};
+    InterpArg args[] = {{.p = f}, {.p = i}, {.p = u}, {.p = big}, {.p = b}, {.p = h}};
+    char *err = run(p, args, 1, bufs, 6);
+    cr_assert_null(err, "%s", err);
+    int32_t ei[8] = {2, -2, INT32_MAX, INT32_MIN, 0, INT32_MAX, 0, 65519};
+    uint32_t eu[8] = {2, 0, 3000000000u, 0, 0, UINT32_MAX, 0, 65519};
+    for (int k = 0; k < 8; k++) {
+        cr_expect_eq(i[k], ei[k], "(%g as i32) = %d, want %d", f[k], i[k], ei[k]);
+        cr_expect_eq(u[k], eu[k], "(%g as u32) = %u, want %u", f[k], u[k], eu[k]);
+        float want_b = bf16_of_double((double)big[k]);
+        cr_expect_eq(bf16_to_f32(b[k]), want_b, "%lld as bf16 = %g, want %g", (long long)big[k],
+                     bf16_to_f32(b[k]), want_b);
+        _Float16 want_h = (_Float16)(double)big[k];
+        cr_expect_eq(f16_to_f32(h[k]), (float)want_h, "%lld as f16", (long long)big[k]);
+    }
+    drop(p);
+}
+
+Test(interp, sum_is_pairwise_max_propagates_nan_argmax_takes_the_first) {
+    Prog *p = build("kernel k(x: *f32, o: *f32, oi: *i32) {\n"
+                    "  let r = arange(0, 4);\n"
+                    "  let v = load(x + r);\n"
+                    "  store(o, sum(v)); store(o + 1, max(v)); store(o + 2, min(v));\n"
+                    "  let w = load(x + 4 + r);\n"
+                    "  store(o + 3, max(w)); store(oi, argmax(w)); store(oi + 1, argmin(w));\n"
+                    "  store(oi + 2, sum(w > 0.0));\n"
+                    "}\n", NULL);
+    /* sequentially ((1e8 + 1) - 1e8) + 1 = 1 in f32; pairwise (1e8 - 1e8) + (1 + 1) = 2 */
+    float x[8] = {1e8f, 1.0f, -1e8f, 1.0f, 3.0f, 7.0f, -1.0f, 7.0f}, o[4];
+    int32_t oi[3];
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 4), BUF(oi, 3)};
+    InterpArg args[] = {{.p = x}, {.p = o}, {.p = oi}};
+    char *err = run(p, args, 1, bufs, 3);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(o[0], 2.0f, "pairwise sum %g", o[0]);
+    cr_expect_eq(o[1], 1e8f);
+    cr_expect_eq(o[2], -1e8f);
+    cr_expect_eq(o[3], 7.0f);
+    cr_expect_eq(oi[0], 1, "argmax takes the first of equal maxima");
+    cr_expect_eq(oi[1], 2);
+    cr_expect_eq(oi[2], 3, "sum of an i1 block counts the trues");
+    x[5] = NAN;
+    err = run(p, args, 1, bufs, 3);
+    cr_assert_null(err, "%s", err);
+    cr_expect(isnan(o[3]), "max propagates NaN");
+    cr_expect_eq(oi[0], 1, "a NaN is the extreme for argmax");
+    drop(p);
+}
+
+Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
+    Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
+                    "  let r = arange(0, 4); let c = arange(0, 8);\n"
+                    "  let m = load(a + r)[:, None] * 100 + load(b + c)[None, :];\n"
+                    "  store(rows + r, sum(m, axis = 1));\n"
+                    "  store(cols + c, max(m, axis = 0));\n"
+                    "  store(full + r[:, None] * 8 + c[None, :], m);\n"
+                    "}\n", NULL);
+    int32_t a[4] = {1, 2, 3, 4}, b[8] = {0, 1, 2, 3, 4, 5, 6, -7}, rows[4], cols[8], full[32];
+    InterpBuffer bufs[] = {BUF(a, 4), BUF(b, 8), BUF(rows, 4), BUF(cols, 8), BUF(full, 32)};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = rows}, {.p = cols}, {.p = full}};
+    char *err = run(p, args, 1, bufs, 5);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 4; i++) {
+        int32_t s = 0;
+        for (int j = 0; j < 8; j++) {
+            cr_expect_eq(full[i * 8 + j], a[i] * 100 + b[j], "m[%d, %d]", i, j);
+            s += a[i] * 100 + b[j];
+        }
+        cr_expect_eq(rows[i], s, "row %d", i);
+    }
+    for (int j = 0; j < 8; j++) cr_expect_eq(cols[j], 400 + b[j], "col %d", j);
+    drop(p);
+}
+
+Test(interp, rand_in_a_kernel_matches_numeric_for_32_and_64_bit_offsets) {
+    Prog *p = build("kernel k(o: *f32, oi: *u32, seed: i32, base: i64) {\n"
+                    "  let r = arange(0, 256);\n"
+                    "  store(o + r, rand(seed, r));\n"
+                    "  store(oi + r, randint(seed, base + (r as i64)));\n"
+                    "}\n", NULL);
+    float o[256];
+    uint32_t oi[256];
+    InterpBuffer bufs[] = {BUF(o, 256), BUF(oi, 256)};
+    InterpArg args[] = {{.p = o}, {.p = oi}, {.i = -123}, {.i = (1LL << 40) + 5}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 256; k++) {
+        cr_expect_eq(o[k], philox_rand(-123, (uint64_t)k), "rand %d", k);
+        cr_expect_eq(oi[k], philox_randint(-123, (1ULL << 40) + 5 + (uint64_t)k), "randint %d", k);
+    }
+    drop(p);
+}
+
+Test(interp, loops_branches_early_return_and_short_circuit) {
+    Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
+                    "kernel k(o: *i32, n: i32) {\n"
+                    "  let pid = program_id(0);\n"
+                    "  var down = 0;\n"
+                    "  for i in range(10, 0, -3) { down = down * 100 + i; }\n"   /* 10 7 4 1 */
+                    "  var w = 1;\n"
+                    "  while w < 1000 { w *= 3; }\n"
+                    "  var sign = 0;\n"
+                    "  if pid % 2 == 0 { sign = 1; } else if pid == 3 { sign = 3; } else { sign = -1; }\n"
+                    "  store(o + pid * 4, down); store(o + pid * 4 + 1, w); store(o + pid * 4 + 2, sign);\n"
+                    "  if pid >= n { return; }\n"
+                    "  // for pid >= 2 the load would leave the buffer: it must not run\n"
+                    "  let far = pid < 2 && load(o + pid * 20 + 3) == 0;\n"
+                    "  store(o + pid * 4 + 3, tri(pid) + (far as i32) * 1000);\n"
+                    "}\n", NULL);
+    int32_t o[4 * 6];
+    for (int k = 0; k < 24; k++) o[k] = 0;
+    InterpBuffer bufs[] = {BUF(o, 24)};
+    InterpArg args[] = {{.p = o}, {.i = 5}};
+    char *err = run(p, args, 6, bufs, 1);
+    cr_assert_null(err, "%s", err);
+    for (int pid = 0; pid < 6; pid++) {
+        cr_expect_eq(o[pid * 4], 10070401, "descending loop, program %d", pid);
+        cr_expect_eq(o[pid * 4 + 1], 2187, "while");
+        cr_expect_eq(o[pid * 4 + 2], pid % 2 == 0 ? 1 : pid == 3 ? 3 : -1, "if/else if");
+        int want = pid >= 5 ? 0 : pid * (pid + 1) / 2 + (pid < 2 ? 1000 : 0);
+        cr_expect_eq(o[pid * 4 + 3], want, "program %d: %d, want %d", pid, o[pid * 4 + 3], want);
+    }
+    drop(p);
+}
+
+Test(interp, atomics_return_the_old_value) {
+    Prog *p = build("kernel k(c: *i32, f: *f32, o: *i32) {\n"
+                    "  let pid = program_id(0);\n"
+                    "  let old = atomic_add(c, 2);\n"
+                    "  store(o + pid, old);\n"
+                    "  atomic_add(f + arange(0, 4), 0.5, arange(0, 4) < 3);\n"
+                    "  let was = atomic_cas(c + 1, pid, pid + 1);\n"
+                    "  store(o + 8 + pid, was);\n"
+                    "}\n", NULL);
+    int32_t c[2] = {5, 0}, o[16];
+    float f[4] = {0, 0, 0, 0};
+    InterpBuffer bufs[] = {BUF(c, 2), BUF(f, 4), BUF(o, 16)};
+    InterpArg args[] = {{.p = c}, {.p = f}, {.p = o}};
+    char *err = run(p, args, 8, bufs, 3);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(c[0], 5 + 16);
+    cr_expect_eq(c[1], 8, "each cas succeeds in order");
+    for (int k = 0; k < 8; k++) {
+        cr_expect_eq(o[k], 5 + 2 * k);
+        cr_expect_eq(o[8 + k], k);
+    }
+    cr_expect_eq(f[0], 4.0f);
+    cr_expect_eq(f[3], 0.0f, "masked-off lane untouched");
+    drop(p);
+}
+
+Test(interp, out_of_bounds_load_names_kernel_line_program_and_element) {
+    Prog *p = build("kernel copy(src: *f32, dst: *f32, n: i32) {\n"
+                    "  let offs = program_id(0) * 64 + arange(0, 64);\n"
+                    "  let v = load(src + offs, offs < n);\n"
+                    "  store(dst + offs, v, offs < n);\n"
+                    "}\n", NULL);
+    float src[100], dst[100];
+    InterpBuffer bufs[] = {BUF(src, 100), BUF(dst, 100)};
+    InterpArg ok_args[] = {{.p = src}, {.p = dst}, {.i = 100}};
+    char *err = run(p, ok_args, 2, bufs, 2);
+    cr_expect_null(err, "masked-off lanes make no access: %s", err);
+    free(err);
+    InterpArg bad_args[] = {{.p = src}, {.p = dst}, {.i = 104}};
+    err = run(p, bad_args, 2, bufs, 2);
+    cr_assert_not_null(err);
+    cr_expect_str_eq(err, "kernel 'copy', t.blk:3: program (1, 0, 0): out-of-bounds load: block "
+                          "element [36] accesses src[100], past the end of src (100 elements of f32)\n"
+                          "    let v = load(src + offs, offs < n);");
+    free(err);
+    drop(p);
+}
+
+Test(interp, out_of_bounds_store_before_the_start_and_misaligned_access) {
+    Prog *p = build("kernel k(x: *i32, off: i32) {\n"
+                    "  store(x + off + arange(0, 4), 7);\n"
+                    "}\n"
+                    "kernel m(x: *i32) {\n"
+                    "  let y = (x as *u32) + 1;\n"
+                    "  store(((y as *i64) + 0), 1 as i64);\n"
+                    "}\n", NULL);
+    int32_t x[8];
+    InterpBuffer bufs[] = {BUF(x, 8)};
+    InterpArg args[] = {{.p = x}, {.i = -2}};
+    char *err = run(p, args, 1, bufs, 1);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "out-of-bounds store: block element [0] accesses x[-2], before the start of x"), "%s", err);
+    free(err);
+    BirFunction *m = p->c->bir->kernels[1];
+    uint32_t grid[3] = {1, 1, 1};
+    InterpArg margs[] = {{.p = x}};
+    err = interp_launch(m, margs, 1, grid, bufs, 1, NULL);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "misaligned store"), "%s", err);
+    free(err);
+    drop(p);
+}
+
+Test(interp, a_spin_that_cannot_end_is_reported_not_hung) {
+    Prog *p = build("kernel k(lock: *i32) {\n"
+                    "  while atomic_cas(lock, 0, 1) == 1 {}\n"
+                    "}\n", NULL);
+    int32_t lock = 0; /* program 0 takes the lock and never releases it */
+    InterpBuffer bufs[] = {BUF(&lock, 1)};
+    InterpArg args[] = {{.p = &lock}};
+    char *err = run(p, args, 2, bufs, 1);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "kernel 'k', t.blk:2: program (1, 0, 0): this while loop can never end"), "%s", err);
+    free(err);
+    drop(p);
+}
+
+Test(interp, shuffled_order_is_a_seeded_permutation) {
+    Prog *p = build("kernel k(counter: *i32, order: *i32) {\n"
+                    "  store(order + atomic_add(counter, 1), program_id(0));\n"
+                    "}\n", NULL);
+    enum { N = 64 };
+    int32_t order[N], first[N], counter;
+    InterpBuffer bufs[] = {BUF(&counter, 1), BUF(order, N)};
+    InterpArg args[] = {{.p = &counter}, {.p = order}};
+    uint32_t grid[3] = {N, 1, 1};
+    counter = 0;
+    char *err = interp_launch(p->f, args, 2, grid, bufs, 2, NULL);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < N; k++) cr_expect_eq(order[k], k, "sequential by default");
+    InterpOptions opt = {.shuffle = true, .shuffle_seed = 42};
+    for (int rep = 0; rep < 2; rep++) {
+        counter = 0;
+        err = interp_launch(p->f, args, 2, grid, bufs, 2, &opt);
+        cr_assert_null(err, "%s", err);
+        if (rep == 0) memcpy(first, order, sizeof order);
+        else cr_expect_arr_eq(order, first, sizeof order, "the same seed gives the same order");
+    }
+    bool seen[N] = {0}, identity = true;
+    for (int k = 0; k < N; k++) {
+        cr_assert(first[k] >= 0 && first[k] < N && !seen[first[k]], "a permutation");
+        seen[first[k]] = true;
+        identity &= first[k] == k;
+    }
+    cr_expect_not(identity, "shuffled");
+    drop(p);
+}
+
+Test(interp, device_print_shows_the_program_and_element) {
+    Prog *p = build("kernel k(x: *i32) {\n"
+                    "  device_print(\"v\", load(x + arange(0, 2)) * 2);\n"
+                    "  device_print(\"pid\", program_id(0));\n"
+                    "}\n", NULL);
+    int32_t x[2] = {3, -4};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    InterpBuffer bufs[] = {BUF(x, 2)};
+    InterpArg args[] = {{.p = x}};
+    uint32_t grid[3] = {2, 1, 1};
+    InterpOptions opt = {.print_out = out};
+    char *err = interp_launch(p->f, args, 1, grid, bufs, 1, &opt);
+    fclose(out);
+    cr_assert_null(err, "%s", err);
+    cr_expect_str_eq(text, "pid (0, 0, 0) idx [0] v 6\npid (0, 0, 0) idx [1] v -8\npid (0, 0, 0) pid 0\n"
+                           "pid (1, 0, 0) idx [0] v 6\npid (1, 0, 0) idx [1] v -8\npid (1, 0, 0) pid 1\n");
+    free(text);
+    drop(p);
+}
+
+Test(interp, bad_launches_are_errors) {
+    Prog *p = build("kernel k(x: *i32, n: i32) { store(x, n); }\n", NULL);
+    int32_t x;
+    InterpBuffer bufs[] = {BUF(&x, 1)};
+    InterpArg args[] = {{.p = &x}, {.i = 1}};
+    uint32_t grid[3] = {1, 1, 1}, empty[3] = {4, 0, 1};
+    char *err = interp_launch(p->f, args, 1, grid, bufs, 1, NULL);
+    cr_expect_str_eq(err, "kernel 'k': takes 2 runtime arguments, got 1");
+    free(err);
+    err = interp_launch(p->f, args, 2, empty, bufs, 1, NULL);
+    cr_expect_str_eq(err, "kernel 'k': the grid (4, 0, 1) is empty");
+    free(err);
+    err = interp_launch(p->f, args, 2, grid, NULL, 0, NULL);
+    cr_expect(err && strstr(err, "which is in no buffer passed to the kernel"), "%s", err);
+    free(err);
+    drop(p);
+}
