@@ -1,0 +1,409 @@
+/* checks.c: each example against its C reference (see checks.h).
+ *
+ * Tolerances, and why:
+ * - add, dropout: exact. Each output is one IEEE operation on the inputs
+ *   (x + y; x / (1 - p) after one f32 subtraction), so the kernel's result
+ *   must equal the reference rounded once to the output type.
+ * - softmax f32: relative 1e-5. exp is within 2 ulp (C library on the
+ *   interpreter, ex2.approx on the GPU), the f32 sum of <= 2^14 terms adds
+ *   at most a few 1e-7, one division; 1e-5 leaves a 10x margin.
+ *   f16 output: relative 2^-10 (one f16 rounding is 2^-11) plus 2^-24 absolute
+ *   (the f16 subnormal spacing, for tiny probabilities).
+ * - layer norm, f16: absolute 1e-2 for y, dx, dw and db, as the Triton
+ *   tutorial tests (f16 outputs of magnitude up to ~8 carry 2^-8 rounding;
+ *   dw and db also sum f16 partial rows). Mean and rstd (f32 outputs):
+ *   relative 1e-5.
+ *   f32: absolute 1e-5 for y, dx, dw, db (magnitudes up to ~8): the f32
+ *   sums over N (and over M for dw/db) leave errors near 1e-6 on the
+ *   interpreter; the GPU's approximate rsqrt and division add ~1e-7.
+ * Inputs follow the Triton tutorials: x ~ N(0,1) for add, softmax and
+ * dropout; layer norm x = -2.3 + 0.5 N(0,1), w and b ~ U(0,1), dy = 0.1 N(0,1).
+ * Rows of strided inputs are padded with NaN and strided outputs with a
+ * sentinel, so a read past N shows up as NaN and a write past N as a changed
+ * sentinel. */
+#define _POSIX_C_SOURCE 200809L
+#include "checks.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "reference.h"
+
+/* ------------------------------------------------------- typed buffers */
+
+typedef struct {
+    DType dt;
+    int64_t n;
+    void *data;
+} TBuf;
+
+static TBuf tb_new(DType dt, int64_t n) {
+    size_t size = dt == DT_F16 || dt == DT_BF16 ? 2 : 4;
+    TBuf b = {dt, n, calloc((size_t)(n ? n : 1), size)};
+    return b;
+}
+
+static void tb_set(TBuf *b, int64_t i, double v) {
+    switch (b->dt) {
+    case DT_F16: ((uint16_t *)b->data)[i] = f32_to_f16((float)v); break;
+    case DT_I32: ((int32_t *)b->data)[i] = (int32_t)v; break;
+    default: ((float *)b->data)[i] = (float)v; break;
+    }
+}
+
+static double tb_get(const TBuf *b, int64_t i) {
+    switch (b->dt) {
+    case DT_F16: return f16_to_f32(((uint16_t *)b->data)[i]);
+    case DT_I32: return ((int32_t *)b->data)[i];
+    default: return ((float *)b->data)[i];
+    }
+}
+
+static InterpBuffer tb_buf(TBuf *b, const char *name) {
+    size_t size = b->dt == DT_F16 ? 2 : 4;
+    return (InterpBuffer){b->data, (size_t)b->n * size, name};
+}
+
+/* The values as f32, as the kernel sees them, for the references. */
+static float *tb_floats(const TBuf *b) {
+    float *f = malloc((size_t)(b->n ? b->n : 1) * sizeof *f);
+    for (int64_t i = 0; f && i < b->n; i++) f[i] = (float)tb_get(b, i);
+    return f;
+}
+
+static void tb_free(TBuf *b) {
+    free(b->data);
+    b->data = NULL;
+}
+
+/* A value rounded once to the dtype. */
+static double round_to(double v, DType dt) {
+    float f = (float)v;
+    return dt == DT_F16 ? f16_to_f32(f32_to_f16(f)) : f;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---------------------------------------------------------- results */
+
+static void set_name(CheckResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_name(CheckResult *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->name, sizeof r->name, fmt, ap);
+    va_end(ap);
+    r->ok = true;
+}
+
+static void failf(CheckResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void failf(CheckResult *r, const char *fmt, ...) {
+    if (!r->ok) return; /* keep the first failure */
+    r->ok = false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    va_end(ap);
+}
+
+static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
+                   int nargs, uint32_t programs, const InterpBuffer *bufs, int nbufs) {
+    uint32_t grid[3] = {programs, 1, 1};
+    double t0 = now_seconds();
+    char *err = run->launch(run->ctx, k, args, nargs, grid, bufs, nbufs);
+    r->seconds += now_seconds() - t0;
+    if (err) {
+        failf(r, "%s", err);
+        free(err);
+        return false;
+    }
+    return true;
+}
+
+typedef enum { TOL_EXACT, TOL_ABS, TOL_REL } TolKind;
+
+/* got[r * stride + c] against ref[r * cols + c]; NaN matches NaN only.
+ * Records the worst error in r->max_err (in the tolerance's unit). */
+static void compare(CheckResult *r, const char *what, const TBuf *got, int64_t stride, const double *ref,
+                    int64_t rows, int64_t cols, TolKind kind, double atol, double rtol) {
+    if (kind == TOL_EXACT) snprintf(r->tolerance, sizeof r->tolerance, "exact");
+    else if (kind == TOL_ABS) snprintf(r->tolerance, sizeof r->tolerance, "abs %g", atol);
+    else if (atol > 0) snprintf(r->tolerance, sizeof r->tolerance, "rel %g + abs %g", rtol, atol);
+    else snprintf(r->tolerance, sizeof r->tolerance, "rel %g", rtol);
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t c = 0; c < cols; c++) {
+            double g = tb_get(got, i * stride + c), want = ref[i * cols + c];
+            if (kind == TOL_EXACT) want = round_to(want, got->dt);
+            bool both_nan = g != g && want != want;
+            double err = both_nan ? 0 : fabs(g - want);
+            if (err != err) err = INFINITY;
+            double unit = kind == TOL_REL ? err / (fabs(want) > 0 ? fabs(want) : 1) : err;
+            if (unit > r->max_err) r->max_err = unit;
+            bool ok = kind == TOL_EXACT ? err == 0 : err <= atol + rtol * fabs(want);
+            if (!ok)
+                failf(r, "%s[%lld, %lld] = %.9g, reference %.9g (error %.3g, tolerance %s)", what,
+                      (long long)i, (long long)c, g, want, err, r->tolerance);
+        }
+    }
+}
+
+/* Padding past N in each row of a strided output must keep its sentinel. */
+static void check_padding(CheckResult *r, const char *what, const TBuf *b, int64_t rows, int64_t cols,
+                          int64_t stride, double sentinel) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t c = cols; c < stride; c++)
+            if (tb_get(b, i * stride + c) != sentinel)
+                failf(r, "%s[%lld, %lld] (padding past N) was written", what, (long long)i, (long long)c);
+}
+
+static const char *tname(DType dt) { return dtype_name(dt); }
+
+/* ------------------------------------------------------------- checks */
+
+CheckResult check_add(const ExampleRunner *run, int n, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "add n=%d %s BLOCK=%d", n, tname(dt), block);
+    RefRng rng = {1};
+    TBuf x = tb_new(dt, n), y = tb_new(dt, n), out = tb_new(dt, n);
+    for (int i = 0; i < n; i++) {
+        tb_set(&x, i, ref_normal(&rng));
+        tb_set(&y, i, ref_normal(&rng));
+    }
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"add.blk", "add", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&y, "y"), tb_buf(&out, "out")};
+    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = out.data}, {.i = n}};
+    if (launch(run, &r, &k, args, 4, (uint32_t)((n + block - 1) / block), bufs, 3)) {
+        float *xf = tb_floats(&x), *yf = tb_floats(&y);
+        double *ref = malloc((size_t)n * sizeof *ref);
+        ref_add(xf, yf, ref, (size_t)n);
+        compare(&r, "out", &out, n, ref, 1, n, TOL_EXACT, 0, 0);
+        free(xf), free(yf), free(ref);
+    }
+    tb_free(&x), tb_free(&y), tb_free(&out);
+    return r;
+}
+
+CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "softmax M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {2};
+    TBuf in = tb_new(dt, (int64_t)M * stride), out = tb_new(dt, (int64_t)M * N);
+    for (int64_t i = 0; i < (int64_t)M * stride; i++)
+        tb_set(&in, i, i % stride < N ? ref_normal(&rng) : NAN);
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"softmax.blk", "softmax", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&out, "out"), tb_buf(&in, "input")};
+    InterpArg args[] = {{.p = out.data}, {.p = in.data}, {.i = stride}, {.i = N}, {.i = N}};
+    if (launch(run, &r, &k, args, 5, (uint32_t)M, bufs, 2)) {
+        float *xf = tb_floats(&in);
+        double *ref = malloc((size_t)M * N * sizeof *ref);
+        ref_softmax(xf, M, N, stride, ref);
+        if (dt == DT_F32) compare(&r, "out", &out, N, ref, M, N, TOL_REL, 0, 1e-5);
+        else compare(&r, "out", &out, N, ref, M, N, TOL_REL, 0x1p-24, 0x1p-10);
+        free(xf), free(ref);
+    }
+    tb_free(&in), tb_free(&out);
+    return r;
+}
+
+CheckResult check_layer_norm_fwd(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "layer_norm_fwd M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {3};
+    const double sentinel = 1234.0, eps = 1e-5;
+    int64_t total = (int64_t)M * stride;
+    TBuf x = tb_new(dt, total), y = tb_new(dt, total), w = tb_new(dt, N), b = tb_new(dt, N);
+    TBuf mean = tb_new(DT_F32, M), rstd = tb_new(DT_F32, M);
+    for (int64_t i = 0; i < total; i++) {
+        tb_set(&x, i, i % stride < N ? -2.3 + 0.5 * ref_normal(&rng) : NAN);
+        tb_set(&y, i, sentinel);
+    }
+    for (int c = 0; c < N; c++) {
+        tb_set(&w, c, ref_uniform(&rng));
+        tb_set(&b, c, ref_uniform(&rng));
+    }
+    char t[16], bs[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block);
+    ExampleKernel k = {"layernorm.blk", "layer_norm_fwd", {t, bs, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&b, "B"),
+                           tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd")};
+    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = w.data}, {.p = b.data}, {.p = mean.data},
+                        {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = eps}};
+    if (launch(run, &r, &k, args, 9, (uint32_t)M, bufs, 6)) {
+        float *xf = tb_floats(&x), *wf = tb_floats(&w), *bf = tb_floats(&b);
+        double *ry = malloc((size_t)M * N * sizeof *ry), *rm = malloc((size_t)M * sizeof *rm);
+        double *rr = malloc((size_t)M * sizeof *rr);
+        ref_layer_norm_fwd(xf, wf, bf, M, N, stride, eps, ry, rm, rr);
+        double atol = dt == DT_F16 ? 1e-2 : 1e-5;
+        compare(&r, "Mean", &mean, 1, rm, M, 1, TOL_REL, 0, 1e-5);
+        compare(&r, "Rstd", &rstd, 1, rr, M, 1, TOL_REL, 0, 1e-5);
+        compare(&r, "Y", &y, stride, ry, M, N, TOL_ABS, atol, 0);
+        check_padding(&r, "Y", &y, M, N, stride, sentinel);
+        free(xf), free(wf), free(bf), free(ry), free(rm), free(rr);
+    }
+    tb_free(&x), tb_free(&y), tb_free(&w), tb_free(&b), tb_free(&mean), tb_free(&rstd);
+    return r;
+}
+
+CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int stride, DType dt,
+                                 int block_n, int group_m) {
+    CheckResult r = {0};
+    set_name(&r, "layer_norm_bwd M=%d N=%d stride=%d %s BLOCK_N=%d GROUP_M=%d", M, N, stride, tname(dt),
+             block_n, group_m);
+    RefRng rng = {4};
+    const double sentinel = 1234.0, eps = 1e-5;
+    int64_t total = (int64_t)M * stride;
+    TBuf x = tb_new(dt, total), dy = tb_new(dt, total), dx = tb_new(dt, total), w = tb_new(dt, N);
+    TBuf mean = tb_new(DT_F32, M), rstd = tb_new(DT_F32, M), lock = tb_new(DT_I32, 2 * group_m);
+    TBuf pdw = tb_new(dt, (int64_t)group_m * N), pdb = tb_new(dt, (int64_t)group_m * N);
+    TBuf dw = tb_new(dt, N), db = tb_new(dt, N);
+    for (int64_t i = 0; i < total; i++) {
+        bool in_row = i % stride < N;
+        tb_set(&x, i, in_row ? -2.3 + 0.5 * ref_normal(&rng) : NAN);
+        tb_set(&dy, i, in_row ? 0.1 * ref_normal(&rng) : NAN);
+        tb_set(&dx, i, sentinel);
+    }
+    for (int c = 0; c < N; c++) tb_set(&w, c, ref_uniform(&rng));
+    float *xf = tb_floats(&x), *dyf = tb_floats(&dy), *wf = tb_floats(&w);
+    /* the forward pass's saved statistics, computed here in double and stored as f32 */
+    double *ry = malloc((size_t)M * N * sizeof *ry), *rm = malloc((size_t)M * sizeof *rm);
+    double *rr = malloc((size_t)M * sizeof *rr);
+    ref_layer_norm_fwd(xf, wf, wf, M, N, stride, eps, ry, rm, rr);
+    for (int i = 0; i < M; i++) {
+        tb_set(&mean, i, rm[i]);
+        tb_set(&rstd, i, rr[i]);
+    }
+    char t[16], g[32], bn[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(g, sizeof g, "GROUP_SIZE_M=%d", group_m);
+    snprintf(bn, sizeof bn, "BLOCK_SIZE_N=%d", block_n);
+    ExampleKernel kdx = {"layernorm.blk", "layer_norm_bwd_dx", {t, g, bn, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&dx, "DX"), tb_buf(&dy, "DY"), tb_buf(&pdw, "DW"), tb_buf(&pdb, "DB"),
+                           tb_buf(&x, "X"), tb_buf(&w, "W"), tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd"),
+                           tb_buf(&lock, "Lock"), tb_buf(&dw, "FINAL_DW"), tb_buf(&db, "FINAL_DB")};
+    InterpArg args[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
+                        {.p = w.data}, {.p = mean.data}, {.p = rstd.data}, {.p = lock.data},
+                        {.i = stride}, {.i = N}};
+    ExampleKernel kdw = {"layernorm.blk", "layer_norm_bwd_dwdb", {t, "BLOCK_SIZE_M=32", "BLOCK_SIZE_N=128", NULL}};
+    InterpArg args2[] = {{.p = pdw.data}, {.p = pdb.data}, {.p = dw.data}, {.p = db.data}, {.i = group_m}, {.i = N}};
+    if (launch(run, &r, &kdx, args, 11, (uint32_t)M, bufs, 9) &&
+        launch(run, &r, &kdw, args2, 6, (uint32_t)((N + 127) / 128), (InterpBuffer[]){bufs[2], bufs[3], bufs[9], bufs[10]}, 4)) {
+        double *rdx = malloc((size_t)M * N * sizeof *rdx), *rdw = malloc((size_t)N * sizeof *rdw);
+        double *rdb = malloc((size_t)N * sizeof *rdb);
+        ref_layer_norm_bwd(xf, dyf, wf, M, N, stride, eps, rdx, rdw, rdb);
+        double atol = dt == DT_F16 ? 1e-2 : 1e-5;
+        compare(&r, "DX", &dx, stride, rdx, M, N, TOL_ABS, atol, 0);
+        check_padding(&r, "DX", &dx, M, N, stride, sentinel);
+        compare(&r, "DW", &dw, N, rdw, 1, N, TOL_ABS, atol, 0);
+        compare(&r, "DB", &db, N, rdb, 1, N, TOL_ABS, atol, 0);
+        for (int i = 0; i < group_m; i++)
+            if (tb_get(&lock, i) != 0) failf(&r, "Lock[%d] = %g: a lock was left taken", i, tb_get(&lock, i));
+        free(rdx), free(rdw), free(rdb);
+    }
+    free(xf), free(dyf), free(wf), free(ry), free(rm), free(rr);
+    TBuf *all[] = {&x, &dy, &dx, &w, &mean, &rstd, &lock, &pdw, &pdb, &dw, &db};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
+    return r;
+}
+
+CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "dropout n=%d p=%g seed=%d %s BLOCK=%d", n, p, seed, tname(dt), block);
+    RefRng rng = {5};
+    TBuf x = tb_new(dt, n), out = tb_new(dt, n);
+    for (int i = 0; i < n; i++) {
+        double v = ref_normal(&rng);
+        tb_set(&x, i, v == 0 ? 1.0 : v); /* nonzero, so a zero output means dropped */
+    }
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"dropout.blk", "dropout", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
+    InterpArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}, {.f = p}, {.i = seed}};
+    if (launch(run, &r, &k, args, 5, (uint32_t)((n + block - 1) / block), bufs, 2)) {
+        float *xf = tb_floats(&x);
+        double *ref = malloc((size_t)n * sizeof *ref);
+        uint8_t *keep = malloc((size_t)n);
+        ref_dropout(xf, (size_t)n, p, seed, ref, keep);
+        compare(&r, "out", &out, n, ref, 1, n, TOL_EXACT, 0, 0);
+        /* the keep mask is rand(seed, i) > p: kept exactly where the output is nonzero */
+        int64_t kept = 0;
+        for (int i = 0; i < n; i++) {
+            bool nonzero = tb_get(&out, i) != 0;
+            kept += nonzero;
+            if (nonzero != (philox_rand(seed, (uint32_t)i) > p))
+                failf(&r, "out[%d] is %s but rand(%d, %d) = %.9g against p = %g", i, nonzero ? "kept" : "dropped",
+                      seed, i, philox_rand(seed, (uint32_t)i), p);
+        }
+        /* and the fraction kept is 1 - p within 6 binomial standard deviations */
+        double sd = sqrt(p * (1.0 - p) / n), frac = (double)kept / n;
+        if (fabs(frac - (1.0 - p)) > 6 * sd + 1.0 / n)
+            failf(&r, "kept %.5f of the elements, expected %.5f +- %.5f", frac, 1.0 - p, 6 * sd);
+        free(xf), free(ref), free(keep);
+    }
+    tb_free(&x), tb_free(&out);
+    return r;
+}
+
+/* ------------------------------------------------------ interp launch */
+
+char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+    const InterpLaunchCtx *c = ctx;
+    char path[1024], *msg = NULL;
+    snprintf(path, sizeof path, "%s/%s", c->examples_dir, k->file);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if ((msg = malloc(1200))) snprintf(msg, 1200, "cannot open %s", path);
+        return msg;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            char *grown = realloc(text, cap = cap ? cap * 2 : 8192);
+            if (!grown) break;
+            text = grown;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    ConstDef defs[8];
+    char def_text[8][64];
+    int ndefs = 0;
+    for (; ndefs < 8 && k->defs[ndefs]; ndefs++) {
+        snprintf(def_text[ndefs], sizeof def_text[ndefs], "%s", k->defs[ndefs]);
+        char *eq = strchr(def_text[ndefs], '=');
+        if (!eq) continue;
+        *eq = 0;
+        defs[ndefs] = (ConstDef){def_text[ndefs], eq + 1, false};
+    }
+    /* diagnostics go to stderr: a broken example shows its errors */
+    CompileRequest req = {path, text, len, defs, ndefs, diag_print_to_file, stderr};
+    Compilation *comp = compile_front(&req);
+    free(text);
+    BirFunction *fn = comp && compile_lower(comp) ? compilation_kernel(comp, k->kernel) : NULL;
+    if (!fn) {
+        if ((msg = malloc(1200))) snprintf(msg, 1200, "%s: kernel %s did not compile", path, k->kernel);
+    } else {
+        msg = interp_launch(fn, args, nargs, grid, bufs, nbufs, &c->options);
+    }
+    compilation_free(comp);
+    return msg;
+}

@@ -1,0 +1,54 @@
+/* checks.h: each example run at a given shape and compared with its C
+ * reference (reference.h), with the tolerance stated in checks.c. The
+ * launch is a callback over host buffers, so the same checks run on the
+ * interpreter (example_launch_interp) and, through the runtime, on a GPU. */
+#ifndef BLK_CHECKS_H
+#define BLK_CHECKS_H
+
+#include <stdbool.h>
+
+#include "blkc.h"
+
+typedef struct {
+    const char *file;      /* in the examples directory, e.g. "softmax.blk" */
+    const char *kernel;
+    const char *defs[8];   /* "NAME=VALUE", NULL-terminated */
+} ExampleKernel;
+
+/* Runs a kernel over host buffers (pointer args point into them); returns
+ * NULL or a malloc'ed error message. */
+typedef char *(*ExampleLaunch)(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                               const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+
+typedef struct {
+    ExampleLaunch launch;
+    void *ctx;
+} ExampleRunner;
+
+/* The interpreter as a launcher; ctx is an InterpLaunchCtx. */
+typedef struct {
+    const char *examples_dir;
+    InterpOptions options;
+} InterpLaunchCtx;
+char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+
+typedef struct {
+    char name[96];      /* "softmax M=1823 N=781 f32" */
+    bool ok;
+    double max_err;     /* the largest error, in the unit of the tolerance */
+    char tolerance[64]; /* "rel 1e-05", "atol 0.01", "exact" */
+    double seconds;     /* wall time of the launches */
+    char detail[768];   /* the first mismatch or the launch error */
+} CheckResult;
+
+/* dtype: DT_F32 or DT_F16 (the kernels' T). */
+CheckResult check_add(const ExampleRunner *r, int n, DType dtype, int block);
+CheckResult check_softmax(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+/* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
+CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,
+                                 int block_n, int group_m);
+CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
+
+#endif
