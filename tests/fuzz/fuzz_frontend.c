@@ -1,5 +1,6 @@
 /* libFuzzer harness for the front end: lex, parse and check arbitrary bytes,
- * formatting every diagnostic. Any crash, hang, leak or sanitizer report is a
+ * formatting every diagnostic; what checks cleanly is lowered to the block
+ * IR, which must verify (a verifier failure aborts), and printed. Any crash, hang, leak or sanitizer report is a
  * bug; each one found becomes a test in tests/diagnostics or test_parser.c.
  * Build: CC=clang-19 cmake -B build-fuzz -DBLK_FUZZ=ON; see docs/testing.md. */
 #include <stdint.h>
@@ -23,10 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Compilation *c = compile_front(&req);
     if (c && c->ok) {
         FILE *sink = fopen("/dev/null", "w");
-        if (sink) {
-            ast_dump_module(sink, c->module, NULL);
-            fclose(sink);
-        }
+        if (sink) ast_dump_module(sink, c->module, NULL);
+        if (!compile_lower(c)) abort(); /* checked programs always lower to valid IR */
+        for (int i = 0; sink && i < c->bir->nkernels; i++) bir_print(sink, c->bir->kernels[i]);
+        if (sink) fclose(sink);
     }
     compilation_free(c);
     return 0;

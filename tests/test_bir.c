@@ -1,0 +1,261 @@
+/* test_bir.c: lowering to the block IR, its verifier and its text form. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <criterion/criterion.h>
+
+#include "support.h"
+
+static char *print_bir(const BirFunction *f) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    bir_print(out, f);
+    fclose(out);
+    return text;
+}
+
+static int count_ops(const BirBlock *b, BirOpcode code) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == code;
+        for (int r = 0; r < op->nregions; r++) n += count_ops(op->regions[r], code);
+    }
+    return n;
+}
+
+static const BirOp *first_op(const BirBlock *b, BirOpcode code) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == code) return op;
+        for (int r = 0; r < op->nregions; r++) {
+            const BirOp *found = first_op(op->regions[r], code);
+            if (found) return found;
+        }
+    }
+    return NULL;
+}
+
+/* Every example, at its defaults and at other -D configurations, lowers to
+ * IR that verifies and prints with source lines. */
+typedef struct {
+    const char *file;
+    const char *defs[4];
+} Config;
+
+static Config configs[] = {
+    {"add.blk", {NULL}},
+    {"add.blk", {"T=f16", "BLOCK=256", NULL}},
+    {"softmax.blk", {NULL}},
+    {"softmax.blk", {"T=f16", "BLOCK=4096", NULL}},
+    {"dropout.blk", {NULL}},
+    {"dropout.blk", {"T=bf16", "BLOCK=128", NULL}},
+    {"layernorm.blk", {NULL}},
+    {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=16384", NULL}},
+    {"layernorm.blk", {"GROUP_SIZE_M=32", "BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", NULL}},
+};
+
+Test(bir, every_example_lowers_verifies_and_prints) {
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        Captured cap = {0};
+        Compilation *c = compile_example_bir(configs[i].file, configs[i].defs, &cap);
+        cr_assert(c && c->ok && c->bir, "%s (config %zu):\n%s", configs[i].file, i, cap.text);
+        cr_expect_gt(c->bir->nkernels, 0);
+        for (int k = 0; k < c->bir->nkernels; k++) {
+            char err[512];
+            cr_expect(bir_verify(c->bir->kernels[k], err, sizeof err), "%s", err);
+            char *text = print_bir(c->bir->kernels[k]);
+            cr_expect(strstr(text, "; line "), "%s", text);
+            cr_expect(strstr(text, "  return"), "%s", text);
+            free(text);
+        }
+        compilation_free(c);
+    }
+}
+
+Test(bir, variables_become_loop_carried_values_and_if_results) {
+    Captured cap = {0};
+    Compilation *c = compile_example_bir("layernorm.blk", NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    const BirFunction *fwd = compilation_kernel(c, "layer_norm_fwd");
+    const BirOp *loop = first_op(fwd->body, BIR_FOR);
+    cr_assert_not_null(loop);
+    cr_expect_eq(loop->nresults, 1, "acc is the one carried value of the first loop");
+    cr_expect_eq(loop->regions[0]->nargs, 2, "the loop variable and acc");
+    cr_expect_eq(count_ops(fwd->body, BIR_FOR), 3);
+    const BirFunction *dx = compilation_kernel(c, "layer_norm_bwd_dx");
+    const BirOp *branch = first_op(dx->body, BIR_IF);
+    cr_assert_not_null(branch);
+    cr_expect_eq(branch->nresults, 2, "partial_dw and partial_db flow out of the if");
+    const BirOp *spin = first_op(dx->body, BIR_WHILE);
+    cr_assert_not_null(spin);
+    cr_expect_eq(spin->nresults, 0, "the lock's loop carries nothing");
+    cr_expect_not_null(first_op(spin->regions[0], BIR_ATOMIC_CAS), "the cas is in the condition");
+    compilation_free(c);
+}
+
+Test(bir, implicit_conversions_become_explicit_ops) {
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk",
+                                    "kernel k(x: *f16, o: *f16, n: i32) {\n"
+                                    "  let v = load(x + arange(0, 16));\n"
+                                    "  store(o + arange(0, 16), exp(v) * 2 + n);\n"
+                                    "  store(o, sum(v));\n"
+                                    "}\n", NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    char *text = print_bir(c->bir->kernels[0]);
+    /* exp of f16 computes in f32; the literal 2 is made an f16 constant;
+     * the i32 n converts to f16 and is splatted; sum of f16 accumulates in f32 */
+    cr_expect(strstr(text, "convert %v : [16] f32"), "%s", text);
+    cr_expect(strstr(text, "exp %"), "%s", text);
+    cr_expect(strstr(text, "const 2.0 : f16"), "%s", text);
+    cr_expect(strstr(text, "convert %n : f16"), "%s", text);
+    cr_expect(strstr(text, "reduce_sum %"), "%s", text);
+    cr_expect_eq(count_ops(c->bir->kernels[0]->body, BIR_REDUCE_SUM), 1);
+    const BirOp *sum = first_op(c->bir->kernels[0]->body, BIR_REDUCE_SUM);
+    cr_expect_eq(c->bir->kernels[0]->values[sum->operands[0]].type.dtype, DT_F32);
+    free(text);
+    compilation_free(c);
+}
+
+Test(bir, compile_time_if_keeps_one_branch_and_short_circuit_guards_effects) {
+    Captured cap = {0};
+    const char *defs[] = {"B=16", NULL};
+    Compilation *c = compile_to_bir("t.blk",
+                                    "kernel k(x: *i32, i: i32, n: i32, const B: i32 = 8) {\n"
+                                    "  if B > 8 { store(x, 1); } else { store(x, 2); }\n"
+                                    "  let ok = i < n && load(x + i) > 0;\n"
+                                    "  let cheap = i < n && i > 0;\n"
+                                    "  store(x, ok as i32 + cheap as i32);\n"
+                                    "}\n", defs, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    const BirFunction *f = c->bir->kernels[0];
+    cr_expect_eq(count_ops(f->body, BIR_STORE), 2, "one branch of the const if, plus the last store");
+    cr_expect_eq(count_ops(f->body, BIR_IF), 1, "only the && with a load becomes an if");
+    cr_expect_eq(count_ops(f->body, BIR_AND), 1, "the cheap && stays an and");
+    compilation_free(c);
+}
+
+Test(bir, dead_ops_are_removed_but_effects_stay) {
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk",
+                                    "kernel k(x: *f32) {\n"
+                                    "  let unused = arange(0, 64) * 3;\n"
+                                    "  let loaded = load(x);\n"
+                                    "  atomic_add(x, 1.0);\n"
+                                    "}\n", NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    const BirFunction *f = c->bir->kernels[0];
+    cr_expect_eq(count_ops(f->body, BIR_ARANGE), 0);
+    cr_expect_eq(count_ops(f->body, BIR_MUL), 0);
+    cr_expect_eq(count_ops(f->body, BIR_LOAD), 1, "a load stays: the interpreter checks its bounds");
+    cr_expect_eq(count_ops(f->body, BIR_ATOMIC_ADD), 1);
+    compilation_free(c);
+}
+
+/* ---- the verifier rejects malformed IR, built by hand ---- */
+
+typedef struct {
+    Arena arena;
+    BirFunction f;
+} Hand;
+
+static void hand_init(Hand *h) {
+    memset(h, 0, sizeof *h);
+    h->f.arena = &h->arena;
+    h->f.name = "hand";
+    h->f.body = bir_block_new(&h->f);
+}
+
+static const char *verify_msg(Hand *h) {
+    static char err[512];
+    if (bir_verify(&h->f, err, sizeof err)) return NULL;
+    return err;
+}
+
+Test(bir, verifier_rejects_use_before_definition) {
+    Hand h;
+    hand_init(&h);
+    BlkType i32 = type_scalar(DT_I32);
+    int later = bir_value_new(&h.f, i32, "later");
+    int ops[2] = {later, later};
+    bir_append(&h.f, h.f.body, BIR_ADD, ops, 2, &i32);
+    bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+    const char *err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "is used where it is not defined"), "%s", err);
+    arena_free(&h.arena);
+}
+
+Test(bir, verifier_rejects_mismatched_types_and_shapes) {
+    Hand h;
+    hand_init(&h);
+    BlkType i32 = type_scalar(DT_I32), f32 = type_scalar(DT_F32);
+    int a = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
+    int b = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
+    bir_append(&h.f, h.f.body, BIR_ADD, (int[]){a, b}, 2, &i32);
+    bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+    const char *err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "op 'add': operand 1's type differs from the result's"), "%s", err);
+    arena_free(&h.arena);
+
+    hand_init(&h);
+    int32_t n = 16, m = 8;
+    BlkType v16 = type_with_shape(i32, 1, &n), v8 = type_with_shape(i32, 1, &m);
+    int r = bir_append(&h.f, h.f.body, BIR_ARANGE, NULL, 0, &v16)->results[0];
+    bir_append(&h.f, h.f.body, BIR_BROADCAST, &r, 1, &v8);
+    bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+    err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "dimension 0 cannot broadcast"), "%s", err);
+    arena_free(&h.arena);
+}
+
+Test(bir, verifier_rejects_missing_terminators_and_bad_yields) {
+    Hand h;
+    hand_init(&h);
+    BlkType i32 = type_scalar(DT_I32);
+    bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32);
+    const char *err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "does not end in a terminator"), "%s", err);
+    arena_free(&h.arena);
+
+    /* a for loop carrying one i32 whose body yields nothing */
+    hand_init(&h);
+    int lo = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
+    BirOp *loop = bir_append(&h.f, h.f.body, BIR_FOR, (int[]){lo, lo, lo, lo}, 4, NULL);
+    loop->regions[0] = bir_block_new(&h.f);
+    loop->nregions = 1;
+    bir_block_add_arg(&h.f, loop->regions[0], i32, "i");
+    bir_block_add_arg(&h.f, loop->regions[0], i32, "acc");
+    bir_append(&h.f, loop->regions[0], BIR_YIELD, NULL, 0, NULL);
+    loop->results = arena_alloc(&h.arena, sizeof(int));
+    loop->results[0] = bir_value_new(&h.f, i32, "acc_out");
+    loop->nresults = 1;
+    bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+    err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "the region yields 0 values, expected 1"), "%s", err);
+    arena_free(&h.arena);
+}
+
+Test(bir, values_of_a_region_are_not_visible_after_it) {
+    Hand h;
+    hand_init(&h);
+    BlkType i32 = type_scalar(DT_I32), i1 = type_scalar(DT_I1);
+    int c = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i1)->results[0];
+    BirOp *branch = bir_append(&h.f, h.f.body, BIR_IF, &c, 1, NULL);
+    branch->nregions = 2;
+    branch->regions[0] = bir_block_new(&h.f);
+    branch->regions[1] = bir_block_new(&h.f);
+    int inner = bir_append(&h.f, branch->regions[0], BIR_CONST, NULL, 0, &i32)->results[0];
+    bir_append(&h.f, branch->regions[0], BIR_YIELD, NULL, 0, NULL);
+    bir_append(&h.f, branch->regions[1], BIR_YIELD, NULL, 0, NULL);
+    bir_append(&h.f, h.f.body, BIR_NEG, &inner, 1, &i32);
+    bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+    const char *err = verify_msg(&h);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "op 'neg': operand"), "%s", err);
+    arena_free(&h.arena);
+}
