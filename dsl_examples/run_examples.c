@@ -1,0 +1,66 @@
+/* run_examples.c: the main job's runner. Runs every example in this
+ * directory at the Triton tutorials' shapes and compares each with its C
+ * reference (reference/checks.c states the tolerances), printing a table.
+ * Devices: "cpu", the reference interpreter (the GPU comes with the runtime).
+ * Usage: run_examples [--device cpu] [--shuffle] [--examples DIR]
+ * Exit status 0 when every example matches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "checks.h"
+
+static void usage(FILE *out) {
+    fputs("usage: run_examples [--device cpu] [--shuffle] [--examples DIR]\n"
+          "  --device cpu     run on the reference interpreter (the default)\n"
+          "  --shuffle        run programs in a shuffled order\n"
+          "  --examples DIR   where the .blk files are\n",
+          out);
+}
+
+int main(int argc, char **argv) {
+    InterpLaunchCtx ctx = {BLK_EXAMPLES_DIR, {0}};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--shuffle") == 0) {
+            ctx.options.shuffle = true;
+            ctx.options.shuffle_seed = 1;
+        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "cpu") != 0) {
+                fprintf(stderr, "run_examples: error: unknown device '%s' (this build has: cpu)\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--examples") == 0 && i + 1 < argc) {
+            ctx.examples_dir = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    ExampleRunner run = {example_launch_interp, &ctx};
+    CheckResult results[] = {
+        check_add(&run, 98432, DT_F32, 1024),
+        check_softmax(&run, 1823, 781, 781, DT_F32, 1024),
+        check_layer_norm_fwd(&run, 1151, 8192, 8192, DT_F16, 1024),
+        check_layer_norm_bwd(&run, 1151, 8192, 8192, DT_F16, 8192, 96),
+        check_dropout(&run, 1 << 20, 0.5f, 123, DT_F32, 1024),
+    };
+    printf("device: cpu (reference interpreter%s)\n\n", ctx.options.shuffle ? ", shuffled program order" : "");
+    printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
+           "seconds", "result");
+    printf("|%.70s|%.12s|%.18s|%.10s|%.8s|\n", "------------------------------------------------------------------------",
+           "------------", "------------------", "----------", "--------");
+    int failed = 0;
+    for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
+        const CheckResult *r = &results[i];
+        printf("| %-68s | %-10.3g | %-16s | %8.3f | %-6s |\n", r->name, r->max_err, r->tolerance, r->seconds,
+               r->ok ? "ok" : "WRONG");
+        if (!r->ok) {
+            fprintf(stderr, "%s: %s\n", r->name, r->detail);
+            failed++;
+        }
+    }
+    printf("\n%s\n", failed ? "some examples did NOT match their references" : "all examples match their references");
+    return failed ? 1 : 0;
+}
