@@ -289,26 +289,23 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
 }
 
 static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
+    /* unordered (NaN) operands give lt = eq = gt = false: only != holds */
+    bool lt, eq, gt;
     if (dtype_is_float(d)) {
-        double a = x.f, b = y.f;
-        switch (code) {
-        case BIR_EQ: return a == b;
-        case BIR_NE: return a != b;
-        case BIR_LT: return a < b;
-        case BIR_LE: return a <= b;
-        case BIR_GT: return a > b;
-        default: return a >= b;
-        }
+        lt = x.f < y.f, eq = x.f == y.f, gt = x.f > y.f;
+    } else if (d == DT_PTR) {
+        uint64_t a = addr_of(x.u), b = addr_of(y.u);
+        lt = a < b, eq = a == b, gt = a > b;
+    } else { /* normalized, so u32 compares correctly too */
+        lt = x.i < y.i, eq = x.i == y.i, gt = x.i > y.i;
     }
-    if (d == DT_PTR) return code == BIR_EQ ? addr_of(x.u) == addr_of(y.u) : addr_of(x.u) != addr_of(y.u);
-    int64_t a = x.i, b = y.i; /* normalized, so u32 compares correctly too */
     switch (code) {
-    case BIR_EQ: return a == b;
-    case BIR_NE: return a != b;
-    case BIR_LT: return a < b;
-    case BIR_LE: return a <= b;
-    case BIR_GT: return a > b;
-    default: return a >= b;
+    case BIR_EQ: return eq;
+    case BIR_NE: return !eq;
+    case BIR_LT: return lt;
+    case BIR_LE: return lt || eq;
+    case BIR_GT: return gt;
+    default: return gt || eq;
     }
 }
 
