@@ -490,6 +490,68 @@ bool bir_verify(const BirFunction *f, char *err, size_t err_size);
  * sema without errors. */
 BirModule *lower_module(Arena *a, const Module *m);
 
+/* --------------------------------------------------------------- layout.c */
+/* What the NVPTX backend knows before emitting code: per value, facts along
+ * its fastest (last) dimension (Triton's AxisInfo), and how each block
+ * shape is spread over the threads of a CTA (Triton's blocked layout). */
+enum { AXIS_MAX_DIV = 1 << 30 };
+
+typedef struct {
+    int64_t contig;    /* runs of this many consecutive elements increase by 1 */
+    int64_t div;       /* the first element of each run is divisible by this (bytes for pointers) */
+    int64_t constancy; /* runs of this many consecutive elements are equal */
+} AxisInfo;
+
+/* A blocked layout of a rank-1 or rank-2 shape. Dimension rank-1 is the
+ * fastest. A thread holds spt[d] consecutive elements per dimension, lanes
+ * of a warp tile tpw[d], warps tile wpc[d]; the CTA tile repeats reps[d]
+ * times to cover the shape, or wraps (threads hold copies) when larger. */
+typedef struct {
+    int rank;
+    int32_t shape[BLK_MAX_RANK];
+    int32_t spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], reps[BLK_MAX_RANK];
+    int32_t nregs; /* elements each thread holds */
+} Layout;
+
+typedef struct {
+    int num_warps;
+    AxisInfo *axis;   /* per value */
+    Layout *layouts;  /* per value; rank 0 for scalars */
+} KernelPlan;
+
+/* Analyzes f; num_warps 0 picks the default from the largest block. */
+KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps);
+/* Elements (not bytes) one access of a load/store/atomic may cover. */
+int plan_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
+/* The coordinate along dimension d of register r of thread (warp, lane). */
+int32_t layout_coord(const Layout *l, int d, int r, int warp, int lane);
+/* The parts of register r: its repetition and in-thread index along d. */
+void layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]);
+
+/* ------------------------------------------------------ codegen.c, ptx.c */
+/* The NVPTX backend: block IR -> LLVM IR (codegen.c) -> PTX (ptx.c). */
+typedef struct {
+    const char *arch;  /* sm_80, sm_86, sm_89, sm_90 (default) or sm_90a */
+    int num_warps;     /* 0: chosen from the largest block */
+    bool precise_math; /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
+    bool no_fma;       /* do not contract a * b + c into fma */
+} BackendOptions;
+
+typedef struct BackendModule BackendModule; /* an LLVM context and module */
+
+/* Builds LLVM IR for the kernels of m (one, when only is non-NULL). On
+ * failure returns NULL with a message in err. */
+BackendModule *codegen_module(const BirModule *m, const char *only, const BackendOptions *opt, char *err,
+                              size_t err_size);
+void backend_module_free(BackendModule *bm);
+/* Optimizes and writes PTX (or, with llvm_ir, the optimized LLVM IR) to a
+ * malloc'ed string. Returns NULL with a message in err on failure. */
+char *backend_emit(BackendModule *bm, bool llvm_ir, char *err, size_t err_size);
+/* The PTX with each source line as a comment above the instructions it produced. */
+char *ptx_annotate(const char *ptx, const Source *src);
+/* Is this --arch value known? Its PTX ISA feature string otherwise. */
+const char *backend_arch_features(const char *arch);
+
 /* --------------------------------------------------------------- interp.c */
 /* The reference interpreter: runs a kernel's BIR on host memory, one program
  * at a time (docs/interpreter.md). The "cpu" device of the runtime. */

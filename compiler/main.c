@@ -11,29 +11,40 @@
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
 enum { MAX_DEFS = 256 };
 
-typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR } EmitKind;
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_LLVM, EMIT_PTX } EmitKind;
 
 typedef struct {
     const char *input;
     const char *output; /* NULL: stdout */
     EmitKind emit;
     const char *kernel;
+    BackendOptions backend;
+    bool annotate;
     ConstDef defs[MAX_DEFS];
     int ndefs;
 } Options;
 
 static void usage(FILE *out) {
-    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=tokens|ast|bir]\n"
+    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
+          "            [--arch ARCH] [--num-warps N] [--precise-math] [--no-fma] [--annotate]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
           "                   and removed if the compile fails\n"
           "  -D NAME=VALUE    set a const parameter of every kernel that declares NAME\n"
-          "  --emit=tokens    print the token stream\n"
-          "  --emit=ast       print the checked AST with the type and shape of every\n"
-          "                   expression\n"
-          "  --emit=bir       print the verified block IR, one op per line with its\n"
-          "                   type and source line (the default for now)\n"
+          "  --emit=ptx       PTX for the GPU (the default)\n"
+          "  --emit=llvm      the optimized LLVM IR the PTX is made from\n"
+          "  --emit=bir       the verified block IR, one op per line with its type and\n"
+          "                   source line\n"
+          "  --emit=ast       the checked AST with the type and shape of every expression\n"
+          "  --emit=tokens    the token stream\n"
+          "  --arch ARCH      sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
+          "  --num-warps N    warps per program (1 to 32, a power of two); by default one\n"
+          "                   per 256 elements of the largest block, at most 8\n"
+          "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
+          "                   as Triton)\n"
+          "  --no-fma         do not contract a * b + c into one fma\n"
+          "  --annotate       with --emit=ptx: each source line as a comment above its PTX\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
           out);
@@ -61,7 +72,25 @@ static int set_emit(Options *o, const char *v) {
     if (strcmp(v, "tokens") == 0) o->emit = EMIT_TOKENS;
     else if (strcmp(v, "ast") == 0) o->emit = EMIT_AST;
     else if (strcmp(v, "bir") == 0) o->emit = EMIT_BIR;
-    else return usage_error("unknown --emit kind '%s' (expected tokens, ast or bir)", v);
+    else if (strcmp(v, "llvm") == 0) o->emit = EMIT_LLVM;
+    else if (strcmp(v, "ptx") == 0) o->emit = EMIT_PTX;
+    else return usage_error("unknown --emit kind '%s' (expected ptx, llvm, bir, ast or tokens)", v);
+    return 0;
+}
+
+static int set_arch(Options *o, const char *v) {
+    if (!backend_arch_features(v))
+        return usage_error("unknown --arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", v);
+    o->backend.arch = v;
+    return 0;
+}
+
+static int set_num_warps(Options *o, const char *v) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 32 || (n & (n - 1)))
+        return usage_error("--num-warps expects a power of two from 1 to 32, got '%s'", v);
+    o->backend.num_warps = (int)n;
     return 0;
 }
 
@@ -77,14 +106,22 @@ static int parse_args(Options *o, int argc, char **argv) {
             printf("blkc %s\n", BLKC_VERSION);
             return 0;
         }
-        if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
-            strcmp(a, "--emit") == 0) {
+        if (strcmp(a, "--precise-math") == 0) {
+            o->backend.precise_math = true;
+        } else if (strcmp(a, "--no-fma") == 0) {
+            o->backend.no_fma = true;
+        } else if (strcmp(a, "--annotate") == 0) {
+            o->annotate = true;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
+            strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
             if (a[1] == 'o') o->output = v;
             else if (a[1] == 'D') rc = add_define(o, v);
             else if (strcmp(a, "--kernel") == 0) o->kernel = v;
+            else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
+            else if (strcmp(a, "--num-warps") == 0) rc = set_num_warps(o, v);
             else rc = set_emit(o, v);
             if (rc) return rc;
         } else if (strncmp(a, "-D", 2) == 0) {
@@ -95,6 +132,12 @@ static int parse_args(Options *o, int argc, char **argv) {
             if (rc) return rc;
         } else if (strncmp(a, "--kernel=", 9) == 0) {
             o->kernel = a + 9;
+        } else if (strncmp(a, "--arch=", 7) == 0) {
+            int rc = set_arch(o, a + 7);
+            if (rc) return rc;
+        } else if (strncmp(a, "--num-warps=", 12) == 0) {
+            int rc = set_num_warps(o, a + 12);
+            if (rc) return rc;
         } else if (a[0] == '-' && a[1] != 0) {
             return usage_error("unknown option '%s'", a);
         } else {
@@ -169,7 +212,7 @@ static bool write_atomically(const char *path, const char *data, size_t len) {
 
 int main(int argc, char **argv) {
     Options o = {0};
-    o.emit = EMIT_BIR;
+    o.emit = EMIT_PTX;
     int rc = parse_args(&o, argc, argv);
     if (rc >= 0) return rc;
     bool to_file = o.output && strcmp(o.output, "-") != 0;
@@ -206,6 +249,23 @@ int main(int argc, char **argv) {
             }
         }
         if (ok && o.emit == EMIT_AST) ast_dump_module(out, c->module, o.kernel);
+        if (ok && (o.emit == EMIT_PTX || o.emit == EMIT_LLVM) && (ok = compile_lower(c))) {
+            char err[1024];
+            BackendModule *bm = codegen_module(c->bir, o.kernel, &o.backend, err, sizeof err);
+            char *text = bm ? backend_emit(bm, o.emit == EMIT_LLVM, err, sizeof err) : NULL;
+            if (text && o.annotate && o.emit == EMIT_PTX) {
+                char *annotated = ptx_annotate(text, &c->src);
+                free(text);
+                text = annotated;
+            }
+            if (text) fputs(text, out);
+            else {
+                fprintf(stderr, "%s\n", err[0] ? err : "blkc: error: out of memory");
+                ok = false;
+            }
+            free(text);
+            backend_module_free(bm);
+        }
         if (ok && o.emit == EMIT_BIR && (ok = compile_lower(c))) {
             for (int i = 0; i < c->bir->nkernels; i++) {
                 const BirFunction *f = c->bir->kernels[i];
