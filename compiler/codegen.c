@@ -20,11 +20,17 @@
 
 #include "blkc.h"
 
+enum { MAX_KERNELS = 64 };
+
 struct BackendModule {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     char arch[16];
     const char *features;
+    int nkernels;
+    const char *kernel_names[MAX_KERNELS]; /* owned by the BirModule */
+    int num_warps[MAX_KERNELS];
+    int64_t smem_bytes[MAX_KERNELS];
 };
 
 typedef struct {
@@ -1257,6 +1263,11 @@ static bool gen_kernel(BackendModule *bm, const BirFunction *f, const BackendOpt
     }
     ok = ok && gen_block(g, f->body);
     if (ok && !g->terminated) LLVMBuildRetVoid(g->b);
+    if (ok && bm->nkernels < MAX_KERNELS) {
+        bm->kernel_names[bm->nkernels] = f->name;
+        bm->num_warps[bm->nkernels] = g->plan->num_warps;
+        bm->smem_bytes[bm->nkernels++] = g->smem_size;
+    }
     LLVMDisposeBuilder(g->b);
     arena_free(&g->arena);
     return ok;
@@ -1305,6 +1316,12 @@ BackendModule *codegen_module(const BirModule *m, const char *only, const Backen
         return NULL;
     }
     return bm;
+}
+
+int backend_kernel_num_warps(const BackendModule *bm, const char *name) {
+    for (int i = 0; i < bm->nkernels; i++)
+        if (strcmp(bm->kernel_names[i], name) == 0) return bm->num_warps[i];
+    return 0;
 }
 
 void backend_module_free(BackendModule *bm) {

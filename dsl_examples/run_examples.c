@@ -1,31 +1,36 @@
 /* run_examples.c: the main job's runner. Runs every example in this
  * directory at the Triton tutorials' shapes and compares each with its C
  * reference (reference/checks.c states the tolerances), printing a table.
- * Devices: "cpu", the reference interpreter (the GPU comes with the runtime).
- * Usage: run_examples [--device cpu] [--shuffle] [--examples DIR]
+ * Devices: "cuda", the GPU (kernels compiled to PTX in process and launched
+ * through the driver), or "cpu", the reference interpreter; by default the
+ * GPU when there is one.
  * Exit status 0 when every example matches. */
 #include <stdio.h>
 #include <string.h>
 
-#include "checks.h"
+#include "checks_cuda.h"
 
 static void usage(FILE *out) {
-    fputs("usage: run_examples [--device cpu] [--shuffle] [--examples DIR]\n"
-          "  --device cpu     run on the reference interpreter (the default)\n"
-          "  --shuffle        run programs in a shuffled order\n"
+    fputs("usage: run_examples [--device auto|cuda|cpu] [--shuffle] [--examples DIR]\n"
+          "  --device auto    the GPU if there is one, else the interpreter (the default)\n"
+          "  --device cuda    the GPU; fails when there is none\n"
+          "  --device cpu     the reference interpreter\n"
+          "  --shuffle        on the interpreter, run programs in a shuffled order\n"
           "  --examples DIR   where the .blk files are\n",
           out);
 }
 
 int main(int argc, char **argv) {
     InterpLaunchCtx ctx = {BLK_EXAMPLES_DIR, {0}};
+    const char *device = "auto";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--shuffle") == 0) {
             ctx.options.shuffle = true;
             ctx.options.shuffle_seed = 1;
         } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-            if (strcmp(argv[++i], "cpu") != 0) {
-                fprintf(stderr, "run_examples: error: unknown device '%s' (this build has: cpu)\n", argv[i]);
+            device = argv[++i];
+            if (strcmp(device, "cpu") && strcmp(device, "cuda") && strcmp(device, "auto")) {
+                fprintf(stderr, "run_examples: error: unknown device '%s' (expected auto, cuda or cpu)\n", device);
                 return 2;
             }
         } else if (strcmp(argv[i], "--examples") == 0 && i + 1 < argc) {
@@ -39,6 +44,22 @@ int main(int argc, char **argv) {
         }
     }
     ExampleRunner run = {example_launch_interp, &ctx};
+    CudaLaunchCtx gpu = {.examples_dir = ctx.examples_dir};
+    char device_line[256];
+    snprintf(device_line, sizeof device_line, "cpu (reference interpreter%s)",
+             ctx.options.shuffle ? ", shuffled program order" : "");
+    if (strcmp(device, "cpu") != 0) {
+        char err[512];
+        if (cuda_launch_init(&gpu, err, sizeof err)) {
+            run = (ExampleRunner){example_launch_cuda, &gpu};
+            snprintf(device_line, sizeof device_line, "cuda (%s, %s)", gpu.device_name, gpu.arch);
+        } else if (strcmp(device, "cuda") == 0) {
+            fprintf(stderr, "run_examples: error: %s\n", err);
+            return 1;
+        } else {
+            printf("no GPU here (%s): running on the interpreter\n", err);
+        }
+    }
     CheckResult results[] = {
         check_add(&run, 98432, DT_F32, 1024),
         check_softmax(&run, 1823, 781, 781, DT_F32, 1024),
@@ -46,7 +67,7 @@ int main(int argc, char **argv) {
         check_layer_norm_bwd(&run, 1151, 8192, 8192, DT_F16, 8192, 96),
         check_dropout(&run, 1 << 20, 0.5f, 123, DT_F32, 1024),
     };
-    printf("device: cpu (reference interpreter%s)\n\n", ctx.options.shuffle ? ", shuffled program order" : "");
+    printf("device: %s\n\n", device_line);
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
            "seconds", "result");
     printf("|%.70s|%.12s|%.18s|%.10s|%.8s|\n", "------------------------------------------------------------------------",
@@ -62,5 +83,6 @@ int main(int argc, char **argv) {
         }
     }
     printf("\n%s\n", failed ? "some examples did NOT match their references" : "all examples match their references");
+    if (run.launch == example_launch_cuda) cuda_launch_close(&gpu);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,25 @@
+/* checks_cuda.h: the example checks on a CUDA GPU (see checks_cuda.c). */
+#ifndef BLK_CHECKS_CUDA_H
+#define BLK_CHECKS_CUDA_H
+
+#include "checks.h"
+#include "cuda_driver.h"
+
+typedef struct {
+    const char *examples_dir;
+    BackendOptions backend; /* arch is taken from the device */
+    CudaDriver drv;
+    CUdevice dev;
+    CUcontext cu_ctx;
+    char arch[16];
+    char device_name[128];
+} CudaLaunchCtx;
+
+/* Loads the driver and opens device 0; false with the reason when there is
+ * no driver or no device. */
+bool cuda_launch_init(CudaLaunchCtx *c, char *err, size_t err_size);
+void cuda_launch_close(CudaLaunchCtx *c);
+char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                          const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+
+#endif

@@ -1,0 +1,49 @@
+/* cuda_driver.h: the CUDA Driver API, loaded with dlopen("libcuda.so.1") at
+ * run time, so that blkc builds and runs on machines without a GPU driver.
+ * Only cuda.h's types are used at build time. */
+#ifndef BLK_CUDA_DRIVER_H
+#define BLK_CUDA_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cuda.h>
+
+typedef struct {
+    void *lib;
+    CUresult (*Init)(unsigned);
+    CUresult (*DriverGetVersion)(int *);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DeviceGetName)(char *, int, CUdevice);
+    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*CtxSynchronize)(void);
+    CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **);
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventSynchronize)(CUevent);
+    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*EventDestroy)(CUevent);
+    CUresult (*GetErrorString)(CUresult, const char **);
+} CudaDriver;
+
+/* Loads libcuda.so.1 and every entry point. False, with the reason in err,
+ * when there is no driver. */
+bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size);
+void cuda_driver_unload(CudaDriver *d);
+/* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered" */
+const char *cuda_error_text(const CudaDriver *d, CUresult r, char *buf, size_t size);
+
+#endif
