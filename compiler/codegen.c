@@ -47,9 +47,8 @@ typedef struct {
     LLVMValueRef **regs; /* per value: its registers */
     LLVMValueRef tid, lane, warp;
     LLVMValueRef smem;   /* the kernel's shared memory, [smem_size x i8] addrspace(3) */
-    int64_t *smem_at;    /* shared-memory offset of each op, in walk order */
-    int nsmem_ops, smem_next;
-    int64_t smem_size;
+    int64_t smem_size;   /* the most any op needs: every op that uses it starts
+                            with a barrier, so they all share one region */
     bool terminated;     /* the current LLVM block ended in `ret` */
     char *err;
     size_t err_size;
@@ -1065,7 +1064,7 @@ static bool gen_if(Gen *g, const BirOp *op) {
 
 /* ------------------------------------------------------------------ ops */
 
-/* Shared memory an op needs (its own region: regions are not reused). */
+/* Shared memory an op needs. */
 static int64_t smem_need(Gen *g, const BirOp *op) {
     switch (op->code) {
     case BIR_LOAD: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
@@ -1081,17 +1080,12 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     }
 }
 
-static void plan_smem(Gen *g, const BirBlock *b, bool count_only) {
+static void plan_smem(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        if (count_only) {
-            g->nsmem_ops++;
-        } else {
-            int64_t need = smem_need(g, op);
-            g->smem_at[g->smem_next++] = g->smem_size;
-            g->smem_size += (need + 15) / 16 * 16;
-        }
-        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], count_only);
+        int64_t need = smem_need(g, op);
+        if (need > g->smem_size) g->smem_size = need;
+        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r]);
     }
 }
 
@@ -1101,7 +1095,7 @@ static void set_location(Gen *g, const BirOp *op) {
 }
 
 static bool gen_op(Gen *g, const BirOp *op) {
-    int64_t slot = g->smem_at[g->smem_next++];
+    const int64_t slot = 0; /* the shared region (see smem_size) */
     set_location(g, op);
     const int *a = op->operands;
     int r = op->nresults == 1 ? op->results[0] : -1;
@@ -1163,22 +1157,10 @@ static bool gen_op(Gen *g, const BirOp *op) {
     }
 }
 
-static void skip_smem(Gen *g, const BirBlock *b) {
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        g->smem_next++;
-        for (int r = 0; r < op->nregions; r++) skip_smem(g, op->regions[r]);
-    }
-}
-
 static bool gen_block(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        if (g->terminated) { /* after a return: dead code, but keep the walk order */
-            g->smem_next++;
-            for (int r = 0; r < op->nregions; r++) skip_smem(g, op->regions[r]);
-            continue;
-        }
+        if (g->terminated) break; /* after a return: dead code */
         if (!gen_op(g, op)) return false;
     }
     return true;
@@ -1230,11 +1212,8 @@ static bool gen_kernel(BackendModule *bm, const BirFunction *f, const BackendOpt
                                             line, sub_ty, 0, 1, line, LLVMDIFlagZero, 1);
     LLVMSetSubprogram(g->fn, g->di_sub);
 
-    /* shared memory: one region per op that needs one */
-    plan_smem(g, f->body, true);
-    g->smem_at = arena_alloc(&g->arena, (size_t)(g->nsmem_ops + 1) * sizeof(int64_t));
-    plan_smem(g, f->body, false);
-    g->smem_next = 0;
+    plan_smem(g, f->body);
+    g->smem_size = (g->smem_size + 15) / 16 * 16;
     bool ok = true;
     if (g->smem_size > 48 * 1024)
         ok = gen_fail(g, NULL, "the kernel needs %lld bytes of shared memory (limit 49152); use smaller blocks",

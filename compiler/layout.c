@@ -222,10 +222,11 @@ static Layout make_layout(BlkType t, int num_warps, int vec) {
         l.tpw[0] = 32;
         l.wpc[0] = num_warps;
     } else {
+        /* lanes, then warps, fill the fastest dimension first (Triton's order) */
         l.tpw[1] = (int32_t)min64(32, max64(1, t.shape[1] / l.spt[1]));
         l.tpw[0] = 32 / l.tpw[1];
-        l.wpc[0] = (int32_t)min64(num_warps, max64(1, t.shape[0] / l.tpw[0]));
-        l.wpc[1] = num_warps / l.wpc[0];
+        l.wpc[1] = (int32_t)min64(num_warps, max64(1, t.shape[1] / ((int64_t)l.spt[1] * l.tpw[1])));
+        l.wpc[0] = num_warps / l.wpc[1];
     }
     l.nregs = 1;
     for (int d = 0; d < t.rank; d++) {

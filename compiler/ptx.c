@@ -113,7 +113,12 @@ char *ptx_annotate(const char *ptx, const Source *src) {
         while (*t == ' ' || *t == '\t') t++;
         unsigned file, line;
         if (strncmp(t, ".loc", 4) == 0 && sscanf(t, ".loc %u %u", &file, &line) == 2) {
-            /* a source line comment where the line changes; the .loc itself goes */
+            /* a source line comment where the line changes; the .loc itself
+             * goes. Line 0 (code of no line) keeps the current one. */
+            if (line == 0) {
+                p += n;
+                continue;
+            }
             int len = 0;
             const char *s = source_line(src, line, &len);
             if (line != last && s) {

@@ -11,10 +11,11 @@
 #include "checks_cuda.h"
 
 static void usage(FILE *out) {
-    fputs("usage: run_examples [--device auto|cuda|cpu] [--shuffle] [--examples DIR]\n"
+    fputs("usage: run_examples [--device auto|cuda|cpu] [--all-shapes] [--shuffle] [--examples DIR]\n"
           "  --device auto    the GPU if there is one, else the interpreter (the default)\n"
           "  --device cuda    the GPU; fails when there is none\n"
           "  --device cpu     the reference interpreter\n"
+          "  --all-shapes     every shape the test suite checks, not one per example\n"
           "  --shuffle        on the interpreter, run programs in a shuffled order\n"
           "  --examples DIR   where the .blk files are\n",
           out);
@@ -23,8 +24,11 @@ static void usage(FILE *out) {
 int main(int argc, char **argv) {
     InterpLaunchCtx ctx = {BLK_EXAMPLES_DIR, {0}};
     const char *device = "auto";
+    bool all_shapes = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--shuffle") == 0) {
+        if (strcmp(argv[i], "--all-shapes") == 0) {
+            all_shapes = true;
+        } else if (strcmp(argv[i], "--shuffle") == 0) {
             ctx.options.shuffle = true;
             ctx.options.shuffle_seed = 1;
         } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
@@ -60,20 +64,15 @@ int main(int argc, char **argv) {
             printf("no GPU here (%s): running on the interpreter\n", err);
         }
     }
-    CheckResult results[] = {
-        check_add(&run, 98432, DT_F32, 1024),
-        check_softmax(&run, 1823, 781, 781, DT_F32, 1024),
-        check_layer_norm_fwd(&run, 1151, 8192, 8192, DT_F16, 1024),
-        check_layer_norm_bwd(&run, 1151, 8192, 8192, DT_F16, 8192, 96),
-        check_dropout(&run, 1 << 20, 0.5f, 123, DT_F32, 1024),
-    };
+    CheckResult results[64];
+    int nresults = run_example_suite(&run, all_shapes, results, 64);
     printf("device: %s\n\n", device_line);
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
            "seconds", "result");
     printf("|%.70s|%.12s|%.18s|%.10s|%.8s|\n", "------------------------------------------------------------------------",
            "------------", "------------------", "----------", "--------");
     int failed = 0;
-    for (size_t i = 0; i < sizeof results / sizeof results[0]; i++) {
+    for (int i = 0; i < nresults; i++) {
         const CheckResult *r = &results[i];
         printf("| %-68s | %-10.3g | %-16s | %8.3f | %-6s |\n", r->name, r->max_err, r->tolerance, r->seconds,
                r->ok ? "ok" : "WRONG");

@@ -169,11 +169,11 @@ Test(driver, unwritable_output_is_an_error) {
 
 Test(driver, defines_set_consts_and_unknown_ones_fail) {
     write_file("k.blk", good);
-    Run r = run_blkc("k.blk -D B=256");
+    Run r = run_blkc("k.blk --emit=bir -D B=256");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "[256] f32"));
     free_run(&r);
-    r = run_blkc("k.blk -DB=128");
+    r = run_blkc("k.blk --emit=bir -DB=128");
     cr_expect(strstr(r.out, "[128] f32"));
     free_run(&r);
     r = run_blkc("k.blk -D C=1");
@@ -214,6 +214,36 @@ Test(driver, emit_bir_prints_ops_with_types_and_lines) {
     cr_expect(strstr(r.out, "= expand_dims %rows, axis 1 : [32, 1] i32"), "%s", r.out);
     cr_expect(strstr(r.out, "; line 105"), "%s", r.out);
     free_run(&r);
+}
+
+Test(driver, ptx_is_the_default_and_backend_options_apply) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk -o k.ptx");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/k.ptx", workdir);
+    char *ptx = slurp(path);
+    cr_assert_not_null(ptx);
+    cr_expect(strstr(ptx, ".target sm_90"), "%s", ptx);
+    cr_expect(strstr(ptx, ".visible .entry k("), "%s", ptx);
+    free(ptx);
+    free_run(&r);
+    r = run_blkc("k.blk --arch sm_80 --num-warps 2 --annotate");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ".target sm_80"), "%s", r.out);
+    cr_expect(strstr(r.out, ".maxntid 64, 1, 1"), "%s", r.out);
+    cr_expect(strstr(r.out, "\t// 2: "), "annotated source lines:\n%s", r.out);
+    free_run(&r);
+    r = run_blkc("k.blk --emit=llvm");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "target triple = \"nvptx64-nvidia-cuda\""), "%s", r.out);
+    free_run(&r);
+    const char *bad[] = {"k.blk --arch sm_70", "k.blk --num-warps 3", "k.blk --num-warps 64"};
+    for (int i = 0; i < 3; i++) {
+        r = run_blkc(bad[i]);
+        cr_expect_eq(r.status, 2, "%s: %d", bad[i], r.status);
+        free_run(&r);
+    }
 }
 
 Test(driver, emit_tokens) {

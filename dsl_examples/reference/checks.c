@@ -363,6 +363,39 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
     return r;
 }
 
+/* --------------------------------------------------------------- suite */
+
+int run_example_suite(const ExampleRunner *r, bool all, CheckResult *out, int max) {
+    int n = 0;
+#define CHECK(call) do { if (n < max) out[n++] = (call); } while (0)
+    CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
+    CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024)); /* the tutorial's test shape */
+    CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
+    CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96));
+    CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
+    if (all) {
+        CHECK(check_add(r, 1, DT_F32, 1024));
+        CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
+        CHECK(check_add(r, 4097, DT_F16, 512));
+        CHECK(check_softmax(r, 1, 1024, 1024, DT_F32, 1024)); /* M = 1, N = the block */
+        CHECK(check_softmax(r, 33, 1000, 1100, DT_F32, 1024)); /* stride > N */
+        CHECK(check_softmax(r, 7, 5, 5, DT_F32, 8)); /* tiny rows */
+        CHECK(check_softmax(r, 64, 300, 320, DT_F16, 512));
+        CHECK(check_layer_norm_fwd(r, 37, 781, 781, DT_F16, 1024)); /* N < block, not 2^k */
+        CHECK(check_layer_norm_fwd(r, 50, 500, 640, DT_F16, 256)); /* stride > N */
+        CHECK(check_layer_norm_fwd(r, 1, 3000, 3000, DT_F32, 512)); /* M = 1, f32 */
+        CHECK(check_layer_norm_fwd(r, 20, 1000, 1024, DT_F32, 128));
+        CHECK(check_layer_norm_bwd(r, 37, 781, 800, DT_F32, 1024, 8));
+        CHECK(check_layer_norm_bwd(r, 1, 100, 100, DT_F16, 128, 4));
+        CHECK(check_layer_norm_bwd(r, 200, 781, 800, DT_F32, 1024, 16));
+        CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
+        CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
+        CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
+    }
+#undef CHECK
+    return n;
+}
+
 /* ------------------------------------------------------ interp launch */
 
 char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,

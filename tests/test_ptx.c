@@ -1,0 +1,235 @@
+/* test_ptx.c: the NVPTX backend. Every example, at several -D
+ * configurations, compiles for sm_80 and sm_90 and ptxas assembles it with
+ * no error or warning; aligned block accesses are vectorized; reductions
+ * use warp shuffles; the PTX carries source lines; layouts cover shapes. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "support.h"
+
+/* PTX for a source text (all kernels); fails the test on errors. */
+static char *ptx_of(const char *src, const char *const *defs, const char *arch, int num_warps) {
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, defs, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    BackendOptions opt = {.arch = arch, .num_warps = num_warps};
+    char err[1024];
+    BackendModule *bm = codegen_module(c->bir, NULL, &opt, err, sizeof err);
+    cr_assert_not_null(bm, "%s", err);
+    char *ptx = backend_emit(bm, false, err, sizeof err);
+    cr_assert_not_null(ptx, "%s", err);
+    backend_module_free(bm);
+    compilation_free(c);
+    return ptx;
+}
+
+/* Runs ptxas on the PTX; returns its exit status, its output in out. */
+static int ptxas(const char *ptx, const char *arch, char *out, size_t size) {
+    char path[] = "/tmp/blk_test_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    size_t len = strlen(ptx);
+    cr_assert_eq(write(fd, ptx, len), (ssize_t)len);
+    close(fd);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s -o /dev/null %s 2>&1", BLK_PTXAS, arch, path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = 0;
+    int status = pclose(p);
+    unlink(path);
+    return status;
+}
+
+typedef struct {
+    const char *file;
+    const char *defs[5];
+} Config;
+
+static const Config configs[] = {
+    {"add.blk", {NULL}},
+    {"add.blk", {"T=f16", "BLOCK=256", NULL}},
+    {"add.blk", {"T=bf16", "BLOCK=4096", NULL}},
+    {"softmax.blk", {NULL}},
+    {"softmax.blk", {"T=f16", "BLOCK=4096", NULL}},
+    {"softmax.blk", {"BLOCK=16384", NULL}},
+    {"dropout.blk", {NULL}},
+    {"dropout.blk", {"T=f16", "BLOCK=512", NULL}},
+    {"layernorm.blk", {NULL}},
+    {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=2048", "BLOCK_SIZE_M=8", NULL}},
+    {"layernorm.blk", {"BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", NULL}},
+};
+
+Test(ptx, every_example_assembles_cleanly_for_sm80_and_sm90, .timeout = 300) {
+    const char *archs[] = {"sm_80", "sm_90"};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, configs[i].file);
+        char *src = slurp(path);
+        cr_assert_not_null(src);
+        for (int a = 0; a < 2; a++) {
+            char *ptx = ptx_of(src, configs[i].defs, archs[a], 0);
+            char out[4096];
+            int status = ptxas(ptx, archs[a], out, sizeof out);
+            cr_expect_eq(status, 0, "%s config %zu %s: ptxas failed:\n%s", configs[i].file, i, archs[a], out);
+            cr_expect_str_eq(out, "", "%s config %zu %s: ptxas said:\n%s", configs[i].file, i, archs[a], out);
+            free(ptx);
+        }
+        free(src);
+    }
+}
+
+static const char *scale_f32 =
+    "kernel scale(x: *f32 @align(16), y: *f32 @align(16), n: i32 @multiple_of(16)) {\n"
+    "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
+    "  store(y + o, load(x + o) * 2.0);\n"
+    "  store(y + o, load(x + o, o < n, other = 1.0), o < n);\n"
+    "}\n";
+
+Test(ptx, aligned_block_accesses_are_vectorized) {
+    char *ptx = ptx_of(scale_f32, NULL, "sm_90", 4);
+    /* unmasked: plain 128-bit accesses; masked with n a multiple of 16: predicated ones */
+    cr_expect(strstr(ptx, "ld.global.v4.f32"), "%s", ptx);
+    cr_expect(strstr(ptx, "st.global.v4.f32"), "%s", ptx);
+    cr_expect(strstr(ptx, "ld.global.v4.b32 {"), "masked load not vectorized:\n%s", ptx);
+    cr_expect(strstr(ptx, "st.global.v4.b32 ["), "masked store not vectorized:\n%s", ptx);
+    free(ptx);
+    const char *f16 = "kernel h(x: *f16 @align(16), y: *f16 @align(16)) {\n"
+                      "  let o = program_id(0) * 2048 + arange(0, 2048);\n"
+                      "  store(y + o, load(x + o) + 1.0);\n"
+                      "}\n";
+    ptx = ptx_of(f16, NULL, "sm_90", 4);
+    /* 8 halves per 16-byte access */
+    cr_expect(strstr(ptx, "ld.global.v4.b32") || strstr(ptx, "ld.global.v4.u32"), "%s", ptx);
+    cr_expect(strstr(ptx, "st.global.v4.b32") || strstr(ptx, "st.global.v4.u32"), "%s", ptx);
+    free(ptx);
+}
+
+Test(ptx, unaligned_or_unknown_accesses_are_not_vectorized) {
+    const char *src = "kernel s(x: *f32, y: *f32, n: i32) {\n"
+                      "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
+                      "  store(y + o, load(x + o, o < n), o < n);\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 4);
+    cr_expect_not(strstr(ptx, ".v4."), "vectorized without proof of alignment:\n%s", ptx);
+    cr_expect(strstr(ptx, "ld.global.b32"), "%s", ptx);
+    free(ptx);
+}
+
+Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    char *ptx = ptx_of(src, NULL, "sm_90", 4);
+    cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s", ptx);
+    cr_expect(strstr(ptx, "bar.sync"), "%s", ptx);
+    cr_expect(strstr(ptx, "st.shared"), "%s", ptx);
+    cr_expect(strstr(ptx, "ex2.approx.f32"), "exp lowers to ex2.approx:\n%s", ptx);
+    cr_expect(strstr(ptx, ".maxntid 128, 1, 1"), "4 warps by default for a 1024 block:\n%s", ptx);
+    free(ptx);
+    free(src);
+}
+
+Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    char *ptx = ptx_of(src, NULL, "sm_90", 0);
+    cr_expect(strstr(ptx, ".file\t1 \"") && strstr(ptx, "t.blk\""), "%s", ptx);
+    cr_expect(strstr(ptx, ".loc\t1 13 "), "no .loc for line 13:\n%s", ptx);
+    Source s = {"t.blk", src, strlen(src)};
+    char *annotated = ptx_annotate(ptx, &s);
+    cr_expect(strstr(annotated, "\t// 13: let y = num / sum(num, axis = 0);\n"), "%s", annotated);
+    cr_expect_not(strstr(annotated, ".loc\t"), "the .loc lines are replaced");
+    free(annotated);
+    free(ptx);
+    free(src);
+}
+
+Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier_and_fence) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    char *ptx = ptx_of(src, NULL, "sm_90", 0);
+    const char *cas = strstr(ptx, "atom.acq_rel.gpu.global.cas.b32");
+    cr_assert_not_null(cas, "%s", ptx);
+    /* the fence sits right before the atomic; a barrier precedes both */
+    const char *fence = strstr(ptx, "fence.acq_rel.gpu;");
+    cr_expect(fence && fence < cas, "%s", ptx);
+    cr_expect(strstr(ptx, "atom.acq_rel.gpu.global.exch.b32"), "%s", ptx);
+    free(ptx);
+    free(src);
+}
+
+Test(ptx, options_change_the_code) {
+    const char *src = "kernel d(x: *f32 @align(16)) {\n"
+                      "  let o = arange(0, 128);\n"
+                      "  let v = load(x + o);\n"
+                      "  store(x + o, v / (v + 1.0) * v + sqrt(v));\n"
+                      "}\n";
+    char *fast = ptx_of(src, NULL, "sm_90", 1);
+    cr_expect(strstr(fast, "div.full.f32"), "%s", fast);
+    cr_expect(strstr(fast, "sqrt.approx"), "%s", fast);
+    cr_expect(strstr(fast, "fma.rn.f32"), "contracted by default:\n%s", fast);
+    free(fast);
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+    BackendOptions opt = {.arch = "sm_80", .precise_math = true, .no_fma = true};
+    char err[512];
+    BackendModule *bm = codegen_module(c->bir, NULL, &opt, err, sizeof err);
+    char *precise = backend_emit(bm, false, err, sizeof err);
+    cr_assert_not_null(precise, "%s", err);
+    cr_expect(strstr(precise, "div.rn.f32"), "%s", precise);
+    cr_expect(strstr(precise, "sqrt.rn.f32"), "%s", precise);
+    cr_expect_not(strstr(precise, "fma.rn.f32"), "%s", precise);
+    cr_expect(strstr(precise, ".target sm_80"), "%s", precise);
+    free(precise);
+    backend_module_free(bm);
+    compilation_free(c);
+}
+
+Test(ptx, layouts_cover_each_shape_once_per_copy) {
+    /* every element of a shape is held by some thread; with a layout no
+     * larger than the shape, by exactly one */
+    int32_t shapes[][2] = {{1024, 0}, {128, 0}, {8192, 0}, {32, 128}, {64, 64}, {4, 8}};
+    int ranks[] = {1, 1, 1, 2, 2, 2};
+    for (size_t s = 0; s < sizeof ranks / sizeof ranks[0]; s++) {
+        BlkType t = type_with_shape(type_scalar(DT_F32), ranks[s], shapes[s]);
+        Captured cap = {0};
+        char src[256];
+        if (ranks[s] == 1)
+            snprintf(src, sizeof src, "kernel k(x: *f32 @align(16)) { let o = arange(0, %d); store(x + o, load(x + o)); }", shapes[s][0]);
+        else
+            snprintf(src, sizeof src, "kernel k(x: *f32 @align(16)) { let o = arange(0, %d)[:, None] * %d + arange(0, %d)[None, :]; store(x + o, load(x + o)); }",
+                     shapes[s][0], shapes[s][1], shapes[s][1]);
+        Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        const BirFunction *f = c->bir->kernels[0];
+        for (int warps = 1; warps <= 8; warps *= 2) {
+            Arena a = {0};
+            KernelPlan *p = plan_kernel(&a, f, warps);
+            const Layout *l = NULL;
+            for (int v = 0; v < f->nvalues && !l; v++)
+                if (shape_equal(f->values[v].type, t)) l = &p->layouts[v];
+            cr_assert_not_null(l);
+            int64_t n = type_numel(t);
+            int *hits = calloc((size_t)n, sizeof *hits);
+            for (int w = 0; w < warps; w++)
+                for (int lane = 0; lane < 32; lane++)
+                    for (int r = 0; r < l->nregs; r++) {
+                        int64_t lin = layout_coord(l, 0, r, w, lane);
+                        if (l->rank == 2) lin = lin * t.shape[1] + layout_coord(l, 1, r, w, lane);
+                        hits[lin]++;
+                    }
+            int64_t copies = (int64_t)32 * warps * l->nregs / n;
+            for (int64_t e = 0; e < n; e++)
+                cr_expect_eq(hits[e], copies > 0 ? copies : 1, "shape %zu, %d warps: element %lld held %d times",
+                             s, warps, (long long)e, hits[e]);
+            free(hits);
+            arena_free(&a);
+        }
+        compilation_free(c);
+    }
+}
