@@ -228,7 +228,8 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect(strstr(ptx, ".visible .entry k("), "%s", ptx);
     free(ptx);
     free_run(&r);
-    r = run_blkc("k.blk --arch sm_80 --num-warps 2 --annotate");
+    write_file("s.blk", "kernel s(x: *f32) {\n    store(x + arange(0, 64), 1.0);\n}\n");
+    r = run_blkc("s.blk --arch sm_80 --num-warps 2 --annotate");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, ".target sm_80"), "%s", r.out);
     cr_expect(strstr(r.out, ".maxntid 64, 1, 1"), "%s", r.out);
