@@ -519,8 +519,11 @@ typedef struct {
     Layout *layouts;  /* per value; rank 0 for scalars */
 } KernelPlan;
 
-/* Analyzes f; num_warps 0 picks the default from the largest block. */
-KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps);
+/* Analyzes f; num_warps 0 picks the default from the largest block.
+ * param_div (NULL, or one entry per runtime parameter) adds facts known at
+ * launch, as Triton specializes: a pointer's alignment in bytes, an
+ * integer's divisibility; 0 adds nothing. */
+KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div);
 /* Elements (not bytes) one access of a load/store/atomic may cover. */
 int plan_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
 /* The coordinate along dimension d of register r of thread (warp, lane). */
@@ -535,6 +538,7 @@ typedef struct {
     int num_warps;     /* 0: chosen from the largest block */
     bool precise_math; /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
     bool no_fma;       /* do not contract a * b + c into fma */
+    const int64_t *param_div; /* with one kernel only: launch-time facts (see plan_kernel) */
 } BackendOptions;
 
 typedef struct BackendModule BackendModule; /* an LLVM context and module */

@@ -1193,7 +1193,7 @@ static bool gen_kernel(BackendModule *bm, const BirFunction *f, const BackendOpt
     g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
     g->sptr = LLVMPointerTypeInContext(g->ctx, 3);
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
-    g->plan = plan_kernel(&g->arena, f, opt->num_warps);
+    g->plan = plan_kernel(&g->arena, f, opt->num_warps, opt->param_div);
     g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
 
     LLVMTypeRef params[64];
@@ -1284,9 +1284,11 @@ BackendModule *codegen_module(const BirModule *m, const char *only, const Backen
     LLVMAddModuleFlag(bm->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
                       LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(bm->ctx), 2, 0)));
     bool ok = true;
+    BackendOptions per_kernel = *opt;
+    if (!only) per_kernel.param_div = NULL; /* launch facts belong to one kernel */
     for (int i = 0; i < m->nkernels && ok; i++) {
         if (only && strcmp(m->kernels[i]->name, only) != 0) continue;
-        ok = gen_kernel(bm, m->kernels[i], opt, di, file, err, err_size);
+        ok = gen_kernel(bm, m->kernels[i], &per_kernel, di, file, err, err_size);
     }
     LLVMDIBuilderFinalize(di);
     LLVMDisposeDIBuilder(di);

@@ -263,7 +263,7 @@ int32_t layout_coord(const Layout *l, int d, int r, int warp, int lane) {
     return (int32_t)(c & (l->shape[d] - 1)); /* shapes are powers of two: wrap */
 }
 
-KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps) {
+KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div) {
     KernelPlan *p = arena_alloc(a, sizeof *p);
     p->axis = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->axis);
     p->layouts = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->layouts);
@@ -273,6 +273,7 @@ KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps) {
         AxisInfo info = unknown();
         if (prm->type.dtype == DT_PTR) info.div = prm->align ? prm->align : elem_bytes(prm->type.elem);
         else if (prm->multiple_of) info.div = pow2_div(prm->multiple_of);
+        if (param_div && param_div[i] > 0) info.div = max64(info.div, pow2_div(param_div[i]));
         set(&A, prm->value, info);
     }
     analyze_block(&A, f->body);

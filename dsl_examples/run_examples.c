@@ -11,11 +11,13 @@
 #include "checks_cuda.h"
 
 static void usage(FILE *out) {
-    fputs("usage: run_examples [--device auto|cuda|cpu] [--all-shapes] [--shuffle] [--examples DIR]\n"
+    fputs("usage: run_examples [--device auto|cuda|cpu] [--all-shapes] [--no-specialize] [--shuffle] [--examples DIR]\n"
           "  --device auto    the GPU if there is one, else the interpreter (the default)\n"
           "  --device cuda    the GPU; fails when there is none\n"
           "  --device cpu     the reference interpreter\n"
           "  --all-shapes     every shape the test suite checks, not one per example\n"
+          "  --no-specialize  on the GPU, compile without the facts of the arguments\n"
+          "                   (16-byte alignment, divisibility by 16) that it uses by default\n"
           "  --shuffle        on the interpreter, run programs in a shuffled order\n"
           "  --examples DIR   where the .blk files are\n",
           out);
@@ -24,10 +26,12 @@ static void usage(FILE *out) {
 int main(int argc, char **argv) {
     InterpLaunchCtx ctx = {BLK_EXAMPLES_DIR, {0}};
     const char *device = "auto";
-    bool all_shapes = false;
+    bool all_shapes = false, specialize = true;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--all-shapes") == 0) {
             all_shapes = true;
+        } else if (strcmp(argv[i], "--no-specialize") == 0) {
+            specialize = false;
         } else if (strcmp(argv[i], "--shuffle") == 0) {
             ctx.options.shuffle = true;
             ctx.options.shuffle_seed = 1;
@@ -48,7 +52,7 @@ int main(int argc, char **argv) {
         }
     }
     ExampleRunner run = {example_launch_interp, &ctx};
-    CudaLaunchCtx gpu = {.examples_dir = ctx.examples_dir};
+    CudaLaunchCtx gpu = {.examples_dir = ctx.examples_dir, .specialize = specialize};
     char device_line[256];
     snprintf(device_line, sizeof device_line, "cpu (reference interpreter%s)",
              ctx.options.shuffle ? ", shuffled program order" : "");

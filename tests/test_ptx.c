@@ -209,7 +209,7 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
         const BirFunction *f = c->bir->kernels[0];
         for (int warps = 1; warps <= 8; warps *= 2) {
             Arena a = {0};
-            KernelPlan *p = plan_kernel(&a, f, warps);
+            KernelPlan *p = plan_kernel(&a, f, warps, NULL);
             const Layout *l = NULL;
             for (int v = 0; v < f->nvalues && !l; v++)
                 if (shape_equal(f->values[v].type, t)) l = &p->layouts[v];
@@ -232,4 +232,31 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
         }
         compilation_free(c);
     }
+}
+
+Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    char err[512];
+    /* out, input, in_stride, out_stride, n_cols: aligned and divisible by 16 */
+    int64_t div[5] = {16, 16, 16, 16, 16};
+    char *ptx[2];
+    for (int spec = 0; spec < 2; spec++) {
+        BackendOptions opt = {.arch = "sm_90", .param_div = spec ? div : NULL};
+        BackendModule *bm = codegen_module(c->bir, "softmax", &opt, err, sizeof err);
+        cr_assert_not_null(bm, "%s", err);
+        ptx[spec] = backend_emit(bm, false, err, sizeof err);
+        backend_module_free(bm);
+    }
+    cr_expect_not(strstr(ptx[0], "ld.global.v4"), "no facts, no vectors:\n%s", ptx[0]);
+    cr_expect(strstr(ptx[1], "ld.global.v4.b32"), "%s", ptx[1]);
+    cr_expect(strstr(ptx[1], "st.global.v4.b32"), "%s", ptx[1]);
+    free(ptx[0]);
+    free(ptx[1]);
+    compilation_free(c);
+    free(src);
 }

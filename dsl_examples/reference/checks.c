@@ -1,9 +1,13 @@
 /* checks.c: each example against its C reference (see checks.h).
  *
  * Tolerances, and why:
- * - add, dropout: exact. Each output is one IEEE operation on the inputs
- *   (x + y; x / (1 - p) after one f32 subtraction), so the kernel's result
+ * - add: exact. Each output is one IEEE addition, so the kernel's result
  *   must equal the reference rounded once to the output type.
+ * - dropout: the keep mask exactly (rand is bit-exact with Triton); the
+ *   kept values x / (1 - p) within relative 2^-22 for f32: 2 ulp, the
+ *   error bound of the GPU's div.full.f32 (Triton's default division; the
+ *   interpreter's division is exact), and 2^-10 for f16 (that error may
+ *   move a value across an f16 rounding boundary: one f16 ulp).
  * - softmax f32: relative 1e-5. exp is within 2 ulp (C library on the
  *   interpreter, ex2.approx on the GPU), the f32 sum of <= 2^14 terms adds
  *   at most a few 1e-7, one division; 1e-5 leaves a 10x margin.
@@ -343,7 +347,7 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
         double *ref = malloc((size_t)n * sizeof *ref);
         uint8_t *keep = malloc((size_t)n);
         ref_dropout(xf, (size_t)n, p, seed, ref, keep);
-        compare(&r, "out", &out, n, ref, 1, n, TOL_EXACT, 0, 0, true);
+        compare(&r, "out", &out, n, ref, 1, n, TOL_REL, 0, dt == DT_F32 ? 0x1p-22 : 0x1p-10, true);
         /* the keep mask is rand(seed, i) > p: kept exactly where the output is nonzero */
         int64_t kept = 0;
         for (int i = 0; i < n; i++) {

@@ -97,8 +97,22 @@ char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *ar
         compilation_free(comp);
         return msgf("%s: kernel %s did not compile", path, k->kernel);
     }
+    /* specialize as Triton does: 16-byte aligned pointers and integers
+     * divisible by 16 are facts the code may use */
+    int64_t param_div[64] = {0};
+    for (int i = 0; i < nargs && i < 64; i++) {
+        BlkType t = fn->params[i].type;
+        if (t.dtype == DT_PTR) { /* device buffers are 256-byte aligned: the offset decides */
+            for (int b = 0; b < nbufs; b++) {
+                const char *hp = args[i].p, *base = bufs[b].base;
+                if (hp >= base && hp <= base + bufs[b].bytes) param_div[i] = (hp - base) % 16 == 0 ? 16 : 0;
+            }
+        }
+        else if (dtype_is_int(t.dtype)) param_div[i] = args[i].i % 16 == 0 ? 16 : 0;
+    }
     BackendOptions bo = c->backend;
     bo.arch = c->arch;
+    bo.param_div = c->specialize ? param_div : NULL;
     BackendModule *bm = codegen_module(comp->bir, k->kernel, &bo, err, sizeof err);
     char *ptx = bm ? backend_emit(bm, false, err, sizeof err) : NULL;
     int warps = bm ? backend_kernel_num_warps(bm, k->kernel) : 0;

@@ -8,6 +8,7 @@
 typedef struct {
     const char *examples_dir;
     BackendOptions backend; /* arch is taken from the device */
+    bool specialize;        /* compile for the facts of each launch's arguments */
     CudaDriver drv;
     CUdevice dev;
     CUcontext cu_ctx;
