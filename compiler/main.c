@@ -20,13 +20,14 @@ typedef struct {
     const char *kernel;
     BackendOptions backend;
     bool annotate;
+    bool stats;
     ConstDef defs[MAX_DEFS];
     int ndefs;
 } Options;
 
 static void usage(FILE *out) {
     fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
-          "            [--arch ARCH] [--num-warps N] [--precise-math] [--no-fma] [--annotate]\n"
+          "            [--arch ARCH] [--num-warps N] [--precise-math] [--no-fma] [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
@@ -45,6 +46,8 @@ static void usage(FILE *out) {
           "                   as Triton)\n"
           "  --no-fma         do not contract a * b + c into one fma\n"
           "  --annotate       with --emit=ptx: each source line as a comment above its PTX\n"
+          "  --stats          registers, spills and shared memory per kernel, from ptxas\n"
+          "                   (on the PATH or in /usr/local/cuda/bin), on stderr\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
           out);
@@ -112,6 +115,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.no_fma = true;
         } else if (strcmp(a, "--annotate") == 0) {
             o->annotate = true;
+        } else if (strcmp(a, "--stats") == 0) {
+            o->stats = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
@@ -173,6 +178,54 @@ static char *read_file(const char *path, size_t *len) {
     }
     *len = n;
     return buf;
+}
+
+/* --stats: assemble the PTX with `ptxas -v` and summarize what it reports
+ * per kernel. Returns false when ptxas is missing or rejects the PTX. */
+static bool print_stats(const char *ptx, const char *arch) {
+    const char *ptxas = NULL;
+    if (system("command -v ptxas > /dev/null 2>&1") == 0) ptxas = "ptxas";
+    else if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) ptxas = "/usr/local/cuda/bin/ptxas";
+    if (!ptxas) {
+        fputs("blkc: error: --stats needs ptxas (on the PATH or in /usr/local/cuda/bin)\n", stderr);
+        return false;
+    }
+    char path[] = "/tmp/blkc-stats-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return false;
+    size_t len = strlen(ptx);
+    bool ok = write(fd, ptx, len) == (ssize_t)len;
+    close(fd);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    char line[512], kernel[256] = "";
+    unsigned stack = 0, spill_st = 0, spill_ld = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        unsigned regs = 0, smem = 0;
+        char *at;
+        if ((at = strstr(line, "Compiling entry function '"))) {
+            sscanf(at + 26, "%255[^']", kernel);
+        } else if (sscanf(line, " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads", &stack,
+                          &spill_st, &spill_ld) == 3) {
+            /* remembered for the Used line that follows */
+        } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
+            char *sm = strstr(line, "bytes smem");
+            if (sm) {
+                while (sm > line && sm[-1] == ' ') sm--;
+                while (sm > line && sm[-1] >= '0' && sm[-1] <= '9') sm--;
+                smem = (unsigned)atoi(sm);
+            }
+            fprintf(stderr, "%s: %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
+                            "%u bytes shared memory\n", kernel, regs, spill_st, spill_ld, stack, smem);
+        } else if (strstr(line, "error")) {
+            fputs(line, stderr);
+            ok = false;
+        }
+    }
+    if (p && pclose(p) != 0) ok = false;
+    unlink(path);
+    return ok;
 }
 
 /* Write via a temporary file in the same directory and rename, so readers
@@ -253,6 +306,7 @@ int main(int argc, char **argv) {
             char err[1024];
             BackendModule *bm = codegen_module(c->bir, o.kernel, &o.backend, err, sizeof err);
             char *text = bm ? backend_emit(bm, o.emit == EMIT_LLVM, err, sizeof err) : NULL;
+            if (text && o.stats && o.emit == EMIT_PTX) ok = print_stats(text, o.backend.arch ? o.backend.arch : "sm_90");
             if (text && o.annotate && o.emit == EMIT_PTX) {
                 char *annotated = ptx_annotate(text, &c->src);
                 free(text);

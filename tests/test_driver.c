@@ -235,6 +235,10 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect(strstr(r.out, ".maxntid 64, 1, 1"), "%s", r.out);
     cr_expect(strstr(r.out, "\t// 2: "), "annotated source lines:\n%s", r.out);
     free_run(&r);
+    r = run_blkc("s.blk --stats -o s.ptx");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "s: ") && strstr(r.err, " registers, 0 bytes spill stores"), "%s", r.err);
+    free_run(&r);
     r = run_blkc("k.blk --emit=llvm");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "target triple = \"nvptx64-nvidia-cuda\""), "%s", r.out);

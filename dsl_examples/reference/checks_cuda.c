@@ -71,12 +71,10 @@ void cuda_launch_close(CudaLaunchCtx *c) {
     cuda_driver_unload(&c->drv);
 }
 
-char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                          const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
-    CudaLaunchCtx *c = ctx;
-    const CudaDriver *d = &c->drv;
-    char path[1024], err[1024], ebuf[256];
-    snprintf(path, sizeof path, "%s/%s", c->examples_dir, k->file);
+/* The front end for an example kernel: the compilation and the kernel's IR. */
+static char *compile_example_kernel(const char *dir, const ExampleKernel *k, Compilation **comp, BirFunction **fn) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, k->file);
     size_t len = 0;
     char *text = read_text(path, &len);
     if (!text) return msgf("cannot open %s", path);
@@ -90,12 +88,53 @@ char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *ar
         defs[ndefs] = (ConstDef){def_text[ndefs], eq ? eq + 1 : "", false};
     }
     CompileRequest req = {path, text, len, defs, ndefs, diag_print_to_file, stderr};
-    Compilation *comp = compile_front(&req);
+    *comp = compile_front(&req);
     free(text);
-    BirFunction *fn = comp && compile_lower(comp) ? compilation_kernel(comp, k->kernel) : NULL;
-    if (!fn) {
+    *fn = *comp && compile_lower(*comp) ? compilation_kernel(*comp, k->kernel) : NULL;
+    if (!*fn) return msgf("%s: kernel %s did not compile", path, k->kernel);
+    return NULL;
+}
+
+char *cuda_load_kernel(CudaLaunchCtx *c, const ExampleKernel *k, const int64_t *param_div, LoadedKernel *out) {
+    memset(out, 0, sizeof *out);
+    Compilation *comp = NULL;
+    BirFunction *fn = NULL;
+    char *msg = compile_example_kernel(c->examples_dir, k, &comp, &fn);
+    if (!msg) msg = cuda_load_compiled(c, comp, fn, param_div, out);
+    compilation_free(comp);
+    return msg;
+}
+
+char *cuda_load_compiled(CudaLaunchCtx *c, Compilation *comp, const BirFunction *fn, const int64_t *param_div,
+                         LoadedKernel *out) {
+    char err[1024], ebuf[256];
+    BackendOptions bo = c->backend;
+    bo.arch = c->arch;
+    bo.param_div = param_div;
+    BackendModule *bm = codegen_module(comp->bir, fn->name, &bo, err, sizeof err);
+    char *ptx = bm ? backend_emit(bm, false, err, sizeof err) : NULL;
+    out->warps = bm ? backend_kernel_num_warps(bm, fn->name) : 0;
+    backend_module_free(bm);
+    if (!ptx) return msgf("%s", err);
+    out->ptx_bytes = strlen(ptx);
+    CUresult r = c->drv.ModuleLoadDataEx(&out->mod, ptx, 0, NULL, NULL);
+    free(ptx);
+    if (!r) r = c->drv.ModuleGetFunction(&out->fn, out->mod, fn->name);
+    if (r) return msgf("kernel '%s': loading its PTX: %s", fn->name, cuda_error_text(&c->drv, r, ebuf, sizeof ebuf));
+    return NULL;
+}
+
+char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                          const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+    CudaLaunchCtx *c = ctx;
+    const CudaDriver *d = &c->drv;
+    char ebuf[256];
+    Compilation *comp = NULL;
+    BirFunction *fn = NULL;
+    char *result = compile_example_kernel(c->examples_dir, k, &comp, &fn);
+    if (result) {
         compilation_free(comp);
-        return msgf("%s: kernel %s did not compile", path, k->kernel);
+        return result;
     }
     /* specialize as Triton does: 16-byte aligned pointers and integers
      * divisible by 16 are facts the code may use */
@@ -110,27 +149,14 @@ char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *ar
         }
         else if (dtype_is_int(t.dtype)) param_div[i] = args[i].i % 16 == 0 ? 16 : 0;
     }
-    BackendOptions bo = c->backend;
-    bo.arch = c->arch;
-    bo.param_div = c->specialize ? param_div : NULL;
-    BackendModule *bm = codegen_module(comp->bir, k->kernel, &bo, err, sizeof err);
-    char *ptx = bm ? backend_emit(bm, false, err, sizeof err) : NULL;
-    int warps = bm ? backend_kernel_num_warps(bm, k->kernel) : 0;
-    backend_module_free(bm);
-    if (!ptx) {
-        compilation_free(comp);
-        return msgf("%s", err);
-    }
-    char *result = NULL;
-    CUmodule mod = NULL;
-    CUfunction func;
+    LoadedKernel lk;
     CUdeviceptr dptr[32] = {0};
-    CUresult r = d->ModuleLoadDataEx(&mod, ptx, 0, NULL, NULL);
-    if (!r) r = d->ModuleGetFunction(&func, mod, k->kernel);
-    if (r) {
-        result = msgf("kernel '%s': loading its PTX: %s", k->kernel, cuda_error_text(d, r, ebuf, sizeof ebuf));
-        goto done;
-    }
+    CUresult r;
+    result = cuda_load_compiled(c, comp, fn, c->specialize ? param_div : NULL, &lk);
+    CUmodule mod = lk.mod;
+    CUfunction func = lk.fn;
+    int warps = lk.warps;
+    if (result) goto done;
     for (int b = 0; b < nbufs && b < 32; b++) {
         if ((r = d->MemAlloc(&dptr[b], bufs[b].bytes ? bufs[b].bytes : 1)) ||
             (r = d->MemcpyHtoD(dptr[b], bufs[b].base, bufs[b].bytes))) {
@@ -181,7 +207,6 @@ done:
     for (int b = 0; b < nbufs && b < 32; b++)
         if (dptr[b]) d->MemFree(dptr[b]);
     if (mod) d->ModuleUnload(mod);
-    free(ptx);
     compilation_free(comp);
     return result;
 }

@@ -20,6 +20,17 @@ typedef struct {
  * no driver or no device. */
 bool cuda_launch_init(CudaLaunchCtx *c, char *err, size_t err_size);
 void cuda_launch_close(CudaLaunchCtx *c);
+typedef struct {
+    CUmodule mod;
+    CUfunction fn;
+    int warps;        /* the block is 32 x warps threads */
+    size_t ptx_bytes;
+} LoadedKernel;
+
+/* JIT an example's kernel (front end, PTX, driver load); NULL or an error. */
+char *cuda_load_kernel(CudaLaunchCtx *c, const ExampleKernel *k, const int64_t *param_div, LoadedKernel *out);
+char *cuda_load_compiled(CudaLaunchCtx *c, Compilation *comp, const BirFunction *fn, const int64_t *param_div,
+                         LoadedKernel *out);
 char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
                           const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
 
