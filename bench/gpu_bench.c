@@ -6,7 +6,7 @@
  * counts bytes as the tutorials do. Kernels are specialized for their
  * arguments (16-byte aligned pointers, integers divisible by 16), as Triton's
  * are. Also the compile and module-load times of each kernel.
- * Usage: gpu_bench [examples-dir] */
+ * Usage: gpu_bench [examples-dir [num-warps]] (num-warps: force it, 0 = the default) */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +128,7 @@ static void row(const char *name, double ms, double bytes, const char *triton, c
 
 int main(int argc, char **argv) {
     CudaLaunchCtx c = {.examples_dir = argc > 1 ? argv[1] : BLK_EXAMPLES_DIR};
+    c.backend.num_warps = argc > 2 ? atoi(argv[2]) : 0;
     char err[512];
     if (!cuda_launch_init(&c, err, sizeof err)) {
         fprintf(stderr, "gpu_bench: %s\n", err);

@@ -283,8 +283,10 @@ KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int
     int nshapes = 0;
     int64_t max_numel = 1;
     collect_shapes(f, p->axis, f->body, sv, &nshapes, MAX_SHAPES, &max_numel);
-    /* Triton's tutorials' rule: a warp per 256 elements, 1 to 8 warps */
-    if (num_warps <= 0) num_warps = (int)min64(8, max64(1, max_numel / 256));
+    /* Triton's tutorials' rule, a warp per 256 elements, 1 to 8 warps; and
+     * 16 from 16384 elements, where 8 warps need over 200 registers a thread
+     * (measured on the H100: docs/performance.md) */
+    if (num_warps <= 0) num_warps = max_numel >= 16384 ? 16 : (int)min64(8, max64(1, max_numel / 256));
     p->num_warps = num_warps;
     for (int v = 0; v < f->nvalues; v++) {
         BlkType t = f->values[v].type;
