@@ -10,7 +10,7 @@
  * shared memory, leaving the result in every thread. A scalar memory op runs
  * on thread 0 and its result is broadcast through shared memory; a scalar
  * atomic also waits at a barrier and a GPU-scope fence for every earlier
- * access of the program (docs/language.md §8). */
+ * access of the program (docs/language.md §9). */
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
 #include <stdarg.h>

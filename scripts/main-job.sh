@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# The main job: build blkc, compile every example in dsl_examples/ (to the
-# verified block IR, shown in short: the PTX backend is the next stage), then
-# run every example and compare it with its C reference. There is no GPU
-# runtime yet, so the examples run on the reference interpreter.
+# The main job: build blkc, compile every example in dsl_examples/ to PTX
+# (build/ptx/, checked with ptxas when it is installed), then run every example
+# and compare it with its C reference: on the GPU when there is one (kernels
+# JIT-compiled for their arguments), else on the reference interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+mkdir -p build/ptx
+PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 status=0
 for src in dsl_examples/*.blk; do
-  if bir=$(./build/compiler/blkc "$src" --emit=bir); then
-    ops=$(printf '%s\n' "$bir" | grep -c '; line ' || true)
-    printf '%s\n' "$bir" | awk -v f="$src" -v n="$ops" '/^kernel @/ { sub(/\(.*/, ""); k = k " " substr($2, 2) } END { printf "compiled %-26s kernels:%s (%d ops)\n", f, k, n }'
+  out="build/ptx/$(basename "$src" .blk).ptx"
+  if ./build/compiler/blkc "$src" -o "$out"; then
+    kernels=$(grep -o '^\.visible \.entry [A-Za-z0-9_]*' "$out" | awk '{ printf " %s", $3 }')
+    check="(ptxas not installed)"
+    if [ -x "$PTXAS" ]; then
+      if "$PTXAS" -arch=sm_90 -o /dev/null "$out"; then check="ptxas ok"; else check="PTXAS FAILED"; status=1; fi
+    fi
+    printf 'compiled %-26s -> %-24s %6d bytes, %s; kernels:%s\n' "$src" "$out" "$(wc -c < "$out")" "$check" "$kernels"
   else
     status=1
   fi
 done
 echo
-./build/dsl_examples/run_examples --device cpu || status=1
+./build/dsl_examples/run_examples --device auto || status=1
 exit $status
