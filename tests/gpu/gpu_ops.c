@@ -1,0 +1,230 @@
+/* gpu_ops.c: the NVPTX backend against the interpreter, op by op. Small
+ * kernels cover what the examples do not (reductions over both axes of 2-D
+ * blocks, argmax/argmin, i64 sums, integer division and shifts, saturating
+ * casts, block atomics, loops and branches, a layout change through shared
+ * memory, NaN propagation, rand with 64-bit offsets, the approximate math).
+ * Each runs on the interpreter and on the GPU over the same inputs; outputs
+ * must be equal bit for bit (the kernels avoid a * b + c, which the GPU
+ * contracts, and float sums, whose order differs), except the approximate
+ * math: relative 1e-5 plus 1e-6 absolute (lg2.approx near 1), see
+ * docs/language.md §8. A standalone program (no test framework), so it
+ * runs on the GPU machine from the static build; exit status 0 when all pass.
+ * Usage: gpu_ops [--device cuda|cpu-vs-cpu] (cpu-vs-cpu: a self-check of the harness) */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checks_cuda.h"
+#include "reference.h"
+
+typedef struct {
+    const char *name;
+    const char *src;       /* kernel `k` */
+    int nbufs;
+    DType dt[6];           /* element type of each buffer; each is also argument i */
+    int count[6];
+    bool output[6];        /* compared after the run */
+    int nscalars;
+    int64_t scalars[4];    /* integer arguments after the buffers */
+    uint32_t programs;
+    double rtol;           /* 0: bit for bit */
+} OpCase;
+
+static const OpCase cases[] = {
+    {"2-D reductions over both axes, f32", 
+     "kernel k(x: *f32 @align(16), r: *f32, c: *f32, am: *i32, an: *i32) {\n"
+     "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
+     "  let v = load(x + i);\n"
+     "  store(r + arange(0, 32), max(v, axis = 1));\n"
+     "  store(c + arange(0, 64), min(v, axis = 0));\n"
+     "  store(am + arange(0, 32), argmax(v, axis = 1));\n"
+     "  store(an + arange(0, 64), argmin(v, axis = 0));\n"
+     "}\n",
+     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_I32}, {2048, 32, 64, 32, 64}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0},
+    {"integer sums (i32 wrapping, i64) over both axes",
+     "kernel k(x: *i32, s: *i32, t: *i32) {\n"
+     "  let i = arange(0, 16)[:, None] * 128 + arange(0, 128)[None, :];\n"
+     "  let v = load(x + i) * 65536;\n"
+     "  store(s + arange(0, 128), sum(v, axis = 0));\n"
+     "  store(t + arange(0, 16), (sum(v as i64, axis = 1) >> 16) as i32);\n"
+     "}\n",
+     3, {DT_I32, DT_I32, DT_I32}, {2048, 128, 16}, {0, 1, 1}, 0, {0}, 1, 0},
+    {"integer division, remainder, shifts, u32 wrap",
+     "kernel k(a: *i32, b: *i32, q: *i32, r: *i32, s: *i32, u: *u32) {\n"
+     "  let i = program_id(0) * 256 + arange(0, 256);\n"
+     "  let x = load(a + i); let y = load(b + i) | 1;\n"
+     "  store(q + i, x / y); store(r + i, x % y);\n"
+     "  store(s + i, (x << (y & 31)) ^ (x >> (y & 63)));\n"
+     "  store(u + i, (x as u32) * 2654435761 + (y as u32));\n"
+     "}\n",
+     6, {DT_I32, DT_I32, DT_I32, DT_I32, DT_I32, DT_U32}, {1024, 1024, 1024, 1024, 1024, 1024}, {0, 0, 1, 1, 1, 1}, 0, {0}, 4, 0},
+    {"casts: saturating float to int, float to f16/bf16, int to float",
+     "kernel k(x: *f32, i: *i32, h: *f16, b: *bf16, f: *f32) {\n"
+     "  let o = arange(0, 512);\n"
+     "  let v = load(x + o) * 1e9;\n"
+     "  store(i + o, v as i32); store(h + o, v as f16); store(b + o, v as bf16);\n"
+     "  store(f + o, (v as i32) as f32 + (o as f32));\n"
+     "}\n",
+     5, {DT_F32, DT_I32, DT_F16, DT_BF16, DT_F32}, {512, 512, 512, 512, 512}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0},
+    {"block atomics from many programs, masked",
+     "kernel k(c: *i32, f: *f32, x: *i32) {\n"
+     "  let o = arange(0, 64);\n"
+     "  atomic_add(c + o, program_id(0) + o, o < 50);\n"
+     "  atomic_add(f + o % 8, 0.5, o < 40);\n"
+     "  atomic_xchg(x + o, 7, o >= 60);\n"
+     "}\n",
+     3, {DT_I32, DT_F32, DT_I32}, {64, 8, 64}, {1, 1, 1}, 0, {0}, 37, 0},
+    {"loops, branches, early return, short circuit",
+     "fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
+     "kernel k(o: *i32, n: i32) {\n"
+     "  let pid = program_id(0);\n"
+     "  var down = 0;\n"
+     "  for i in range(10, 0, -3) { down = down * 100 + i; }\n"
+     "  var w = 1;\n"
+     "  while w < 1000 { w *= 3; }\n"
+     "  var acc = arange(0, 32);\n"
+     "  if pid % 2 == 0 { acc = acc * 2; } else { acc = acc + pid; }\n"
+     "  store(o + pid * 40 + arange(0, 32), acc);\n"
+     "  store(o + pid * 40 + 32, down); store(o + pid * 40 + 33, w);\n"
+     "  if pid >= n { return; }\n"
+     "  let far = pid < 2 && load(o + pid * 40 + 35) == 0;\n"
+     "  store(o + pid * 40 + 34, tri(pid) + (far as i32) * 1000);\n"
+     "}\n",
+     1, {DT_I32}, {320}, {1}, 1, {5}, 8, 0},
+    {"a loaded block moved through shared memory (expand_dims, broadcast)",
+     "kernel k(x: *f32 @align(16), y: *f32, z: *f32) {\n"
+     "  let r = load(x + arange(0, 32));\n"
+     "  let c = load(x + 32 + arange(0, 64));\n"
+     "  let m = r[:, None] * 10.0 + c[None, :];\n"
+     "  store(y + arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :], m);\n"
+     "  store(z + arange(0, 64), max(m, axis = 0));\n"
+     "}\n",
+     3, {DT_F32, DT_F32, DT_F32}, {96, 2048, 64}, {0, 1, 1}, 0, {0}, 1, 0},
+    {"where, minimum/maximum with NaN, abs, fma, f16 arithmetic",
+     "kernel k(x: *f32, h: *f16, o: *f32, p: *f16) {\n"
+     "  let i = arange(0, 256);\n"
+     "  let v = load(x + i); let w = load(x + 255 - i);\n"
+     "  let n = where(i % 17 == 0, nan, v);\n"
+     "  store(o + i, minimum(n, w) - abs(maximum(v, w)));\n"
+     "  store(o + 256 + i, fma(v, w, 1.0));\n"
+     "  let a = load(h + i);\n"
+     "  store(p + i, a * a); store(p + 256 + i, a - a / 3.0);\n"
+     "}\n",
+     4, {DT_F32, DT_F16, DT_F32, DT_F16}, {256, 256, 512, 512}, {0, 0, 1, 1}, 0, {0}, 1, 0},
+    {"rand and randint with 64-bit offsets, negative seed",
+     "kernel k(o: *f32, r: *u32, seed: i32, base: i64) {\n"
+     "  let i = program_id(0) * 256 + arange(0, 256);\n"
+     "  store(o + i, rand(seed, i));\n"
+     "  store(r + i, randint(seed, base + (i as i64)));\n"
+     "}\n",
+     2, {DT_F32, DT_U32}, {1024, 1024}, {1, 1}, 2, {-98765, 0x10000000005LL}, 4, 0},
+    {"approximate math: exp, exp2, log, log2, sqrt, rsqrt, division",
+     "kernel k(x: *f32, o: *f32) {\n"
+     "  let i = arange(0, 512);\n"
+     "  let v = abs(load(x + i)) + 0.01;\n"
+     "  store(o + i, exp(v - 1.0)); store(o + 512 + i, exp2(v));\n"
+     "  store(o + 1024 + i, log(v)); store(o + 1536 + i, log2(v));\n"
+     "  store(o + 2048 + i, sqrt(v)); store(o + 2560 + i, rsqrt(v));\n"
+     "  store(o + 3072 + i, 1.0 / v);\n"
+     "}\n",
+     2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5},
+};
+
+static size_t esize(DType d) { return d == DT_F16 || d == DT_BF16 ? 2 : d == DT_I64 ? 8 : 4; }
+
+static void fill(void *p, DType d, int n, RefRng *rng) {
+    for (int i = 0; i < n; i++) {
+        double v = ref_normal(rng);
+        switch (d) {
+        case DT_F32: ((float *)p)[i] = (float)v; break;
+        case DT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
+        case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
+        default: ((int32_t *)p)[i] = (int32_t)(v * 1e6); break;
+        }
+    }
+}
+
+static double as_double(const void *p, DType d, int i) {
+    switch (d) {
+    case DT_F32: return ((const float *)p)[i];
+    case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
+    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+    case DT_U32: return ((const uint32_t *)p)[i];
+    default: return ((const int32_t *)p)[i];
+    }
+}
+
+/* Runs one case with a launcher; buffers get the same deterministic inputs. */
+static char *run_case(const ExampleRunner *run, const char *dir, const OpCase *c, void **bufs) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/k.blk", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return strdup("cannot write the kernel");
+    fputs(c->src, f);
+    fclose(f);
+    RefRng rng = {42};
+    InterpBuffer ib[6];
+    InterpArg args[10];
+    for (int b = 0; b < c->nbufs; b++) {
+        size_t bytes = esize(c->dt[b]) * (size_t)c->count[b];
+        bufs[b] = calloc(1, bytes);
+        if (!c->output[b] || b == 0) fill(bufs[b], c->dt[b], c->count[b], &rng);
+        if (c->output[b] && c->nbufs > 1) memset(bufs[b], 0, bytes);
+        ib[b] = (InterpBuffer){bufs[b], bytes, NULL};
+        args[b].p = bufs[b];
+    }
+    for (int s = 0; s < c->nscalars; s++) args[c->nbufs + s].i = c->scalars[s];
+    ExampleKernel k = {"k.blk", "k", {NULL}};
+    uint32_t grid[3] = {c->programs, 1, 1};
+    return run->launch(run->ctx, &k, args, c->nbufs + c->nscalars, grid, ib, c->nbufs);
+}
+
+int main(int argc, char **argv) {
+    char dir[] = "/tmp/blk_gpu_ops_XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    InterpLaunchCtx ictx = {dir, {0}};
+    ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
+    CudaLaunchCtx gpu = {.examples_dir = dir, .specialize = true};
+    bool on_gpu = !(argc > 2 && strcmp(argv[2], "cpu-vs-cpu") == 0);
+    if (on_gpu) {
+        char err[512];
+        if (!cuda_launch_init(&gpu, err, sizeof err)) {
+            fprintf(stderr, "gpu_ops: %s\n", err);
+            return 1;
+        }
+        other = (ExampleRunner){example_launch_cuda, &gpu};
+        printf("interpreter vs %s (%s)\n\n", gpu.device_name, gpu.arch);
+    }
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const OpCase *c = &cases[i];
+        void *a[6] = {0}, *b[6] = {0};
+        char *e1 = run_case(&cpu, dir, c, a), *e2 = run_case(&other, dir, c, b);
+        char detail[256] = "";
+        if (e1 || e2) snprintf(detail, sizeof detail, "%s", e1 ? e1 : e2);
+        for (int k = 0; k < c->nbufs && !detail[0]; k++) {
+            if (!c->output[k]) continue;
+            for (int j = 0; j < c->count[k] && !detail[0]; j++) {
+                double x = as_double(a[k], c->dt[k], j), y = as_double(b[k], c->dt[k], j);
+                bool same = memcmp((char *)a[k] + j * esize(c->dt[k]), (char *)b[k] + j * esize(c->dt[k]),
+                                   esize(c->dt[k])) == 0 || (x != x && y != y);
+                if (!same && c->rtol > 0) same = fabs(x - y) <= c->rtol * fabs(x) + 1e-6;
+                if (!same)
+                    snprintf(detail, sizeof detail, "buffer %d element %d: interpreter %.9g, GPU %.9g", k, j, x, y);
+            }
+        }
+        printf("%-4s %s%s%s\n", detail[0] ? "FAIL" : "ok", c->name, detail[0] ? ": " : "", detail);
+        failed += detail[0] != 0;
+        free(e1), free(e2);
+        for (int k = 0; k < 6; k++) free(a[k]), free(b[k]);
+    }
+    printf("\n%d of %zu cases differ\n", failed, sizeof cases / sizeof cases[0]);
+    if (on_gpu) cuda_launch_close(&gpu);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) return 1;
+    return failed ? 1 : 0;
+}
