@@ -1,0 +1,120 @@
+/* blk.h: JIT-compile blk kernels and launch them from C, on a CUDA GPU or on
+ * blkc's reference interpreter (the "cpu" device). docs/runtime.md is the guide.
+ *
+ * Ownership: every object you create (context, module, device memory) you
+ * destroy or free; a kernel and the strings the API returns belong to their
+ * module and live until it is destroyed. Modules and kernels may be used
+ * from several threads; a context's launches are ordered as issued. */
+#ifndef BLK_H
+#define BLK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BLK_VERSION "0.1.0"
+
+typedef enum blk_status {
+    BLK_SUCCESS = 0,
+    BLK_ERROR_INVALID_VALUE,  /* a NULL or out-of-range argument to the API itself */
+    BLK_ERROR_NO_DRIVER,      /* libcuda.so.1 could not be loaded */
+    BLK_ERROR_NO_DEVICE,      /* the driver has no such device */
+    BLK_ERROR_COMPILE,        /* the source did not compile: blk_last_error() has the diagnostics */
+    BLK_ERROR_NOT_FOUND,      /* no kernel by that name */
+    BLK_ERROR_BAD_ARGUMENT,   /* a launch argument does not fit the kernel's parameter */
+    BLK_ERROR_BAD_GRID,       /* an empty grid, or one larger than the device allows */
+    BLK_ERROR_OUT_OF_MEMORY,
+    BLK_ERROR_CUDA,           /* a CUDA call failed: blk_last_error() has cuGetErrorString's text */
+    BLK_ERROR_KERNEL_FAULT,   /* the kernel faulted (an illegal address on the GPU, an out-of-bounds
+                                 access on the cpu device); a GPU context is unusable after it */
+    BLK_ERROR_CONTEXT_LOST,   /* an earlier fault made this context unusable: destroy it */
+} blk_status;
+
+/* "BLK_ERROR_COMPILE: the source did not compile", never NULL. */
+const char *blk_status_string(blk_status status);
+/* What the last failing call on this thread said, in full: compile errors as
+ * file:line:col with the source line and a caret; launch errors naming the
+ * kernel and the argument; CUDA errors with the driver's text. Valid until
+ * the next blk_ call on this thread. "" when there was none. */
+const char *blk_last_error(void);
+
+typedef struct blk_context blk_context;
+typedef struct blk_module blk_module;
+typedef struct blk_kernel blk_kernel;
+
+/* Device memory: a device address on a GPU, a host address on the cpu device. */
+typedef uint64_t blk_ptr;
+
+/* A context on CUDA device `ordinal`. BLK_ERROR_NO_DRIVER / BLK_ERROR_NO_DEVICE
+ * where there is none (the cpu device still works). */
+blk_status blk_context_create_cuda(int ordinal, blk_context **out);
+/* A context on the reference interpreter: programs run one at a time on
+ * this thread, every access is bounds-checked against blk_malloc'ed memory. */
+blk_status blk_context_create_cpu(blk_context **out);
+void blk_context_destroy(blk_context *ctx);
+/* "NVIDIA H100 80GB HBM3 (sm_90)" or "cpu (reference interpreter)"; owned by the context. */
+const char *blk_context_device(const blk_context *ctx);
+
+typedef struct blk_compile_options {
+    const char *const *defines; /* "NAME=VALUE", like blkc -D */
+    int num_defines;
+    int num_warps;              /* 0: blkc's default */
+    const char *arch;           /* NULL: the device's (sm_80 ... sm_90a) */
+    const char *name;           /* the file name diagnostics show; NULL: "<source>" */
+} blk_compile_options;
+
+/* Compiles every kernel of a source (opt may be NULL). Compile errors give
+ * BLK_ERROR_COMPILE with the diagnostics in blk_last_error(). */
+blk_status blk_module_create(blk_context *ctx, const char *source, size_t length, const blk_compile_options *opt,
+                             blk_module **out);
+blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const blk_compile_options *opt,
+                                       blk_module **out);
+void blk_module_destroy(blk_module *module);
+
+blk_status blk_module_get_kernel(blk_module *module, const char *name, blk_kernel **out);
+const char *blk_kernel_name(const blk_kernel *kernel);
+int blk_kernel_num_args(const blk_kernel *kernel); /* its runtime (non-const) parameters */
+/* The kernel's PTX and LLVM IR, without launch specialization; owned by the kernel. */
+blk_status blk_kernel_ptx(blk_kernel *kernel, const char **ptx);
+blk_status blk_kernel_llvm_ir(blk_kernel *kernel, const char **llvm_ir);
+
+typedef enum blk_arg_kind { BLK_ARG_PTR, BLK_ARG_I32, BLK_ARG_U32, BLK_ARG_I64, BLK_ARG_F32 } blk_arg_kind;
+
+typedef struct blk_arg {
+    blk_arg_kind kind;
+    union {
+        blk_ptr ptr;
+        int64_t i; /* I32, U32 and I64 */
+        float f;
+    } value;
+} blk_arg;
+
+static inline blk_arg blk_arg_ptr(blk_ptr p) { blk_arg a; a.kind = BLK_ARG_PTR; a.value.ptr = p; return a; }
+static inline blk_arg blk_arg_i32(int32_t v) { blk_arg a; a.kind = BLK_ARG_I32; a.value.i = v; return a; }
+static inline blk_arg blk_arg_u32(uint32_t v) { blk_arg a; a.kind = BLK_ARG_U32; a.value.i = v; return a; }
+static inline blk_arg blk_arg_i64(int64_t v) { blk_arg a; a.kind = BLK_ARG_I64; a.value.i = v; return a; }
+static inline blk_arg blk_arg_f32(float v) { blk_arg a; a.kind = BLK_ARG_F32; a.value.f = v; return a; }
+
+/* Launches grid_x * grid_y * grid_z programs. The arguments are checked
+ * against the kernel's runtime parameters (count; pointer, integer or float;
+ * integer range); a kernel is compiled once per set of launch facts (16-byte
+ * aligned pointers, integers divisible by 16) and kept. `stream` is a
+ * CUstream or NULL; on the cpu device the launch runs before returning. */
+blk_status blk_launch(blk_kernel *kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z, const blk_arg *args,
+                      int num_args, void *stream);
+
+blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_ptr *out);
+blk_status blk_free(blk_context *ctx, blk_ptr ptr);
+blk_status blk_memcpy_to_device(blk_context *ctx, blk_ptr dst, const void *src, size_t bytes);
+blk_status blk_memcpy_to_host(blk_context *ctx, void *dst, blk_ptr src, size_t bytes);
+blk_status blk_memset(blk_context *ctx, blk_ptr dst, int byte, size_t bytes);
+/* Waits for every launch and copy; reports a kernel fault that happened meanwhile. */
+blk_status blk_synchronize(blk_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
