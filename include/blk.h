@@ -30,7 +30,9 @@ typedef enum blk_status {
     BLK_ERROR_CUDA,           /* a CUDA call failed: blk_last_error() has cuGetErrorString's text */
     BLK_ERROR_KERNEL_FAULT,   /* the kernel faulted (an illegal address on the GPU, an out-of-bounds
                                  access on the cpu device); a GPU context is unusable after it */
-    BLK_ERROR_CONTEXT_LOST,   /* an earlier fault made this context unusable: destroy it */
+    BLK_ERROR_CONTEXT_LOST,   /* an earlier fault made this context unusable: destroy it. CUDA
+                                 keeps such a fault for the rest of the process, so new contexts
+                                 on that device fail too (with the driver's error text) */
 } blk_status;
 
 /* "BLK_ERROR_COMPILE: the source did not compile", never NULL. */
@@ -97,6 +99,12 @@ static inline blk_arg blk_arg_i32(int32_t v) { blk_arg a; a.kind = BLK_ARG_I32; 
 static inline blk_arg blk_arg_u32(uint32_t v) { blk_arg a; a.kind = BLK_ARG_U32; a.value.i = v; return a; }
 static inline blk_arg blk_arg_i64(int64_t v) { blk_arg a; a.kind = BLK_ARG_I64; a.value.i = v; return a; }
 static inline blk_arg blk_arg_f32(float v) { blk_arg a; a.kind = BLK_ARG_F32; a.value.f = v; return a; }
+
+/* Argument i: its parameter's name, and the kind of blk_arg it takes (an
+ * integer parameter takes any integer kind in range); NULL / -1 when i is
+ * out of range. */
+const char *blk_kernel_arg_name(const blk_kernel *kernel, int i);
+int blk_kernel_arg_kind(const blk_kernel *kernel, int i);
 
 /* Launches grid_x * grid_y * grid_z programs. The arguments are checked
  * against the kernel's runtime parameters (count; pointer, integer or float;

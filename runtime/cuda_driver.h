@@ -19,6 +19,7 @@ typedef struct {
     CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*DevicePrimaryCtxReset)(CUdevice);
     CUresult (*CtxSetCurrent)(CUcontext);
     CUresult (*CtxSynchronize)(void);
     CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);

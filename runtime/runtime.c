@@ -157,6 +157,9 @@ blk_status blk_context_create_cuda(int ordinal, blk_context **out) {
 void blk_context_destroy(blk_context *ctx) {
     if (!ctx) return;
     if (ctx->is_cuda) {
+        /* A fault poisons the device's primary context, which every context
+         * on that device shares: reset it, so that a new one starts clean. */
+        if (ctx->lost) ctx->drv.DevicePrimaryCtxReset(ctx->dev);
         ctx->drv.DevicePrimaryCtxRelease(ctx->dev);
         cuda_driver_unload(&ctx->drv);
     } else {
@@ -472,6 +475,21 @@ blk_status blk_module_get_kernel(blk_module *m, const char *name, blk_kernel **o
 
 const char *blk_kernel_name(const blk_kernel *k) { return k ? k->f->name : ""; }
 int blk_kernel_num_args(const blk_kernel *k) { return k ? k->f->nparams : 0; }
+
+const char *blk_kernel_arg_name(const blk_kernel *k, int i) {
+    return k && i >= 0 && i < k->f->nparams ? k->f->params[i].name : NULL;
+}
+
+int blk_kernel_arg_kind(const blk_kernel *k, int i) {
+    if (!k || i < 0 || i >= k->f->nparams) return -1;
+    switch (k->f->params[i].type.dtype) {
+    case DT_PTR: return BLK_ARG_PTR;
+    case DT_F32: return BLK_ARG_F32;
+    case DT_I64: return BLK_ARG_I64;
+    case DT_U32: return BLK_ARG_U32;
+    default: return BLK_ARG_I32;
+    }
+}
 
 /* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none). */
 static char *emit(blk_kernel *k, const int64_t *param_div, bool llvm_ir, int *warps) {
