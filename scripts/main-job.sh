@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job: build blkc, compile every example in dsl_examples/ to PTX
 # (build/ptx/, checked with ptxas when it is installed), then run every example
-# and compare it with its C reference: on the GPU when there is one (kernels
-# JIT-compiled for their arguments), else on the reference interpreter.
+# and compare it with its C reference through the runtime API: on the GPU when
+# there is one (kernels JIT-compiled for their arguments), else on the
+# reference interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -24,4 +25,6 @@ for src in dsl_examples/*.blk; do
 done
 echo
 ./build/dsl_examples/run_examples --device auto || status=1
+echo
+./build/dsl_examples/vector_add || status=1   # the JIT-from-C program of docs/runtime.md
 exit $status
