@@ -41,6 +41,11 @@ bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
         {(void **)&d->EventElapsedTime, "cuEventElapsedTime_v2"},
         {(void **)&d->EventDestroy, "cuEventDestroy_v2"},
         {(void **)&d->GetErrorString, "cuGetErrorString"},
+        {(void **)&d->ModuleLoadData, "cuModuleLoadData"},
+        {(void **)&d->LinkCreate, "cuLinkCreate_v2"},
+        {(void **)&d->LinkAddData, "cuLinkAddData_v2"},
+        {(void **)&d->LinkComplete, "cuLinkComplete"},
+        {(void **)&d->LinkDestroy, "cuLinkDestroy"},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *p = dlsym(d->lib, syms[i].name);

@@ -38,6 +38,11 @@ typedef struct {
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*EventDestroy)(CUevent);
     CUresult (*GetErrorString)(CUresult, const char **);
+    CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    CUresult (*LinkCreate)(unsigned, CUjit_option *, void **, CUlinkState *);
+    CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned, CUjit_option *, void **);
+    CUresult (*LinkComplete)(CUlinkState, void **, size_t *);
+    CUresult (*LinkDestroy)(CUlinkState);
 } CudaDriver;
 
 /* Loads libcuda.so.1 and every entry point. False, with the reason in err,

@@ -10,6 +10,7 @@
 
 #include "blk.h"
 #include "blkc.h"
+#include "cache.h"
 #include "cuda_driver.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -69,6 +70,7 @@ struct blk_context {
     CUcontext cu;
     char arch[16];
     int max_grid[3];
+    int driver_version;
 };
 
 static bool is_fault(CUresult r) {
@@ -144,6 +146,7 @@ blk_status blk_context_create_cuda(int ordinal, blk_context **out) {
     ctx->drv.DeviceGetAttribute(&ctx->max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, ctx->dev);
     ctx->drv.DeviceGetAttribute(&ctx->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, ctx->dev);
     ctx->drv.DeviceGetAttribute(&ctx->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, ctx->dev);
+    ctx->drv.DriverGetVersion(&ctx->driver_version);
     /* newer GPUs run the newest PTX blkc knows */
     snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", major, minor);
     if (!backend_arch_features(ctx->arch)) snprintf(ctx->arch, sizeof ctx->arch, major * 10 + minor > 90 ? "sm_90" : "sm_80");
@@ -324,6 +327,8 @@ struct blk_module {
     char arch[16];
     blk_kernel *kernels;
     int nkernels;
+    char *cache_key;      /* what the code depends on: compiler, options, defines, source */
+    size_t cache_key_len;
     pthread_mutex_t lock; /* variants and the lazily made texts */
 };
 
@@ -389,19 +394,39 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
                           collect_diag, &diags};
     Compilation *comp = compile_front(&req);
     bool compiled = comp && compile_lower(comp);
+    /* the disk cache's key: everything the generated code depends on */
+    TextBuf key = {0};
+    char line[512];
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\n", BLKC_VERSION, arch, opt->num_warps);
+    size_t key_cap = strlen(line) + length + 64;
+    for (int k = 0; k < ndefs; k++) key_cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
+    key.text = malloc(key_cap);
+    if (key.text) {
+        key.len = (size_t)snprintf(key.text, key_cap, "%s", line);
+        for (int k = 0; k < ndefs; k++)
+            key.len += (size_t)snprintf(key.text + key.len, key_cap - key.len, "define %s=%s\n", defs[k].name, defs[k].value);
+        key.len += (size_t)snprintf(key.text + key.len, key_cap - key.len, "source %zu\n", length);
+        if (length) memcpy(key.text + key.len, source, length);
+        key.len += length;
+    }
     for (int k = 0; k < ndefs; k++) free(def_text[k]);
     if (!compiled) {
         s = fail(BLK_ERROR_COMPILE, "%s", diags.text ? diags.text : "the source did not compile");
         free(diags.text);
+        free(key.text);
         compilation_free(comp);
         return s;
     }
     free(diags.text);
     blk_module *m = calloc(1, sizeof *m);
-    if (!m) {
+    if (!m || !key.text) {
+        free(m);
+        free(key.text);
         compilation_free(comp);
         return fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
+    m->cache_key = key.text;
+    m->cache_key_len = key.len;
     m->ctx = ctx;
     m->comp = comp;
     snprintf(m->arch, sizeof m->arch, "%s", arch);
@@ -454,6 +479,7 @@ void blk_module_destroy(blk_module *m) {
         free(k->llvm_ir);
     }
     free(m->kernels);
+    free(m->cache_key);
     compilation_free(m->comp);
     pthread_mutex_destroy(&m->lock);
     free(m);
@@ -631,15 +657,51 @@ static blk_status variant_for(blk_kernel *k, const blk_arg *args, Variant *out) 
     }
     blk_status s = BLK_SUCCESS;
     Variant nv = {facts, NULL, NULL, 0};
-    char *ptx = emit(k, div, false, &nv.warps);
-    if (!ptx) s = BLK_ERROR_COMPILE;
-    CUresult r = CUDA_SUCCESS;
-    if (!s) r = m->ctx->drv.ModuleLoadDataEx(&nv.mod, ptx, 0, NULL, NULL);
-    if (!s && !r) r = m->ctx->drv.ModuleGetFunction(&nv.fn, nv.mod, f->name);
-    free(ptx);
+    const CudaDriver *d = &m->ctx->drv;
+    /* the disk cache first: its cubin loads without the driver's JIT */
+    char dirbuf[1024], tail[512];
+    const char *dir = cache_dir(dirbuf, sizeof dirbuf);
+    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx\ndriver %d\n", f->name,
+                            (unsigned long long)facts, m->ctx->driver_version);
+    size_t key_len = m->cache_key_len + (size_t)tail_len;
+    char *key = malloc(key_len);
+    if (key) {
+        memcpy(key, m->cache_key, m->cache_key_len);
+        memcpy(key + m->cache_key_len, tail, (size_t)tail_len);
+    }
+    CacheEntry entry = {0};
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    if (dir && key && cache_load(dir, key, key_len, &entry)) {
+        r = d->ModuleLoadData(&nv.mod, entry.cubin);
+        nv.warps = entry.warps;
+        if (r) cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
+    }
+    if (r) {
+        entry.ptx = emit(k, div, false, &nv.warps);
+        entry.warps = nv.warps;
+        if (!entry.ptx) s = BLK_ERROR_COMPILE;
+        else entry.ptx_len = strlen(entry.ptx);
+        /* PTX -> cubin through the driver's linker, so the cubin can be kept */
+        CUlinkState link = NULL;
+        void *cubin = NULL;
+        size_t cubin_len = 0;
+        if (!s) r = d->LinkCreate(0, NULL, NULL, &link);
+        if (!s && !r) r = d->LinkAddData(link, CU_JIT_INPUT_PTX, entry.ptx, entry.ptx_len + 1, f->name, 0, NULL, NULL);
+        if (!s && !r) r = d->LinkComplete(link, &cubin, &cubin_len);
+        if (!s && !r && (entry.cubin = malloc(cubin_len))) {
+            memcpy(entry.cubin, cubin, cubin_len);
+            entry.cubin_len = cubin_len;
+        }
+        if (link) d->LinkDestroy(link);
+        if (!s && !r) r = entry.cubin ? d->ModuleLoadData(&nv.mod, entry.cubin) : CUDA_ERROR_OUT_OF_MEMORY;
+        if (!s && !r && dir && key) cache_store(dir, key, key_len, &entry);
+    }
+    if (!s && !r) r = d->ModuleGetFunction(&nv.fn, nv.mod, f->name);
+    cache_entry_free(&entry);
+    free(key);
     if (!s && r) {
         char what[300];
-        snprintf(what, sizeof what, "kernel '%s': loading its PTX", f->name);
+        snprintf(what, sizeof what, "kernel '%s': loading its code", f->name);
         s = cuda_fail(m->ctx, r, what);
     }
     if (!s && k->nvariants == k->cap) {

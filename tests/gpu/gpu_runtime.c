@@ -1,11 +1,17 @@
 /* gpu_runtime.c: the runtime API's CUDA paths, which need a GPU: a launch
  * through the API, a kernel that faults (its context then reports itself
- * unusable instead of carrying on), and a device that does not exist.
+ * unusable instead of carrying on), a device that does not exist, and the
+ * on-disk cache (an entry written, reused by a new module, a corrupt one
+ * rebuilt).
  * Standalone, for the static build on the GPU machine; exit 0 when all hold. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blk.h"
+#include "cache.h"
 
 static int failures;
 
@@ -17,7 +23,32 @@ static void expect(int cond, const char *what) {
     }
 }
 
+static int count_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, ".blkc") && !strstr(e->d_name, ".tmp");
+    if (d) closedir(d);
+    return n;
+}
+
+/* Compile, launch once (which loads the code), check the result. */
+static int run_once(blk_context *ctx, const char *src, blk_ptr x) {
+    blk_compile_options opt = {.name = "c.blk"};
+    blk_module *m;
+    blk_kernel *k;
+    if (blk_module_create(ctx, src, strlen(src), &opt, &m) || blk_module_get_kernel(m, "c", &k)) return 0;
+    blk_arg args[] = {blk_arg_ptr(x)};
+    int ok = blk_launch(k, 1, 1, 1, args, 1, NULL) == BLK_SUCCESS && blk_synchronize(ctx) == BLK_SUCCESS;
+    int v = 0;
+    ok = ok && blk_memcpy_to_host(ctx, &v, x + 5 * 4, 4) == BLK_SUCCESS && v == 15;
+    blk_module_destroy(m);
+    return ok;
+}
+
 int main(void) {
+    char cache[] = "/tmp/blk-gpu-cache-XXXXXX";
+    if (!mkdtemp(cache)) return 1;
+    setenv("BLK_CACHE_DIR", cache, 1);
     blk_context *ctx;
     if (blk_context_create_cuda(0, &ctx)) {
         printf("no GPU: %s\n", blk_last_error());
@@ -48,6 +79,28 @@ int main(void) {
     expect(blk_launch(k, 1, 1, 1, odd, 3, NULL) == BLK_SUCCESS && blk_synchronize(ctx) == BLK_SUCCESS,
            "a second specialization (unaligned pointer, odd n)");
     expect(blk_launch(k, 1, 1, 1, args, 2, NULL) == BLK_ERROR_BAD_ARGUMENT, "wrong argument count");
+
+    /* the disk cache */
+    const char *csrc = "kernel c(x: *i32 @align(16)) { store(x + arange(0, 64), arange(0, 64) * 3); }\n";
+    int before = count_entries(cache);
+    expect(run_once(ctx, csrc, x), "a kernel runs with the cache on");
+    expect(count_entries(cache) == before + 1, "its entry is written");
+    expect(run_once(ctx, csrc, x), "a new module of the same source runs from the cache");
+    expect(count_entries(cache) == before + 1, "and adds no entry");
+    DIR *d = opendir(cache);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strstr(e->d_name, ".blkc")) continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", cache, e->d_name);
+        FILE *f = fopen(path, "r+b");
+        if (f) {
+            fseek(f, 40, SEEK_SET);
+            fputs("garbage", f);
+            fclose(f);
+        }
+    }
+    if (d) closedir(d);
+    expect(run_once(ctx, csrc, x), "a corrupt entry is rebuilt, and the kernel runs");
     /* a store 2^40 elements away: an illegal address */
     blk_arg wild[] = {blk_arg_ptr(x), blk_arg_i32(128), blk_arg_i64(1LL << 40)};
     blk_status s = blk_launch(k, 1, 1, 1, wild, 3, NULL);
@@ -66,6 +119,9 @@ int main(void) {
            "a new context after a fault works, or reports the process-wide CUDA error");
     printf("     (%s)\n", s == BLK_SUCCESS ? "it works" : blk_last_error());
     if (s == BLK_SUCCESS) blk_context_destroy(ctx);
+    char cmd[100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    if (system(cmd) != 0) failures++;
     printf("\n%d failure%s\n", failures, failures == 1 ? "" : "s");
     return failures != 0;
 }

@@ -1,0 +1,144 @@
+/* cache.c: see cache.h. File layout, all integers little-endian u64 unless
+ * said: "BLKCACHE" magic, key length, key, warps (u32), PTX length, PTX,
+ * cubin length, cubin, then FNV-1a-64 of everything before it. */
+#define _POSIX_C_SOURCE 200809L
+#include "cache.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static bool make_dirs(char *path) {
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0755) && errno != EEXIST) return false;
+        *p = '/';
+    }
+    return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+const char *cache_dir(char *buf, size_t size) {
+    const char *off = getenv("BLK_CACHE_DISABLE");
+    if (off && *off && strcmp(off, "0") != 0) return NULL;
+    const char *dir = getenv("BLK_CACHE_DIR");
+    if (dir && *dir) snprintf(buf, size, "%s", dir);
+    else if (getenv("HOME")) snprintf(buf, size, "%s/.cache/blk", getenv("HOME"));
+    else return NULL;
+    return make_dirs(buf) ? buf : NULL;
+}
+
+void cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size) {
+    /* two independent 64-bit hashes name the file; the key inside decides */
+    snprintf(buf, size, "%s/%016llx%016llx.blkc", dir, (unsigned long long)fnv1a(key, key_len, 0xcbf29ce484222325ull),
+             (unsigned long long)fnv1a(key, key_len, 0x84222325cbf29ce4ull));
+}
+
+typedef struct {
+    const unsigned char *p;
+    size_t left;
+} Reader;
+
+static bool take(Reader *r, void *out, size_t n) {
+    if (r->left < n) return false;
+    memcpy(out, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+static bool take_u64(Reader *r, uint64_t *v) { return take(r, v, 8); }
+
+bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *out) {
+    memset(out, 0, sizeof *out);
+    char path[1100];
+    cache_path(dir, key, key_len, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            unsigned char *grown = realloc(data, cap = cap ? cap * 2 : 65536);
+            if (!grown) break;
+            data = grown;
+        }
+        size_t got = fread(data + len, 1, cap - len, f);
+        len += got;
+        if (!got) break;
+    }
+    fclose(f);
+    bool ok = data && len >= 8 + 8;
+    uint64_t sum = 0;
+    if (ok) { /* the checksum covers everything before it */
+        memcpy(&sum, data + len - 8, 8);
+        ok = memcmp(data, "BLKCACHE", 8) == 0 && sum == fnv1a(data, len - 8, 0xcbf29ce484222325ull);
+    }
+    Reader r = {data + 8, ok ? len - 16 : 0};
+    uint64_t klen = 0, plen = 0, clen = 0;
+    uint32_t warps = 0;
+    ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;
+    if (ok) r.p += klen, r.left -= klen;
+    ok = ok && take(&r, &warps, 4) && take_u64(&r, &plen) && plen <= r.left;
+    if (ok) {
+        out->ptx = malloc(plen + 1);
+        ok = out->ptx && take(&r, out->ptx, plen);
+        if (ok) out->ptx[plen] = 0, out->ptx_len = plen;
+    }
+    ok = ok && take_u64(&r, &clen) && clen == r.left && clen > 0;
+    if (ok) {
+        out->cubin = malloc(clen);
+        ok = out->cubin && take(&r, out->cubin, clen);
+        out->cubin_len = clen;
+        out->warps = (int)warps;
+    }
+    free(data);
+    if (!ok) cache_entry_free(out);
+    return ok;
+}
+
+static bool put(FILE *f, const void *p, size_t n, uint64_t *sum) {
+    *sum = fnv1a(p, n, *sum);
+    return fwrite(p, 1, n, f) == n;
+}
+
+bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEntry *e) {
+    char path[1100], tmp[1200];
+    cache_path(dir, key, key_len, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return false;
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return false;
+    }
+    uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, clen = e->cubin_len;
+    uint32_t warps = (uint32_t)e->warps;
+    bool ok = put(f, "BLKCACHE", 8, &sum) && put(f, &klen, 8, &sum) && put(f, key, key_len, &sum) &&
+              put(f, &warps, 4, &sum) && put(f, &plen, 8, &sum) && put(f, e->ptx, e->ptx_len, &sum) &&
+              put(f, &clen, 8, &sum) && put(f, e->cubin, e->cubin_len, &sum);
+    ok = ok && fwrite(&sum, 1, 8, f) == 8;
+    ok = fclose(f) == 0 && ok;
+    /* rename is atomic: readers see the old entry or the whole new one */
+    if (ok) ok = rename(tmp, path) == 0;
+    if (!ok) unlink(tmp);
+    return ok;
+}
+
+void cache_entry_free(CacheEntry *e) {
+    free(e->ptx);
+    free(e->cubin);
+    memset(e, 0, sizeof *e);
+}

@@ -1,0 +1,29 @@
+/* cache.h: the on-disk kernel cache: PTX and the device binary (cubin) per
+ * key, in $BLK_CACHE_DIR (default ~/.cache/blk; BLK_CACHE_DISABLE=1 turns it
+ * off). Entries are written atomically (temporary file, then rename), carry
+ * their whole key and a checksum, and a truncated, corrupt or colliding
+ * entry reads as a miss, so it is rebuilt. */
+#ifndef BLK_CACHE_H
+#define BLK_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    char *ptx;
+    size_t ptx_len;
+    void *cubin;
+    size_t cubin_len;
+    int warps;
+} CacheEntry;
+
+/* The cache directory (created if needed), or NULL when the cache is off or unusable. */
+const char *cache_dir(char *buf, size_t size);
+/* A valid entry for exactly this key, malloc'ed into out; false on a miss. */
+bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *out);
+bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEntry *entry);
+void cache_entry_free(CacheEntry *e);
+/* The file an entry lives in (for tests and tools). */
+void cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size);
+
+#endif
