@@ -7,6 +7,8 @@
 #include "blk.h"
 #include "blkc.h" /* f16 conversions for the f16 check */
 
+#include <stdio.h>
+
 static const char *add_src =
     "kernel add(x: *T @align(16), y: *T @align(16), out: *T @align(16), n: i32,\n"
     "           const T: type = f32, const BLOCK: i32 = 256) {\n"
@@ -212,4 +214,50 @@ Test(runtime, every_status_has_a_string) {
     }
     cr_expect_eq(blk_context_create_cpu(NULL), BLK_ERROR_INVALID_VALUE);
     cr_expect_str_eq(blk_context_device(NULL), "");
+}
+
+/* Several threads compiling modules and generating PTX at once, sharing one
+ * context: compilation is thread-safe. */
+#include <pthread.h>
+
+typedef struct {
+    blk_context *ctx;
+    int id;
+    int ok;
+} Worker;
+
+static void *compile_worker(void *arg) {
+    Worker *w = arg;
+    char block[32];
+    snprintf(block, sizeof block, "BLOCK=%d", 64 << (w->id % 4));
+    const char *defs[] = {block};
+    blk_compile_options opt = {.defines = defs, .num_defines = 1};
+    w->ok = 1;
+    for (int rep = 0; rep < 3 && w->ok; rep++) {
+        blk_module *m;
+        blk_kernel *k;
+        const char *ptx;
+        w->ok = blk_module_create(w->ctx, add_src, strlen(add_src), &opt, &m) == BLK_SUCCESS &&
+                blk_module_get_kernel(m, "add", &k) == BLK_SUCCESS && blk_kernel_ptx(k, &ptx) == BLK_SUCCESS &&
+                strstr(ptx, ".entry add(") != NULL;
+        blk_module_destroy(m);
+    }
+    return NULL;
+}
+
+Test(runtime, compilation_is_thread_safe, .timeout = 120) {
+    blk_context *ctx;
+    blk_context_create_cpu(&ctx);
+    enum { THREADS = 6 };
+    pthread_t t[THREADS];
+    Worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (Worker){ctx, i, 0};
+        cr_assert_eq(pthread_create(&t[i], NULL, compile_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        cr_expect(w[i].ok, "worker %d", i);
+    }
+    blk_context_destroy(ctx);
 }
