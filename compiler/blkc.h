@@ -109,6 +109,7 @@ bool dtype_is_int(DType t);   /* i1 excluded */
 bool dtype_is_float(DType t);
 bool dtype_is_signed(DType t);
 int dtype_bits(DType t);
+int dtype_bytes(DType t); /* in memory: i1 takes a byte, a pointer 8 */
 BlkType type_scalar(DType t);
 BlkType type_ptr(DType elem);
 BlkType type_with_shape(BlkType t, int rank, const int32_t *shape);

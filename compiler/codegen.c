@@ -82,15 +82,6 @@ static LLVMTypeRef ty(Gen *g, DType d) {
     }
 }
 
-static int elem_bytes(DType d) {
-    switch (d) {
-    case DT_I1: return 1;
-    case DT_F16: case DT_BF16: return 2;
-    case DT_I32: case DT_U32: case DT_F32: return 4;
-    default: return 8;
-    }
-}
-
 static LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->i32, (unsigned long long)v, 1); }
 static LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 
@@ -465,7 +456,7 @@ static bool gen_reshape(Gen *g, const BirOp *op, int64_t smem_at) {
         return true;
     }
     DType d = xt.dtype;
-    int es = d == DT_PTR ? 8 : elem_bytes(d);
+    int es = d == DT_PTR ? 8 : dtype_bytes(d);
     const Layout *lx = &g->plan->layouts[x];
     LLVMTypeRef mt = d == DT_PTR ? g->gptr : mem_ty(g, d);
     barrier(g); /* earlier readers of this buffer are done */
@@ -522,7 +513,7 @@ static void reg_list(char *buf, size_t size, int first, int n) {
 /* A predicated load of w elements at p; masked-off gives `other`. */
 static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *other, int w, DType d,
                         LLVMValueRef *out) {
-    int bytes = w * elem_bytes(d);
+    int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* one sub-word element: through a 32-bit register */
         LLVMValueRef init = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, other[0], d),
                                                                   bytes == 2 ? g->i16 : g->i8, ""), g->i32, "");
@@ -557,7 +548,7 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
 }
 
 static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w, DType d) {
-    int bytes = w * elem_bytes(d);
+    int bytes = w * dtype_bytes(d);
     if (bytes < 4) {
         LLVMValueRef v = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, vals[0], d), bytes == 2 ? g->i16 : g->i8, ""),
                                        g->i32, "");
@@ -624,7 +615,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
         if (mask) cond = LLVMBuildAnd(g->b, cond, mask, "");
         LLVMBasicBlockRef merge = begin_if(g, cond);
         LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, g->regs[a[1]][0], d), p);
-        LLVMSetAlignment(st, (unsigned)elem_bytes(d));
+        LLVMSetAlignment(st, (unsigned)dtype_bytes(d));
         end_if(g, merge);
         return true;
     }
@@ -642,7 +633,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
             masked_load(g, p, pred, &init, 1, d, &out);
             v = out;
         } else {
-            v = plain_load(g, p, d, elem_bytes(d));
+            v = plain_load(g, p, d, dtype_bytes(d));
         }
     } else {
         LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
@@ -665,7 +656,7 @@ static bool gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     DType d = pt.elem;
     const Layout *l = &g->plan->layouts[a[0]];
     int w = plan_access_width(g->plan, g->f, op);
-    int es = elem_bytes(d);
+    int es = dtype_bytes(d);
     LLVMValueRef *ptr = g->regs[a[0]];
     int mask_at = op->code == BIR_LOAD ? 1 : op->code == BIR_ATOMIC_CAS ? -1 : 2;
     LLVMValueRef *mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]] : NULL;
@@ -782,7 +773,7 @@ static int64_t reduce_smem_bytes(Gen *g, const BirOp *op) {
     int64_t others = xt.rank == 2 ? xt.shape[1 - a] : 1;
     DType d = xt.dtype == DT_F16 || xt.dtype == DT_BF16 ? DT_F32 : xt.dtype;
     bool is_arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
-    return (int64_t)l->wpc[a] * others * (elem_bytes(d) + (is_arg ? 4 : 0));
+    return (int64_t)l->wpc[a] * others * (dtype_bytes(d) + (is_arg ? 4 : 0));
 }
 
 static bool gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
@@ -829,7 +820,7 @@ static bool gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     /* 3. across warps, through shared memory; every thread then combines the
      * warps' partials for the elements its result layout holds */
     int64_t others = rank == 2 ? xt.shape[other] : 1;
-    int warps_a = l->wpc[a], es = elem_bytes(R.d);
+    int warps_a = l->wpc[a], es = dtype_bytes(R.d);
     int64_t idx_at = slot + (int64_t)warps_a * others * es;
     LLVMValueRef lane_a = a == fast ? LLVMBuildURem(g->b, g->lane, ci32(g, l->tpw[fast]), "")
                                     : LLVMBuildUDiv(g->b, g->lane, ci32(g, l->tpw[fast]), "");
@@ -1072,7 +1063,7 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: {
         if (can_remat(g, op->results[0], 0)) return 0;
         BlkType xt = vtype(g, op->operands[0]);
-        return type_numel(xt) * (xt.dtype == DT_PTR ? 8 : elem_bytes(xt.dtype));
+        return type_numel(xt) * (xt.dtype == DT_PTR ? 8 : dtype_bytes(xt.dtype));
     }
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return reduce_smem_bytes(g, op);

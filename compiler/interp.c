@@ -48,15 +48,6 @@ typedef struct {
 
 static int64_t numel(BlkType t) { return type_numel(t); }
 
-static int elem_size(DType d) {
-    switch (d) {
-    case DT_I1: return 1;
-    case DT_F16: case DT_BF16: return 2;
-    case DT_I32: case DT_U32: case DT_F32: return 4;
-    default: return 8;
-    }
-}
-
 static BlkType vtype(Interp *I, int v) { return I->f->values[v].type; }
 static Elem *V(Interp *I, int v) { return I->vals[v]; }
 
@@ -120,7 +111,7 @@ static Flow bad_access(Interp *I, const BirOp *op, const char *what, BlkType sha
     char idx[48];
     index_str(shape, k, idx, sizeof idx);
     uint64_t addr = addr_of(ptr);
-    int size = elem_size(d);
+    int size = dtype_bytes(d);
     const char *elem_dt = dtype_name(d);
     if (addr % (uint64_t)size)
         return fail(I, op, "misaligned %s: block element %s has address 0x%llx, not a multiple of %d "
@@ -160,7 +151,7 @@ static bool elem_ok(Interp *I, uint64_t ptr, uint64_t size) {
 static Flow check_access(Interp *I, const BirOp *op, const char *what, const Elem *ptr,
                          const Elem *mask, BlkType shape, DType d) {
     int64_t n = numel(shape);
-    uint64_t size = (uint64_t)elem_size(d), lo = UINT64_MAX, hi = 0, misalign = 0;
+    uint64_t size = (uint64_t)dtype_bytes(d), lo = UINT64_MAX, hi = 0, misalign = 0;
     int tag = -1;
     bool one_tag = true;
     for (int64_t k = 0; k < n; k++) {
@@ -589,7 +580,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     }
     case BIR_PTR_ADD: {
         const Elem *p = V(I, a[0]), *off = V(I, a[1]);
-        uint64_t size = (uint64_t)elem_size(rt.elem);
+        uint64_t size = (uint64_t)dtype_bytes(rt.elem);
         for (int64_t k = 0; k < n; k++) /* the buffer tag stays; the address wraps in 48 bits */
             out[k].u = (p[k].u & ~ADDR_MASK) | ((p[k].u + (uint64_t)off[k].i * size) & ADDR_MASK);
         return FLOW_NEXT;

@@ -25,15 +25,6 @@ static int64_t pow2_div(int64_t v) {
     return (int64_t)min64((int64_t)(u & (0 - u)), AXIS_MAX_DIV);
 }
 
-static int elem_bytes(DType d) {
-    switch (d) {
-    case DT_I1: return 1;
-    case DT_F16: case DT_BF16: return 2;
-    case DT_I32: case DT_U32: case DT_F32: return 4;
-    default: return 8;
-    }
-}
-
 static int64_t last_dim(BlkType t) { return t.rank ? t.shape[t.rank - 1] : 1; }
 
 typedef struct {
@@ -90,7 +81,7 @@ static void analyze_op(Analysis *A, const BirOp *op) {
         set(A, r, x);
         return;
     case BIR_ADD: case BIR_PTR_ADD: {
-        int64_t scale = op->code == BIR_PTR_ADD ? elem_bytes(rt.elem) : 1;
+        int64_t scale = op->code == BIR_PTR_ADD ? dtype_bytes(rt.elem) : 1;
         AxisInfo o = {
             max64(min64(x.contig, y.constancy), min64(y.contig, x.constancy)),
             min64(x.div, y.div * scale),
@@ -171,7 +162,7 @@ static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *o
     BlkType pt = f->values[p].type;
     if (pt.rank == 0 || op->code == BIR_ATOMIC_CAS || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD)
         return 1;
-    int es = elem_bytes(pt.elem);
+    int es = dtype_bytes(pt.elem);
     int64_t w = min64(ax[p].contig, min64(ax[p].div / es, 16 / es));
     int m = mask_operand(op);
     if (m != BIR_NONE) w = min64(w, ax[m].constancy);
@@ -271,7 +262,7 @@ KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int
     for (int i = 0; i < f->nparams; i++) {
         const BirParam *prm = &f->params[i];
         AxisInfo info = unknown();
-        if (prm->type.dtype == DT_PTR) info.div = prm->align ? prm->align : elem_bytes(prm->type.elem);
+        if (prm->type.dtype == DT_PTR) info.div = prm->align ? prm->align : dtype_bytes(prm->type.elem);
         else if (prm->multiple_of) info.div = pow2_div(prm->multiple_of);
         if (param_div && param_div[i] > 0) info.div = max64(info.div, pow2_div(param_div[i]));
         set(&A, prm->value, info);

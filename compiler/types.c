@@ -125,3 +125,12 @@ DType dtype_promote(DType a, bool a_weak, DType b, bool b_weak) {
 }
 
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int dtype_bytes(DType t) {
+    switch (t) {
+    case DT_I1: return 1;
+    case DT_F16: case DT_BF16: return 2;
+    case DT_I32: case DT_U32: case DT_F32: return 4;
+    default: return 8;
+    }
+}

@@ -573,7 +573,7 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
                         k->f->name, i, p->name, want, arg_kind_name(a->kind));
         if (a->value.ptr == 0)
             return fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): a null pointer", k->f->name, i, p->name);
-        int es = p->type.elem == DT_F16 || p->type.elem == DT_BF16 ? 2 : p->type.elem == DT_I64 ? 8 : p->type.elem == DT_I1 ? 1 : 4;
+        int es = dtype_bytes(p->type.elem);
         if (a->value.ptr % (uint64_t)es)
             return fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): 0x%llx is not aligned to its %s elements",
                         k->f->name, i, p->name, (unsigned long long)a->value.ptr, dtype_name(p->type.elem));

@@ -408,11 +408,11 @@ int run_example_suite(const ExampleRunner *r, bool all, CheckResult *out, int ma
 
 /* ------------------------------------------------------ interp launch */
 
-char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
-    const InterpLaunchCtx *c = ctx;
+char *example_compile(const char *dir, const ExampleKernel *k, Compilation **comp, BirFunction **fn) {
     char path[1024], *msg = NULL;
-    snprintf(path, sizeof path, "%s/%s", c->examples_dir, k->file);
+    *comp = NULL;
+    *fn = NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, k->file);
     FILE *f = fopen(path, "rb");
     if (!f) {
         if ((msg = malloc(1200))) snprintf(msg, 1200, "cannot open %s", path);
@@ -437,20 +437,25 @@ char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *
     for (; ndefs < 8 && k->defs[ndefs]; ndefs++) {
         snprintf(def_text[ndefs], sizeof def_text[ndefs], "%s", k->defs[ndefs]);
         char *eq = strchr(def_text[ndefs], '=');
-        if (!eq) continue;
-        *eq = 0;
-        defs[ndefs] = (ConstDef){def_text[ndefs], eq + 1, false};
+        if (eq) *eq = 0;
+        defs[ndefs] = (ConstDef){def_text[ndefs], eq ? eq + 1 : "", false};
     }
     /* diagnostics go to stderr: a broken example shows its errors */
     CompileRequest req = {path, text, len, defs, ndefs, diag_print_to_file, stderr};
-    Compilation *comp = compile_front(&req);
+    *comp = compile_front(&req);
     free(text);
-    BirFunction *fn = comp && compile_lower(comp) ? compilation_kernel(comp, k->kernel) : NULL;
-    if (!fn) {
-        if ((msg = malloc(1200))) snprintf(msg, 1200, "%s: kernel %s did not compile", path, k->kernel);
-    } else {
-        msg = interp_launch(fn, args, nargs, grid, bufs, nbufs, &c->options);
-    }
+    *fn = *comp && compile_lower(*comp) ? compilation_kernel(*comp, k->kernel) : NULL;
+    if (!*fn && (msg = malloc(1200))) snprintf(msg, 1200, "%s: kernel %s did not compile", path, k->kernel);
+    return msg;
+}
+
+char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
+                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+    const InterpLaunchCtx *c = ctx;
+    Compilation *comp;
+    BirFunction *fn;
+    char *msg = example_compile(c->examples_dir, k, &comp, &fn);
+    if (!msg) msg = interp_launch(fn, args, nargs, grid, bufs, nbufs, &c->options);
     compilation_free(comp);
     return msg;
 }

@@ -25,6 +25,10 @@ typedef struct {
     void *ctx;
 } ExampleRunner;
 
+/* Front end and block IR of an example's kernel (diagnostics to stderr):
+ * NULL, or a malloc'ed message. *comp is the caller's to free either way. */
+char *example_compile(const char *dir, const ExampleKernel *k, Compilation **comp, BirFunction **fn);
+
 /* The interpreter as a launcher; ctx is an InterpLaunchCtx. */
 typedef struct {
     const char *examples_dir;

@@ -20,26 +20,6 @@ static char *msgf(const char *fmt, ...) {
     return m;
 }
 
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *text = NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (*len + 4096 > cap) {
-            char *grown = realloc(text, cap = cap * 2 + 8192);
-            if (!grown) break;
-            text = grown;
-        }
-        size_t got = fread(text + *len, 1, cap - *len, f);
-        *len += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    return text;
-}
-
 bool cuda_launch_init(CudaLaunchCtx *c, char *err, size_t err_size) {
     if (!cuda_driver_load(&c->drv, err, err_size)) return false;
     char buf[256];
@@ -71,35 +51,11 @@ void cuda_launch_close(CudaLaunchCtx *c) {
     cuda_driver_unload(&c->drv);
 }
 
-/* The front end for an example kernel: the compilation and the kernel's IR. */
-static char *compile_example_kernel(const char *dir, const ExampleKernel *k, Compilation **comp, BirFunction **fn) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, k->file);
-    size_t len = 0;
-    char *text = read_text(path, &len);
-    if (!text) return msgf("cannot open %s", path);
-    ConstDef defs[8];
-    char def_text[8][64];
-    int ndefs = 0;
-    for (; ndefs < 8 && k->defs[ndefs]; ndefs++) {
-        snprintf(def_text[ndefs], sizeof def_text[ndefs], "%s", k->defs[ndefs]);
-        char *eq = strchr(def_text[ndefs], '=');
-        if (eq) *eq = 0;
-        defs[ndefs] = (ConstDef){def_text[ndefs], eq ? eq + 1 : "", false};
-    }
-    CompileRequest req = {path, text, len, defs, ndefs, diag_print_to_file, stderr};
-    *comp = compile_front(&req);
-    free(text);
-    *fn = *comp && compile_lower(*comp) ? compilation_kernel(*comp, k->kernel) : NULL;
-    if (!*fn) return msgf("%s: kernel %s did not compile", path, k->kernel);
-    return NULL;
-}
-
 char *cuda_load_kernel(CudaLaunchCtx *c, const ExampleKernel *k, const int64_t *param_div, LoadedKernel *out) {
     memset(out, 0, sizeof *out);
     Compilation *comp = NULL;
     BirFunction *fn = NULL;
-    char *msg = compile_example_kernel(c->examples_dir, k, &comp, &fn);
+    char *msg = example_compile(c->examples_dir, k, &comp, &fn);
     if (!msg) msg = cuda_load_compiled(c, comp, fn, param_div, out);
     compilation_free(comp);
     return msg;
@@ -131,7 +87,7 @@ char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *ar
     char ebuf[256];
     Compilation *comp = NULL;
     BirFunction *fn = NULL;
-    char *result = compile_example_kernel(c->examples_dir, k, &comp, &fn);
+    char *result = example_compile(c->examples_dir, k, &comp, &fn);
     if (result) {
         compilation_free(comp);
         return result;
