@@ -50,18 +50,7 @@ int main(int argc, char **argv) {
         fputs("run_examples: error: --shuffle is for the interpreter (--device cpu)\n", stderr);
         return 2;
     }
-    if (strcmp(device, "cpu") != 0 && !shuffle) {
-        blk_status s = blk_context_create_cuda(0, &rt.ctx);
-        if (s && strcmp(device, "cuda") == 0) {
-            fprintf(stderr, "run_examples: error: %s\n", blk_last_error());
-            return 1;
-        }
-        if (s) printf("no GPU here (%s): running on the interpreter\n", blk_last_error());
-    }
-    if (!rt.ctx && blk_context_create_cpu(&rt.ctx)) {
-        fprintf(stderr, "run_examples: error: %s\n", blk_last_error());
-        return 1;
-    }
+    if (!example_open_device(shuffle ? "cpu" : device, &rt)) return 1;
     ExampleRunner run = {example_launch_runtime, &rt};
     if (shuffle) run = (ExampleRunner){example_launch_interp, &shuffled};
     CheckResult results[64];

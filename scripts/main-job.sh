@@ -26,5 +26,8 @@ done
 echo
 ./build/dsl_examples/run_examples --device auto || status=1
 echo
-./build/dsl_examples/vector_add || status=1   # the JIT-from-C program of docs/runtime.md
+# the host programs: each example JIT-compiled and run from C (docs/runtime.md)
+for host in vector_add softmax layer_norm dropout; do
+  ./build/dsl_examples/$host || status=1
+done
 exit $status

@@ -69,3 +69,33 @@ done:
     blk_module_destroy(mod);
     return err;
 }
+
+bool example_open_device(const char *device, RuntimeLaunchCtx *rt) {
+    rt->ctx = NULL;
+    if (strcmp(device, "cpu") && strcmp(device, "cuda") && strcmp(device, "auto")) {
+        fprintf(stderr, "error: unknown device '%s' (expected auto, cuda or cpu)\n", device);
+        return false;
+    }
+    if (strcmp(device, "cpu") != 0 && blk_context_create_cuda(0, &rt->ctx) != BLK_SUCCESS) {
+        rt->ctx = NULL;
+        if (strcmp(device, "cuda") == 0) {
+            fprintf(stderr, "error: %s\n", blk_last_error());
+            return false;
+        }
+        printf("no GPU here (%s): running on the interpreter\n", blk_last_error());
+    }
+    if (!rt->ctx && blk_context_create_cpu(&rt->ctx) != BLK_SUCCESS) {
+        fprintf(stderr, "error: %s\n", blk_last_error());
+        return false;
+    }
+    return true;
+}
+
+const char *example_parse_args(int argc, char **argv, int64_t *nums, int max_nums) {
+    const char *device = "auto";
+    for (int i = 1, k = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) device = argv[++i];
+        else if (k < max_nums) nums[k++] = strtoll(argv[i], NULL, 0);
+    }
+    return device;
+}
