@@ -71,6 +71,7 @@ struct blk_context {
     char arch[16];
     int max_grid[3];
     int driver_version;
+    char last_kernel[128]; /* named when a later synchronize reports a fault */
 };
 
 static bool is_fault(CUresult r) {
@@ -300,7 +301,11 @@ blk_status blk_synchronize(blk_context *ctx) {
     blk_status s = enter(ctx);
     if (s || !ctx->is_cuda) return s ? s : ok();
     CUresult r = ctx->drv.CtxSynchronize();
-    return r ? cuda_fail(ctx, r, "blk_synchronize (a kernel launched earlier failed)") : ok();
+    if (!r) return ok();
+    char what[256];
+    snprintf(what, sizeof what, "blk_synchronize: a kernel launched earlier failed (the last launched: '%s')",
+             ctx->last_kernel[0] ? ctx->last_kernel : "none");
+    return cuda_fail(ctx, r, what);
 }
 
 /* --------------------------------------------------------------- modules */
@@ -755,6 +760,7 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
         else vals[i].i32 = (int32_t)args[i].value.i;
         params[i] = &vals[i];
     }
+    snprintf(ctx->last_kernel, sizeof ctx->last_kernel, "%s", f->name);
     CUresult r = ctx->drv.LaunchKernel(v.fn, gx, gy, gz, 32u * (unsigned)v.warps, 1, 1, 0, (CUstream)stream, params, NULL);
     if (r) {
         char what[300];
