@@ -21,6 +21,10 @@
  *   ulp there is 2^-7), also get relative 2^-9: each is a sum of f16
  *   partial rows (about M / GROUP_SIZE_M f16 additions each, in an order the
  *   lock decides) rounded to f16 once more; 2^-9 allows four f16 roundings.
+ *   Their absolute part grows with the rows: the roundings of the partial
+ *   sums add up like a random walk, so 1e-2 (the tutorial's, at M = 1151)
+ *   becomes 1e-2 * sqrt(M / 1151) for larger M (measured at M = 4096,
+ *   N = 15872 on the H100: 0.0104 on an element of 0.12).
  *   f32: absolute 1e-5 for y, dx, dw, db (magnitudes up to ~8): the f32
  *   sums over N (and over M for dw/db) leave errors near 1e-6 on the
  *   interpreter; the GPU's approximate rsqrt and division add ~1e-7.
@@ -321,8 +325,9 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
         compare(&r, "DX", &dx, stride, rdx, M, N, TOL_ABS, atol, 0, true);
         check_padding(&r, "DX", &dx, M, N, stride, sentinel);
         double rtol = dt == DT_F16 ? 0x1p-9 : 0;
-        compare(&r, "DW", &dw, N, rdw, 1, N, rtol ? TOL_REL : TOL_ABS, atol, rtol, true);
-        compare(&r, "DB", &db, N, rdb, 1, N, rtol ? TOL_REL : TOL_ABS, atol, rtol, true);
+        double watol = dt == DT_F16 && M > 1151 ? atol * sqrt(M / 1151.0) : atol;
+        compare(&r, "DW", &dw, N, rdw, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
+        compare(&r, "DB", &db, N, rdb, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
         for (int i = 0; i < group_m; i++)
             if (tb_get(&lock, i) != 0) failf(&r, "Lock[%d] = %g: a lock was left taken", i, tb_get(&lock, i));
         free(rdx), free(rdw), free(rdb);
@@ -375,7 +380,8 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
 
 /* --------------------------------------------------------------- suite */
 
-int run_example_suite(const ExampleRunner *r, bool all, CheckResult *out, int max) {
+int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max) {
+    bool all = level >= 1;
     int n = 0;
 #define CHECK(call) do { if (n < max) out[n++] = (call); } while (0)
     CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
@@ -401,6 +407,14 @@ int run_example_suite(const ExampleRunner *r, bool all, CheckResult *out, int ma
         CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
         CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
         CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
+    }
+    if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
+        CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384));
+        CHECK(check_layer_norm_fwd(r, 4096, 15872, 15872, DT_F16, 16384));
+        CHECK(check_layer_norm_fwd(r, 4096, 16384, 16384, DT_F16, 1024));
+        CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64));
+        CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64));
+        CHECK(check_layer_norm_bwd(r, 4096, 4096, 4096, DT_F32, 4096, 128));
     }
 #undef CHECK
     return n;

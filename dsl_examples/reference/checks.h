@@ -55,10 +55,11 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int strid
                                  int block_n, int group_m);
 CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
 
-/* The example checks at every shape the project tests (all = true: the
- * tutorials' shapes plus N not a power of two, N below and above the block,
- * strides larger than N, M = 1, f32 and f16), or one tutorial shape per
- * example (all = false). Fills up to max results; returns how many. */
-int run_example_suite(const ExampleRunner *r, bool all, CheckResult *out, int max);
+/* The example checks: level 0, one tutorial shape per example; 1, every
+ * shape the interpreter tests (plus N not a power of two, N below and above
+ * the block, strides larger than N, M = 1, f32 and f16); 2, also the GPU's
+ * large ones (M = 4096, N up to 16384). Fills up to max results; returns
+ * how many. */
+int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max);
 
 #endif
