@@ -21,10 +21,12 @@
  *   ulp there is 2^-7), also get relative 2^-9: each is a sum of f16
  *   partial rows (about M / GROUP_SIZE_M f16 additions each, in an order the
  *   lock decides) rounded to f16 once more; 2^-9 allows four f16 roundings.
- *   Their absolute part grows with the rows: the roundings of the partial
- *   sums add up like a random walk, so 1e-2 (the tutorial's, at M = 1151)
- *   becomes 1e-2 * sqrt(M / 1151) for larger M (measured at M = 4096,
- *   N = 15872 on the H100: 0.0104 on an element of 0.12).
+ *   Their absolute part grows with the rows: the error of a recursive f16
+ *   sum grows, at worst, linearly with its number of terms, so 1e-2 (the
+ *   tutorial's, at M = 1151) becomes 1e-2 * M / 1151 for larger M. At
+ *   M = 4096, N = 15872 the largest error is 0.0335 (tolerance 0.036 plus
+ *   the relative part), the same on the interpreter and on the H100: it is
+ *   the f16 partial buffers of the algorithm, not a race.
  *   f32: absolute 1e-5 for y, dx, dw, db (magnitudes up to ~8): the f32
  *   sums over N (and over M for dw/db) leave errors near 1e-6 on the
  *   interpreter; the GPU's approximate rsqrt and division add ~1e-7.
@@ -325,7 +327,7 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
         compare(&r, "DX", &dx, stride, rdx, M, N, TOL_ABS, atol, 0, true);
         check_padding(&r, "DX", &dx, M, N, stride, sentinel);
         double rtol = dt == DT_F16 ? 0x1p-9 : 0;
-        double watol = dt == DT_F16 && M > 1151 ? atol * sqrt(M / 1151.0) : atol;
+        double watol = dt == DT_F16 && M > 1151 ? atol * (M / 1151.0) : atol;
         compare(&r, "DW", &dw, N, rdw, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
         compare(&r, "DB", &db, N, rdb, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
         for (int i = 0; i < group_m; i++)
