@@ -37,8 +37,7 @@ typedef struct {
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
-    LLVMDIBuilderRef di;
-    LLVMMetadataRef di_file, di_sub;
+    LLVMMetadataRef di_sub;
     const BirFunction *f;
     const KernelPlan *plan;
     const BackendOptions *opt;
@@ -52,7 +51,7 @@ typedef struct {
     bool terminated;     /* the current LLVM block ended in `ret` */
     char *err;
     size_t err_size;
-    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, sptr, genptr;
+    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
 
 static bool gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -1167,7 +1166,7 @@ static void add_annotation(Gen *g, const char *key, int value) {
 
 static bool gen_kernel(BackendModule *bm, const BirFunction *f, const BackendOptions *opt, LLVMDIBuilderRef di,
                        LLVMMetadataRef di_file, char *err, size_t err_size) {
-    Gen gen = {.ctx = bm->ctx, .mod = bm->mod, .di = di, .di_file = di_file, .f = f, .opt = opt, .err = err,
+    Gen gen = {.ctx = bm->ctx, .mod = bm->mod, .f = f, .opt = opt, .err = err,
                .err_size = err_size};
     Gen *g = &gen;
     g->b = LLVMCreateBuilderInContext(g->ctx);
@@ -1182,7 +1181,6 @@ static bool gen_kernel(BackendModule *bm, const BirFunction *f, const BackendOpt
     g->f64 = LLVMDoubleTypeInContext(g->ctx);
     g->void_t = LLVMVoidTypeInContext(g->ctx);
     g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
-    g->sptr = LLVMPointerTypeInContext(g->ctx, 3);
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
     g->plan = plan_kernel(&g->arena, f, opt->num_warps, opt->param_div);
     g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);

@@ -1,6 +1,7 @@
-/* checks_cuda.c: the GPU launcher for the example checks (checks.h): JIT the
- * kernel to PTX in process, copy the host buffers to the device, launch,
- * copy them back. */
+/* checks_cuda.c: raw driver access for the GPU benchmarks: JIT an example's
+ * kernel to a loaded CUfunction, so gpu_bench can time launches with events
+ * and flush the L2 between them. (The example checks run on the GPU through
+ * the runtime API: checks_runtime.c.) */
 #define _POSIX_C_SOURCE 200809L
 #include "checks_cuda.h"
 
@@ -78,91 +79,4 @@ char *cuda_load_compiled(CudaLaunchCtx *c, Compilation *comp, const BirFunction 
     if (!r) r = c->drv.ModuleGetFunction(&out->fn, out->mod, fn->name);
     if (r) return msgf("kernel '%s': loading its PTX: %s", fn->name, cuda_error_text(&c->drv, r, ebuf, sizeof ebuf));
     return NULL;
-}
-
-char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                          const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
-    CudaLaunchCtx *c = ctx;
-    const CudaDriver *d = &c->drv;
-    char ebuf[256];
-    Compilation *comp = NULL;
-    BirFunction *fn = NULL;
-    char *result = example_compile(c->examples_dir, k, &comp, &fn);
-    if (result) {
-        compilation_free(comp);
-        return result;
-    }
-    /* specialize as Triton does: 16-byte aligned pointers and integers
-     * divisible by 16 are facts the code may use */
-    int64_t param_div[64] = {0};
-    for (int i = 0; i < nargs && i < 64; i++) {
-        BlkType t = fn->params[i].type;
-        if (t.dtype == DT_PTR) { /* device buffers are 256-byte aligned: the offset decides */
-            for (int b = 0; b < nbufs; b++) {
-                const char *hp = args[i].p, *base = bufs[b].base;
-                if (hp >= base && hp <= base + bufs[b].bytes) param_div[i] = (hp - base) % 16 == 0 ? 16 : 0;
-            }
-        }
-        else if (dtype_is_int(t.dtype)) param_div[i] = args[i].i % 16 == 0 ? 16 : 0;
-    }
-    LoadedKernel lk;
-    CUdeviceptr dptr[32] = {0};
-    CUresult r;
-    result = cuda_load_compiled(c, comp, fn, c->specialize ? param_div : NULL, &lk);
-    CUmodule mod = lk.mod;
-    CUfunction func = lk.fn;
-    int warps = lk.warps;
-    if (result) goto done;
-    for (int b = 0; b < nbufs && b < 32; b++) {
-        if ((r = d->MemAlloc(&dptr[b], bufs[b].bytes ? bufs[b].bytes : 1)) ||
-            (r = d->MemcpyHtoD(dptr[b], bufs[b].base, bufs[b].bytes))) {
-            result = msgf("kernel '%s': buffer %s: %s", k->kernel, bufs[b].name, cuda_error_text(d, r, ebuf, sizeof ebuf));
-            goto done;
-        }
-    }
-    /* arguments: host pointers into a buffer become device pointers at the same offset */
-    union { CUdeviceptr p; int32_t i32; int64_t i64; float f32; uint8_t u8; } vals[64];
-    void *params[64];
-    for (int i = 0; i < nargs && i < 64; i++) {
-        BlkType t = fn->params[i].type;
-        if (t.dtype == DT_PTR) {
-            const char *hp = args[i].p;
-            vals[i].p = 0;
-            for (int b = 0; b < nbufs; b++) {
-                const char *base = bufs[b].base;
-                if (hp >= base && hp <= base + bufs[b].bytes) vals[i].p = dptr[b] + (CUdeviceptr)(hp - base);
-            }
-            if (!vals[i].p) {
-                result = msgf("kernel '%s': pointer argument '%s' is in no buffer", k->kernel, fn->params[i].name);
-                goto done;
-            }
-        } else if (t.dtype == DT_F32) {
-            vals[i].f32 = (float)args[i].f;
-        } else if (t.dtype == DT_I64) {
-            vals[i].i64 = args[i].i;
-        } else if (t.dtype == DT_I1) {
-            vals[i].u8 = args[i].i != 0;
-        } else {
-            vals[i].i32 = (int32_t)args[i].i;
-        }
-        params[i] = &vals[i];
-    }
-    r = d->LaunchKernel(func, grid[0], grid[1], grid[2], 32u * (unsigned)warps, 1, 1, 0, NULL, params, NULL);
-    if (!r) r = d->CtxSynchronize();
-    if (r) {
-        result = msgf("kernel '%s': %s", k->kernel, cuda_error_text(d, r, ebuf, sizeof ebuf));
-        goto done;
-    }
-    for (int b = 0; b < nbufs && b < 32; b++) {
-        if ((r = d->MemcpyDtoH(bufs[b].base, dptr[b], bufs[b].bytes))) {
-            result = msgf("kernel '%s': copying back %s: %s", k->kernel, bufs[b].name, cuda_error_text(d, r, ebuf, sizeof ebuf));
-            goto done;
-        }
-    }
-done:
-    for (int b = 0; b < nbufs && b < 32; b++)
-        if (dptr[b]) d->MemFree(dptr[b]);
-    if (mod) d->ModuleUnload(mod);
-    compilation_free(comp);
-    return result;
 }

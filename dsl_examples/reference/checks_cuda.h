@@ -1,4 +1,4 @@
-/* checks_cuda.h: the example checks on a CUDA GPU (see checks_cuda.c). */
+/* checks_cuda.h: raw driver access for the GPU benchmarks (see checks_cuda.c). */
 #ifndef BLK_CHECKS_CUDA_H
 #define BLK_CHECKS_CUDA_H
 
@@ -8,7 +8,6 @@
 typedef struct {
     const char *examples_dir;
     BackendOptions backend; /* arch is taken from the device */
-    bool specialize;        /* compile for the facts of each launch's arguments */
     CudaDriver drv;
     CUdevice dev;
     CUcontext cu_ctx;
@@ -31,7 +30,4 @@ typedef struct {
 char *cuda_load_kernel(CudaLaunchCtx *c, const ExampleKernel *k, const int64_t *param_div, LoadedKernel *out);
 char *cuda_load_compiled(CudaLaunchCtx *c, Compilation *comp, const BirFunction *fn, const int64_t *param_div,
                          LoadedKernel *out);
-char *example_launch_cuda(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                          const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
-
 #endif

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checks_cuda.h"
+#include "checks_runtime.h"
 #include "reference.h"
 
 typedef struct {
@@ -187,16 +187,15 @@ int main(int argc, char **argv) {
     if (!mkdtemp(dir)) return 1;
     InterpLaunchCtx ictx = {dir, {0}};
     ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
-    CudaLaunchCtx gpu = {.examples_dir = dir, .specialize = true};
+    RuntimeLaunchCtx gpu = {dir, NULL};
     bool on_gpu = !(argc > 2 && strcmp(argv[2], "cpu-vs-cpu") == 0);
     if (on_gpu) {
-        char err[512];
-        if (!cuda_launch_init(&gpu, err, sizeof err)) {
-            fprintf(stderr, "gpu_ops: %s\n", err);
+        if (blk_context_create_cuda(0, &gpu.ctx)) {
+            fprintf(stderr, "gpu_ops: %s\n", blk_last_error());
             return 1;
         }
-        other = (ExampleRunner){example_launch_cuda, &gpu};
-        printf("interpreter vs %s (%s)\n\n", gpu.device_name, gpu.arch);
+        other = (ExampleRunner){example_launch_runtime, &gpu};
+        printf("interpreter vs %s, through the runtime API\n\n", blk_context_device(gpu.ctx));
     }
     int failed = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -222,7 +221,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 6; k++) free(a[k]), free(b[k]);
     }
     printf("\n%d of %zu cases differ\n", failed, sizeof cases / sizeof cases[0]);
-    if (on_gpu) cuda_launch_close(&gpu);
+    blk_context_destroy(gpu.ctx);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) return 1;
