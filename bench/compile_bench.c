@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "blkc.h"
+#include "compile.h"
 
 static double now_ms(void) {
     struct timespec ts;
@@ -38,15 +38,13 @@ static size_t compile_once(const char *path, const char *text, size_t len, const
     Compilation *c = compile_front(&req);
     bool ok = c && compile_lower(c);
     double t1 = now_ms();
-    char err[512];
-    BackendOptions opt = {.arch = "sm_90"};
-    BackendModule *bm = ok ? codegen_module(c->bir, kernel, &opt, err, sizeof err) : NULL;
-    char *ptx = bm ? backend_emit(bm, false, err, sizeof err) : NULL;
+    NvptxOptions opt = {.arch = "sm_90", .only_kernel = kernel};
+    NvptxOutput out = {0};
+    ok = ok && compile_ptx(c, &opt, &out);
     double t2 = now_ms();
-    size_t n = ptx ? strlen(ptx) : 0;
-    if (!ptx) fprintf(stderr, "compile_bench: %s: %s\n", kernel, ok ? err : "front end failed");
-    free(ptx);
-    backend_module_free(bm);
+    size_t n = ok ? strlen(out.text) : 0;
+    if (!ok) fprintf(stderr, "compile_bench: %s: the compile failed\n", kernel);
+    nvptx_output_free(&out);
     compilation_free(c);
     *front_ms = t1 - t0;
     *total_ms = t2 - t0;

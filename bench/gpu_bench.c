@@ -87,7 +87,7 @@ static void prepare(Bench *b, Launch *l, const char *kernel, const char *const *
 }
 
 static void launch(Bench *b, Launch *l) {
-    check(b, b->c->drv.LaunchKernel(l->k.fn, l->grid, 1, 1, 32u * (unsigned)l->k.warps, 1, 1, 0, NULL, l->params, NULL),
+    check(b, b->c->drv.LaunchKernel(l->k.fn, l->grid, 1, 1, 32u * (unsigned)l->k.warps, 1, 1, (unsigned)l->k.shared_bytes, NULL, l->params, NULL),
           "launch");
 }
 

@@ -178,7 +178,7 @@ static void dump_expr(FILE *out, const Expr *e, int depth, const char *label) {
             if (e->u.call.args.items[i]) /* else an absent optional builtin argument */
                 dump_expr(out, e->u.call.args.items[i], depth + 1,
                           e->u.call.builtin >= 0
-                              ? builtin_param_name((BuiltinId)e->u.call.builtin, i)
+                              ? builtin_sig((BuiltinId)e->u.call.builtin)->params[i]
                               : e->u.call.arg_names.items[i]);
         if (e->u.call.inline_body) {
             indent(out, depth + 1);

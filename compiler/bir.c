@@ -6,31 +6,27 @@
 
 #include "blkc.h"
 
-static const char *const opcode_names[BIR_OPCODE_COUNT] = {
-    [BIR_CONST] = "const", [BIR_PROGRAM_ID] = "program_id",
-    [BIR_NUM_PROGRAMS] = "num_programs", [BIR_ARANGE] = "arange",
-    [BIR_SPLAT] = "splat", [BIR_EXPAND_DIMS] = "expand_dims", [BIR_BROADCAST] = "broadcast",
-    [BIR_CONVERT] = "convert", [BIR_PTR_CAST] = "ptr_cast", [BIR_PTR_ADD] = "ptr_add",
-    [BIR_ADD] = "add", [BIR_SUB] = "sub", [BIR_MUL] = "mul", [BIR_DIV] = "div",
-    [BIR_REM] = "rem", [BIR_AND] = "and", [BIR_OR] = "or", [BIR_XOR] = "xor",
-    [BIR_SHL] = "shl", [BIR_SHR] = "shr", [BIR_MIN] = "min", [BIR_MAX] = "max",
-    [BIR_EQ] = "cmp.eq", [BIR_NE] = "cmp.ne", [BIR_LT] = "cmp.lt", [BIR_LE] = "cmp.le",
-    [BIR_GT] = "cmp.gt", [BIR_GE] = "cmp.ge",
-    [BIR_NEG] = "neg", [BIR_NOT] = "not", [BIR_ABS] = "abs", [BIR_EXP] = "exp",
-    [BIR_EXP2] = "exp2", [BIR_LOG] = "log", [BIR_LOG2] = "log2", [BIR_SQRT] = "sqrt",
-    [BIR_RSQRT] = "rsqrt", [BIR_SELECT] = "select", [BIR_FMA] = "fma",
-    [BIR_RAND] = "rand", [BIR_RANDINT] = "randint",
-    [BIR_LOAD] = "load", [BIR_STORE] = "store", [BIR_ATOMIC_CAS] = "atomic_cas",
-    [BIR_ATOMIC_XCHG] = "atomic_xchg", [BIR_ATOMIC_ADD] = "atomic_add",
-    [BIR_REDUCE_SUM] = "reduce_sum", [BIR_REDUCE_MAX] = "reduce_max",
-    [BIR_REDUCE_MIN] = "reduce_min", [BIR_ARGMAX] = "argmax", [BIR_ARGMIN] = "argmin",
-    [BIR_FOR] = "for", [BIR_WHILE] = "while", [BIR_IF] = "if", [BIR_YIELD] = "yield",
-    [BIR_CONDITION] = "condition", [BIR_RETURN] = "return",
-    [BIR_BARRIER] = "barrier", [BIR_PRINT] = "print",
+static const BirOpInfo ops[BIR_OPCODE_COUNT] = {
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at) \
+    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at},
+#include "ops.def"
 };
 
-const char *bir_opcode_name(BirOpcode code) {
-    return code < BIR_OPCODE_COUNT && opcode_names[code] ? opcode_names[code] : "?";
+const BirOpInfo *bir_op_info(BirOpcode code) { return &ops[code]; }
+
+const char *bir_opcode_name(BirOpcode code) { return code < BIR_OPCODE_COUNT ? ops[code].name : "?"; }
+
+bool bir_is_elementwise(BirOpcode code) {
+    return ops[code].kind == BIR_KIND_ELEMENTWISE || ops[code].kind == BIR_KIND_MATH;
+}
+
+bool bir_has_effect(BirOpcode code) {
+    switch (ops[code].kind) {
+    case BIR_KIND_MEMORY: case BIR_KIND_CONTROL: case BIR_KIND_TERMINATOR: case BIR_KIND_EFFECT: return true;
+    case BIR_KIND_LEAF: case BIR_KIND_SHAPE: case BIR_KIND_ELEMENTWISE: case BIR_KIND_MATH: case BIR_KIND_REDUCE:
+        return false;
+    }
+    return true;
 }
 
 /* ---------------------------------------------------------------- builder */
@@ -76,9 +72,7 @@ int bir_block_add_arg(BirFunction *f, BirBlock *b, BlkType type, const char *nam
     return args[b->nargs++];
 }
 
-static bool is_terminator(BirOpcode c) {
-    return c == BIR_YIELD || c == BIR_CONDITION || c == BIR_RETURN;
-}
+static bool is_terminator(BirOpcode c) { return ops[c].kind == BIR_KIND_TERMINATOR; }
 
 BirOp *bir_block_terminator(const BirBlock *b) {
     if (b->ops.len == 0) return NULL;
@@ -87,16 +81,6 @@ BirOp *bir_block_terminator(const BirBlock *b) {
 }
 
 /* -------------------------------------------------------- dead op removal */
-
-static bool has_effect(BirOpcode c) {
-    switch (c) {
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
-    case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN:
-    case BIR_BARRIER: case BIR_PRINT:
-        return true;
-    default: return false;
-    }
-}
 
 static void count_uses(const BirBlock *b, int *uses) {
     for (int i = 0; i < b->ops.len; i++) {
@@ -113,7 +97,7 @@ static bool sweep(BirBlock *b, const int *uses) {
     for (int i = 0; i < b->ops.len; i++) {
         BirOp *op = b->ops.items[i];
         for (int r = 0; r < op->nregions; r++) changed |= sweep(op->regions[r], uses);
-        if (!has_effect(op->code) && op->nresults == 1 && uses[op->results[0]] == 0) {
+        if (!bir_has_effect(op->code) && op->nresults == 1 && uses[op->results[0]] == 0) {
             changed = true;
             continue;
         }
@@ -243,7 +227,7 @@ static void put_operands(Printer *p, const BirOp *op, int from) {
 }
 
 static void print_op(Printer *p, const BirOp *op, int depth) {
-    print_source_line(p, op->line, depth);
+    print_source_line(p, op->span.line, depth);
     indent(p, depth);
     for (int i = 0; i < op->nresults; i++) put(p, "%s%s", i ? ", " : "", vname(p, op->results[i]));
     if (op->nresults) put(p, " = ");
@@ -315,14 +299,14 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             put(p, ")");
         }
         put(p, " {");
-        flush_line(p, r == 0 ? op->line : 0);
+        flush_line(p, r == 0 ? op->span.line : 0);
         print_block(p, b, depth + 1);
         indent(p, depth);
         put(p, "}");
         flush_line(p, 0);
         p->last_line = 0; /* show the source again after a region */
     }
-    if (!op->nregions) flush_line(p, op->line);
+    if (!op->nregions) flush_line(p, op->span.line);
 }
 
 static void print_block(Printer *p, const BirBlock *b, int depth) {
@@ -373,7 +357,7 @@ static bool fail(Verifier *V, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (V->op)
-        snprintf(V->err, V->err_size, "kernel %s, line %u, op '%s': %s", V->f->name, V->op->line,
+        snprintf(V->err, V->err_size, "kernel %s, line %u, op '%s': %s", V->f->name, V->op->span.line,
                  bir_opcode_name(V->op->code), msg);
     else
         snprintf(V->err, V->err_size, "kernel %s: %s", V->f->name, msg);
@@ -510,7 +494,9 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         ARITY(1);
         NEED(dtype_is_int(r.dtype) || r.dtype == DT_I1, "on integers or i1");
         return same_types(V, op, 1);
-    case BIR_EXP: case BIR_EXP2: case BIR_LOG: case BIR_LOG2: case BIR_SQRT: case BIR_RSQRT:
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BIR_##ID:
+#include "ops.def"
         ARITY(1);
         NEED(r.dtype == DT_F32, "math functions compute in f32");
         return same_types(V, op, 1);
@@ -619,9 +605,8 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     if ((unsigned)op->code >= BIR_OPCODE_COUNT) return fail(V, "unknown opcode %d", (int)op->code);
     for (int i = 0; i < op->noperands; i++) {
         int v = op->operands[i];
-        bool optional = v == BIR_NONE &&
-                        ((op->code == BIR_LOAD && i >= 1) || (op->code == BIR_STORE && i == 2) ||
-                         ((op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) && i == 2));
+        int optional_from = ops[op->code].optional_from;
+        bool optional = v == BIR_NONE && optional_from >= 0 && i >= optional_from;
         if (optional) continue;
         if (v < 0 || v >= V->f->nvalues) return fail(V, "operand %d is not a value", i);
         if (!V->defined[v]) return fail(V, "operand %s (%%%d) is used where it is not defined",
@@ -637,6 +622,8 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     default:
         if (!has_result) return fail(V, "has one result");
     }
+    if (ops[op->code].operands >= 0 && op->noperands != ops[op->code].operands)
+        return fail(V, "has %d operands, not %d", op->noperands, ops[op->code].operands);
     if (op->nregions < 0 || op->nregions > 2) return fail(V, "bad region count");
     bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF;
     if (!wants_regions && op->nregions) return fail(V, "has no regions");

@@ -127,6 +127,31 @@ bool shape_broadcast(BlkType a, BlkType b, BlkType *out);
 DType dtype_promote(DType a, bool a_weak, DType b, bool b_weak);
 bool is_pow2(int64_t v);
 
+/* ---------------------------------------------------------------- ops.def */
+/* The block IR's opcodes and what each is (its row of ops.def); bir.c has
+ * the table. The IR itself is declared under bir.c below. */
+typedef enum {
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at) BIR_##ID,
+#include "ops.def"
+    BIR_OPCODE_COUNT
+} BirOpcode;
+
+typedef enum {
+    BIR_KIND_LEAF, BIR_KIND_SHAPE, BIR_KIND_ELEMENTWISE, BIR_KIND_MATH, BIR_KIND_MEMORY, BIR_KIND_REDUCE,
+    BIR_KIND_CONTROL, BIR_KIND_TERMINATOR, BIR_KIND_EFFECT,
+} BirOpKind;
+
+/* A row of ops.def. */
+typedef struct {
+    const char *name;
+    BirOpKind kind;
+    int8_t operands, optional_from, mask_at;
+} BirOpInfo;
+
+const BirOpInfo *bir_op_info(BirOpcode code);
+bool bir_is_elementwise(BirOpcode code); /* ELEMENTWISE and MATH ops */
+bool bir_has_effect(BirOpcode code);
+
 /* ---------------------------------------------------------------- lexer.re */
 typedef enum {
     TOK_EOF = 0,
@@ -330,20 +355,30 @@ void ast_dump_module(FILE *out, const Module *m, const char *only_kernel);
  * errors are reported and the parser resynchronizes at `;` / `}`. */
 Module *parse_module(Arena *a, const Source *src, DiagEngine *de);
 
-/* ----------------------------------------------------------------- sema.c */
-/* Builtins. After sema, a call's args are in the order of the parameter
- * names below (docs/language.md §6), NULL where an optional one is absent. */
+/* ------------------------------------------------------------- builtins.c */
+/* The language's builtins, from builtins.def and the MATH_OP rows of
+ * ops.def. After sema, a call's args are in the order of the parameter
+ * names (docs/language.md §6), NULL where an optional one is absent. */
 typedef enum {
-    BI_PROGRAM_ID, BI_NUM_PROGRAMS, BI_ARANGE, BI_ZEROS, BI_FULL, BI_LOAD, BI_STORE,
-    BI_SUM, BI_MAX, BI_MIN, BI_ARGMAX, BI_ARGMIN, BI_WHERE,
-    BI_EXP, BI_EXP2, BI_LOG, BI_LOG2, BI_SQRT, BI_RSQRT, BI_ABS,
-    BI_MINIMUM, BI_MAXIMUM, BI_FMA, BI_CDIV,
-    BI_ATOMIC_CAS, BI_ATOMIC_XCHG, BI_ATOMIC_ADD, BI_RAND, BI_RANDINT,
-    BI_DEBUG_BARRIER, BI_STATIC_ASSERT, BI_DEVICE_PRINT,
+#define BUILTIN(ID, name, min_args, max_args, ...) BI_##ID,
+#include "builtins.def"
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) BI_##ID,
+#include "ops.def"
     BI_COUNT
 } BuiltinId;
-const char *builtin_name(BuiltinId id);
-const char *builtin_param_name(BuiltinId id, int i); /* NULL past the named ones */
+
+typedef struct {
+    const char *name;
+    const char *params[4]; /* parameter names, for named arguments */
+    int min_args, max_args; /* max -1: variadic */
+    int math_op;            /* the BirOpcode of a MATH_OP row of ops.def, else -1 */
+} BuiltinSig;
+
+const BuiltinSig *builtin_sig(BuiltinId id);
+int builtin_find(const char *name); /* a BuiltinId, or -1 */
+
+/* ----------------------------------------------------------------- sema.c */
 
 typedef enum {
     SYM_PARAM, SYM_CONST, SYM_LET, SYM_VAR, SYM_LOOP,
@@ -386,6 +421,10 @@ uint16_t f32_to_bf16(float f);
  * truncates and saturates, NaN giving 0. Shared by the lowering's constant
  * folding and the interpreter, so both agree bit for bit. */
 ConstVal convert_scalar(ConstVal v, DType from, DType to);
+/* The f32 math functions (the MATH_OP rows of ops.def) as the interpreter
+ * computes them, and constant folding with it: the C library's f32 ones.
+ * code must be a MATH_OP opcode. */
+float blk_math_f32(BirOpcode code, float x);
 
 /* ------------------------------------------------------------------ bir.c */
 /* The block IR (BIR): the one contract between the front end and the
@@ -393,27 +432,7 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to);
  * every value has a BlkType, so a dtype and a static shape. Control flow is
  * structured: for/while/if ops own regions (blocks with arguments), and the
  * values a loop or branch changes flow out through yield and op results. */
-typedef enum {
-    /* leaves */
-    BIR_CONST, BIR_PROGRAM_ID, BIR_NUM_PROGRAMS, BIR_ARANGE,
-    /* shapes */
-    BIR_SPLAT, BIR_EXPAND_DIMS, BIR_BROADCAST,
-    /* elementwise */
-    BIR_CONVERT, BIR_PTR_CAST, BIR_PTR_ADD,
-    BIR_ADD, BIR_SUB, BIR_MUL, BIR_DIV, BIR_REM, BIR_AND, BIR_OR, BIR_XOR, BIR_SHL, BIR_SHR,
-    BIR_MIN, BIR_MAX,
-    BIR_EQ, BIR_NE, BIR_LT, BIR_LE, BIR_GT, BIR_GE,
-    BIR_NEG, BIR_NOT, BIR_ABS, BIR_EXP, BIR_EXP2, BIR_LOG, BIR_LOG2, BIR_SQRT, BIR_RSQRT,
-    BIR_SELECT, BIR_FMA, BIR_RAND, BIR_RANDINT,
-    /* memory */
-    BIR_LOAD, BIR_STORE, BIR_ATOMIC_CAS, BIR_ATOMIC_XCHG, BIR_ATOMIC_ADD,
-    /* reductions over one axis */
-    BIR_REDUCE_SUM, BIR_REDUCE_MAX, BIR_REDUCE_MIN, BIR_ARGMAX, BIR_ARGMIN,
-    /* control flow and effects */
-    BIR_FOR, BIR_WHILE, BIR_IF, BIR_YIELD, BIR_CONDITION, BIR_RETURN,
-    BIR_BARRIER, BIR_PRINT,
-    BIR_OPCODE_COUNT
-} BirOpcode;
+
 
 enum { BIR_NONE = -1 }; /* an absent optional operand: load's mask and other, a mask */
 
@@ -431,7 +450,7 @@ typedef struct {
     int64_t attr;
     ConstVal value;   /* BIR_CONST, in the result's dtype */
     const char *text; /* BIR_PRINT: the prefix */
-    uint32_t line, col;
+    Span span;        /* its source: debug locations and diagnostics */
 } BirOp;
 
 struct BirBlock {
@@ -454,6 +473,7 @@ typedef struct {
 
 typedef struct {
     const char *name;
+    Span span;           /* the kernel's name in the source */
     const Source *src;
     const char *consts;  /* "T = f16, BLOCK = 1024": the const parameters it was built with */
     BirParam *params;    /* the runtime parameters, in launch order */
@@ -490,137 +510,5 @@ bool bir_verify(const BirFunction *f, char *err, size_t err_size);
 /* Lowers every checked kernel of the module to BIR. Inputs must have passed
  * sema without errors. */
 BirModule *lower_module(Arena *a, const Module *m);
-
-/* --------------------------------------------------------------- layout.c */
-/* What the NVPTX backend knows before emitting code: per value, facts along
- * its fastest (last) dimension (Triton's AxisInfo), and how each block
- * shape is spread over the threads of a CTA (Triton's blocked layout). */
-enum { AXIS_MAX_DIV = 1 << 30 };
-
-typedef struct {
-    int64_t contig;    /* runs of this many consecutive elements increase by 1 */
-    int64_t div;       /* the first element of each run is divisible by this (bytes for pointers) */
-    int64_t constancy; /* runs of this many consecutive elements are equal */
-} AxisInfo;
-
-/* A blocked layout of a rank-1 or rank-2 shape. Dimension rank-1 is the
- * fastest. A thread holds spt[d] consecutive elements per dimension, lanes
- * of a warp tile tpw[d], warps tile wpc[d]; the CTA tile repeats reps[d]
- * times to cover the shape, or wraps (threads hold copies) when larger. */
-typedef struct {
-    int rank;
-    int32_t shape[BLK_MAX_RANK];
-    int32_t spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], reps[BLK_MAX_RANK];
-    int32_t nregs; /* elements each thread holds */
-} Layout;
-
-typedef struct {
-    int num_warps;
-    AxisInfo *axis;   /* per value */
-    Layout *layouts;  /* per value; rank 0 for scalars */
-} KernelPlan;
-
-/* Analyzes f; num_warps 0 picks the default from the largest block.
- * param_div (NULL, or one entry per runtime parameter) adds facts known at
- * launch, as Triton specializes: a pointer's alignment in bytes, an
- * integer's divisibility; 0 adds nothing. */
-KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div);
-/* Elements (not bytes) one access of a load/store/atomic may cover. */
-int plan_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
-/* The coordinate along dimension d of register r of thread (warp, lane). */
-int32_t layout_coord(const Layout *l, int d, int r, int warp, int lane);
-/* The parts of register r: its repetition and in-thread index along d. */
-void layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]);
-
-/* ------------------------------------------------------ codegen.c, ptx.c */
-/* The NVPTX backend: block IR -> LLVM IR (codegen.c) -> PTX (ptx.c). */
-typedef struct {
-    const char *arch;  /* sm_80, sm_86, sm_89, sm_90 (default) or sm_90a */
-    int num_warps;     /* 0: chosen from the largest block */
-    bool precise_math; /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
-    bool no_fma;       /* do not contract a * b + c into fma */
-    const int64_t *param_div; /* with one kernel only: launch-time facts (see plan_kernel) */
-} BackendOptions;
-
-typedef struct BackendModule BackendModule; /* an LLVM context and module */
-
-/* Builds LLVM IR for the kernels of m (one, when only is non-NULL). On
- * failure returns NULL with a message in err. */
-BackendModule *codegen_module(const BirModule *m, const char *only, const BackendOptions *opt, char *err,
-                              size_t err_size);
-void backend_module_free(BackendModule *bm);
-/* The warps per program a kernel was built for (the launch's block is 32x that); 0 if unknown. */
-int backend_kernel_num_warps(const BackendModule *bm, const char *name);
-/* Optimizes and writes PTX (or, with llvm_ir, the optimized LLVM IR) to a
- * malloc'ed string. Returns NULL with a message in err on failure. */
-char *backend_emit(BackendModule *bm, bool llvm_ir, char *err, size_t err_size);
-/* The PTX with each source line as a comment above the instructions it produced. */
-char *ptx_annotate(const char *ptx, const Source *src);
-/* Is this --arch value known? Its PTX ISA feature string otherwise. */
-const char *backend_arch_features(const char *arch);
-
-/* --------------------------------------------------------------- interp.c */
-/* The reference interpreter: runs a kernel's BIR on host memory, one program
- * at a time (docs/interpreter.md). The "cpu" device of the runtime. */
-
-/* A runtime argument, in the kernel's parameter order: integers in .i,
- * f32 in .f, pointers in .p. */
-typedef union {
-    int64_t i;
-    double f;
-    void *p;
-} InterpArg;
-
-/* Host memory the kernel may touch; any access outside these is an error. */
-typedef struct {
-    void *base;
-    size_t bytes;
-    const char *name; /* for messages; NULL: named after a pointer argument into it */
-} InterpBuffer;
-
-typedef struct {
-    bool shuffle;          /* programs in a random order (seeded) instead of 0, 1, 2, ... */
-    uint64_t shuffle_seed;
-    FILE *print_out;       /* device_print output; NULL: stdout */
-} InterpOptions;
-
-/* Runs grid[0] x grid[1] x grid[2] programs of f. Returns NULL, or a
- * malloc'ed message naming the kernel, the source line, the program and
- * what went wrong (an out-of-bounds access, a spin that cannot end, bad
- * arguments). */
-char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
-                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt);
-
-/* -------------------------------------------------------------- compile.c */
-/* One compilation: the front end's passes over one source text, and what
- * they produced. Everything is owned by the compilation's arena. */
-typedef struct {
-    Arena arena;
-    Source src;
-    DiagEngine de;
-    Module *module;
-    BirModule *bir; /* after compile_lower */
-    bool ok;
-} Compilation;
-
-typedef struct {
-    const char *name;  /* shown in diagnostics */
-    const char *text;  /* need not be NUL-terminated */
-    size_t len;
-    ConstDef *defs;    /* -D values; `used` is set on the ones that matched */
-    int ndefs;
-    DiagCallback diag;
-    void *diag_user;
-} CompileRequest;
-
-/* Lex, parse and check. Returns NULL only if the request is malformed. */
-Compilation *compile_front(const CompileRequest *req);
-/* Lower the checked module to BIR and verify every kernel; a verifier
- * failure is a compiler bug, reported as an internal error. */
-bool compile_lower(Compilation *c);
-BirFunction *compilation_kernel(const Compilation *c, const char *name); /* after compile_lower */
-void compilation_free(Compilation *c);
-/* --emit=tokens; returns the number of errors. */
-int dump_tokens(FILE *out, const CompileRequest *req);
 
 #endif

@@ -1,9 +1,10 @@
-/* compile.c: the pipeline as a list of passes, shared by the blkc driver and
- * the runtime API: source -> tokens -> AST -> checked AST -> block IR. */
+/* compile.c: the pipeline as a list of passes, shared by the blkc driver, the
+ * runtime API and the benchmarks: source -> tokens -> AST -> checked AST ->
+ * block IR -> PTX. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkc.h"
+#include "compile.h"
 
 static void init_source(Compilation *c, const CompileRequest *req) {
     /* The lexer wants a NUL sentinel; copy so callers may pass any buffer. */
@@ -43,6 +44,12 @@ bool compile_lower(Compilation *c) {
         }
     }
     return c->ok;
+}
+
+bool compile_ptx(Compilation *c, const NvptxOptions *opt, NvptxOutput *out) {
+    *out = (NvptxOutput){0};
+    if (!compile_lower(c)) return false;
+    return nvptx_compile(c->bir, opt, &c->de, out);
 }
 
 BirFunction *compilation_kernel(const Compilation *c, const char *name) {

@@ -56,8 +56,7 @@ static void env_restore(Lower *L, const int *saved, int len) {
 
 static BirOp *emit_op(Lower *L, BirOpcode code, const int *ops, int n, const BlkType *t) {
     BirOp *op = bir_append(L->f, L->block, code, ops, n, t);
-    op->line = L->at.line;
-    op->col = L->at.col;
+    op->span = L->at;
     return op;
 }
 
@@ -387,12 +386,6 @@ static int lower_builtin(Lower *L, const Expr *e) {
         int ops[3] = {lower_as(L, a0, DT_I1, t), lower_as(L, a1, t.dtype, t), lower_as(L, a2, t.dtype, t)};
         return emit(L, BIR_SELECT, ops, 3, t);
     }
-    case BI_EXP: return lower_math(L, BIR_EXP, a0, t);
-    case BI_EXP2: return lower_math(L, BIR_EXP2, a0, t);
-    case BI_LOG: return lower_math(L, BIR_LOG, a0, t);
-    case BI_LOG2: return lower_math(L, BIR_LOG2, a0, t);
-    case BI_SQRT: return lower_math(L, BIR_SQRT, a0, t);
-    case BI_RSQRT: return lower_math(L, BIR_RSQRT, a0, t);
     case BI_ABS: return emit1(L, BIR_ABS, lower_expr(L, a0), t);
     case BI_MINIMUM: case BI_MAXIMUM:
         return emit2(L, e->u.call.builtin == BI_MINIMUM ? BIR_MIN : BIR_MAX,
@@ -436,7 +429,11 @@ static int lower_builtin(Lower *L, const Expr *e) {
         op->text = arena_strndup(L->a, a0->u.str.text, a0->u.str.len);
         return BIR_NONE;
     }
-    case BI_COUNT: break;
+    default: { /* the math functions: the MATH_OP rows of ops.def */
+        int math = builtin_sig((BuiltinId)e->u.call.builtin)->math_op;
+        if (math >= 0) return lower_math(L, (BirOpcode)math, a0, t);
+        break;
+    }
     }
     return BIR_NONE;
 }
@@ -626,6 +623,7 @@ static BirFunction *lower_kernel(Arena *a, const Module *m, const KernelDef *k) 
     BirFunction *f = arena_alloc(a, sizeof *f);
     f->arena = a;
     f->name = k->name;
+    f->span = k->name_span;
     f->src = m->src;
     f->consts = describe_consts(a, k);
     f->body = bir_block_new(f);
@@ -649,8 +647,9 @@ static BirFunction *lower_kernel(Arena *a, const Module *m, const KernelDef *k) 
         /* the implicit return sits at the closing brace */
         const char *c = m->src->text + k->body->span.offset;
         const char *end = c + k->body->span.len;
-        L.at = (Span){.line = k->body->span.line, .col = 1};
-        for (; c + 1 < end; c++) L.at.line += *c == '\n';
+        L.at = (Span){.offset = k->body->span.offset, .len = 1, .line = k->body->span.line, .col = k->body->span.col};
+        for (; c + 1 < end; c++, L.at.offset++, L.at.col++)
+            if (*c == '\n') L.at.line++, L.at.col = 0;
         emit_op(&L, BIR_RETURN, NULL, 0, NULL);
     }
     return f;

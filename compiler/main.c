@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blkc.h"
+#include "compile.h"
 
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
 enum { MAX_DEFS = 256 };
@@ -18,7 +18,7 @@ typedef struct {
     const char *output; /* NULL: stdout */
     EmitKind emit;
     const char *kernel;
-    BackendOptions backend;
+    NvptxOptions backend;
     bool annotate;
     bool stats;
     ConstDef defs[MAX_DEFS];
@@ -26,7 +26,8 @@ typedef struct {
 } Options;
 
 static void usage(FILE *out) {
-    fputs("usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
+    char archs[128];
+    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--precise-math] [--no-fma] [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
@@ -39,7 +40,7 @@ static void usage(FILE *out) {
           "                   source line\n"
           "  --emit=ast       the checked AST with the type and shape of every expression\n"
           "  --emit=tokens    the token stream\n"
-          "  --arch ARCH      sm_80, sm_86, sm_89, sm_90 (default) or sm_90a\n"
+          "  --arch ARCH      %s (default " NVPTX_DEFAULT_ARCH ")\n"
           "  --num-warps N    warps per program (1 to 32, a power of two); by default one\n"
           "                   per 256 elements of the largest block, at most 8\n"
           "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
@@ -50,7 +51,7 @@ static void usage(FILE *out) {
           "                   (on the PATH or in /usr/local/cuda/bin), on stderr\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
-          out);
+          nvptx_arch_names(archs, sizeof archs));
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -82,8 +83,12 @@ static int set_emit(Options *o, const char *v) {
 }
 
 static int set_arch(Options *o, const char *v) {
-    if (!backend_arch_features(v))
-        return usage_error("unknown --arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", v);
+    if (!nvptx_arch(v)) {
+        char names[128];
+        fprintf(stderr, "blkc: error: unknown --arch '%s' (expected %s)\n(run 'blkc --help' for usage)\n", v,
+                nvptx_arch_names(names, sizeof names));
+        return EXIT_USAGE;
+    }
     o->backend.arch = v;
     return 0;
 }
@@ -181,8 +186,11 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 /* --stats: assemble the PTX with `ptxas -v` and summarize what it reports
- * per kernel. Returns false when ptxas is missing or rejects the PTX. */
-static bool print_stats(const char *ptx, const char *arch) {
+ * per kernel, with the dynamic shared memory the backend planned (ptxas
+ * sees only static shared memory). Returns false when ptxas is missing or
+ * rejects the PTX. */
+static bool print_stats(const NvptxOutput *out, const char *arch) {
+    const char *ptx = out->text;
     const char *ptxas = NULL;
     if (system("command -v ptxas > /dev/null 2>&1") == 0) ptxas = "ptxas";
     else if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) ptxas = "/usr/local/cuda/bin/ptxas";
@@ -202,7 +210,7 @@ static bool print_stats(const char *ptx, const char *arch) {
     char line[512], kernel[256] = "";
     unsigned stack = 0, spill_st = 0, spill_ld = 0;
     while (p && fgets(line, sizeof line, p)) {
-        unsigned regs = 0, smem = 0;
+        unsigned regs = 0;
         char *at;
         if ((at = strstr(line, "Compiling entry function '"))) {
             sscanf(at + 26, "%255[^']", kernel);
@@ -210,14 +218,12 @@ static bool print_stats(const char *ptx, const char *arch) {
                           &spill_st, &spill_ld) == 3) {
             /* remembered for the Used line that follows */
         } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
-            char *sm = strstr(line, "bytes smem");
-            if (sm) {
-                while (sm > line && sm[-1] == ' ') sm--;
-                while (sm > line && sm[-1] >= '0' && sm[-1] <= '9') sm--;
-                smem = (unsigned)atoi(sm);
-            }
-            fprintf(stderr, "%s: %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
-                            "%u bytes shared memory\n", kernel, regs, spill_st, spill_ld, stack, smem);
+            long long smem = 0;
+            int warps = 0;
+            for (int i = 0; i < out->nkernels; i++)
+                if (strcmp(out->kernels[i].name, kernel) == 0) smem = out->kernels[i].shared_bytes, warps = out->kernels[i].num_warps;
+            fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
+                            "%lld bytes shared memory\n", kernel, warps, regs, spill_st, spill_ld, stack, smem);
         } else if (strstr(line, "error")) {
             fputs(line, stderr);
             ok = false;
@@ -302,23 +308,21 @@ int main(int argc, char **argv) {
             }
         }
         if (ok && o.emit == EMIT_AST) ast_dump_module(out, c->module, o.kernel);
-        if (ok && (o.emit == EMIT_PTX || o.emit == EMIT_LLVM) && (ok = compile_lower(c))) {
-            char err[1024];
-            BackendModule *bm = codegen_module(c->bir, o.kernel, &o.backend, err, sizeof err);
-            char *text = bm ? backend_emit(bm, o.emit == EMIT_LLVM, err, sizeof err) : NULL;
-            if (text && o.stats && o.emit == EMIT_PTX) ok = print_stats(text, o.backend.arch ? o.backend.arch : "sm_90");
-            if (text && o.annotate && o.emit == EMIT_PTX) {
-                char *annotated = ptx_annotate(text, &c->src);
-                free(text);
-                text = annotated;
+        if (ok && (o.emit == EMIT_PTX || o.emit == EMIT_LLVM)) {
+            NvptxOptions opt = o.backend;
+            opt.only_kernel = o.kernel;
+            opt.llvm_ir = o.emit == EMIT_LLVM;
+            NvptxOutput res;
+            ok = compile_ptx(c, &opt, &res);
+            if (ok && o.stats && o.emit == EMIT_PTX) ok = print_stats(&res, opt.arch ? opt.arch : NVPTX_DEFAULT_ARCH);
+            char *text = res.text;
+            if (ok && o.annotate && o.emit == EMIT_PTX) {
+                text = nvptx_annotate(res.text, &c->src);
+                if (!text) fputs("blkc: error: out of memory\n", stderr), ok = false;
             }
-            if (text) fputs(text, out);
-            else {
-                fprintf(stderr, "%s\n", err[0] ? err : "blkc: error: out of memory");
-                ok = false;
-            }
-            free(text);
-            backend_module_free(bm);
+            if (ok) fputs(text, out);
+            if (text != res.text) free(text);
+            nvptx_output_free(&res);
         }
         if (ok && o.emit == EMIT_BIR && (ok = compile_lower(c))) {
             for (int i = 0; i < c->bir->nkernels; i++) {

@@ -146,3 +146,21 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to) {
     }
     return out;
 }
+
+/* ------------------------------------------------------------------ math */
+/* One function per MATH_OP row of ops.def; a row without one fails to build. */
+static float math_exp(float x) { return expf(x); }
+static float math_exp2(float x) { return exp2f(x); }
+static float math_log(float x) { return logf(x); }
+static float math_log2(float x) { return log2f(x); }
+static float math_sqrt(float x) { return sqrtf(x); }
+static float math_rsqrt(float x) { return 1.0f / sqrtf(x); }
+
+float blk_math_f32(BirOpcode code, float x) {
+    switch (code) {
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BIR_##ID: return math_##fn(x);
+#include "ops.def"
+    default: return NAN; /* not a math op: the callers pass only MATH_OP opcodes */
+    }
+}

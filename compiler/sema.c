@@ -180,32 +180,13 @@ static void set_const_float(Expr *e, double v) {
     e->cv.f = (double)(float)v;
 }
 
-/* Convert a constant to dtype `to` (for casts and weak-literal adoption).
- * Only f32 floats are folded; others stay runtime values. */
+/* Convert a constant to dtype `to` (for casts and weak-literal adoption),
+ * with the semantics of `as` at run time (convert_scalar, shared with the
+ * interpreter): float to integer truncates and saturates. Only f32 floats
+ * are folded; f16 and bf16 stay runtime values. */
 static bool fold_convert(Expr *e, BlkType from, DType to, ConstVal *out) {
-    bool from_float = dtype_is_float(from.dtype);
-    if (to == DT_F32) {
-        out->f = (double)(float)(from_float ? e->cv.f : (double)e->cv.i);
-        return true;
-    }
-    if (dtype_is_float(to)) return false;
-    if (to == DT_I1) {
-        out->i = from_float ? e->cv.f != 0.0 : e->cv.i != 0;
-        return true;
-    }
-    int64_t v;
-    if (from_float) {
-        if (!(e->cv.f > -9.2e18 && e->cv.f < 9.2e18)) return false; /* NaN or out of range */
-        v = (int64_t)e->cv.f;
-    } else {
-        v = e->cv.i;
-    }
-    switch (to) {
-    case DT_I32: v = (int32_t)(uint32_t)(uint64_t)v; break;
-    case DT_U32: v = (uint32_t)(uint64_t)v; break;
-    default: break;
-    }
-    out->i = v;
+    if (dtype_is_float(to) && to != DT_F32) return false;
+    *out = convert_scalar(e->cv, from.dtype, to);
     return true;
 }
 
@@ -568,59 +549,6 @@ static void check_index(Sema *S, Expr *e) {
 
 /* ---- builtins ---- */
 
-typedef struct {
-    const char *name;
-    const char *params[4];
-    int min_args, max_args; /* max -1: variadic */
-} BuiltinSig;
-
-static const BuiltinSig builtins[BI_COUNT] = {
-    [BI_PROGRAM_ID] = {"program_id", {"axis"}, 1, 1},
-    [BI_NUM_PROGRAMS] = {"num_programs", {"axis"}, 1, 1},
-    [BI_ARANGE] = {"arange", {"start", "end"}, 2, 2},
-    [BI_ZEROS] = {"zeros", {"shape", "dtype"}, 2, 2},
-    [BI_FULL] = {"full", {"shape", "value", "dtype"}, 3, 3},
-    [BI_LOAD] = {"load", {"ptr", "mask", "other"}, 1, 3},
-    [BI_STORE] = {"store", {"ptr", "value", "mask"}, 2, 3},
-    [BI_SUM] = {"sum", {"x", "axis"}, 1, 2},
-    [BI_MAX] = {"max", {"x", "axis"}, 1, 2},
-    [BI_MIN] = {"min", {"x", "axis"}, 1, 2},
-    [BI_ARGMAX] = {"argmax", {"x", "axis"}, 1, 2},
-    [BI_ARGMIN] = {"argmin", {"x", "axis"}, 1, 2},
-    [BI_WHERE] = {"where", {"cond", "a", "b"}, 3, 3},
-    [BI_EXP] = {"exp", {"x"}, 1, 1},
-    [BI_EXP2] = {"exp2", {"x"}, 1, 1},
-    [BI_LOG] = {"log", {"x"}, 1, 1},
-    [BI_LOG2] = {"log2", {"x"}, 1, 1},
-    [BI_SQRT] = {"sqrt", {"x"}, 1, 1},
-    [BI_RSQRT] = {"rsqrt", {"x"}, 1, 1},
-    [BI_ABS] = {"abs", {"x"}, 1, 1},
-    [BI_MINIMUM] = {"minimum", {"a", "b"}, 2, 2},
-    [BI_MAXIMUM] = {"maximum", {"a", "b"}, 2, 2},
-    [BI_FMA] = {"fma", {"a", "b", "c"}, 3, 3},
-    [BI_CDIV] = {"cdiv", {"a", "b"}, 2, 2},
-    [BI_ATOMIC_CAS] = {"atomic_cas", {"ptr", "cmp", "val"}, 3, 3},
-    [BI_ATOMIC_XCHG] = {"atomic_xchg", {"ptr", "val", "mask"}, 2, 3},
-    [BI_ATOMIC_ADD] = {"atomic_add", {"ptr", "val", "mask"}, 2, 3},
-    [BI_RAND] = {"rand", {"seed", "offset"}, 2, 2},
-    [BI_RANDINT] = {"randint", {"seed", "offset"}, 2, 2},
-    [BI_DEBUG_BARRIER] = {"debug_barrier", {0}, 0, 0},
-    [BI_STATIC_ASSERT] = {"static_assert", {"cond", "msg"}, 1, 2},
-    [BI_DEVICE_PRINT] = {"device_print", {"prefix"}, 1, -1},
-};
-
-const char *builtin_name(BuiltinId id) { return builtins[id].name; }
-
-const char *builtin_param_name(BuiltinId id, int i) {
-    return i >= 0 && i < 4 ? builtins[id].params[i] : NULL;
-}
-
-static int find_builtin(const char *name) {
-    for (int i = 0; i < BI_COUNT; i++)
-        if (strcmp(builtins[i].name, name) == 0) return i;
-    return -1;
-}
-
 static const char *param_list(Sema *S, const BuiltinSig *sig) {
     const char *s = "";
     for (int i = 0; i < 4 && sig->params[i]; i++)
@@ -853,7 +781,7 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
 }
 
 static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
-    const BuiltinSig *sig = &builtins[id];
+    const BuiltinSig *sig = builtin_sig(id);
     for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
     for (int i = 0; i < e->u.call.args.len; i++)
         if (((Expr *)e->u.call.args.items[i])->type.dtype == DT_ERROR) return;
@@ -964,8 +892,9 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_with_shape(t, shape.rank, shape.shape);
         return;
     }
-    case BI_EXP: case BI_EXP2: case BI_LOG: case BI_LOG2: case BI_SQRT: case BI_RSQRT:
-    case BI_ABS: {
+    case BI_ABS:
+    default: { /* abs, and the math functions: the MATH_OP rows of ops.def */
+        if (id != BI_ABS && sig->math_op < 0) return; /* BI_COUNT: not a builtin */
         if (!require_value(S, a0)) return;
         DType d = a0->type.dtype;
         if (!is_numeric(d)) {
@@ -975,10 +904,9 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         if (id != BI_ABS && dtype_is_int(d)) d = DT_F32;
         e->type = type_with_shape(type_scalar(d), a0->type.rank, a0->type.shape);
         if (a0->is_const && a0->type.rank == 0 && d == DT_F32 && id != BI_ABS) {
-            double x = dtype_is_int(a0->type.dtype) ? (double)a0->cv.i : a0->cv.f;
-            double v = id == BI_EXP ? exp(x) : id == BI_EXP2 ? exp2(x) : id == BI_LOG ? log(x)
-                     : id == BI_LOG2 ? log2(x) : id == BI_SQRT ? sqrt(x) : 1.0 / sqrt(x);
-            set_const_float(e, v);
+            /* the interpreter's f32 semantics, so a folded call equals a computed one */
+            float x = (float)convert_scalar(a0->cv, a0->type.dtype, DT_F32).f;
+            set_const_float(e, blk_math_f32((BirOpcode)sig->math_op, x));
         }
         return;
     }
@@ -1069,7 +997,6 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
-    default: return;
     }
 }
 
@@ -1174,7 +1101,7 @@ static void check_call(Sema *S, Expr *e) {
         check_helper_call(S, e, h);
         return;
     }
-    int id = find_builtin(e->u.call.name);
+    int id = builtin_find(e->u.call.name);
     if (id >= 0) {
         check_builtin(S, e, (BuiltinId)id);
         return;
@@ -1559,7 +1486,7 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
      * not hide builtins. */
     for (int i = 0; i < m->helpers.len; i++) {
         HelperDef *h = m->helpers.items[i];
-        if (find_builtin(h->name) >= 0)
+        if (builtin_find(h->name) >= 0)
             error(&S, h->name_span, "helper '%s' has the name of a builtin", h->name);
         for (int j = 0; j < i; j++) {
             HelperDef *o = m->helpers.items[j];

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "blk.h"
-#include "blkc.h"
+#include "compile.h"
+#include "interp/interp.h"
 #include "cache.h"
 #include "cuda_driver.h"
 
@@ -148,9 +149,14 @@ blk_status blk_context_create_cuda(int ordinal, blk_context **out) {
     ctx->drv.DeviceGetAttribute(&ctx->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, ctx->dev);
     ctx->drv.DeviceGetAttribute(&ctx->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, ctx->dev);
     ctx->drv.DriverGetVersion(&ctx->driver_version);
-    /* newer GPUs run the newest PTX blkc knows */
-    snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", major, minor);
-    if (!backend_arch_features(ctx->arch)) snprintf(ctx->arch, sizeof ctx->arch, major * 10 + minor > 90 ? "sm_90" : "sm_80");
+    const NvptxArch *arch = nvptx_arch_for_device(major, minor);
+    if (!arch) {
+        cuda_driver_unload(&ctx->drv);
+        free(ctx);
+        return fail(BLK_ERROR_NO_DEVICE, "CUDA device %d has compute capability %d.%d; blkc needs 8.0 or newer", ordinal,
+                    major, minor);
+    }
+    snprintf(ctx->arch, sizeof ctx->arch, "%s", arch->name);
     char name[128] = "";
     ctx->drv.DeviceGetName(name, sizeof name, ctx->dev);
     snprintf(ctx->device, sizeof ctx->device, "%s (%s)", name, ctx->arch);
@@ -328,7 +334,7 @@ struct blk_kernel {
 struct blk_module {
     blk_context *ctx;
     Compilation *comp;
-    BackendOptions backend;
+    NvptxOptions backend;
     char arch[16];
     blk_kernel *kernels;
     int nkernels;
@@ -373,9 +379,11 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         return fail(BLK_ERROR_INVALID_VALUE, "blk_compile_options: bad defines");
     if (opt->num_warps < 0 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1)))
         return fail(BLK_ERROR_INVALID_VALUE, "num_warps must be 0 or a power of two up to 32, got %d", opt->num_warps);
-    const char *arch = opt->arch ? opt->arch : ctx->is_cuda ? ctx->arch : "sm_90";
-    if (!backend_arch_features(arch))
-        return fail(BLK_ERROR_INVALID_VALUE, "unknown arch '%s' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)", arch);
+    const char *arch = opt->arch ? opt->arch : ctx->is_cuda ? ctx->arch : NVPTX_DEFAULT_ARCH;
+    if (!nvptx_arch(arch)) {
+        char names[128];
+        return fail(BLK_ERROR_INVALID_VALUE, "unknown arch '%s' (expected %s)", arch, nvptx_arch_names(names, sizeof names));
+    }
     /* -D values, split into name and value */
     ConstDef defs[256];
     char *def_text[256] = {0};
@@ -522,17 +530,31 @@ int blk_kernel_arg_kind(const blk_kernel *k, int i) {
     }
 }
 
-/* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none). */
-static char *emit(blk_kernel *k, const int64_t *param_div, bool llvm_ir, int *warps) {
+/* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none);
+ * its launch facts in info. The caller holds the module's lock: the
+ * compilation's diagnostics go to a buffer of this call. */
+static char *emit(blk_kernel *k, const int64_t *param_div, bool llvm_ir, NvptxKernel *info) {
     blk_module *m = k->module;
-    BackendOptions bo = m->backend;
-    bo.param_div = param_div;
-    char err[1024];
-    BackendModule *bm = codegen_module(m->comp->bir, k->f->name, &bo, err, sizeof err);
-    char *text = bm ? backend_emit(bm, llvm_ir, err, sizeof err) : NULL;
-    if (warps) *warps = bm ? backend_kernel_num_warps(bm, k->f->name) : 0;
-    backend_module_free(bm);
-    if (!text) fail(BLK_ERROR_COMPILE, "kernel '%s': %s", k->f->name, err);
+    NvptxOptions opt = m->backend;
+    opt.only_kernel = k->f->name;
+    opt.param_div = param_div;
+    opt.llvm_ir = llvm_ir;
+    TextBuf diags = {0};
+    DiagEngine saved = m->comp->de;
+    m->comp->de = (DiagEngine){collect_diag, &diags, 0, false};
+    NvptxOutput out;
+    bool compiled = compile_ptx(m->comp, &opt, &out);
+    m->comp->de = saved;
+    if (!compiled) {
+        fail(BLK_ERROR_COMPILE, "kernel '%s': %s", k->f->name, diags.text ? diags.text : "the backend failed");
+        free(diags.text);
+        return NULL;
+    }
+    free(diags.text);
+    if (info) *info = out.kernels[0];
+    char *text = out.text;
+    out.text = NULL;
+    nvptx_output_free(&out);
     return text;
 }
 
@@ -682,7 +704,9 @@ static blk_status variant_for(blk_kernel *k, const blk_arg *args, Variant *out) 
         if (r) cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
     }
     if (r) {
-        entry.ptx = emit(k, div, false, &nv.warps);
+        NvptxKernel info = {0};
+        entry.ptx = emit(k, div, false, &info);
+        nv.warps = info.num_warps;
         entry.warps = nv.warps;
         if (!entry.ptx) s = BLK_ERROR_COMPILE;
         else entry.ptx_len = strlen(entry.ptx);

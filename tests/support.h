@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkc.h"
+#include "compile.h"
+#include "interp/interp.h"
 
 /* Diagnostics captured through the callback, formatted as the driver shows them. */
 typedef struct {

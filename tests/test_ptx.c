@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <unistd.h>
 
+#include "nvptx/gen.h" /* white-box: the layouts */
 #include "support.h"
 
 /* PTX for a source text (all kernels); fails the test on errors. */
@@ -13,15 +14,12 @@ static char *ptx_of(const char *src, const char *const *defs, const char *arch, 
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, defs, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
-    BackendOptions opt = {.arch = arch, .num_warps = num_warps};
-    char err[1024];
-    BackendModule *bm = codegen_module(c->bir, NULL, &opt, err, sizeof err);
-    cr_assert_not_null(bm, "%s", err);
-    char *ptx = backend_emit(bm, false, err, sizeof err);
-    cr_assert_not_null(ptx, "%s", err);
-    backend_module_free(bm);
+    NvptxOptions opt = {.arch = arch, .num_warps = num_warps};
+    NvptxOutput out;
+    cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
     compilation_free(c);
-    return ptx;
+    return out.text; /* the caller frees it; the kernel list goes */
+
 }
 
 /* Runs ptxas on the PTX; returns its exit status, its output in out. */
@@ -140,7 +138,7 @@ Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
     cr_expect(strstr(ptx, ".file\t1 \"") && strstr(ptx, "t.blk\""), "%s", ptx);
     cr_expect(strstr(ptx, ".loc\t1 13 "), "no .loc for line 13:\n%s", ptx);
     Source s = {"t.blk", src, strlen(src)};
-    char *annotated = ptx_annotate(ptx, &s);
+    char *annotated = nvptx_annotate(ptx, &s);
     cr_expect(strstr(annotated, "\t// 13: let y = num / sum(num, axis = 0);\n"), "%s", annotated);
     cr_expect_not(strstr(annotated, ".loc\t"), "the .loc lines are replaced");
     free(annotated);
@@ -176,17 +174,15 @@ Test(ptx, options_change_the_code) {
     free(fast);
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
-    BackendOptions opt = {.arch = "sm_80", .precise_math = true, .no_fma = true};
-    char err[512];
-    BackendModule *bm = codegen_module(c->bir, NULL, &opt, err, sizeof err);
-    char *precise = backend_emit(bm, false, err, sizeof err);
-    cr_assert_not_null(precise, "%s", err);
+    NvptxOptions opt = {.arch = "sm_80", .precise_math = true, .no_fma = true};
+    NvptxOutput out;
+    cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+    char *precise = out.text;
     cr_expect(strstr(precise, "div.rn.f32"), "%s", precise);
     cr_expect(strstr(precise, "sqrt.rn.f32"), "%s", precise);
     cr_expect_not(strstr(precise, "fma.rn.f32"), "%s", precise);
     cr_expect(strstr(precise, ".target sm_80"), "%s", precise);
-    free(precise);
-    backend_module_free(bm);
+    nvptx_output_free(&out);
     compilation_free(c);
 }
 
@@ -209,7 +205,7 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
         const BirFunction *f = c->bir->kernels[0];
         for (int warps = 1; warps <= 8; warps *= 2) {
             Arena a = {0};
-            KernelPlan *p = plan_kernel(&a, f, warps, NULL);
+            KernelPlan *p = nvptx_plan_kernel(&a, f, warps, NULL);
             const Layout *l = NULL;
             for (int v = 0; v < f->nvalues && !l; v++)
                 if (shape_equal(f->values[v].type, t)) l = &p->layouts[v];
@@ -219,8 +215,8 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
             for (int w = 0; w < warps; w++)
                 for (int lane = 0; lane < 32; lane++)
                     for (int r = 0; r < l->nregs; r++) {
-                        int64_t lin = layout_coord(l, 0, r, w, lane);
-                        if (l->rank == 2) lin = lin * t.shape[1] + layout_coord(l, 1, r, w, lane);
+                        int64_t lin = nvptx_layout_coord(l, 0, r, w, lane);
+                        if (l->rank == 2) lin = lin * t.shape[1] + nvptx_layout_coord(l, 1, r, w, lane);
                         hits[lin]++;
                     }
             int64_t copies = (int64_t)32 * warps * l->nregs / n;
@@ -241,16 +237,15 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
-    char err[512];
     /* out, input, in_stride, out_stride, n_cols: aligned and divisible by 16 */
     int64_t div[5] = {16, 16, 16, 16, 16};
     char *ptx[2];
     for (int spec = 0; spec < 2; spec++) {
-        BackendOptions opt = {.arch = "sm_90", .param_div = spec ? div : NULL};
-        BackendModule *bm = codegen_module(c->bir, "softmax", &opt, err, sizeof err);
-        cr_assert_not_null(bm, "%s", err);
-        ptx[spec] = backend_emit(bm, false, err, sizeof err);
-        backend_module_free(bm);
+        NvptxOptions opt = {.arch = "sm_90", .only_kernel = "softmax", .param_div = spec ? div : NULL};
+        NvptxOutput out;
+        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        ptx[spec] = out.text;
+        free(out.kernels);
     }
     cr_expect_not(strstr(ptx[0], "ld.global.v4"), "no facts, no vectors:\n%s", ptx[0]);
     cr_expect(strstr(ptx[1], "ld.global.v4.b32"), "%s", ptx[1]);

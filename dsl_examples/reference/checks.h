@@ -7,7 +7,8 @@
 
 #include <stdbool.h>
 
-#include "blkc.h"
+#include "compile.h"
+#include "interp/interp.h"
 
 typedef struct {
     const char *file;      /* in the examples directory, e.g. "softmax.blk" */

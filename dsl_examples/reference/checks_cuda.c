@@ -41,8 +41,8 @@ bool cuda_launch_init(CudaLaunchCtx *c, char *err, size_t err_size) {
     int major = 0, minor = 0;
     c->drv.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, c->dev);
     c->drv.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, c->dev);
-    snprintf(c->arch, sizeof c->arch, "sm_%d%d", major, minor);
-    if (!backend_arch_features(c->arch)) snprintf(c->arch, sizeof c->arch, "sm_90");
+    const NvptxArch *arch = nvptx_arch_for_device(major, minor);
+    snprintf(c->arch, sizeof c->arch, "%s", arch ? arch->name : NVPTX_DEFAULT_ARCH);
     c->drv.DeviceGetName(c->device_name, sizeof c->device_name, c->dev);
     return true;
 }
@@ -64,15 +64,17 @@ char *cuda_load_kernel(CudaLaunchCtx *c, const ExampleKernel *k, const int64_t *
 
 char *cuda_load_compiled(CudaLaunchCtx *c, Compilation *comp, const BirFunction *fn, const int64_t *param_div,
                          LoadedKernel *out) {
-    char err[1024], ebuf[256];
-    BackendOptions bo = c->backend;
+    char ebuf[256];
+    NvptxOptions bo = c->backend;
     bo.arch = c->arch;
+    bo.only_kernel = fn->name;
     bo.param_div = param_div;
-    BackendModule *bm = codegen_module(comp->bir, fn->name, &bo, err, sizeof err);
-    char *ptx = bm ? backend_emit(bm, false, err, sizeof err) : NULL;
-    out->warps = bm ? backend_kernel_num_warps(bm, fn->name) : 0;
-    backend_module_free(bm);
-    if (!ptx) return msgf("%s", err);
+    NvptxOutput res;
+    if (!compile_ptx(comp, &bo, &res)) return msgf("kernel '%s': the compile failed", fn->name);
+    out->warps = res.kernels[0].num_warps;
+    out->shared_bytes = res.kernels[0].shared_bytes;
+    char *ptx = res.text;
+    free(res.kernels);
     out->ptx_bytes = strlen(ptx);
     CUresult r = c->drv.ModuleLoadDataEx(&out->mod, ptx, 0, NULL, NULL);
     free(ptx);

@@ -7,7 +7,7 @@
 
 typedef struct {
     const char *examples_dir;
-    BackendOptions backend; /* arch is taken from the device */
+    NvptxOptions backend; /* arch is taken from the device */
     CudaDriver drv;
     CUdevice dev;
     CUcontext cu_ctx;
@@ -23,6 +23,7 @@ typedef struct {
     CUmodule mod;
     CUfunction fn;
     int warps;        /* the block is 32 x warps threads */
+    int64_t shared_bytes; /* dynamic shared memory to launch with */
     size_t ptx_bytes;
 } LoadedKernel;
 

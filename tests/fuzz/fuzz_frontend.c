@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "blkc.h"
+#include "compile.h"
 
 static void format_and_drop(void *user, const Diagnostic *d) {
     (void)user;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkc.h"
+#include "interp.h"
 
 typedef union {
     int64_t i;
@@ -65,9 +65,9 @@ static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) {
     /* the source line, trimmed, below the message */
     const char *ls = NULL;
     int llen = 0;
-    if (src && op && op->line) {
+    if (src && op && op->span.line) {
         const char *s = src->text, *end = src->text + src->len;
-        for (uint32_t l = 1; l < op->line && s < end; s++) l += *s == '\n';
+        for (uint32_t l = 1; l < op->span.line && s < end; s++) l += *s == '\n';
         while (s < end && (*s == ' ' || *s == '\t')) s++;
         const char *e = s;
         while (e < end && *e != '\n') e++;
@@ -78,7 +78,7 @@ static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) {
     I->error = malloc(cap);
     if (!I->error) return FLOW_ERROR;
     snprintf(I->error, cap, "kernel '%s', %s:%u: program (%u, %u, %u): %s%s%.*s", I->f->name,
-             src ? src->name : "?", op ? op->line : 0, I->pid[0], I->pid[1], I->pid[2], msg,
+             src ? src->name : "?", op ? op->span.line : 0, I->pid[0], I->pid[1], I->pid[2], msg,
              ls ? "\n    " : "", llen, ls ? ls : "");
     return FLOW_ERROR;
 }
@@ -256,7 +256,8 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
         case BIR_REM: v = fmod(a, b); break;
         /* NaN propagates through min and max */
         case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
-        default: v = a != a || b != b ? NAN : a > b ? a : b; break;
+        case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
+        default: v = NAN; break; /* no other binary op takes floats */
         }
         r.f = round_to(v, d);
         return r;
@@ -274,7 +275,8 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     case BIR_SHL: r.i = shift(a, b, d, true); break;
     case BIR_SHR: r.i = shift(a, b, d, false); break;
     case BIR_MIN: r.i = a < b ? a : b; break;
-    default: r.i = a > b ? a : b; break;
+    case BIR_MAX: r.i = a > b ? a : b; break;
+    default: break; /* exec_op sends only the ops above */
     }
     return r;
 }
@@ -296,7 +298,8 @@ static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
     case BIR_LT: return lt;
     case BIR_LE: return lt || eq;
     case BIR_GT: return gt;
-    default: return gt || eq;
+    case BIR_GE: return gt || eq;
+    default: return false; /* not a comparison: exec_op sends only these */
     }
 }
 
@@ -307,20 +310,16 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
         switch (code) {
         case BIR_NEG: r.f = -x.f; return r;
         case BIR_ABS: r.f = fabs(x.f); return r;
-        /* f32 math from the C library; the GPU's approximations differ
-         * by a few ulp (docs/interpreter.md) */
-        case BIR_EXP: r.f = expf(f); return r;
-        case BIR_EXP2: r.f = exp2f(f); return r;
-        case BIR_LOG: r.f = logf(f); return r;
-        case BIR_LOG2: r.f = log2f(f); return r;
-        case BIR_SQRT: r.f = sqrtf(f); return r;
-        default: r.f = 1.0f / sqrtf(f); return r;
+        /* the MATH_OP rows of ops.def: f32 math from the C library (numeric.c);
+         * the GPU's approximations differ by a few ulp (docs/interpreter.md) */
+        default: r.f = blk_math_f32(code, f); return r;
         }
     }
     switch (code) {
     case BIR_NEG: r.i = wrap((int64_t)(0 - (uint64_t)x.i), d); break;
     case BIR_NOT: r.i = wrap(~x.i, d); break;
-    default: r.i = x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
+    case BIR_ABS: r.i = x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
+    default: break; /* no other unary op takes integers */
     }
     return r;
 }
@@ -430,7 +429,7 @@ static Flow exec_memory(Interp *I, const BirOp *op) {
     int64_t n = numel(pt);
     const Elem *ptr = V(I, a[0]);
     Elem *out = op->nresults ? V(I, op->results[0]) : NULL;
-    int mask_at = op->code == BIR_LOAD ? 1 : op->code == BIR_ATOMIC_CAS ? -1 : 2;
+    int mask_at = bir_op_info(op->code)->mask_at;
     const Elem *mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? V(I, a[mask_at]) : NULL;
     const char *what = op->code == BIR_LOAD ? "load" : op->code == BIR_STORE ? "store" : "atomic";
     if (check_access(I, op, what, ptr, mask, pt, d) != FLOW_NEXT) return FLOW_ERROR;
@@ -605,8 +604,11 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         for (int64_t k = 0; k < n; k++) out[k].i = compare(op->code, x[k], y[k], d);
         return FLOW_NEXT;
     }
-    case BIR_NEG: case BIR_NOT: case BIR_ABS: case BIR_EXP: case BIR_EXP2: case BIR_LOG:
-    case BIR_LOG2: case BIR_SQRT: case BIR_RSQRT: {
+    case BIR_NEG: case BIR_NOT: case BIR_ABS:
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BIR_##ID:
+#include "ops.def"
+    {
         const Elem *x = V(I, a[0]);
         for (int64_t k = 0; k < n; k++) out[k] = unary(op->code, x[k], rt.dtype);
         return FLOW_NEXT;

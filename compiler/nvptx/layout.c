@@ -13,7 +13,7 @@
  * without making the CTA tile larger than the shape. */
 #include <string.h>
 
-#include "blkc.h"
+#include "gen.h"
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -144,15 +144,11 @@ static void analyze_block(Analysis *A, const BirBlock *b) {
 
 /* ------------------------------------------------------------- layouts */
 
-static bool is_memory(BirOpcode c) {
-    return c == BIR_LOAD || c == BIR_STORE || c == BIR_ATOMIC_CAS || c == BIR_ATOMIC_XCHG ||
-           c == BIR_ATOMIC_ADD;
-}
+static bool is_memory(BirOpcode c) { return bir_op_info(c)->kind == BIR_KIND_MEMORY; }
 
 static int mask_operand(const BirOp *op) {
-    if (op->code == BIR_LOAD) return op->operands[1];
-    if (op->code == BIR_STORE || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) return op->operands[2];
-    return BIR_NONE;
+    int at = bir_op_info(op->code)->mask_at;
+    return at >= 0 && at < op->noperands ? op->operands[at] : BIR_NONE;
 }
 
 /* The widest access the facts allow: contiguous, aligned, one mask bit,
@@ -228,7 +224,7 @@ static Layout make_layout(BlkType t, int num_warps, int vec) {
     return l;
 }
 
-void layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]) {
+void nvptx_layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]) {
     /* r = ((rep0 * reps1 + rep1) * spt0 + j0) * spt1 + j1; rank 1: r = rep0 * spt0 + j0 */
     if (l->rank == 1) {
         rep[0] = r / l->spt[0];
@@ -243,9 +239,9 @@ void layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t
     rep[0] = r / l->reps[1];
 }
 
-int32_t layout_coord(const Layout *l, int d, int r, int warp, int lane) {
+int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane) {
     int32_t rep[BLK_MAX_RANK], j[BLK_MAX_RANK];
-    layout_reg_parts(l, r, rep, j);
+    nvptx_layout_reg_parts(l, r, rep, j);
     int fast = l->rank - 1;
     int lane_d = d == fast ? lane % l->tpw[fast] : lane / l->tpw[fast];
     int warp_d = d == fast ? warp % l->wpc[fast] : warp / l->wpc[fast];
@@ -254,7 +250,7 @@ int32_t layout_coord(const Layout *l, int d, int r, int warp, int lane) {
     return (int32_t)(c & (l->shape[d] - 1)); /* shapes are powers of two: wrap */
 }
 
-KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div) {
+KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div) {
     KernelPlan *p = arena_alloc(a, sizeof *p);
     p->axis = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->axis);
     p->layouts = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->layouts);
@@ -290,7 +286,7 @@ KernelPlan *plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int
     return p;
 }
 
-int plan_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
+int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
     int w = access_width(p->axis, f, op);
     const Layout *l = &p->layouts[op->operands[0]];
     if (l->rank && w > l->spt[l->rank - 1]) w = l->spt[l->rank - 1];

@@ -1,0 +1,48 @@
+/* compile.h: the pipeline, one call per stage, shared by the blkc driver,
+ * the runtime and the benchmarks:
+ *   source -> tokens -> AST -> checked AST    compile_front
+ *          -> block IR (verified)             compile_lower
+ *          -> PTX and per-kernel launch facts compile_ptx
+ * The interpreter (interp/interp.h) runs the block IR of compile_lower. */
+#ifndef BLK_COMPILE_H
+#define BLK_COMPILE_H
+
+#include "blkc.h"
+#include "nvptx/nvptx.h"
+
+/* One compilation: the front end's passes over one source text, and what
+ * they produced. Everything is owned by the compilation's arena. */
+typedef struct {
+    Arena arena;
+    Source src;
+    DiagEngine de;
+    Module *module;
+    BirModule *bir; /* after compile_lower */
+    bool ok;
+} Compilation;
+
+typedef struct {
+    const char *name;  /* shown in diagnostics */
+    const char *text;  /* need not be NUL-terminated */
+    size_t len;
+    ConstDef *defs;    /* -D values; `used` is set on the ones that matched */
+    int ndefs;
+    DiagCallback diag;
+    void *diag_user;
+} CompileRequest;
+
+/* Lex, parse and check. Returns NULL only if the request is malformed. */
+Compilation *compile_front(const CompileRequest *req);
+/* Lower the checked module to BIR and verify every kernel; a verifier
+ * failure is a compiler bug, reported as an internal error. */
+bool compile_lower(Compilation *c);
+BirFunction *compilation_kernel(const Compilation *c, const char *name); /* after compile_lower */
+void compilation_free(Compilation *c);
+/* Lower if needed, then the NVPTX backend (compiler/nvptx/nvptx.h): block IR
+ * -> PTX, its errors reported with the compilation's diagnostics. False
+ * when any pass failed; out then holds nothing. */
+bool compile_ptx(Compilation *c, const NvptxOptions *opt, NvptxOutput *out);
+/* --emit=tokens; returns the number of errors. */
+int dump_tokens(FILE *out, const CompileRequest *req);
+
+#endif

@@ -1,0 +1,40 @@
+/* interp.h: the reference interpreter, the backend that runs a kernel's block
+ * IR on host memory, one program at a time (docs/interpreter.md). The "cpu"
+ * device of the runtime. */
+#ifndef BLK_INTERP_H
+#define BLK_INTERP_H
+
+#include "blkc.h"
+
+/* The reference interpreter: runs a kernel's BIR on host memory, one program
+ * at a time (docs/interpreter.md). The "cpu" device of the runtime. */
+
+/* A runtime argument, in the kernel's parameter order: integers in .i,
+ * f32 in .f, pointers in .p. */
+typedef union {
+    int64_t i;
+    double f;
+    void *p;
+} InterpArg;
+
+/* Host memory the kernel may touch; any access outside these is an error. */
+typedef struct {
+    void *base;
+    size_t bytes;
+    const char *name; /* for messages; NULL: named after a pointer argument into it */
+} InterpBuffer;
+
+typedef struct {
+    bool shuffle;          /* programs in a random order (seeded) instead of 0, 1, 2, ... */
+    uint64_t shuffle_seed;
+    FILE *print_out;       /* device_print output; NULL: stdout */
+} InterpOptions;
+
+/* Runs grid[0] x grid[1] x grid[2] programs of f. Returns NULL, or a
+ * malloc'ed message naming the kernel, the source line, the program and
+ * what went wrong (an out-of-bounds access, a spin that cannot end, bad
+ * arguments). */
+char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
+                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt);
+
+#endif

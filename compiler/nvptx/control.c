@@ -1,0 +1,143 @@
+/* control.c: structured control flow (for, while, if) as LLVM blocks and
+ * phis; control flow is uniform within a program, so barriers inside are safe. */
+#include "gen.h"
+
+/* -------------------------------------------------------- control flow */
+
+bool nvptx_gen_block(Gen *g, const BirBlock *b);
+
+static void bind(Gen *g, int v, LLVMValueRef *vals) {
+    int n = nregs(g, v);
+    LLVMValueRef *out = nvptx_new_regs(g, v);
+    memcpy(out, vals, (size_t)n * sizeof *out);
+}
+
+/* Phis for a list of values (each with its registers), in block bb. */
+static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {
+    LLVMValueRef **phis = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *phis);
+    for (int i = 0; i < n; i++) {
+        int m = nregs(g, like[i]);
+        phis[i] = arena_alloc(&g->arena, (size_t)m * sizeof(LLVMValueRef));
+        for (int k = 0; k < m; k++) phis[i][k] = LLVMBuildPhi(g->b, ty(g, vtype(g, like[i]).dtype), "");
+    }
+    return phis;
+}
+
+static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, const int *from_values,
+                         LLVMValueRef **from_regs, LLVMBasicBlockRef from) {
+    for (int i = 0; i < n; i++) {
+        int m = nregs(g, like[i]);
+        for (int k = 0; k < m; k++) {
+            LLVMValueRef v = from_values ? g->regs[from_values[i]][k] : from_regs[i][k];
+            LLVMAddIncoming(phis[i][k], &v, &from, 1);
+        }
+    }
+}
+
+bool nvptx_gen_for(Gen *g, const BirOp *op) {
+    const BirBlock *body = op->regions[0];
+    int n = op->nresults;
+    DType d = vtype(g, op->operands[0]).dtype;
+    LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for");
+    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.end");
+    LLVMBuildBr(g->b, header);
+    LLVMPositionBuilderAtEnd(g->b, header);
+    LLVMValueRef iv = LLVMBuildPhi(g->b, ty(g, d), "");
+    LLVMAddIncoming(iv, &lb, &pre, 1);
+    LLVMValueRef **carried = make_phis(g, op->results, n);
+    add_incoming(g, carried, op->results, n, op->operands + 3, NULL, pre);
+    LLVMIntPredicate lt = op->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit);
+    LLVMPositionBuilderAtEnd(g->b, body_bb);
+    bind(g, body->args[0], &iv);
+    for (int i = 0; i < n; i++) bind(g, body->args[1 + i], carried[i]);
+    if (!nvptx_gen_block(g, body)) return false;
+    LLVMBasicBlockRef latch = NULL;
+    const BirOp *y = bir_block_terminator(body);
+    if (!g->terminated) {
+        /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
+        char name[48];
+        const char *bits = d == DT_I64 ? "i64" : "i32";
+        snprintf(name, sizeof name, "llvm.%s.with.overflow.%s", dtype_is_signed(d) ? "sadd" : "uadd", bits);
+        LLVMTypeRef fields[2] = {ty(g, d), g->i1};
+        LLVMValueRef args[2] = {iv, step};
+        LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->ctx, fields, 2, 0), args, 2);
+        LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");
+        LLVMValueRef ovf = LLVMBuildExtractValue(g->b, res, 1, "");
+        latch = LLVMGetInsertBlock(g->b);
+        LLVMAddIncoming(iv, &next, &latch, 1);
+        add_incoming(g, carried, op->results, n, y->operands, NULL, latch);
+        LLVMBuildCondBr(g->b, ovf, exit, header);
+    }
+    g->terminated = false;
+    LLVMPositionBuilderAtEnd(g->b, exit);
+    LLVMValueRef **res = make_phis(g, op->results, n);
+    add_incoming(g, res, op->results, n, NULL, carried, header);
+    if (latch) add_incoming(g, res, op->results, n, y->operands, NULL, latch);
+    for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);
+    return true;
+}
+
+bool nvptx_gen_while(Gen *g, const BirOp *op) {
+    const BirBlock *cond = op->regions[0], *body = op->regions[1];
+    int n = op->nresults;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while");
+    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while.end");
+    LLVMBuildBr(g->b, header);
+    LLVMPositionBuilderAtEnd(g->b, header);
+    LLVMValueRef **carried = make_phis(g, op->results, n);
+    add_incoming(g, carried, op->results, n, op->operands, NULL, pre);
+    for (int i = 0; i < n; i++) bind(g, cond->args[i], carried[i]);
+    if (!nvptx_gen_block(g, cond)) return false;
+    if (g->terminated) return nvptx_gen_fail(g, op, "a return in a loop condition");
+    const BirOp *c = bir_block_terminator(cond);
+    LLVMBuildCondBr(g->b, g->regs[c->operands[0]][0], body_bb, exit);
+    LLVMPositionBuilderAtEnd(g->b, body_bb);
+    for (int i = 0; i < n; i++) bind(g, body->args[i], carried[i]);
+    if (!nvptx_gen_block(g, body)) return false;
+    if (!g->terminated) {
+        const BirOp *y = bir_block_terminator(body);
+        add_incoming(g, carried, op->results, n, y->operands, NULL, LLVMGetInsertBlock(g->b));
+        LLVMBuildBr(g->b, header);
+    }
+    g->terminated = false;
+    LLVMPositionBuilderAtEnd(g->b, exit);
+    for (int i = 0; i < n; i++) bind(g, op->results[i], carried[i]);
+    return true;
+}
+
+bool nvptx_gen_if(Gen *g, const BirOp *op) {
+    int n = op->nresults;
+    LLVMBasicBlockRef bbs[2] = {LLVMAppendBasicBlockInContext(g->ctx, g->fn, "then"),
+                                LLVMAppendBasicBlockInContext(g->ctx, g->fn, "else")};
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "endif");
+    LLVMBuildCondBr(g->b, g->regs[op->operands[0]][0], bbs[0], bbs[1]);
+    LLVMBasicBlockRef ends[2] = {NULL, NULL};
+    const BirOp *ys[2] = {NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        LLVMPositionBuilderAtEnd(g->b, bbs[r]);
+        if (!nvptx_gen_block(g, op->regions[r])) return false;
+        if (!g->terminated) {
+            ends[r] = LLVMGetInsertBlock(g->b);
+            ys[r] = bir_block_terminator(op->regions[r]);
+            LLVMBuildBr(g->b, merge);
+        }
+        g->terminated = false;
+    }
+    LLVMPositionBuilderAtEnd(g->b, merge);
+    if (!ends[0] && !ends[1]) {
+        LLVMBuildUnreachable(g->b);
+        g->terminated = true;
+        return true;
+    }
+    LLVMValueRef **res = make_phis(g, op->results, n);
+    for (int r = 0; r < 2; r++)
+        if (ends[r]) add_incoming(g, res, op->results, n, ys[r]->operands, NULL, ends[r]);
+    for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);
+    return true;
+}

@@ -1,0 +1,200 @@
+/* elementwise.c: one element of an elementwise op, in LLVM IR: arithmetic,
+ * comparisons, conversions, math (the approximations Triton uses unless
+ * --precise-math), and Philox for rand. */
+#include "gen.h"
+
+/* --------------------------------------------------------- elementwise */
+
+/* Shifts by the width or more act as shifts by the width, as PTX's do
+ * (LLVM would make them poison). */
+static LLVMValueRef shift(Gen *g, bool left, LLVMValueRef x, LLVMValueRef amt, DType d) {
+    int bits = dtype_bits(d);
+    LLVMTypeRef t = ty(g, d);
+    LLVMValueRef width = LLVMConstInt(t, (unsigned long long)bits, 0);
+    LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGE, amt, width, "");
+    LLVMValueRef safe = LLVMBuildAnd(g->b, amt, LLVMConstInt(t, (unsigned long long)(bits - 1), 0), "");
+    if (left) return LLVMBuildSelect(g->b, big, LLVMConstInt(t, 0, 0), LLVMBuildShl(g->b, x, safe, ""), "");
+    if (dtype_is_signed(d)) {
+        LLVMValueRef fill = LLVMBuildAShr(g->b, x, LLVMConstInt(t, (unsigned long long)(bits - 1), 0), "");
+        return LLVMBuildSelect(g->b, big, fill, LLVMBuildAShr(g->b, x, safe, ""), "");
+    }
+    return LLVMBuildSelect(g->b, big, LLVMConstInt(t, 0, 0), LLVMBuildLShr(g->b, x, safe, ""), "");
+}
+
+static LLVMValueRef fdiv(Gen *g, LLVMValueRef a, LLVMValueRef b, DType d) {
+    if (d == DT_F32 && !g->opt->precise_math) {
+        /* Triton's default: div.full.f32 (2 ulp), not the IEEE-rounded div.rn */
+        LLVMValueRef args[2] = {a, b};
+        return nvptx_asm_call(g, g->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, false);
+    }
+    return LLVMBuildFDiv(g->b, a, b, "");
+}
+
+LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, DType d) {
+    if (dtype_is_float(d)) {
+        /* NaN propagates: max.NaN / min.NaN */
+        const char *name = d == DT_F32 ? (is_max ? "llvm.maximum.f32" : "llvm.minimum.f32")
+                         : d == DT_F16 ? (is_max ? "llvm.maximum.f16" : "llvm.minimum.f16")
+                                       : (is_max ? "llvm.maximum.bf16" : "llvm.minimum.bf16");
+        LLVMValueRef args[2] = {a, b};
+        return nvptx_call(g, name, ty(g, d), args, 2);
+    }
+    LLVMIntPredicate p = dtype_is_signed(d) ? (is_max ? LLVMIntSGT : LLVMIntSLT) : (is_max ? LLVMIntUGT : LLVMIntULT);
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, p, a, b, ""), a, b, "");
+}
+
+LLVMValueRef nvptx_convert(Gen *g, LLVMValueRef x, DType from, DType to) {
+    if (from == to) return x;
+    LLVMTypeRef t = ty(g, to);
+    bool ff = dtype_is_float(from), tf = dtype_is_float(to);
+    if (to == DT_I1)
+        return ff ? LLVMBuildFCmp(g->b, LLVMRealUNE, x, LLVMConstNull(ty(g, from)), "")
+                  : LLVMBuildICmp(g->b, LLVMIntNE, x, LLVMConstNull(ty(g, from)), "");
+    if (ff && tf) {
+        if (dtype_bits(to) > dtype_bits(from)) return LLVMBuildFPExt(g->b, x, t, "");
+        if (dtype_bits(to) < dtype_bits(from)) return LLVMBuildFPTrunc(g->b, x, t, "");
+        /* f16 <-> bf16: through f32 (exact), then one rounding */
+        return LLVMBuildFPTrunc(g->b, LLVMBuildFPExt(g->b, x, g->f32, ""), t, "");
+    }
+    if (tf) {
+        return from == DT_I1 || from == DT_U32 ? LLVMBuildUIToFP(g->b, x, t, "") : LLVMBuildSIToFP(g->b, x, t, "");
+    }
+    if (ff) {
+        /* truncate toward zero, saturating, NaN -> 0: the .sat intrinsics */
+        char name[48];
+        const char *fn = to == DT_U32 ? "fptoui" : "fptosi";
+        const char *src = from == DT_F32 ? "f32" : from == DT_F16 ? "f16" : "bf16";
+        snprintf(name, sizeof name, "llvm.%s.sat.%s.%s", fn, to == DT_I64 ? "i64" : "i32", src);
+        return nvptx_call(g, name, t, &x, 1);
+    }
+    int fb = dtype_bits(from), tb = dtype_bits(to);
+    if (tb > fb) return from == DT_I1 || from == DT_U32 ? LLVMBuildZExt(g->b, x, t, "") : LLVMBuildSExt(g->b, x, t, "");
+    if (tb < fb) return LLVMBuildTrunc(g->b, x, t, "");
+    return x; /* i32 <-> u32: the same bits */
+}
+
+/* The math functions, one per MATH_OP row of ops.def (a row without one
+ * fails to build): the approximations Triton uses, or with --precise-math
+ * the IEEE-rounded sqrt and 1/sqrt. */
+static LLVMValueRef ex2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.ex2.approx.f", g->f32, &x, 1); }
+static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->f32, &x, 1); }
+static LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
+    return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->f32, 1.4426950408889634), "")));
+}
+static LLVMValueRef gen_math_exp2(Gen *g, LLVMValueRef x) { return ex2(g, x); }
+static LLVMValueRef gen_math_log(Gen *g, LLVMValueRef x) {
+    return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->f32, 0.6931471805599453), ""));
+}
+static LLVMValueRef gen_math_log2(Gen *g, LLVMValueRef x) { return lg2(g, x); }
+static LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
+    return nvptx_call(g, g->opt->precise_math ? "llvm.sqrt.f32" : "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
+}
+static LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
+    if (g->opt->precise_math)
+        return LLVMBuildFDiv(g->b, LLVMConstReal(g->f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->f32, &x, 1), "");
+    return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->f32, &x, 1);
+}
+
+static LLVMValueRef mulhi(Gen *g, uint32_t a, LLVMValueRef b) {
+    LLVMValueRef args[2] = {LLVMConstInt(g->i32, a, 0), b};
+    return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->i32, args, 2);
+}
+
+/* Philox4x32-10 of (seed, offset) -> the first output word (design-notes §2). */
+static LLVMValueRef philox(Gen *g, LLVMValueRef seed, LLVMValueRef offset, DType off_dt) {
+    LLVMValueRef k0 = LLVMBuildTrunc(g->b, seed, g->i32, "");
+    LLVMValueRef k1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, seed, ci64(g, 32), ""), g->i32, "");
+    LLVMValueRef c0, c1, c2 = ci32(g, 0), c3 = ci32(g, 0);
+    if (off_dt == DT_I64) {
+        c0 = LLVMBuildTrunc(g->b, offset, g->i32, "");
+        c1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, offset, ci64(g, 32), ""), g->i32, "");
+    } else {
+        c0 = offset;
+        c1 = ci32(g, 0);
+    }
+    for (int round = 0; round < 10; round++) {
+        LLVMValueRef n0 = LLVMBuildXor(g->b, LLVMBuildXor(g->b, mulhi(g, 0xCD9E8D57u, c2), c1, ""), k0, "");
+        LLVMValueRef n2 = LLVMBuildXor(g->b, LLVMBuildXor(g->b, mulhi(g, 0xD2511F53u, c0), c3, ""), k1, "");
+        LLVMValueRef n1 = LLVMBuildMul(g->b, ci32(g, (int32_t)0xCD9E8D57u), c2, "");
+        LLVMValueRef n3 = LLVMBuildMul(g->b, ci32(g, (int32_t)0xD2511F53u), c0, "");
+        c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+        k0 = LLVMBuildAdd(g->b, k0, ci32(g, (int32_t)0x9E3779B9u), "");
+        k1 = LLVMBuildAdd(g->b, k1, ci32(g, (int32_t)0xBB67AE85u), "");
+    }
+    return c0;
+}
+
+static LLVMValueRef rand_float(Gen *g, LLVMValueRef word) {
+    /* x = (int32) word; x < 0 ? -x - 1 : x; then x * 2^-31 as f32 (one rounding each) */
+    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, word, ci32(g, 0), "");
+    LLVMValueRef x = LLVMBuildSelect(g->b, neg, LLVMBuildNot(g->b, word, ""), word, "");
+    LLVMValueRef f = LLVMBuildSIToFP(g->b, x, g->f32, "");
+    return LLVMBuildFMul(g->b, f, LLVMConstReal(g->f32, 4.6566127342e-10f), "");
+}
+
+/* One element of an elementwise op, from its operands' elements. */
+LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
+    const BirFunction *f = g->f;
+    BlkType rt = f->values[op->results[0]].type;
+    DType d = rt.dtype, od = op->noperands ? f->values[op->operands[0]].type.dtype : d;
+    bool fl = dtype_is_float(d);
+    LLVMBuilderRef b = g->b;
+    switch (op->code) {
+    case BIR_CONVERT: return nvptx_convert(g, x[0], od, d);
+    case BIR_PTR_CAST: return x[0];
+    case BIR_PTR_ADD: {
+        DType offd = f->values[op->operands[1]].type.dtype;
+        LLVMValueRef off = offd == DT_I64 ? x[1] : offd == DT_U32 ? LLVMBuildZExt(b, x[1], g->i64, "")
+                                                                   : LLVMBuildSExt(b, x[1], g->i64, "");
+        return LLVMBuildGEP2(b, mem_ty(g, rt.elem), x[0], &off, 1, "");
+    }
+    case BIR_ADD: return fl ? fp_contract(g, LLVMBuildFAdd(b, x[0], x[1], "")) : LLVMBuildAdd(b, x[0], x[1], "");
+    case BIR_SUB: return fl ? fp_contract(g, LLVMBuildFSub(b, x[0], x[1], "")) : LLVMBuildSub(b, x[0], x[1], "");
+    case BIR_MUL: return fl ? fp_contract(g, LLVMBuildFMul(b, x[0], x[1], "")) : LLVMBuildMul(b, x[0], x[1], "");
+    case BIR_DIV:
+        if (fl) return fdiv(g, x[0], x[1], d);
+        return dtype_is_signed(d) ? LLVMBuildSDiv(b, x[0], x[1], "") : LLVMBuildUDiv(b, x[0], x[1], "");
+    case BIR_REM:
+        if (fl) return LLVMBuildFRem(b, x[0], x[1], "");
+        return dtype_is_signed(d) ? LLVMBuildSRem(b, x[0], x[1], "") : LLVMBuildURem(b, x[0], x[1], "");
+    case BIR_AND: return LLVMBuildAnd(b, x[0], x[1], "");
+    case BIR_OR: return LLVMBuildOr(b, x[0], x[1], "");
+    case BIR_XOR: return LLVMBuildXor(b, x[0], x[1], "");
+    case BIR_SHL: return shift(g, true, x[0], x[1], d);
+    case BIR_SHR: return shift(g, false, x[0], x[1], d);
+    case BIR_MIN: return nvptx_minmax(g, false, x[0], x[1], d);
+    case BIR_MAX: return nvptx_minmax(g, true, x[0], x[1], d);
+    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: {
+        int k = op->code - BIR_EQ;
+        if (dtype_is_float(od)) {
+            static const LLVMRealPredicate fp[6] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+            return LLVMBuildFCmp(b, fp[k], x[0], x[1], "");
+        }
+        static const LLVMIntPredicate sp[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+        static const LLVMIntPredicate up[6] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+        return LLVMBuildICmp(b, dtype_is_signed(od) ? sp[k] : up[k], x[0], x[1], "");
+    }
+    case BIR_NEG: return fl ? LLVMBuildFNeg(b, x[0], "") : LLVMBuildNeg(b, x[0], "");
+    case BIR_NOT: return LLVMBuildNot(b, x[0], "");
+    case BIR_ABS:
+        if (fl) {
+            char name[24];
+            snprintf(name, sizeof name, "llvm.fabs.%s", d == DT_F32 ? "f32" : d == DT_F16 ? "f16" : "bf16");
+            return nvptx_call(g, name, ty(g, d), x, 1);
+        }
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x[0], LLVMConstNull(ty(g, d)), ""),
+                               LLVMBuildNeg(b, x[0], ""), x[0], "");
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BIR_##ID: return gen_math_##fn(g, x[0]);
+#include "ops.def"
+    case BIR_SELECT: return LLVMBuildSelect(b, x[0], x[1], x[2], "");
+    case BIR_FMA: return nvptx_call(g, "llvm.fma.f32", g->f32, x, 3);
+    case BIR_RAND: case BIR_RANDINT: {
+        LLVMValueRef w = philox(g, x[0], x[1], f->values[op->operands[1]].type.dtype);
+        return op->code == BIR_RAND ? rand_float(g, w) : w;
+    }
+    default: return NULL;
+    }
+}
+
+

@@ -1,0 +1,82 @@
+/* emit.c: LLVM IR -> PTX with LLVM's NVPTX backend, in process, after LLVM's
+ * default<O3> pipeline. */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_nvptx(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* An internal error: not the program's fault, so it has no location. */
+static char *internal_error(NvptxModule *m, const char *what, const char *msg) {
+    diag_report(m->de, DIAG_ERROR, NULL, (Span){0}, "internal compiler error: %s: %s", what, msg);
+    return NULL;
+}
+
+char *nvptx_emit(NvptxModule *m, bool llvm_ir) {
+    pthread_once(&init_once, init_nvptx);
+    LLVMModuleRef mod = m->mod;
+    char *msg = NULL;
+    if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        internal_error(m, "invalid LLVM IR", msg);
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    LLVMDisposeMessage(msg);
+    LLVMTargetRef target;
+    if (LLVMGetTargetFromTriple("nvptx64-nvidia-cuda", &target, &msg)) {
+        internal_error(m, "the NVPTX target is missing from this LLVM", msg);
+        LLVMDisposeMessage(msg);
+        return NULL;
+    }
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", m->arch->name,
+                                                      m->arch->ptx_features, LLVMCodeGenLevelAggressive,
+                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMPassBuilderOptionsRef popt = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef perr = LLVMRunPasses(mod, "default<O3>", tm, popt);
+    LLVMDisposePassBuilderOptions(popt);
+    char *out = NULL;
+    if (perr) {
+        char *e = LLVMGetErrorMessage(perr);
+        internal_error(m, "LLVM passes failed", e);
+        LLVMDisposeErrorMessage(e);
+    } else if (llvm_ir) {
+        char *text = LLVMPrintModuleToString(mod);
+        out = malloc(strlen(text) + 1);
+        if (out) strcpy(out, text);
+        else internal_error(m, "emitting LLVM IR", "out of memory");
+        LLVMDisposeMessage(text);
+    } else {
+        LLVMMemoryBufferRef buf = NULL;
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
+            internal_error(m, "PTX emission failed", msg);
+            LLVMDisposeMessage(msg);
+        } else {
+            size_t n = LLVMGetBufferSize(buf);
+            out = malloc(n + 1);
+            if (out) {
+                memcpy(out, LLVMGetBufferStart(buf), n);
+                out[n] = 0;
+            } else {
+                internal_error(m, "emitting PTX", "out of memory");
+            }
+            LLVMDisposeMemoryBuffer(buf);
+        }
+    }
+    LLVMDisposeTargetMachine(tm);
+    return out;
+}

@@ -1,0 +1,222 @@
+/* kernel.c: a kernel's LLVM function: the op dispatch, shared memory
+ * planning, parameters, debug locations, and the module around the kernels. */
+#include "gen.h"
+
+/* ------------------------------------------------------------------ ops */
+
+/* Shared memory an op needs. */
+static int64_t smem_need(Gen *g, const BirOp *op) {
+    switch (op->code) {
+    case BIR_LOAD: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        return vtype(g, op->operands[0]).rank == 0 ? 8 : 0;
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: {
+        if (nvptx_can_remat(g, op->results[0], 0)) return 0;
+        BlkType xt = vtype(g, op->operands[0]);
+        return type_numel(xt) * (xt.dtype == DT_PTR ? 8 : dtype_bytes(xt.dtype));
+    }
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
+        return nvptx_reduce_smem_bytes(g, op);
+    default: return 0;
+    }
+}
+
+/* The most shared memory any op needs, and that op. */
+static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        int64_t need = smem_need(g, op);
+        if (need > g->smem_size) g->smem_size = need, *largest = op;
+        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], largest);
+    }
+}
+
+/* Over the architecture's limit: the error names the op, why it needs
+ * shared memory and what to shrink. */
+static bool smem_error(Gen *g, const BirOp *op) {
+    const NvptxArch *arch = g->m->arch;
+    char shape[48];
+    const char *why, *fix;
+    switch (op->code) {
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST:
+        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
+        why = "to move its operand between threads";
+        fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
+        break;
+    default:
+        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
+        why = "to combine the partial results of its warps";
+        fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
+        break;
+    }
+    return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
+                          "bytes a program may use on %s; %s", bir_opcode_name(op->code), shape,
+                          (long long)g->smem_size, why, (long long)arch->max_shared_bytes, arch->name, fix);
+}
+
+static void set_location(Gen *g, const BirOp *op) {
+    LLVMMetadataRef loc = LLVMDIBuilderCreateDebugLocation(g->ctx, op->span.line ? op->span.line : 1, op->span.col, g->di_sub, NULL);
+    LLVMSetCurrentDebugLocation2(g->b, loc);
+}
+
+static bool gen_op(Gen *g, const BirOp *op) {
+    const int64_t slot = 0; /* the shared region (see smem_size) */
+    set_location(g, op);
+    const int *a = op->operands;
+    int r = op->nresults == 1 ? op->results[0] : -1;
+    switch (op->code) {
+    case BIR_CONST: {
+        DType d = vtype(g, r).dtype;
+        LLVMValueRef c = dtype_is_float(d) ? LLVMConstReal(ty(g, d), op->value.f)
+                                           : LLVMConstInt(ty(g, d), (unsigned long long)op->value.i, 1);
+        nvptx_new_regs(g, r)[0] = c;
+        return true;
+    }
+    case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS: {
+        char name[48];
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", op->code == BIR_PROGRAM_ID ? "ctaid" : "nctaid",
+                 "xyz"[op->attr]);
+        nvptx_new_regs(g, r)[0] = nvptx_call0(g, name, g->i32);
+        return true;
+    }
+    case BIR_ARANGE: {
+        const Layout *l = &g->plan->layouts[r];
+        LLVMValueRef *out = nvptx_new_regs(g, r);
+        for (int k = 0; k < l->nregs; k++) out[k] = LLVMBuildAdd(g->b, nvptx_coord(g, l, 0, k), ci32(g, op->attr), "");
+        return true;
+    }
+    case BIR_SPLAT: {
+        LLVMValueRef *out = nvptx_new_regs(g, r);
+        for (int k = 0; k < nregs(g, r); k++) out[k] = g->regs[a[0]][0];
+        return true;
+    }
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: return nvptx_gen_reshape(g, op, slot);
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        return nvptx_gen_memory(g, op, slot);
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
+        return nvptx_gen_reduce(g, op, slot);
+    case BIR_FOR: return nvptx_gen_for(g, op);
+    case BIR_WHILE: return nvptx_gen_while(g, op);
+    case BIR_IF: return nvptx_gen_if(g, op);
+    case BIR_YIELD: case BIR_CONDITION: return true; /* read by the parent */
+    case BIR_RETURN:
+        LLVMBuildRetVoid(g->b);
+        g->terminated = true;
+        return true;
+    case BIR_BARRIER: nvptx_barrier(g); return true;
+    case BIR_PRINT: return nvptx_gen_print(g, op);
+    default:
+        if (bir_is_elementwise(op->code)) {
+            LLVMValueRef *out = nvptx_new_regs(g, r);
+            for (int k = 0; k < nregs(g, r); k++) {
+                LLVMValueRef x[3];
+                for (int i = 0; i < op->noperands; i++) {
+                    /* a scalar operand of a block op only occurs for rand's seed */
+                    x[i] = vtype(g, a[i]).rank ? g->regs[a[i]][k] : g->regs[a[i]][0];
+                }
+                out[k] = nvptx_elementwise(g, op, x);
+            }
+            return true;
+        }
+        return nvptx_gen_fail(g, op, "the NVPTX backend cannot lower '%s'", bir_opcode_name(op->code));
+    }
+}
+
+bool nvptx_gen_block(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (g->terminated) break; /* after a return: dead code */
+        if (!gen_op(g, op)) return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------- kernels */
+
+bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return nvptx_error(g->m, g->f, op, "%s", msg);
+}
+
+static void add_annotation(Gen *g, const char *key, int value) {
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->ctx, key, strlen(key)),
+                             LLVMValueAsMetadata(ci32(g, value))};
+    LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+}
+
+/* The module's dynamic shared memory: one extern array that every kernel
+ * addresses from 0; a launch gives it the kernel's shared_bytes. */
+static LLVMValueRef dynamic_shared(Gen *g) {
+    NvptxModule *m = g->m;
+    if (!m->shared) {
+        LLVMTypeRef at = LLVMArrayType2(g->i8, 0);
+        m->shared = LLVMAddGlobalInAddressSpace(g->mod, at, "blk_shared", 3);
+        LLVMSetLinkage(m->shared, LLVMExternalLinkage);
+        LLVMSetAlignment(m->shared, 16);
+    }
+    return m->shared;
+}
+
+static bool gen_body(Gen *g, const BirFunction *f) {
+    LLVMTypeRef params[64];
+    if (f->nparams > 64) return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is 64", f->name, f->nparams);
+    for (int i = 0; i < f->nparams; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
+    g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)f->nparams, 0));
+    add_annotation(g, "kernel", 1);
+    add_annotation(g, "maxntidx", 32 * g->plan->num_warps);
+    uint32_t line = f->body->ops.len ? ((BirOp *)f->body->ops.items[0])->span.line : 1;
+    LLVMMetadataRef sub_ty = LLVMDIBuilderCreateSubroutineType(g->m->di, g->m->di_file, NULL, 0, LLVMDIFlagZero);
+    g->di_sub = LLVMDIBuilderCreateFunction(g->m->di, g->m->di_file, f->name, strlen(f->name), f->name, strlen(f->name),
+                                            g->m->di_file, line, sub_ty, 0, 1, line, LLVMDIFlagZero, 1);
+    LLVMSetSubprogram(g->fn, g->di_sub);
+
+    const BirOp *largest = NULL;
+    plan_smem(g, f->body, &largest);
+    g->smem_size = (g->smem_size + 15) / 16 * 16;
+    if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
+    if (g->smem_size) g->smem = dynamic_shared(g);
+
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");
+    LLVMPositionBuilderAtEnd(g->b, entry);
+    LLVMSetCurrentDebugLocation2(g->b, LLVMDIBuilderCreateDebugLocation(g->ctx, line, 1, g->di_sub, NULL));
+    g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->i32);
+    g->lane = LLVMBuildAnd(g->b, g->tid, ci32(g, 31), "");
+    g->warp = LLVMBuildLShr(g->b, g->tid, ci32(g, 5), "");
+    for (int i = 0; i < f->nparams; i++) {
+        LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
+        LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
+        if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->i8, 0, 0), "");
+        nvptx_new_regs(g, f->params[i].value)[0] = p;
+    }
+    if (!nvptx_gen_block(g, f->body)) return false;
+    if (!g->terminated) LLVMBuildRetVoid(g->b);
+    return true;
+}
+
+bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
+    Gen gen = {.m = m, .ctx = m->ctx, .mod = m->mod, .f = f, .opt = m->opt};
+    Gen *g = &gen;
+    g->b = LLVMCreateBuilderInContext(g->ctx);
+    g->i1 = LLVMInt1TypeInContext(g->ctx);
+    g->i8 = LLVMInt8TypeInContext(g->ctx);
+    g->i16 = LLVMInt16TypeInContext(g->ctx);
+    g->i32 = LLVMInt32TypeInContext(g->ctx);
+    g->i64 = LLVMInt64TypeInContext(g->ctx);
+    g->f16 = LLVMHalfTypeInContext(g->ctx);
+    g->bf16 = LLVMBFloatTypeInContext(g->ctx);
+    g->f32 = LLVMFloatTypeInContext(g->ctx);
+    g->f64 = LLVMDoubleTypeInContext(g->ctx);
+    g->void_t = LLVMVoidTypeInContext(g->ctx);
+    g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
+    g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
+    g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, m->opt->param_div);
+    g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
+    bool ok = gen_body(g, f);
+    *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size};
+    LLVMDisposeBuilder(g->b);
+    arena_free(&g->arena);
+    return ok;
+}

@@ -1,0 +1,226 @@
+/* memory.c: loads, stores and atomics: vector accesses up to 16 bytes,
+ * predicated inline PTX when masked, scalar memory ops on thread 0 with the
+ * result broadcast through shared memory, acquire-release atomics. */
+#include "gen.h"
+
+/* -------------------------------------------------------------- memory */
+
+
+/* Packs w elements of dtype d into 32-bit words (w * size >= 4 bytes). */
+static void pack_words(Gen *g, LLVMValueRef *elems, int w, DType d, LLVMValueRef *words, int nwords) {
+    LLVMTypeRef et = mem_ty(g, d);
+    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
+    for (int i = 0; i < w; i++) vec = LLVMBuildInsertElement(g->b, vec, to_mem(g, elems[i], d), ci32(g, i), "");
+    LLVMValueRef wv = LLVMBuildBitCast(g->b, vec, LLVMVectorType(g->i32, (unsigned)nwords), "");
+    for (int i = 0; i < nwords; i++) words[i] = LLVMBuildExtractElement(g->b, wv, ci32(g, i), "");
+}
+
+static void unpack_words(Gen *g, LLVMValueRef *words, int nwords, DType d, int w, LLVMValueRef *elems) {
+    LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(g->i32, (unsigned)nwords));
+    for (int i = 0; i < nwords; i++) wv = LLVMBuildInsertElement(g->b, wv, words[i], ci32(g, i), "");
+    LLVMValueRef vec = LLVMBuildBitCast(g->b, wv, LLVMVectorType(mem_ty(g, d), (unsigned)w), "");
+    for (int i = 0; i < w; i++) elems[i] = from_mem(g, LLVMBuildExtractElement(g->b, vec, ci32(g, i), ""), d);
+}
+
+static const char *vsuffix(int n) { return n == 4 ? ".v4" : n == 2 ? ".v2" : ""; }
+
+static void reg_list(char *buf, size_t size, int first, int n) {
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, size - at, n > 1 ? "{" : "");
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(buf + at, size - at, "%s$%d", i ? ", " : "", first + i);
+    snprintf(buf + at, size - at, n > 1 ? "}" : "");
+}
+
+/* A predicated load of w elements at p; masked-off gives `other`. */
+static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *other, int w, DType d,
+                        LLVMValueRef *out) {
+    int bytes = w * dtype_bytes(d);
+    if (bytes < 4) { /* one sub-word element: through a 32-bit register */
+        LLVMValueRef init = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, other[0], d),
+                                                                  bytes == 2 ? g->i16 : g->i8, ""), g->i32, "");
+        LLVMValueRef args[3] = {pred, addr_i64(g, p), init};
+        LLVMValueRef v = nvptx_asm_call(g, g->i32, bytes == 2 ? "@$1 ld.global.u16 $0, [$2];" : "@$1 ld.global.u8 $0, [$2];",
+                                  "=r,b,l,0", args, 3, true);
+        v = LLVMBuildTrunc(g->b, v, bytes == 2 ? g->i16 : g->i8, "");
+        out[0] = from_mem(g, LLVMBuildBitCast(g->b, v, mem_ty(g, d), ""), d);
+        return;
+    }
+    int nwords = bytes / 4;
+    LLVMValueRef words[4], args[8];
+    pack_words(g, other, w, d, words, nwords);
+    args[0] = pred;
+    args[1] = addr_i64(g, p);
+    char regs[48], text[128], cons[64];
+    reg_list(regs, sizeof regs, 0, nwords);
+    snprintf(text, sizeof text, "@$%d ld.global%s.b32 %s, [$%d];", nwords, vsuffix(nwords), regs, nwords + 1);
+    size_t at = 0;
+    for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, "=r,");
+    at += (size_t)snprintf(cons + at, sizeof cons - at, "b,l");
+    for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",%d", i);
+    for (int i = 0; i < nwords; i++) args[2 + i] = words[i];
+    LLVMTypeRef ret = g->i32;
+    if (nwords > 1) {
+        LLVMTypeRef fields[4] = {g->i32, g->i32, g->i32, g->i32};
+        ret = LLVMStructTypeInContext(g->ctx, fields, (unsigned)nwords, 0);
+    }
+    LLVMValueRef v = nvptx_asm_call(g, ret, text, cons, args, 2 + nwords, true);
+    for (int i = 0; i < nwords; i++) words[i] = nwords > 1 ? LLVMBuildExtractValue(g->b, v, (unsigned)i, "") : v;
+    unpack_words(g, words, nwords, d, w, out);
+}
+
+static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w, DType d) {
+    int bytes = w * dtype_bytes(d);
+    if (bytes < 4) {
+        LLVMValueRef v = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, vals[0], d), bytes == 2 ? g->i16 : g->i8, ""),
+                                       g->i32, "");
+        LLVMValueRef args[3] = {pred, addr_i64(g, p), v};
+        nvptx_asm_call(g, g->void_t, bytes == 2 ? "@$0 st.global.u16 [$1], $2;" : "@$0 st.global.u8 [$1], $2;",
+                 "b,l,r,~{memory}", args, 3, true);
+        return;
+    }
+    int nwords = bytes / 4;
+    LLVMValueRef words[4], args[8];
+    pack_words(g, vals, w, d, words, nwords);
+    args[0] = pred;
+    args[1] = addr_i64(g, p);
+    for (int i = 0; i < nwords; i++) args[2 + i] = words[i];
+    char regs[48], text[128], cons[64];
+    reg_list(regs, sizeof regs, 2, nwords);
+    snprintf(text, sizeof text, "@$0 st.global%s.b32 [$1], %s;", vsuffix(nwords), regs);
+    size_t at = (size_t)snprintf(cons, sizeof cons, "b,l");
+    for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",r");
+    snprintf(cons + at, sizeof cons - at, ",~{memory}");
+    nvptx_asm_call(g, g->void_t, text, cons, args, 2 + nwords, true);
+}
+
+static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
+    LLVMValueRef v = LLVMBuildLoad2(g->b, mem_ty(g, d), p, "");
+    LLVMSetAlignment(v, (unsigned)align);
+    return from_mem(g, v, d);
+}
+
+/* One GPU-scope acquire-release atomic on one element. */
+static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
+                           LLVMValueRef b, DType d) {
+    bool wide = d == DT_I64, fl = d == DT_F32;
+    const char *op = code == BIR_ATOMIC_CAS ? "cas" : code == BIR_ATOMIC_XCHG ? "exch" : "add";
+    const char *type = code == BIR_ATOMIC_ADD ? (fl ? "f32" : wide ? "u64" : "u32") : (wide ? "b64" : "b32");
+    const char *rc = fl ? "f" : wide ? "l" : "r";
+    char text[128], cons[64];
+    LLVMValueRef args[5] = {pred, addr_i64(g, p), a, b, NULL};
+    LLVMTypeRef t = ty(g, d);
+    if (code == BIR_ATOMIC_CAS) {
+        snprintf(text, sizeof text, "@$1 atom.acq_rel.gpu.global.%s.%s $0, [$2], $3, $4;", op, type);
+        snprintf(cons, sizeof cons, "=%s,b,l,%s,%s,0,~{memory}", rc, rc, rc);
+        args[4] = LLVMConstNull(t);
+        return nvptx_asm_call(g, t, text, cons, args, 5, true);
+    }
+    snprintf(text, sizeof text, "@$1 atom.acq_rel.gpu.global.%s.%s $0, [$2], $3;", op, type);
+    snprintf(cons, sizeof cons, "=%s,b,l,%s,0,~{memory}", rc, rc);
+    args[3] = LLVMConstNull(t);
+    return nvptx_asm_call(g, t, text, cons, args, 4, true);
+}
+
+/* A scalar load or atomic runs on thread 0, and every thread reads its
+ * result back through a shared-memory slot: barrier (earlier readers of the
+ * slot are done, and for an atomic every earlier access of the program is),
+ * thread 0 works and writes, barrier, all read. A scalar store is thread 0's. */
+static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
+    const int *a = op->operands;
+    DType d = vtype(g, a[0]).elem;
+    LLVMValueRef p = g->regs[a[0]][0];
+    int mask_at = bir_op_info(op->code)->mask_at;
+    LLVMValueRef mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]][0] : NULL;
+    if (op->code == BIR_STORE) {
+        LLVMValueRef cond = is_thread0(g);
+        if (mask) cond = LLVMBuildAnd(g->b, cond, mask, "");
+        LLVMBasicBlockRef merge = nvptx_begin_if(g, cond);
+        LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, g->regs[a[1]][0], d), p);
+        LLVMSetAlignment(st, (unsigned)dtype_bytes(d));
+        nvptx_end_if(g, merge);
+        return true;
+    }
+    bool is_atomic = op->code != BIR_LOAD;
+    nvptx_barrier(g); /* an atomic waits for every earlier access of the program; the slot's readers are done */
+    LLVMValueRef slot_p = nvptx_smem_ptr(g, slot, NULL, 0);
+    LLVMValueRef init = op->code == BIR_LOAD && a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
+    LLVMBasicBlockRef t0 = nvptx_begin_if(g, is_thread0(g));
+    LLVMValueRef v = init;
+    if (is_atomic) nvptx_asm_call(g, g->void_t, "fence.acq_rel.gpu;", "~{memory}", NULL, 0, true);
+    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->i1, 1, 0);
+    if (op->code == BIR_LOAD) {
+        if (mask) {
+            LLVMValueRef out;
+            masked_load(g, p, pred, &init, 1, d, &out);
+            v = out;
+        } else {
+            v = plain_load(g, p, d, dtype_bytes(d));
+        }
+    } else {
+        LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
+        v = atomic(g, op->code, pred, p, x, y, d);
+    }
+    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, d), slot_p);
+    LLVMSetAlignment(st, 8);
+    nvptx_end_if(g, t0);
+    nvptx_barrier(g);
+    LLVMValueRef ld = LLVMBuildLoad2(g->b, mem_ty(g, d), nvptx_smem_ptr(g, slot, NULL, 0), "");
+    LLVMSetAlignment(ld, 8);
+    nvptx_new_regs(g, op->results[0])[0] = from_mem(g, ld, d);
+    return true;
+}
+
+bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
+    const int *a = op->operands;
+    BlkType pt = vtype(g, a[0]);
+    if (pt.rank == 0) return gen_scalar_memory(g, op, slot);
+    DType d = pt.elem;
+    const Layout *l = &g->plan->layouts[a[0]];
+    int w = nvptx_access_width(g->plan, g->f, op);
+    int es = dtype_bytes(d);
+    LLVMValueRef *ptr = g->regs[a[0]];
+    int mask_at = bir_op_info(op->code)->mask_at;
+    LLVMValueRef *mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]] : NULL;
+    LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
+    if (op->code == BIR_ATOMIC_CAS || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) {
+        LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
+        for (int k = 0; k < l->nregs; k++) {
+            LLVMValueRef pred = mask ? LLVMBuildAnd(g->b, own, mask[k], "") : own;
+            LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][k] : NULL;
+            out[k] = atomic(g, op->code, pred, ptr[k], g->regs[a[1]][k], y, d);
+        }
+        return true;
+    }
+    for (int k = 0; k < l->nregs; k += w) {
+        if (op->code == BIR_LOAD) {
+            if (mask) {
+                LLVMValueRef other[16];
+                for (int i = 0; i < w; i++)
+                    other[i] = a[2] != BIR_NONE ? g->regs[a[2]][k + i] : LLVMConstNull(ty(g, d));
+                masked_load(g, ptr[k], mask[k], other, w, d, out + k);
+            } else if (w == 1) {
+                out[k] = plain_load(g, ptr[k], d, es);
+            } else {
+                LLVMTypeRef vt = LLVMVectorType(mem_ty(g, d), (unsigned)w);
+                LLVMValueRef v = LLVMBuildLoad2(g->b, vt, ptr[k], "");
+                LLVMSetAlignment(v, (unsigned)(w * es));
+                for (int i = 0; i < w; i++) out[k + i] = from_mem(g, LLVMBuildExtractElement(g->b, v, ci32(g, i), ""), d);
+            }
+        } else {
+            LLVMValueRef *vals = g->regs[a[1]] + k;
+            if (mask) {
+                masked_store(g, ptr[k], mask[k], vals, w, d);
+            } else if (w == 1) {
+                LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, vals[0], d), ptr[k]);
+                LLVMSetAlignment(st, (unsigned)es);
+            } else {
+                LLVMTypeRef vt = LLVMVectorType(mem_ty(g, d), (unsigned)w);
+                LLVMValueRef v = LLVMGetUndef(vt);
+                for (int i = 0; i < w; i++) v = LLVMBuildInsertElement(g->b, v, to_mem(g, vals[i], d), ci32(g, i), "");
+                LLVMValueRef st = LLVMBuildStore(g->b, v, ptr[k]);
+                LLVMSetAlignment(st, (unsigned)(w * es));
+            }
+        }
+    }
+    return true;
+}

@@ -1,0 +1,67 @@
+/* nvptx.h: the NVPTX backend's one public entry: block IR in, PTX (or LLVM
+ * IR) out, with everything a launcher needs about each kernel returned as
+ * data. Also the table of the GPU architectures blkc targets. The files of
+ * compiler/nvptx/ share gen.h, which nothing outside this folder includes. */
+#ifndef BLK_NVPTX_H
+#define BLK_NVPTX_H
+
+#include "blkc.h"
+
+/* ---------------------------------------------------------------- target.c */
+/* One row per architecture blkc can emit code for. */
+typedef struct {
+    const char *name;         /* "sm_90" */
+    int sm;                   /* 90: compute capability x 10 */
+    bool arch_specific;       /* sm_90a: runs on that GPU only, never chosen for a device */
+    const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
+    int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
+} NvptxArch;
+
+#define NVPTX_DEFAULT_ARCH "sm_90"
+
+const NvptxArch *nvptx_arch(const char *name); /* NULL if blkc does not know it */
+/* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
+const char *nvptx_arch_names(char *buf, size_t size);
+/* The arch to build for on a device of compute capability major.minor: its
+ * own, else the newest older one blkc knows (its PTX is JIT-compiled
+ * forward); NULL when the device is older than every arch. */
+const NvptxArch *nvptx_arch_for_device(int major, int minor);
+
+/* ---------------------------------------------------------------- nvptx.c */
+typedef struct {
+    const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
+    int num_warps;            /* 0: chosen from the largest block */
+    bool precise_math;        /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
+    bool no_fma;              /* do not contract a * b + c into fma */
+    const char *only_kernel;  /* NULL: every kernel of the module */
+    const int64_t *param_div; /* with only_kernel: launch-time facts, one per runtime parameter
+                                 (a pointer's alignment, an integer's divisibility; 0: none) */
+    bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
+} NvptxOptions;
+
+/* What a launcher needs to know about one compiled kernel. */
+typedef struct {
+    const char *name;     /* the BirFunction's */
+    int num_warps;        /* the launch's block is 32 x num_warps threads */
+    int64_t shared_bytes; /* dynamic shared memory to launch with (0: none) */
+} NvptxKernel;
+
+typedef struct {
+    char *text;           /* PTX or LLVM IR, NUL-terminated */
+    NvptxKernel *kernels; /* in module order */
+    int nkernels;
+} NvptxOutput;
+
+/* Compiles the kernels of m. Errors the program caused (shared memory over
+ * the architecture's limit, a layout too wide) go to de at the op's source
+ * location, internal ones as "internal compiler error"; then it returns
+ * false and out holds nothing. */
+bool nvptx_compile(const BirModule *m, const NvptxOptions *opt, DiagEngine *de, NvptxOutput *out);
+void nvptx_output_free(NvptxOutput *out);
+
+/* --------------------------------------------------------------- annotate.c */
+/* The PTX with each source line as a comment above the instructions it
+ * produced (--annotate). Malloc'ed; NULL when out of memory. */
+char *nvptx_annotate(const char *ptx, const Source *src);
+
+#endif

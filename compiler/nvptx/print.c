@@ -1,0 +1,60 @@
+/* print.c: device_print through vprintf. */
+#include "gen.h"
+
+/* ------------------------------------------------------------ printing */
+
+/* device_print: each thread prints the elements it holds first (one line
+ * each, like the interpreter: "pid (x, y, z) idx [i] prefix value"); a
+ * scalar prints from thread 0. Through vprintf, which the driver links. */
+bool nvptx_gen_print(Gen *g, const BirOp *op) {
+    LLVMValueRef pid[3];
+    for (int i = 0; i < 3; i++) {
+        char name[40];
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", "xyz"[i]);
+        pid[i] = nvptx_call0(g, name, g->i32);
+    }
+    LLVMTypeRef vp_params[2] = {g->genptr, g->genptr};
+    LLVMTypeRef vp_ty = LLVMFunctionType(g->i32, vp_params, 2, 0);
+    LLVMValueRef vprintf = LLVMGetNamedFunction(g->mod, "vprintf");
+    if (!vprintf) vprintf = LLVMAddFunction(g->mod, "vprintf", vp_ty);
+    for (int a = 0; a < (op->noperands ? op->noperands : 1); a++) {
+        int v = op->noperands ? op->operands[a] : -1;
+        BlkType t = v >= 0 ? vtype(g, v) : type_scalar(DT_VOID);
+        const Layout *l = v >= 0 ? &g->plan->layouts[v] : NULL;
+        int n = t.rank ? l->nregs : 1;
+        LLVMValueRef cond = t.rank ? nvptx_owner(g, l) : is_thread0(g);
+        LLVMBasicBlockRef merge = nvptx_begin_if(g, cond);
+        for (int k = 0; k < n; k++) {
+            char fmt[256];
+            const char *vf = v < 0 ? "" : dtype_is_float(t.dtype) ? " %.9g" : t.dtype == DT_PTR ? " 0x%llx" : " %lld";
+            if (t.rank == 2) snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx [%%d, %%d] %s%s\n", op->text, vf);
+            else if (t.rank == 1) snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx [%%d] %s%s\n", op->text, vf);
+            else snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) %s%s\n", op->text, vf);
+            LLVMValueRef fields[6];
+            int nf = 0;
+            for (int i = 0; i < 3; i++) fields[nf++] = pid[i];
+            for (int d = 0; d < t.rank; d++) fields[nf++] = nvptx_coord(g, l, d, k);
+            if (v >= 0) {
+                LLVMValueRef x = g->regs[v][k];
+                if (dtype_is_float(t.dtype)) x = LLVMBuildFPExt(g->b, nvptx_convert(g, x, t.dtype, DT_F32), g->f64, "");
+                else if (t.dtype == DT_PTR) x = addr_i64(g, x);
+                else x = nvptx_convert(g, x, t.dtype, DT_I64);
+                fields[nf++] = x;
+            }
+            LLVMTypeRef ftys[6];
+            for (int i = 0; i < nf; i++) ftys[i] = LLVMTypeOf(fields[i]);
+            LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, ftys, (unsigned)nf, 0);
+            /* the argument buffer lives in the entry block, so loops do not grow the stack */
+            LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
+            LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
+            LLVMPositionBuilderBefore(g->b, LLVMGetFirstInstruction(entry));
+            LLVMValueRef buf = LLVMBuildAlloca(g->b, st, "");
+            LLVMPositionBuilderAtEnd(g->b, here);
+            for (int i = 0; i < nf; i++) LLVMBuildStore(g->b, fields[i], LLVMBuildStructGEP2(g->b, st, buf, (unsigned)i, ""));
+            LLVMValueRef args[2] = {LLVMBuildGlobalStringPtr(g->b, fmt, ""), buf};
+            LLVMBuildCall2(g->b, vp_ty, vprintf, args, 2, "");
+        }
+        nvptx_end_if(g, merge);
+    }
+    return true;
+}
