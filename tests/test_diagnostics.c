@@ -3,7 +3,10 @@
  * whose expected diagnostics stand at its top as
  *     // expect: LINE:COL: SEVERITY: MESSAGE
  * The compiler must report exactly those, in that order, and show the source
- * line with a caret under the column. One test per file. */
+ * line with a caret under the column. One test per file. Files named
+ * backend_*.blk are correct programs the NVPTX backend rejects: they go
+ * through the whole pipeline (compile_ptx), for the arch a `// arch: sm_NN`
+ * line names (default sm_90) and the warps a `// num-warps: N` line names. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <dirent.h>
@@ -72,11 +75,27 @@ ParameterizedTest(int *index, diagnostics, golden) {
     }
     cr_assert(want.n > 0, "%s states no expected diagnostic", name);
 
+    bool backend = strncmp(name, "backend_", 8) == 0;
+    char arch[16] = "sm_90";
+    const char *arch_line = strstr(src, "// arch: ");
+    if (arch_line) sscanf(arch_line + 9, "%15s", arch);
+    int num_warps = 0;
+    const char *warps_line = strstr(src, "// num-warps: ");
+    if (warps_line) num_warps = atoi(warps_line + 14);
+
     CompileRequest req = {.name = name, .text = src, .len = strlen(src), .diag = record,
                           .diag_user = &got};
     Compilation *c = compile_front(&req);
     cr_assert(c);
-    cr_expect_not(c->ok, "%s compiled without error", name);
+    if (backend) {
+        cr_assert(c->ok, "%s: the front end should accept it: %s", name, got.n ? got.lines[0] : "");
+        NvptxOptions opt = {.arch = arch, .num_warps = num_warps};
+        NvptxOutput out;
+        cr_expect_not(compile_ptx(c, &opt, &out), "%s compiled for %s without error", name, arch);
+        nvptx_output_free(&out);
+    } else {
+        cr_expect_not(c->ok, "%s compiled without error", name);
+    }
     cr_expect_eq(got.n, want.n, "%s: %d diagnostics, expected %d (first: %s)", name, got.n, want.n,
                  got.n ? got.lines[0] : "none");
     for (int i = 0; i < want.n && i < got.n; i++)
@@ -85,6 +104,12 @@ ParameterizedTest(int *index, diagnostics, golden) {
     /* The formatted form: header, the source line, a caret under the column. */
     Captured cap = {0};
     Compilation *c2 = compile_str(src, &cap);
+    if (backend) {
+        NvptxOptions opt = {.arch = arch, .num_warps = num_warps};
+        NvptxOutput out;
+        compile_ptx(c2, &opt, &out);
+        nvptx_output_free(&out);
+    }
     const char *nl1 = strchr(cap.text, '\n');
     cr_assert(nl1, "%s", cap.text);
     const char *src_line = src;

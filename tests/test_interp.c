@@ -427,3 +427,44 @@ Test(interp, bad_launches_are_errors) {
     free(err);
     drop(p);
 }
+
+/* Regression (issue 9): constant folding used to wrap float -> integer
+ * conversions (3e9 as i32 gave -1294967296) where the run time saturates.
+ * A folded conversion or math call must equal the same one computed at run
+ * time, and both the documented saturating values (docs/language.md §5). */
+Test(interp, folded_conversions_and_math_equal_run_time_ones) {
+    Prog *p = build("kernel k(big: f32, neg_big: f32, minus_one: f32, nan_v: f32, two: f32, one: f32,\n"
+                    "         oi: *i32, ou: *u32, ol: *i64, of: *f32) {\n"
+                    "  store(oi + 0, 3e9 as i32);    store(oi + 1, big as i32);\n"
+                    "  store(oi + 2, -3e9 as i32);   store(oi + 3, neg_big as i32);\n"
+                    "  store(oi + 4, nan as i32);    store(oi + 5, nan_v as i32);\n"
+                    "  store(ou + 0, -1.0 as u32);   store(ou + 1, minus_one as u32);\n"
+                    "  store(ou + 2, 3e10 as u32);   store(ou + 3, (big * 10.0) as u32);\n"
+                    "  store(ol + 0, 1e20 as i64);   store(ol + 1, (big * 1e11) as i64);\n"
+                    "  store(of + 0, sqrt(2.0));     store(of + 1, sqrt(two));\n"
+                    "  store(of + 2, exp(1.0));      store(of + 3, exp(one));\n"
+                    "  store(of + 4, rsqrt(2.0));    store(of + 5, rsqrt(two));\n"
+                    "  store(of + 6, log2(3));       store(of + 7, log2(two + one));\n"
+                    "}\n", NULL);
+    int32_t oi[6];
+    uint32_t ou[4];
+    int64_t ol[2];
+    float of[8];
+    InterpBuffer bufs[] = {BUF(oi, 6), BUF(ou, 4), BUF(ol, 2), BUF(of, 8)};
+    InterpArg args[] = {{.f = 3e9}, {.f = -3e9}, {.f = -1.0}, {.f = NAN}, {.f = 2.0}, {.f = 1.0},
+                        {.p = oi}, {.p = ou}, {.p = ol}, {.p = of}};
+    char *err = run(p, args, 1, bufs, 4);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(oi[0], INT32_MAX, "3e9 as i32 folded to %d", oi[0]);
+    cr_expect_eq(oi[2], INT32_MIN, "-3e9 as i32 folded to %d", oi[2]);
+    cr_expect_eq(oi[4], 0, "nan as i32 folded to %d", oi[4]);
+    cr_expect_eq(ou[0], 0u, "-1.0 as u32 folded to %u", ou[0]);
+    cr_expect_eq(ou[2], UINT32_MAX, "3e10 as u32 folded to %u", ou[2]);
+    cr_expect_eq(ol[0], INT64_MAX, "1e20 as i64 folded to %lld", (long long)ol[0]);
+    for (int k = 0; k < 6; k += 2) cr_expect_eq(oi[k], oi[k + 1], "i32 %d: folded %d, run time %d", k, oi[k], oi[k + 1]);
+    for (int k = 0; k < 4; k += 2) cr_expect_eq(ou[k], ou[k + 1], "u32 %d: folded %u, run time %u", k, ou[k], ou[k + 1]);
+    cr_expect_eq(ol[0], ol[1], "i64: folded %lld, run time %lld", (long long)ol[0], (long long)ol[1]);
+    for (int k = 0; k < 8; k += 2)
+        cr_expect(memcmp(&of[k], &of[k + 1], 4) == 0, "math %d: folded %a, run time %a", k, of[k], of[k + 1]);
+    drop(p);
+}

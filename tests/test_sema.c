@@ -196,6 +196,8 @@ Test(sema_rules, constant_folding_follows_c) {
                                   "    let f = 0xff & 0x0f | 1 << 8;\n"
                                   "    let g = 5 > 3 && 2 != 2;\n"
                                   "    let h = 2.5 as i32;\n"
+                                  "    let hs = 3e9 as i32;\n"
+                                  "    let us = -1.0 as u32;\n"
                                   "    let u = 0xffffffff as u32 >> 4;\n"
                                   "    let w = (0xffffffff as u32) * (0xffffffff as u32);\n"
                                   "    let nan_ne = nan != nan;\n"
@@ -212,6 +214,8 @@ Test(sema_rules, constant_folding_follows_c) {
     cr_expect_eq(const_of(c, "f"), 0x10f);
     cr_expect_eq(const_of(c, "g"), 0);
     cr_expect_eq(const_of(c, "h"), 2);
+    cr_expect_eq(const_of(c, "hs"), INT32_MAX); /* saturates, as at run time (issue 9) */
+    cr_expect_eq(const_of(c, "us"), 0);
     cr_expect_eq(const_of(c, "u"), 0x0fffffff);
     cr_expect_eq(const_of(c, "w"), 1); /* u32 wraps: (2^32-1)^2 mod 2^32 */
     cr_expect_eq(const_of(c, "nan_ne"), 1);

@@ -85,7 +85,12 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     int nkeys = other < 0 ? 1 : l->reps[other] * l->spt[other];
     LLVMValueRef acc[256], idx[256];
     int key_reg[256];
-    if (nkeys > 256) return nvptx_gen_fail(g, op, "reduction of a %d-register-per-thread layout is too wide", nkeys);
+    if (nkeys > 256) {
+        char shape[48];
+        return nvptx_gen_fail(g, op, "this %s of a %s block leaves each thread %d partial results, more than the 256 "
+                              "it can hold; use a smaller block along the kept axis, or more warps (--num-warps)",
+                              bir_opcode_name(op->code), shape_str(xt, shape, sizeof shape), nkeys);
+    }
     for (int k = 0; k < nkeys; k++) acc[k] = NULL, key_reg[k] = -1;
     int64_t tile_a = (int64_t)l->spt[a] * l->tpw[a] * l->wpc[a];
     LLVMValueRef base_a = nvptx_thread_base(g, l, a);
