@@ -20,8 +20,10 @@ void *arena_alloc(Arena *a, size_t size) {
         size_t cap = size > ARENA_CHUNK_MIN ? size : ARENA_CHUNK_MIN;
         c = malloc(sizeof(ArenaChunk) + cap);
         if (!c) {
-            fputs("blkc: out of memory\n", stderr);
-            exit(3);
+            /* back to the pass that owns the arena, which reports it; a
+             * library never ends the process of its caller */
+            if (a->on_oom) longjmp(*a->on_oom, 1);
+            abort(); /* an arena without a handler is a compiler bug */
         }
         c->next = a->head;
         c->used = 0;

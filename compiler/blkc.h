@@ -4,6 +4,7 @@
 #ifndef BLKC_H
 #define BLKC_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 typedef struct ArenaChunk ArenaChunk;
 typedef struct {
     ArenaChunk *head;
+    jmp_buf *on_oom; /* where arena_alloc jumps when malloc fails; set by the pass that owns it */
 } Arena;
 
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */

@@ -18,22 +18,46 @@ static void init_source(Compilation *c, const CompileRequest *req) {
     c->de.user = req->diag_user;
 }
 
-Compilation *compile_front(const CompileRequest *req) {
-    if (!req || !req->name || (!req->text && req->len)) return NULL;
-    Compilation *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+/* Each pass runs with the arena's out-of-memory handler set to here: a
+ * failed allocation ends the pass with an error instead of the process. */
+static void out_of_memory(Compilation *c) {
+    c->arena.on_oom = NULL;
+    c->ok = false;
+    diag_report(&c->de, DIAG_ERROR, c->src.name ? &c->src : NULL, (Span){0}, "out of memory");
+}
+
+static void run_front(Compilation *c, const CompileRequest *req) {
+    jmp_buf oom;
+    c->arena.on_oom = &oom;
+    if (setjmp(oom)) {
+        out_of_memory(c);
+        return;
+    }
     init_source(c, req);
     c->module = parse_module(&c->arena, &c->src, &c->de);
     /* Check even after syntax errors: the parser recovered, and more
      * errors per run help. Sema tolerates the holes the parser left. */
     sema_check_module(&c->arena, c->module, &c->de, req->defs, req->ndefs);
     c->ok = c->de.errors == 0;
+    c->arena.on_oom = NULL;
+}
+
+Compilation *compile_front(const CompileRequest *req) {
+    if (!req || !req->name || (!req->text && req->len)) return NULL;
+    Compilation *c = calloc(1, sizeof *c);
+    if (c) run_front(c, req);
     return c;
 }
 
 bool compile_lower(Compilation *c) {
     if (!c->ok) return false;
     if (c->bir) return true;
+    jmp_buf oom;
+    c->arena.on_oom = &oom;
+    if (setjmp(oom)) {
+        out_of_memory(c);
+        return false;
+    }
     c->bir = lower_module(&c->arena, c->module);
     for (int i = 0; i < c->bir->nkernels; i++) {
         char err[512];
@@ -43,6 +67,7 @@ bool compile_lower(Compilation *c) {
             c->ok = false;
         }
     }
+    c->arena.on_oom = NULL;
     return c->ok;
 }
 
@@ -65,17 +90,25 @@ void compilation_free(Compilation *c) {
 }
 
 int dump_tokens(FILE *out, const CompileRequest *req) {
-    Compilation c = {0};
-    init_source(&c, req);
-    Lexer lx;
-    lexer_init(&lx, &c.src, &c.de);
-    for (;;) {
-        Token t = lexer_next(&lx);
-        fprintf(out, "%u:%u %s", t.span.line, t.span.col, token_kind_name(t.kind));
-        if (t.kind != TOK_EOF) fprintf(out, " '%.*s'", (int)t.span.len, t.text);
-        fputc('\n', out);
-        if (t.kind == TOK_EOF) break;
+    Compilation *c = calloc(1, sizeof *c);
+    if (!c) return 1;
+    jmp_buf oom;
+    c->arena.on_oom = &oom;
+    if (!setjmp(oom)) {
+        init_source(c, req);
+        Lexer lx;
+        lexer_init(&lx, &c->src, &c->de);
+        for (;;) {
+            Token t = lexer_next(&lx);
+            fprintf(out, "%u:%u %s", t.span.line, t.span.col, token_kind_name(t.kind));
+            if (t.kind != TOK_EOF) fprintf(out, " '%.*s'", (int)t.span.len, t.text);
+            fputc('\n', out);
+            if (t.kind == TOK_EOF) break;
+        }
+    } else {
+        out_of_memory(c);
     }
-    arena_free(&c.arena);
-    return c.de.errors;
+    int errors = c->de.errors;
+    compilation_free(c);
+    return errors;
 }

@@ -197,9 +197,19 @@ static bool gen_body(Gen *g, const BirFunction *f) {
 }
 
 bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
-    Gen gen = {.m = m, .ctx = m->ctx, .mod = m->mod, .f = f, .opt = m->opt};
-    Gen *g = &gen;
+    /* on the heap: it changes between the setjmp and a longjmp back */
+    Gen *g = calloc(1, sizeof *g);
+    if (!g) return nvptx_error(m, f, NULL, "out of memory");
+    *g = (Gen){.m = m, .ctx = m->ctx, .mod = m->mod, .f = f, .opt = m->opt};
     g->b = LLVMCreateBuilderInContext(g->ctx);
+    jmp_buf oom;
+    g->arena.on_oom = &oom;
+    if (setjmp(oom)) {
+        LLVMDisposeBuilder(g->b);
+        arena_free(&g->arena);
+        free(g);
+        return nvptx_error(m, f, NULL, "out of memory");
+    }
     g->i1 = LLVMInt1TypeInContext(g->ctx);
     g->i8 = LLVMInt8TypeInContext(g->ctx);
     g->i16 = LLVMInt16TypeInContext(g->ctx);
@@ -218,5 +228,6 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size};
     LLVMDisposeBuilder(g->b);
     arena_free(&g->arena);
+    free(g);
     return ok;
 }
