@@ -551,6 +551,9 @@ BackendModule *codegen_module(const BirModule *m, const char *only, const Backen
 void backend_module_free(BackendModule *bm);
 /* The warps per program a kernel was built for (the launch's block is 32x that); 0 if unknown. */
 int backend_kernel_num_warps(const BackendModule *bm, const char *name);
+/* The shared memory a kernel needs per program, in bytes (the launch's
+ * dynamic shared memory); 0 if none or unknown. */
+int64_t backend_kernel_shared_bytes(const BackendModule *bm, const char *name);
 /* Optimizes and writes PTX (or, with llvm_ir, the optimized LLVM IR) to a
  * malloc'ed string. Returns NULL with a message in err on failure. */
 char *backend_emit(BackendModule *bm, bool llvm_ir, char *err, size_t err_size);

@@ -1294,6 +1294,12 @@ int backend_kernel_num_warps(const BackendModule *bm, const char *name) {
     return 0;
 }
 
+int64_t backend_kernel_shared_bytes(const BackendModule *bm, const char *name) {
+    for (int i = 0; i < bm->nkernels; i++)
+        if (strcmp(bm->kernel_names[i], name) == 0) return bm->smem_bytes[i];
+    return 0;
+}
+
 void backend_module_free(BackendModule *bm) {
     if (!bm) return;
     if (bm->mod) LLVMDisposeModule(bm->mod);
