@@ -3,9 +3,11 @@
  * ../shared/design-notes.md §1 (H100 80GB HBM3). Timed like
  * triton.testing.do_bench: the L2 cache is flushed (a 256 MB memset) before
  * each run, each run is timed with events, the median is reported. GB/s
- * counts bytes as the tutorials do. Kernels are specialized for their
- * arguments (16-byte aligned pointers, integers divisible by 16), as Triton's
- * are. Also the compile and module-load times of each kernel.
+ * counts bytes as the tutorials do. Kernels are compiled, loaded and launched
+ * through the runtime API (include/blk.h), so they are specialized for their
+ * arguments (16-byte aligned pointers, integers divisible by 16) as Triton's
+ * are; the CUDA driver is used directly only for the events. Also the JIT
+ * time of each kernel (the disk cache is off, so it is cold).
  * Usage: gpu_bench [examples-dir [num-warps]] (num-warps: force it, 0 = the default) */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -14,26 +16,37 @@
 #include <string.h>
 #include <time.h>
 
-#include "checks_cuda.h"
+#include "blk.h"
+#include "blkc.h" /* f32_to_f16 */
+#include "cuda_driver.h"
 #include "reference.h"
 
 enum { RUNS = 25, MAX_ARGS = 16 };
 
 typedef struct {
-    CudaLaunchCtx *c;
-    CUdeviceptr flush;
-    size_t flush_bytes;
+    blk_context *ctx;
+    const char *examples_dir;
+    int num_warps;
+    CudaDriver drv; /* the events only: everything else goes through the runtime */
     CUevent start, stop;
+    blk_ptr flush;
+    size_t flush_bytes;
 } Bench;
 
-static void check(Bench *b, CUresult r, const char *what) {
-    if (r == CUDA_SUCCESS) return;
-    char buf[256];
-    fprintf(stderr, "gpu_bench: %s: %s\n", what, cuda_error_text(&b->c->drv, r, buf, sizeof buf));
+static void check(blk_status s, const char *what) {
+    if (s == BLK_SUCCESS) return;
+    fprintf(stderr, "gpu_bench: %s: %s\n", what, blk_last_error());
     exit(1);
 }
 
-static CUdeviceptr dev_random(Bench *b, size_t n, DType dt, double mean, double scale, uint64_t seed) {
+static void check_cu(Bench *b, CUresult r, const char *what) {
+    if (r == CUDA_SUCCESS) return;
+    char buf[256];
+    fprintf(stderr, "gpu_bench: %s: %s\n", what, blk_cuda_error_text(&b->drv, r, buf, sizeof buf));
+    exit(1);
+}
+
+static blk_ptr dev_random(Bench *b, size_t n, DType dt, double mean, double scale, uint64_t seed) {
     size_t es = dt == DT_F16 ? 2 : 4;
     void *host = malloc(n * es);
     RefRng rng = {seed};
@@ -42,25 +55,28 @@ static CUdeviceptr dev_random(Bench *b, size_t n, DType dt, double mean, double 
         if (dt == DT_F16) ((uint16_t *)host)[i] = f32_to_f16((float)v);
         else ((float *)host)[i] = (float)v;
     }
-    CUdeviceptr d;
-    check(b, b->c->drv.MemAlloc(&d, n * es), "alloc");
-    check(b, b->c->drv.MemcpyHtoD(d, host, n * es), "copy");
+    blk_ptr d;
+    check(blk_malloc(b->ctx, n * es, &d), "alloc");
+    check(blk_memcpy_to_device(b->ctx, d, host, n * es), "copy");
     free(host);
     return d;
 }
 
-static CUdeviceptr dev_zeros(Bench *b, size_t bytes) {
-    CUdeviceptr d;
-    check(b, b->c->drv.MemAlloc(&d, bytes), "alloc");
-    check(b, b->c->drv.MemsetD8(d, 0, bytes), "memset");
+static blk_ptr dev_zeros(Bench *b, size_t bytes) {
+    blk_ptr d;
+    check(blk_malloc(b->ctx, bytes, &d), "alloc");
+    check(blk_memset(b->ctx, d, 0, bytes), "memset");
     return d;
 }
 
 typedef struct {
-    LoadedKernel k;
-    void *params[MAX_ARGS];
+    blk_module *module;
+    blk_kernel *k;
+    blk_arg args[MAX_ARGS];
+    int nargs;
     uint32_t grid;
     double compile_ms;
+    size_t ptx_bytes;
 } Launch;
 
 static double now_ms(void) {
@@ -69,26 +85,34 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-static void prepare(Bench *b, Launch *l, const char *kernel, const char *const *defs, int nparams) {
-    ExampleKernel k = {"layernorm.blk", kernel, {NULL}};
-    if (strncmp(kernel, "layer_norm", 10) != 0) k.file = strcmp(kernel, "softmax") == 0 ? "softmax.blk"
-                                                      : strcmp(kernel, "dropout") == 0 ? "dropout.blk" : "add.blk";
-    for (int i = 0; defs[i]; i++) k.defs[i] = defs[i];
-    int64_t div[MAX_ARGS];
-    for (int i = 0; i < MAX_ARGS; i++) div[i] = 16; /* every argument here is aligned / divisible */
-    (void)nparams;
+static void launch(Launch *l) { check(blk_launch(l->k, l->grid, 1, 1, l->args, l->nargs, NULL), "launch"); }
+
+/* Compiles the kernel with its arguments set: source to a finished first
+ * launch, which compiles and loads its specialization. */
+static void prepare(Bench *b, Launch *l, const char *kernel, const char *const *defs) {
+    const char *file = strncmp(kernel, "layer_norm", 10) == 0 ? "layernorm.blk"
+                     : strcmp(kernel, "softmax") == 0        ? "softmax.blk"
+                     : strcmp(kernel, "dropout") == 0        ? "dropout.blk"
+                                                             : "add.blk";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", b->examples_dir, file);
+    int ndefs = 0;
+    while (defs[ndefs]) ndefs++;
+    blk_compile_options opt = {.defines = defs, .num_defines = ndefs, .num_warps = b->num_warps};
     double t0 = now_ms();
-    char *err = cuda_load_kernel(b->c, &k, div, &l->k);
+    check(blk_module_create_from_file(b->ctx, path, &opt, &l->module), kernel);
+    check(blk_module_get_kernel(l->module, kernel, &l->k), kernel);
+    launch(l);
+    check(blk_synchronize(b->ctx), kernel);
     l->compile_ms = now_ms() - t0;
-    if (err) {
-        fprintf(stderr, "gpu_bench: %s\n", err);
-        exit(1);
-    }
+    const char *ptx;
+    check(blk_kernel_ptx(l->k, &ptx), kernel);
+    l->ptx_bytes = strlen(ptx);
 }
 
-static void launch(Bench *b, Launch *l) {
-    check(b, b->c->drv.LaunchKernel(l->k.fn, l->grid, 1, 1, 32u * (unsigned)l->k.warps, 1, 1, (unsigned)l->k.shared_bytes, NULL, l->params, NULL),
-          "launch");
+static void set_args(Launch *l, const blk_arg *args, int n) {
+    memcpy(l->args, args, (size_t)n * sizeof *args);
+    l->nargs = n;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -97,17 +121,17 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Median time in ms of running `n` launches in order (plus an optional lock reset). */
-static double time_launches(Bench *b, Launch *ls, int n, CUdeviceptr reset, size_t reset_bytes) {
+static double time_launches(Bench *b, Launch *ls, int n, blk_ptr reset, size_t reset_bytes) {
     double t[RUNS];
     for (int run = -3; run < RUNS; run++) {
-        check(b, b->c->drv.MemsetD8(b->flush, 0, b->flush_bytes), "flush");
-        check(b, b->c->drv.EventRecord(b->start, NULL), "event");
-        if (reset) check(b, b->c->drv.MemsetD8(reset, 0, reset_bytes), "memset");
-        for (int i = 0; i < n; i++) launch(b, &ls[i]);
-        check(b, b->c->drv.EventRecord(b->stop, NULL), "event");
-        check(b, b->c->drv.EventSynchronize(b->stop), "sync");
+        check(blk_memset(b->ctx, b->flush, 0, b->flush_bytes), "flush");
+        check_cu(b, b->drv.EventRecord(b->start, NULL), "event");
+        if (reset) check(blk_memset(b->ctx, reset, 0, reset_bytes), "memset");
+        for (int i = 0; i < n; i++) launch(&ls[i]);
+        check_cu(b, b->drv.EventRecord(b->stop, NULL), "event");
+        check_cu(b, b->drv.EventSynchronize(b->stop), "sync");
         float ms;
-        check(b, b->c->drv.EventElapsedTime(&ms, b->start, b->stop), "elapsed");
+        check_cu(b, b->drv.EventElapsedTime(&ms, b->start, b->stop), "elapsed");
         if (run >= 0) t[run] = ms;
     }
     qsort(t, RUNS, sizeof t[0], cmp_double);
@@ -127,20 +151,21 @@ static void row(const char *name, double ms, double bytes, const char *triton, c
 }
 
 int main(int argc, char **argv) {
-    CudaLaunchCtx c = {.examples_dir = argc > 1 ? argv[1] : BLK_EXAMPLES_DIR};
-    c.backend.num_warps = argc > 2 ? atoi(argv[2]) : 0;
+    setenv("BLK_CACHE_DISABLE", "1", 1); /* cold JIT times */
+    Bench b = {.examples_dir = argc > 1 ? argv[1] : BLK_EXAMPLES_DIR, .num_warps = argc > 2 ? atoi(argv[2]) : 0,
+               .flush_bytes = 256u << 20};
+    check(blk_context_create_cuda(0, &b.ctx), "opening the GPU");
     char err[512];
-    if (!cuda_launch_init(&c, err, sizeof err)) {
+    if (!blk_cuda_driver_load(&b.drv, err, sizeof err)) {
         fprintf(stderr, "gpu_bench: %s\n", err);
         return 1;
     }
-    Bench b = {&c, 0, 256u << 20, NULL, NULL};
-    check(&b, c.drv.MemAlloc(&b.flush, b.flush_bytes), "alloc");
-    check(&b, c.drv.EventCreate(&b.start, 0), "event");
-    check(&b, c.drv.EventCreate(&b.stop, 0), "event");
+    check(blk_malloc(b.ctx, b.flush_bytes, &b.flush), "alloc"); /* and the context is current on this thread */
+    check_cu(&b, b.drv.EventCreate(&b.start, 0), "event");
+    check_cu(&b, b.drv.EventCreate(&b.stop, 0), "event");
     int driver = 0;
-    c.drv.DriverGetVersion(&driver);
-    printf("GPU: %s (%s), driver API %d.%d; median of %d runs, L2 flushed before each\n\n", c.device_name, c.arch,
+    b.drv.DriverGetVersion(&driver);
+    printf("GPU: %s, driver API %d.%d; median of %d runs, L2 flushed before each\n\n", blk_context_device(b.ctx),
            driver / 1000, driver % 1000 / 10, RUNS);
     printf("| %-34s | %8s | %6s | %6s | %6s | %8s | %7s |\n", "kernel and shape", "us", "TB/s", "Triton", "torch",
            "JIT ms", "PTX B");
@@ -156,14 +181,13 @@ int main(int argc, char **argv) {
         snprintf(block, sizeof block, "BLOCK=%d", next_pow2(N));
         const char *defs[] = {block, NULL};
         Launch l = {.grid = (uint32_t)M};
-        prepare(&b, &l, "softmax", defs, 5);
-        CUdeviceptr in = dev_random(&b, (size_t)M * N, DT_F32, 0, 1, 1), out = dev_zeros(&b, (size_t)M * N * 4);
-        int32_t stride = N;
-        l.params[0] = &out, l.params[1] = &in, l.params[2] = &stride, l.params[3] = &stride, l.params[4] = &stride;
+        blk_ptr in = dev_random(&b, (size_t)M * N, DT_F32, 0, 1, 1), out = dev_zeros(&b, (size_t)M * N * 4);
+        set_args(&l, (blk_arg[]){blk_arg_ptr(out), blk_arg_ptr(in), blk_arg_i32(N), blk_arg_i32(N), blk_arg_i32(N)}, 5);
+        prepare(&b, &l, "softmax", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
         snprintf(name, sizeof name, "softmax f32 M=%d N=%d", M, N);
-        row(name, ms, 2.0 * M * N * 4, sm_triton[i], sm_torch[i], l.compile_ms, l.k.ptx_bytes);
-        c.drv.MemFree(in), c.drv.MemFree(out), c.drv.ModuleUnload(l.k.mod);
+        row(name, ms, 2.0 * M * N * 4, sm_triton[i], sm_torch[i], l.compile_ms, l.ptx_bytes);
+        blk_free(b.ctx, in), blk_free(b.ctx, out), blk_module_destroy(l.module);
     }
     /* layer norm forward and backward, f16 */
     const int ln_n[] = {1024, 4096, 8192, 15872};
@@ -175,19 +199,17 @@ int main(int argc, char **argv) {
         snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block);
         const char *defs[] = {"T=f16", bs, NULL};
         Launch l = {.grid = (uint32_t)M};
-        prepare(&b, &l, "layer_norm_fwd", defs, 9);
         size_t mn = (size_t)M * N;
-        CUdeviceptr x = dev_random(&b, mn, DT_F16, -2.3, 0.5, 2), y = dev_zeros(&b, mn * 2);
-        CUdeviceptr w = dev_random(&b, (size_t)N, DT_F16, 0.5, 0.2, 3), bb = dev_random(&b, (size_t)N, DT_F16, 0.5, 0.2, 4);
-        CUdeviceptr mean = dev_zeros(&b, (size_t)M * 4), rstd = dev_zeros(&b, (size_t)M * 4);
-        int32_t stride = N, n = N;
-        float eps = 1e-5f;
-        void *p[] = {&x, &y, &w, &bb, &mean, &rstd, &stride, &n, &eps};
-        memcpy(l.params, p, sizeof p);
+        blk_ptr x = dev_random(&b, mn, DT_F16, -2.3, 0.5, 2), y = dev_zeros(&b, mn * 2);
+        blk_ptr w = dev_random(&b, (size_t)N, DT_F16, 0.5, 0.2, 3), bb = dev_random(&b, (size_t)N, DT_F16, 0.5, 0.2, 4);
+        blk_ptr mean = dev_zeros(&b, (size_t)M * 4), rstd = dev_zeros(&b, (size_t)M * 4);
+        set_args(&l, (blk_arg[]){blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(w), blk_arg_ptr(bb), blk_arg_ptr(mean),
+                                 blk_arg_ptr(rstd), blk_arg_i32(N), blk_arg_i32(N), blk_arg_f32(1e-5f)}, 9);
+        prepare(&b, &l, "layer_norm_fwd", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
         snprintf(name, sizeof name, "layer_norm_fwd f16 M=%d N=%d", M, N);
-        row(name, ms, 2.0 * M * N * 2, fwd_triton[i], fwd_torch[i], l.compile_ms, l.k.ptx_bytes);
-        c.drv.ModuleUnload(l.k.mod);
+        row(name, ms, 2.0 * M * N * 2, fwd_triton[i], fwd_torch[i], l.compile_ms, l.ptx_bytes);
+        blk_module_destroy(l.module);
 
         /* backward: the dx kernel with the lock, then the dW/dB kernel */
         int group = N <= 1024 ? 256 : N <= 4096 ? 128 : N <= 8192 ? 96 : 64;
@@ -197,51 +219,51 @@ int main(int argc, char **argv) {
         const char *dx_defs[] = {"T=f16", g, bn, NULL};
         const char *dw_defs[] = {"T=f16", "BLOCK_SIZE_M=32", "BLOCK_SIZE_N=128", NULL};
         Launch ls[2] = {{.grid = (uint32_t)M}, {.grid = (uint32_t)((N + 127) / 128)}};
-        prepare(&b, &ls[0], "layer_norm_bwd_dx", dx_defs, 11);
-        prepare(&b, &ls[1], "layer_norm_bwd_dwdb", dw_defs, 6);
-        CUdeviceptr dy = dev_random(&b, mn, DT_F16, 0, 0.1, 5), dx = dev_zeros(&b, mn * 2);
-        CUdeviceptr pdw = dev_zeros(&b, (size_t)group * N * 2), pdb = dev_zeros(&b, (size_t)group * N * 2);
-        CUdeviceptr lock = dev_zeros(&b, (size_t)group * 2 * 4);
-        CUdeviceptr dw = dev_zeros(&b, (size_t)N * 2), db = dev_zeros(&b, (size_t)N * 2);
-        int32_t groups = group;
-        void *p1[] = {&dx, &dy, &pdw, &pdb, &x, &w, &mean, &rstd, &lock, &stride, &n};
-        void *p2[] = {&pdw, &pdb, &dw, &db, &groups, &n};
-        memcpy(ls[0].params, p1, sizeof p1);
-        memcpy(ls[1].params, p2, sizeof p2);
+        blk_ptr dy = dev_random(&b, mn, DT_F16, 0, 0.1, 5), dx = dev_zeros(&b, mn * 2);
+        blk_ptr pdw = dev_zeros(&b, (size_t)group * N * 2), pdb = dev_zeros(&b, (size_t)group * N * 2);
+        blk_ptr lock = dev_zeros(&b, (size_t)group * 2 * 4);
+        blk_ptr dw = dev_zeros(&b, (size_t)N * 2), db = dev_zeros(&b, (size_t)N * 2);
+        set_args(&ls[0], (blk_arg[]){blk_arg_ptr(dx), blk_arg_ptr(dy), blk_arg_ptr(pdw), blk_arg_ptr(pdb),
+                                     blk_arg_ptr(x), blk_arg_ptr(w), blk_arg_ptr(mean), blk_arg_ptr(rstd),
+                                     blk_arg_ptr(lock), blk_arg_i32(N), blk_arg_i32(N)}, 11);
+        set_args(&ls[1], (blk_arg[]){blk_arg_ptr(pdw), blk_arg_ptr(pdb), blk_arg_ptr(dw), blk_arg_ptr(db),
+                                     blk_arg_i32(group), blk_arg_i32(N)}, 6);
+        prepare(&b, &ls[0], "layer_norm_bwd_dx", dx_defs);
+        prepare(&b, &ls[1], "layer_norm_bwd_dwdb", dw_defs);
         ms = time_launches(&b, ls, 2, lock, (size_t)group * 2 * 4);
         snprintf(name, sizeof name, "layer_norm_bwd f16 M=%d N=%d", M, N);
         row(name, ms, 3.0 * M * N * 2, bwd_triton[i], bwd_torch[i], ls[0].compile_ms + ls[1].compile_ms,
-            ls[0].k.ptx_bytes + ls[1].k.ptx_bytes);
-        CUdeviceptr all[] = {x, y, w, bb, mean, rstd, dy, dx, pdw, pdb, lock, dw, db};
-        for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) c.drv.MemFree(all[j]);
-        c.drv.ModuleUnload(ls[0].k.mod), c.drv.ModuleUnload(ls[1].k.mod);
+            ls[0].ptx_bytes + ls[1].ptx_bytes);
+        blk_ptr all[] = {x, y, w, bb, mean, rstd, dy, dx, pdw, pdb, lock, dw, db};
+        for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) blk_free(b.ctx, all[j]);
+        blk_module_destroy(ls[0].module), blk_module_destroy(ls[1].module);
     }
     /* dropout and add, f32, 2^26 elements */
     {
         int n = 1 << 26;
         const char *defs[] = {"BLOCK=1024", NULL};
         Launch l = {.grid = (uint32_t)(n / 1024)};
-        prepare(&b, &l, "dropout", defs, 5);
-        CUdeviceptr x = dev_random(&b, (size_t)n, DT_F32, 0, 1, 6), out = dev_zeros(&b, (size_t)n * 4);
-        float p = 0.5f;
-        int32_t seed = 123;
-        void *pp[] = {&x, &out, &n, &p, &seed};
-        memcpy(l.params, pp, sizeof pp);
+        blk_ptr x = dev_random(&b, (size_t)n, DT_F32, 0, 1, 6), out = dev_zeros(&b, (size_t)n * 4);
+        set_args(&l, (blk_arg[]){blk_arg_ptr(x), blk_arg_ptr(out), blk_arg_i32(n), blk_arg_f32(0.5f), blk_arg_i32(123)}, 5);
+        prepare(&b, &l, "dropout", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
-        row("dropout f32 n=2^26", ms, 2.0 * n * 4, "2.55", "2.24", l.compile_ms, l.k.ptx_bytes);
-        c.drv.ModuleUnload(l.k.mod);
+        row("dropout f32 n=2^26", ms, 2.0 * n * 4, "2.55", "2.24", l.compile_ms, l.ptx_bytes);
+        blk_module_destroy(l.module);
         Launch a = {.grid = (uint32_t)(n / 1024)};
-        prepare(&b, &a, "add", defs, 4);
-        CUdeviceptr y = dev_random(&b, (size_t)n, DT_F32, 0, 1, 7);
-        void *pa[] = {&x, &y, &out, &n};
-        memcpy(a.params, pa, sizeof pa);
+        blk_ptr y = dev_random(&b, (size_t)n, DT_F32, 0, 1, 7);
+        set_args(&a, (blk_arg[]){blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(out), blk_arg_i32(n)}, 4);
+        prepare(&b, &a, "add", defs);
         ms = time_launches(&b, &a, 1, 0, 0);
-        row("add f32 n=2^26", ms, 3.0 * n * 4, "", "", a.compile_ms, a.k.ptx_bytes);
-        c.drv.MemFree(x), c.drv.MemFree(y), c.drv.MemFree(out), c.drv.ModuleUnload(a.k.mod);
+        row("add f32 n=2^26", ms, 3.0 * n * 4, "", "", a.compile_ms, a.ptx_bytes);
+        blk_free(b.ctx, x), blk_free(b.ctx, y), blk_free(b.ctx, out), blk_module_destroy(a.module);
     }
     printf("\nTB/s: bytes moved / kernel time (layer norm fwd 2MN, bwd 3MN elements, softmax 2MN,\n"
            "dropout 2n, add 3n); Triton and torch columns: design-notes §1, same GPU model.\n"
-           "JIT ms: blk source to a loaded module (front end, LLVM, PTX, driver JIT), cold.\n");
-    cuda_launch_close(&c);
+           "JIT ms: blk source to a first finished launch through the runtime API (front end, LLVM,\n"
+           "PTX, the driver's PTX-to-cubin, the first run), cold. PTX B: without launch specialization.\n");
+    b.drv.EventDestroy(b.start), b.drv.EventDestroy(b.stop);
+    blk_free(b.ctx, b.flush);
+    blk_context_destroy(b.ctx);
+    blk_cuda_driver_unload(&b.drv);
     return 0;
 }

@@ -1,6 +1,9 @@
 /* cache.c: see cache.h. File layout, all integers little-endian u64 unless
- * said: "BLKCACHE" magic, key length, key, warps (u32), PTX length, PTX,
- * cubin length, cubin, then FNV-1a-64 of everything before it. */
+ * said: the magic (which names the format: bump it whenever the layout
+ * changes, so that older entries read as misses and are rewritten), key
+ * length, key, warps (u32), shared-memory bytes, PTX length, PTX, cubin
+ * length, cubin, then FNV-1a-64 of everything before it. Format 1 ("BLKCACHE")
+ * had no shared-memory bytes. */
 #define _POSIX_C_SOURCE 200809L
 #include "cache.h"
 
@@ -11,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define MAGIC "BLKC0002"
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = data;
@@ -28,7 +33,7 @@ static bool make_dirs(char *path) {
     return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
-const char *cache_dir(char *buf, size_t size) {
+const char *blk_cache_dir(char *buf, size_t size) {
     const char *off = getenv("BLK_CACHE_DISABLE");
     if (off && *off && strcmp(off, "0") != 0) return NULL;
     const char *dir = getenv("BLK_CACHE_DIR");
@@ -38,7 +43,7 @@ const char *cache_dir(char *buf, size_t size) {
     return make_dirs(buf) ? buf : NULL;
 }
 
-void cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size) {
+void blk_cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size) {
     /* two independent 64-bit hashes name the file; the key inside decides */
     snprintf(buf, size, "%s/%016llx%016llx.blkc", dir, (unsigned long long)fnv1a(key, key_len, 0xcbf29ce484222325ull),
              (unsigned long long)fnv1a(key, key_len, 0x84222325cbf29ce4ull));
@@ -59,10 +64,10 @@ static bool take(Reader *r, void *out, size_t n) {
 
 static bool take_u64(Reader *r, uint64_t *v) { return take(r, v, 8); }
 
-bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *out) {
+bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
     memset(out, 0, sizeof *out);
     char path[1100];
-    cache_path(dir, key, key_len, path, sizeof path);
+    blk_cache_path(dir, key, key_len, path, sizeof path);
     FILE *f = fopen(path, "rb");
     if (!f) return false;
     unsigned char *data = NULL;
@@ -82,14 +87,15 @@ bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *ou
     uint64_t sum = 0;
     if (ok) { /* the checksum covers everything before it */
         memcpy(&sum, data + len - 8, 8);
-        ok = memcmp(data, "BLKCACHE", 8) == 0 && sum == fnv1a(data, len - 8, 0xcbf29ce484222325ull);
+        ok = memcmp(data, MAGIC, 8) == 0 && sum == fnv1a(data, len - 8, 0xcbf29ce484222325ull);
     }
     Reader r = {data + 8, ok ? len - 16 : 0};
-    uint64_t klen = 0, plen = 0, clen = 0;
+    uint64_t klen = 0, plen = 0, clen = 0, shared = 0;
     uint32_t warps = 0;
     ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;
     if (ok) r.p += klen, r.left -= klen;
-    ok = ok && take(&r, &warps, 4) && take_u64(&r, &plen) && plen <= r.left;
+    ok = ok && take(&r, &warps, 4) && take_u64(&r, &shared) && shared <= INT64_MAX && take_u64(&r, &plen) &&
+         plen <= r.left;
     if (ok) {
         out->ptx = malloc(plen + 1);
         ok = out->ptx && take(&r, out->ptx, plen);
@@ -101,9 +107,10 @@ bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *ou
         ok = out->cubin && take(&r, out->cubin, clen);
         out->cubin_len = clen;
         out->warps = (int)warps;
+        out->shared_bytes = (int64_t)shared;
     }
     free(data);
-    if (!ok) cache_entry_free(out);
+    if (!ok) blk_cache_entry_free(out);
     return ok;
 }
 
@@ -112,9 +119,9 @@ static bool put(FILE *f, const void *p, size_t n, uint64_t *sum) {
     return fwrite(p, 1, n, f) == n;
 }
 
-bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEntry *e) {
+bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *e) {
     char path[1100], tmp[1200];
-    cache_path(dir, key, key_len, path, sizeof path);
+    blk_cache_path(dir, key, key_len, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) return false;
@@ -125,9 +132,11 @@ bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEn
         return false;
     }
     uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, clen = e->cubin_len;
+    uint64_t shared = (uint64_t)e->shared_bytes;
     uint32_t warps = (uint32_t)e->warps;
-    bool ok = put(f, "BLKCACHE", 8, &sum) && put(f, &klen, 8, &sum) && put(f, key, key_len, &sum) &&
-              put(f, &warps, 4, &sum) && put(f, &plen, 8, &sum) && put(f, e->ptx, e->ptx_len, &sum) &&
+    bool ok = put(f, MAGIC, 8, &sum) && put(f, &klen, 8, &sum) && put(f, key, key_len, &sum) &&
+              put(f, &warps, 4, &sum) && put(f, &shared, 8, &sum) && put(f, &plen, 8, &sum) &&
+              put(f, e->ptx, e->ptx_len, &sum) &&
               put(f, &clen, 8, &sum) && put(f, e->cubin, e->cubin_len, &sum);
     ok = ok && fwrite(&sum, 1, 8, f) == 8;
     ok = fclose(f) == 0 && ok;
@@ -137,7 +146,7 @@ bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEn
     return ok;
 }
 
-void cache_entry_free(CacheEntry *e) {
+void blk_cache_entry_free(BlkCacheEntry *e) {
     free(e->ptx);
     free(e->cubin);
     memset(e, 0, sizeof *e);

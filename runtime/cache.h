@@ -8,22 +8,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     char *ptx;
     size_t ptx_len;
     void *cubin;
     size_t cubin_len;
-    int warps;
-} CacheEntry;
+    int warps;            /* the launch's block is 32 x warps threads */
+    int64_t shared_bytes; /* the launch's dynamic shared memory */
+} BlkCacheEntry;
 
 /* The cache directory (created if needed), or NULL when the cache is off or unusable. */
-const char *cache_dir(char *buf, size_t size);
+const char *blk_cache_dir(char *buf, size_t size);
 /* A valid entry for exactly this key, malloc'ed into out; false on a miss. */
-bool cache_load(const char *dir, const char *key, size_t key_len, CacheEntry *out);
-bool cache_store(const char *dir, const char *key, size_t key_len, const CacheEntry *entry);
-void cache_entry_free(CacheEntry *e);
+bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out);
+bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *entry);
+void blk_cache_entry_free(BlkCacheEntry *e);
 /* The file an entry lives in (for tests and tools). */
-void cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size);
+void blk_cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size);
 
 #endif

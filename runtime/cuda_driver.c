@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
+bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
     memset(d, 0, sizeof *d);
     d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!d->lib) {
@@ -26,9 +26,9 @@ bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
         {(void **)&d->DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2"},
         {(void **)&d->CtxSetCurrent, "cuCtxSetCurrent"},
         {(void **)&d->CtxSynchronize, "cuCtxSynchronize"},
-        {(void **)&d->ModuleLoadDataEx, "cuModuleLoadDataEx"},
         {(void **)&d->ModuleUnload, "cuModuleUnload"},
         {(void **)&d->ModuleGetFunction, "cuModuleGetFunction"},
+        {(void **)&d->FuncSetAttribute, "cuFuncSetAttribute"},
         {(void **)&d->MemAlloc, "cuMemAlloc_v2"},
         {(void **)&d->MemFree, "cuMemFree_v2"},
         {(void **)&d->MemcpyHtoD, "cuMemcpyHtoD_v2"},
@@ -61,12 +61,12 @@ bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
     return true;
 }
 
-void cuda_driver_unload(CudaDriver *d) {
+void blk_cuda_driver_unload(CudaDriver *d) {
     if (d->lib) dlclose(d->lib);
     d->lib = NULL;
 }
 
-const char *cuda_error_text(const CudaDriver *d, CUresult r, char *buf, size_t size) {
+const char *blk_cuda_error_text(const CudaDriver *d, CUresult r, char *buf, size_t size) {
     const char *s = NULL;
     if (d->GetErrorString) d->GetErrorString(r, &s);
     snprintf(buf, size, "CUDA error %d: %s", (int)r, s ? s : "unknown");

@@ -22,9 +22,9 @@ typedef struct {
     CUresult (*DevicePrimaryCtxReset)(CUdevice);
     CUresult (*CtxSetCurrent)(CUcontext);
     CUresult (*CtxSynchronize)(void);
-    CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
     CUresult (*ModuleUnload)(CUmodule);
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*MemAlloc)(CUdeviceptr *, size_t);
     CUresult (*MemFree)(CUdeviceptr);
     CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -47,9 +47,9 @@ typedef struct {
 
 /* Loads libcuda.so.1 and every entry point. False, with the reason in err,
  * when there is no driver. */
-bool cuda_driver_load(CudaDriver *d, char *err, size_t err_size);
-void cuda_driver_unload(CudaDriver *d);
-/* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered" */
-const char *cuda_error_text(const CudaDriver *d, CUresult r, char *buf, size_t size);
+bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size);
+void blk_cuda_driver_unload(CudaDriver *d);
+/* "CUDA error 700: an illegal memory access was encountered" */
+const char *blk_cuda_error_text(const CudaDriver *d, CUresult r, char *buf, size_t size);
 
 #endif

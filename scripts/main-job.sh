@@ -24,7 +24,7 @@ for src in dsl_examples/*.blk; do
   fi
 done
 echo
-./build/dsl_examples/run_examples --device auto || status=1
+./build/tests/harness/run_examples --device auto || status=1
 echo
 # the host programs: each example JIT-compiled and run from C (docs/runtime.md)
 for host in vector_add softmax layer_norm dropout; do

@@ -1,7 +1,7 @@
 /* test_examples.c: every example on the interpreter at the shapes the
  * issue tracker and the Triton tutorials use (run_example_suite), compared
  * with the C references. The checks and their tolerances (with the reasons)
- * live in dsl_examples/reference/checks.c, shared with the main job's runner
+ * live in tests/harness/checks.c, shared with the main job's runner
  * and the GPU runs. */
 #include <criterion/criterion.h>
 

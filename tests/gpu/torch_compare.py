@@ -1,7 +1,7 @@
 """Compares blkc's GPU outputs (written by dump_outputs) with PyTorch and Triton
 on the same GPU: softmax and layer norm (forward, and dX/dW/dB from autograd)
 against PyTorch, dropout's keep masks against a Triton kernel that uses
-tl.rand with the same seed. Tolerances as in dsl_examples/reference/checks.c.
+tl.rand with the same seed. Tolerances as in tests/harness/checks.c.
 
     dump_outputs DIR dsl_examples && python3 tests/gpu/torch_compare.py DIR
 """

@@ -1,7 +1,7 @@
-/* run_examples.c: the main job's runner. Runs every example in this
- * directory at the Triton tutorials' shapes through the runtime API
+/* run_examples.c: the main job's runner. Runs every example in dsl_examples/
+ * at the Triton tutorials' shapes through the runtime API
  * (include/blk.h: JIT from C) and compares each with its C reference
- * (reference/checks.c states the tolerances), printing a table. Devices:
+ * (checks.c states the tolerances), printing a table. Devices:
  * "cuda", the GPU, or "cpu", the reference interpreter; by default the GPU
  * when there is one. Exit status 0 when every example matches. */
 #include <stdio.h>

@@ -1,0 +1,109 @@
+/* device.h: the runtime's internal interface to a device. runtime.c is the
+ * device-independent API (include/blk.h); each device implements BlkDevice:
+ * device_cpu.c (the reference interpreter) and device_cuda.c (the CUDA
+ * driver). Not installed: nothing outside runtime/ includes it. */
+#ifndef BLK_DEVICE_H
+#define BLK_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blk.h"
+#include "compile.h"
+
+typedef struct BlkDevice BlkDevice;
+
+/* A context: the common part, which runtime.c reads, and the device's own
+ * state. A device fills device, arch and max_grid when it opens, and sets
+ * lost when a fault leaves the context unusable. */
+struct blk_context {
+    const BlkDevice *dev;
+    void *state;          /* the device's own */
+    bool lost;            /* every later call reports BLK_ERROR_CONTEXT_LOST */
+    char device[192];     /* blk_context_device's text */
+    char arch[16];        /* the PTX target of modules without opt->arch */
+    int max_grid[3];      /* the largest grid per dimension; 0: no limit */
+};
+
+/* One specialization of a kernel to load: the kernel, the launch facts
+ * (bit i: argument i is a 16-byte aligned pointer / an integer divisible by
+ * 16), and the module's cache key (compiler version, arch, warps, defines,
+ * source: everything the code depends on but the kernel, facts and device). */
+typedef struct {
+    blk_kernel *kernel;
+    const char *name;
+    uint64_t facts;
+    const char *key;
+    size_t key_len;
+} BlkVariantSpec;
+
+/* A specialization's code as the compiler makes it. */
+typedef struct {
+    char *ptx;            /* malloc'ed */
+    int warps;            /* the launch's block is 32 x warps threads */
+    int64_t shared_bytes; /* dynamic shared memory per program */
+} BlkKernelCode;
+
+/* A checked launch. */
+typedef struct {
+    const BirFunction *f; /* the kernel: its parameters' types */
+    const blk_arg *args;  /* one per parameter, checked against it */
+    uint32_t grid[3];     /* not empty, within max_grid */
+    void *stream;         /* a CUstream or NULL */
+    void *code;           /* the specialization's, from load */
+} BlkLaunch;
+
+/* The device interface. Every call but open gets an open context that is
+ * not lost; a failing call sets the error (blk_fail) and returns its status. */
+struct BlkDevice {
+    /* Opens device `ordinal` into ctx (state, device, arch, max_grid). */
+    blk_status (*open)(blk_context *ctx, int ordinal);
+    /* Frees what open made (a lost context included). */
+    void (*close)(blk_context *ctx);
+    /* Makes the context usable from the calling thread. */
+    blk_status (*enter)(blk_context *ctx);
+    blk_status (*alloc)(blk_context *ctx, size_t bytes, blk_ptr *out);
+    blk_status (*free)(blk_context *ctx, blk_ptr ptr);
+    /* Copies and memset get non-NULL pointers and a nonzero size. */
+    blk_status (*copy_to_device)(blk_context *ctx, blk_ptr dst, const void *src, size_t bytes);
+    blk_status (*copy_to_host)(blk_context *ctx, void *dst, blk_ptr src, size_t bytes);
+    blk_status (*memset)(blk_context *ctx, blk_ptr dst, int byte, size_t bytes);
+    blk_status (*synchronize)(blk_context *ctx);
+    /* Loads one specialization (on its first launch, under the module's
+     * lock) into *code, the device's handle for launch and unload. */
+    blk_status (*load)(blk_context *ctx, const BlkVariantSpec *spec, void **code);
+    /* Frees a loaded specialization (the context may be lost). */
+    void (*unload)(blk_context *ctx, void *code);
+    blk_status (*launch)(blk_context *ctx, const BlkLaunch *launch);
+};
+
+extern const BlkDevice blk_device_cpu;  /* device_cpu.c */
+extern const BlkDevice blk_device_cuda; /* device_cuda.c */
+
+/* runtime.c: the error of the calling thread (blk_last_error); returns s. */
+blk_status blk_fail(blk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* runtime.c: the code of a specialization (a device's load calls it when it
+ * has no cached code); BLK_ERROR_COMPILE with the error set on failure. */
+blk_status blk_kernel_code(const BlkVariantSpec *spec, BlkKernelCode *out);
+
+/* jit.c: the runtime's only calls into the compiler's front end and NVPTX backend. */
+/* Is this PTX target one the backend knows? The list of those, for messages
+ * (into buf); the one to build for on a device of compute capability
+ * major.minor (NULL: the device is older than every one). */
+bool blk_jit_arch_known(const char *arch);
+const char *blk_jit_arch_names(char *buf, size_t size);
+const char *blk_jit_device_arch(int major, int minor);
+/* Front end and block IR of a source (name: what diagnostics show; defs:
+ * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
+ * file:line:col with the line and a caret; NULL if there were none) in *diags. */
+Compilation *blk_jit_compile(const char *name, const char *text, size_t len, ConstDef *defs, int ndefs, char **diags);
+void blk_jit_release(Compilation *comp);
+/* PTX (or optimized LLVM IR) of one kernel of a compilation, malloc'ed; with
+ * its warps and shared-memory bytes when those are not NULL. NULL with the
+ * diagnostics (file:line:col, the line and a caret) in err on failure. The
+ * caller serializes calls on one compilation. */
+char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, int *warps,
+                   int64_t *shared_bytes, char *err, size_t err_size);
+
+#endif

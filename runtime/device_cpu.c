@@ -1,0 +1,187 @@
+/* device_cpu.c: the cpu device: blkc's reference interpreter. Memory is host
+ * memory, 256-byte aligned like cuMemAlloc's and zeroed; every allocation is
+ * recorded, so copies must stay inside one and a launch's pointers must
+ * point into one, and the interpreter checks each access against them.
+ * Launches run the kernel's block IR before returning; there is no code to
+ * load, and a fault leaves the device usable. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+#include "interp/interp.h"
+
+typedef struct {
+    void *base;
+    size_t bytes;
+} Allocation;
+
+typedef struct {
+    pthread_mutex_t lock; /* the allocation list */
+    Allocation *allocs;
+    int nallocs, cap;
+} CpuState;
+
+static blk_status cpu_open(blk_context *ctx, int ordinal) {
+    (void)ordinal;
+    CpuState *st = calloc(1, sizeof *st);
+    if (!st) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory for a context");
+    pthread_mutex_init(&st->lock, NULL);
+    ctx->state = st;
+    snprintf(ctx->device, sizeof ctx->device, "cpu (reference interpreter)");
+    snprintf(ctx->arch, sizeof ctx->arch, "sm_90"); /* blkc's default, for blk_kernel_ptx */
+    return BLK_SUCCESS;
+}
+
+static void cpu_close(blk_context *ctx) {
+    CpuState *st = ctx->state;
+    for (int i = 0; i < st->nallocs; i++) free(st->allocs[i].base);
+    free(st->allocs);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static blk_status cpu_enter(blk_context *ctx) {
+    (void)ctx;
+    return BLK_SUCCESS;
+}
+
+/* The allocation holding [p, p + bytes), or -1. Caller holds the lock. */
+static int find_alloc(const CpuState *st, blk_ptr p, size_t bytes) {
+    for (int i = 0; i < st->nallocs; i++) {
+        uint64_t base = (uint64_t)(uintptr_t)st->allocs[i].base;
+        if (p >= base && p <= base + st->allocs[i].bytes && bytes <= base + st->allocs[i].bytes - p) return i;
+    }
+    return -1;
+}
+
+static blk_status cpu_alloc(blk_context *ctx, size_t bytes, blk_ptr *out) {
+    CpuState *st = ctx->state;
+    void *p = NULL;
+    size_t rounded = (bytes + 255) / 256 * 256; /* like cuMemAlloc: 256-byte aligned */
+    if (posix_memalign(&p, 256, rounded)) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc(%zu): out of memory", bytes);
+    memset(p, 0, rounded);
+    pthread_mutex_lock(&st->lock);
+    if (st->nallocs == st->cap) {
+        int cap = st->cap ? st->cap * 2 : 16;
+        Allocation *grown = realloc(st->allocs, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&st->lock);
+            free(p);
+            return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+        }
+        st->allocs = grown;
+        st->cap = cap;
+    }
+    st->allocs[st->nallocs++] = (Allocation){p, bytes};
+    pthread_mutex_unlock(&st->lock);
+    *out = (blk_ptr)(uintptr_t)p;
+    return BLK_SUCCESS;
+}
+
+static blk_status cpu_free(blk_context *ctx, blk_ptr ptr) {
+    CpuState *st = ctx->state;
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->nallocs; i++) {
+        if ((blk_ptr)(uintptr_t)st->allocs[i].base == ptr) {
+            free(st->allocs[i].base);
+            st->allocs[i] = st->allocs[--st->nallocs];
+            pthread_mutex_unlock(&st->lock);
+            return BLK_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&st->lock);
+    return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_free: 0x%llx is not memory from blk_malloc", (unsigned long long)ptr);
+}
+
+/* A copy must stay inside one allocation. */
+static blk_status in_range(blk_context *ctx, blk_ptr p, size_t bytes, const char *what) {
+    CpuState *st = ctx->state;
+    pthread_mutex_lock(&st->lock);
+    int i = find_alloc(st, p, bytes);
+    pthread_mutex_unlock(&st->lock);
+    if (i < 0)
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "%s: [0x%llx, +%zu) is not inside memory from blk_malloc", what,
+                        (unsigned long long)p, bytes);
+    return BLK_SUCCESS;
+}
+
+static blk_status cpu_copy_to_device(blk_context *ctx, blk_ptr dst, const void *src, size_t bytes) {
+    blk_status s = in_range(ctx, dst, bytes, "blk_memcpy_to_device");
+    if (!s) memcpy((void *)(uintptr_t)dst, src, bytes);
+    return s;
+}
+
+static blk_status cpu_copy_to_host(blk_context *ctx, void *dst, blk_ptr src, size_t bytes) {
+    blk_status s = in_range(ctx, src, bytes, "blk_memcpy_to_host");
+    if (!s) memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return s;
+}
+
+static blk_status cpu_memset(blk_context *ctx, blk_ptr dst, int byte, size_t bytes) {
+    blk_status s = in_range(ctx, dst, bytes, "blk_memset");
+    if (!s) memset((void *)(uintptr_t)dst, byte, bytes);
+    return s;
+}
+
+static blk_status cpu_synchronize(blk_context *ctx) {
+    (void)ctx; /* launches finish before they return */
+    return BLK_SUCCESS;
+}
+
+static blk_status cpu_load(blk_context *ctx, const BlkVariantSpec *spec, void **code) {
+    (void)ctx, (void)spec; /* the interpreter runs the block IR itself */
+    *code = NULL;
+    return BLK_SUCCESS;
+}
+
+static void cpu_unload(blk_context *ctx, void *code) { (void)ctx, (void)code; }
+
+static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
+    CpuState *st = ctx->state;
+    const BirFunction *f = l->f;
+    InterpArg iargs[64];
+    for (int i = 0; i < f->nparams; i++) {
+        DType d = f->params[i].type.dtype;
+        if (d == DT_PTR) iargs[i].p = (void *)(uintptr_t)l->args[i].value.ptr;
+        else if (d == DT_F32) iargs[i].f = l->args[i].value.f;
+        else iargs[i].i = l->args[i].value.i;
+    }
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < f->nparams; i++) {
+        if (f->params[i].type.dtype != DT_PTR || find_alloc(st, l->args[i].value.ptr, 0) >= 0) continue;
+        pthread_mutex_unlock(&st->lock);
+        return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): 0x%llx is not memory from blk_malloc",
+                        f->name, i, f->params[i].name, (unsigned long long)l->args[i].value.ptr);
+    }
+    InterpBuffer *bufs = calloc((size_t)st->nallocs + 1, sizeof *bufs);
+    for (int i = 0; bufs && i < st->nallocs; i++) bufs[i] = (InterpBuffer){st->allocs[i].base, st->allocs[i].bytes, NULL};
+    int nbufs = st->nallocs;
+    pthread_mutex_unlock(&st->lock);
+    if (!bufs) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+    char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, NULL);
+    free(bufs);
+    if (err) {
+        blk_status s = blk_fail(BLK_ERROR_KERNEL_FAULT, "%s", err);
+        free(err);
+        return s;
+    }
+    return BLK_SUCCESS;
+}
+
+const BlkDevice blk_device_cpu = {
+    .open = cpu_open,
+    .close = cpu_close,
+    .enter = cpu_enter,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_to_device = cpu_copy_to_device,
+    .copy_to_host = cpu_copy_to_host,
+    .memset = cpu_memset,
+    .synchronize = cpu_synchronize,
+    .load = cpu_load,
+    .unload = cpu_unload,
+    .launch = cpu_launch,
+};

@@ -1,0 +1,313 @@
+/* device_cuda.c: the CUDA device, over the driver API loaded with dlopen
+ * (cuda_driver.c). A context is the device's primary context. A kernel
+ * specialization's PTX becomes a cubin through the driver's linker, and both
+ * are kept in the disk cache (cache.c), so a warm load skips the compiler and
+ * the driver's JIT. Launches pass the kernel's shared memory as dynamic
+ * shared memory. A fault (an illegal address and the like) makes the context
+ * lost: CUDA cannot use it again. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "cuda_driver.h"
+#include "device.h"
+
+/* The dynamic shared memory a kernel gets without opting in. */
+enum { DEFAULT_SHARED_BYTES = 48 * 1024 };
+
+typedef struct {
+    CudaDriver drv;
+    CUdevice dev;
+    CUcontext cu;
+    int driver_version;
+    int max_shared_optin;  /* shared memory per block with the opt-in attribute */
+    char last_kernel[128]; /* named when a later synchronize reports a fault */
+} CudaState;
+
+/* A loaded specialization. */
+typedef struct {
+    CUmodule mod;
+    CUfunction fn;
+    int warps;
+    int64_t shared_bytes;
+} CudaCode;
+
+static bool is_fault(CUresult r) {
+    /* errors after which the CUDA context cannot be used again */
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_MISALIGNED_ADDRESS ||
+           r == CUDA_ERROR_INVALID_ADDRESS_SPACE || r == CUDA_ERROR_INVALID_PC || r == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+           r == CUDA_ERROR_HARDWARE_STACK_ERROR || r == CUDA_ERROR_ASSERT;
+}
+
+/* A failed CUDA call: BLK_ERROR_KERNEL_FAULT (and the context lost) for the
+ * errors that poison it, else BLK_ERROR_CUDA. */
+static blk_status cuda_fail(blk_context *ctx, CUresult r, const char *what) {
+    CudaState *st = ctx->state;
+    char text[256];
+    blk_cuda_error_text(&st->drv, r, text, sizeof text);
+    if (is_fault(r)) {
+        ctx->lost = true;
+        return blk_fail(BLK_ERROR_KERNEL_FAULT, "%s: %s; the CUDA context is unusable now: destroy it", what, text);
+    }
+    return blk_fail(BLK_ERROR_CUDA, "%s: %s", what, text);
+}
+
+/* Opens the driver and device `ordinal`, or fails with the state freed. */
+static blk_status cuda_open(blk_context *ctx, int ordinal) {
+    CudaState *st = calloc(1, sizeof *st);
+    if (!st) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory for a context");
+    CudaDriver *d = &st->drv;
+    char err[512], text[256];
+    if (!blk_cuda_driver_load(d, err, sizeof err)) {
+        free(st);
+        return blk_fail(BLK_ERROR_NO_DRIVER, "%s", err);
+    }
+    CUresult r = d->Init(0);
+    int count = 0;
+    if (!r) r = d->DeviceGetCount(&count);
+    if (r || ordinal < 0 || ordinal >= count) {
+        if (r) blk_cuda_error_text(d, r, text, sizeof text);
+        else snprintf(text, sizeof text, "the driver sees %d device%s", count, count == 1 ? "" : "s");
+        blk_cuda_driver_unload(d);
+        free(st);
+        return blk_fail(BLK_ERROR_NO_DEVICE, "no CUDA device %d: %s", ordinal, text);
+    }
+    if ((r = d->DeviceGet(&st->dev, ordinal)) || (r = d->DevicePrimaryCtxRetain(&st->cu, st->dev))) {
+        blk_cuda_error_text(d, r, text, sizeof text);
+        blk_cuda_driver_unload(d);
+        free(st);
+        return blk_fail(BLK_ERROR_CUDA, "opening CUDA device %d: %s", ordinal, text);
+    }
+    int major = 0, minor = 0;
+    d->DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, st->dev);
+    d->DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, st->dev);
+    d->DeviceGetAttribute(&ctx->max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, st->dev);
+    d->DeviceGetAttribute(&ctx->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, st->dev);
+    d->DeviceGetAttribute(&ctx->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, st->dev);
+    d->DeviceGetAttribute(&st->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, st->dev);
+    d->DriverGetVersion(&st->driver_version);
+    /* the one place that picks the arch for a device: the compiler's table */
+    const char *arch = blk_jit_device_arch(major, minor);
+    if (!arch) {
+        d->DevicePrimaryCtxRelease(st->dev);
+        blk_cuda_driver_unload(d);
+        free(st);
+        return blk_fail(BLK_ERROR_NO_DEVICE, "CUDA device %d has compute capability %d.%d; blkc needs 8.0 or newer",
+                        ordinal, major, minor);
+    }
+    snprintf(ctx->arch, sizeof ctx->arch, "%s", arch);
+    char name[128] = "";
+    d->DeviceGetName(name, sizeof name, st->dev);
+    snprintf(ctx->device, sizeof ctx->device, "%s (%s)", name, ctx->arch);
+    ctx->state = st;
+    return BLK_SUCCESS;
+}
+
+static void cuda_close(blk_context *ctx) {
+    CudaState *st = ctx->state;
+    /* A fault poisons the device's primary context, which every context on
+     * that device shares: reset it, so that a new one starts clean. */
+    if (ctx->lost) st->drv.DevicePrimaryCtxReset(st->dev);
+    st->drv.DevicePrimaryCtxRelease(st->dev);
+    blk_cuda_driver_unload(&st->drv);
+    free(st);
+}
+
+static blk_status cuda_enter(blk_context *ctx) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.CtxSetCurrent(st->cu);
+    return r ? cuda_fail(ctx, r, "making the CUDA context current") : BLK_SUCCESS;
+}
+
+static blk_status cuda_alloc(blk_context *ctx, size_t bytes, blk_ptr *out) {
+    CudaState *st = ctx->state;
+    CUdeviceptr p;
+    CUresult r = st->drv.MemAlloc(&p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc(%zu): out of device memory", bytes);
+    if (r) return cuda_fail(ctx, r, "blk_malloc");
+    *out = p;
+    return BLK_SUCCESS;
+}
+
+static blk_status cuda_free(blk_context *ctx, blk_ptr ptr) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.MemFree(ptr);
+    return r ? cuda_fail(ctx, r, "blk_free") : BLK_SUCCESS;
+}
+
+static blk_status cuda_copy_to_device(blk_context *ctx, blk_ptr dst, const void *src, size_t bytes) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.MemcpyHtoD(dst, src, bytes);
+    return r ? cuda_fail(ctx, r, "blk_memcpy_to_device") : BLK_SUCCESS;
+}
+
+static blk_status cuda_copy_to_host(blk_context *ctx, void *dst, blk_ptr src, size_t bytes) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.MemcpyDtoH(dst, src, bytes);
+    return r ? cuda_fail(ctx, r, "blk_memcpy_to_host") : BLK_SUCCESS;
+}
+
+static blk_status cuda_memset(blk_context *ctx, blk_ptr dst, int byte, size_t bytes) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.MemsetD8(dst, (unsigned char)byte, bytes);
+    return r ? cuda_fail(ctx, r, "blk_memset") : BLK_SUCCESS;
+}
+
+static blk_status cuda_synchronize(blk_context *ctx) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.CtxSynchronize();
+    if (!r) return BLK_SUCCESS;
+    char what[256];
+    snprintf(what, sizeof what, "blk_synchronize: a kernel launched earlier failed (the last launched: '%s')",
+             st->last_kernel[0] ? st->last_kernel : "none");
+    return cuda_fail(ctx, r, what);
+}
+
+/* PTX -> cubin through the driver's linker, so that the cubin can be kept;
+ * the cubin malloc'ed into the entry. */
+static CUresult link_cubin(const CudaDriver *d, const char *name, BlkCacheEntry *e) {
+    CUlinkState link = NULL;
+    void *cubin = NULL;
+    size_t cubin_len = 0;
+    CUresult r = d->LinkCreate(0, NULL, NULL, &link);
+    if (!r) r = d->LinkAddData(link, CU_JIT_INPUT_PTX, e->ptx, e->ptx_len + 1, name, 0, NULL, NULL);
+    if (!r) r = d->LinkComplete(link, &cubin, &cubin_len);
+    if (!r && !(e->cubin = malloc(cubin_len))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) {
+        memcpy(e->cubin, cubin, cubin_len);
+        e->cubin_len = cubin_len;
+    }
+    if (link) d->LinkDestroy(link);
+    return r;
+}
+
+/* A cubin's module; *mod stays NULL unless it loaded. */
+static CUresult load_module(const CudaDriver *d, const void *cubin, CUmodule *mod) {
+    CUmodule m = NULL;
+    CUresult r = d->ModuleLoadData(&m, cubin);
+    *mod = r ? NULL : m;
+    return r;
+}
+
+/* A kernel that needs more shared memory than a launch gets by default must
+ * opt in, up to the device's limit. */
+static blk_status allow_shared(blk_context *ctx, const char *name, const CudaCode *c) {
+    CudaState *st = ctx->state;
+    if (c->shared_bytes <= DEFAULT_SHARED_BYTES) return BLK_SUCCESS;
+    if (c->shared_bytes > st->max_shared_optin)
+        return blk_fail(BLK_ERROR_OUT_OF_MEMORY,
+                        "kernel '%s' needs %lld bytes of shared memory per program, more than the %d the device "
+                        "allows (%s); use smaller blocks",
+                        name, (long long)c->shared_bytes, st->max_shared_optin, ctx->device);
+    CUresult r = st->drv.FuncSetAttribute(c->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)c->shared_bytes);
+    if (!r) return BLK_SUCCESS;
+    char what[300];
+    snprintf(what, sizeof what, "kernel '%s': allowing it %lld bytes of shared memory", name, (long long)c->shared_bytes);
+    return cuda_fail(ctx, r, what);
+}
+
+static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void **code) {
+    CudaState *st = ctx->state;
+    const CudaDriver *d = &st->drv;
+    CudaCode *c = calloc(1, sizeof *c);
+    if (!c) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+    /* the entry's key: the module's, the kernel, its facts and the driver */
+    char dirbuf[1024], tail[512];
+    const char *dir = blk_cache_dir(dirbuf, sizeof dirbuf);
+    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx\ndriver %d\n", spec->name,
+                            (unsigned long long)spec->facts, st->driver_version);
+    size_t key_len = spec->key_len + (size_t)tail_len;
+    char *key = malloc(key_len);
+    if (key) {
+        memcpy(key, spec->key, spec->key_len);
+        memcpy(key + spec->key_len, tail, (size_t)tail_len);
+    }
+    /* the disk cache first: its cubin loads without the compiler or the driver's JIT */
+    blk_status s = BLK_SUCCESS;
+    BlkCacheEntry entry = {0};
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    if (dir && key && blk_cache_load(dir, key, key_len, &entry)) {
+        r = load_module(d, entry.cubin, &c->mod);
+        if (r) blk_cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
+    }
+    if (r) {
+        BlkKernelCode kc;
+        s = blk_kernel_code(spec, &kc);
+        if (!s) {
+            entry.ptx = kc.ptx;
+            entry.ptx_len = strlen(kc.ptx);
+            entry.warps = kc.warps;
+            entry.shared_bytes = kc.shared_bytes;
+            r = link_cubin(d, spec->name, &entry);
+            if (!r) r = load_module(d, entry.cubin, &c->mod);
+            if (!r && dir && key) blk_cache_store(dir, key, key_len, &entry);
+        }
+    }
+    c->warps = entry.warps;
+    c->shared_bytes = entry.shared_bytes;
+    if (!s && !r) r = d->ModuleGetFunction(&c->fn, c->mod, spec->name);
+    blk_cache_entry_free(&entry);
+    free(key);
+    if (!s && r) {
+        char what[300];
+        snprintf(what, sizeof what, "kernel '%s': loading its code", spec->name);
+        s = cuda_fail(ctx, r, what);
+    }
+    if (!s) s = allow_shared(ctx, spec->name, c);
+    if (s) {
+        if (c->mod && !ctx->lost) d->ModuleUnload(c->mod);
+        free(c);
+        return s;
+    }
+    *code = c;
+    return BLK_SUCCESS;
+}
+
+static void cuda_unload(blk_context *ctx, void *code) {
+    CudaState *st = ctx->state;
+    CudaCode *c = code;
+    if (c && !ctx->lost) st->drv.ModuleUnload(c->mod);
+    free(c);
+}
+
+static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
+    CudaState *st = ctx->state;
+    const CudaCode *c = l->code;
+    const BirFunction *f = l->f;
+    union { CUdeviceptr p; int32_t i32; int64_t i64; float f32; uint8_t u8; } vals[64];
+    void *params[64];
+    for (int i = 0; i < f->nparams; i++) {
+        DType d = f->params[i].type.dtype;
+        const blk_arg *a = &l->args[i];
+        if (d == DT_PTR) vals[i].p = a->value.ptr;
+        else if (d == DT_F32) vals[i].f32 = a->value.f;
+        else if (d == DT_I64) vals[i].i64 = a->value.i;
+        else if (d == DT_I1) vals[i].u8 = (uint8_t)a->value.i;
+        else vals[i].i32 = (int32_t)a->value.i;
+        params[i] = &vals[i];
+    }
+    snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);
+    CUresult r = st->drv.LaunchKernel(c->fn, l->grid[0], l->grid[1], l->grid[2], 32u * (unsigned)c->warps, 1, 1,
+                                      (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);
+    if (!r) return BLK_SUCCESS;
+    char what[300];
+    snprintf(what, sizeof what, "kernel '%s': launch", f->name);
+    return cuda_fail(ctx, r, what);
+}
+
+const BlkDevice blk_device_cuda = {
+    .open = cuda_open,
+    .close = cuda_close,
+    .enter = cuda_enter,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy_to_device = cuda_copy_to_device,
+    .copy_to_host = cuda_copy_to_host,
+    .memset = cuda_memset,
+    .synchronize = cuda_synchronize,
+    .load = cuda_load,
+    .unload = cuda_unload,
+    .launch = cuda_launch,
+};

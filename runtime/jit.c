@@ -1,0 +1,82 @@
+/* jit.c: the runtime's only calls into the compiler's pipeline
+ * (compiler/compile.h) and its arch table, one function per concern (see
+ * device.h). The cpu device also runs the interpreter (device_cpu.c). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+
+bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
+
+const char *blk_jit_arch_names(char *buf, size_t size) { return nvptx_arch_names(buf, size); }
+
+const char *blk_jit_device_arch(int major, int minor) {
+    const NvptxArch *a = nvptx_arch_for_device(major, minor);
+    return a ? a->name : NULL;
+}
+
+typedef struct {
+    char *text;
+    size_t len, cap;
+} TextBuf;
+
+static void collect_diag(void *user, const Diagnostic *d) {
+    TextBuf *t = user;
+    char *s = diag_format(d);
+    size_t n = s ? strlen(s) : 0;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = (t->len + n + 1) * 2;
+        char *grown = realloc(t->text, cap);
+        if (!grown) {
+            free(s);
+            return;
+        }
+        t->text = grown;
+        t->cap = cap;
+    }
+    if (n) memcpy(t->text + t->len, s, n + 1);
+    t->len += n;
+    free(s);
+}
+
+Compilation *blk_jit_compile(const char *name, const char *text, size_t len, ConstDef *defs, int ndefs, char **diags) {
+    TextBuf t = {0};
+    CompileRequest req = {name, text, len, defs, ndefs, collect_diag, &t};
+    Compilation *comp = compile_front(&req);
+    if (comp && compile_lower(comp)) {
+        free(t.text);
+        *diags = NULL;
+        comp->de = (DiagEngine){0}; /* t is gone; blk_jit_emit sets its own */
+        return comp;
+    }
+    compilation_free(comp);
+    *diags = t.text;
+    return NULL;
+}
+
+void blk_jit_release(Compilation *comp) { compilation_free(comp); }
+
+char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, int *warps,
+                   int64_t *shared_bytes, char *err, size_t err_size) {
+    NvptxOptions o = *opt;
+    o.only_kernel = kernel;
+    o.llvm_ir = llvm_ir;
+    TextBuf t = {0};
+    comp->de = (DiagEngine){collect_diag, &t, 0, false};
+    NvptxOutput out;
+    bool ok = compile_ptx(comp, &o, &out);
+    comp->de = (DiagEngine){0};
+    if (!ok) {
+        snprintf(err, err_size, "%s", t.text ? t.text : "the backend failed");
+        free(t.text);
+        return NULL;
+    }
+    free(t.text);
+    if (warps) *warps = out.kernels[0].num_warps;
+    if (shared_bytes) *shared_bytes = out.kernels[0].shared_bytes;
+    char *text = out.text;
+    out.text = NULL;
+    nvptx_output_free(&out);
+    return text;
+}
