@@ -2,7 +2,8 @@
  * kernels cover what the examples do not (reductions over both axes of 2-D
  * blocks, argmax/argmin, i64 sums, integer division and shifts, saturating
  * casts, block atomics, loops and branches, a layout change through shared
- * memory, NaN propagation, rand with 64-bit offsets, the approximate math).
+ * memory (one of 128 KiB, above the 48 KiB a launch gets without opting in),
+ * NaN propagation, rand with 64-bit offsets, the approximate math).
  * Each runs on the interpreter and on the GPU over the same inputs; outputs
  * must be equal bit for bit (the kernels avoid a * b + c, which the GPU
  * contracts, and float sums, whose order differs), except the approximate
@@ -131,6 +132,16 @@ static const OpCase cases[] = {
      "  store(o + 3072 + i, 1.0 / v);\n"
      "}\n",
      2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5},
+    /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
+     * opting in, under sm_90's 227 KiB (issue 9) */
+    {"a [32768] row to a column through 128 KiB of shared memory, from 2 programs",
+     "kernel k(x: *f32, o: *f32) {\n"
+     "  let i = arange(0, 32768);\n"
+     "  let row = load(x + program_id(0) * 32768 + i) * 3.0;\n"
+     "  let col = row[:, None];\n"
+     "  store(o + program_id(0) * 32768 + i[:, None], col + 1.0);\n"
+     "}\n",
+     2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0},
 };
 
 static size_t esize(DType d) { return d == DT_F16 || d == DT_BF16 ? 2 : d == DT_I64 ? 8 : 4; }
