@@ -8,6 +8,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" > /dev/null
 "$work/prefix/bin/blkc" --version
+# only the API's symbols are global in the installed library
+leaked=$(nm -g --defined-only "$work/prefix/lib/libblk.a" | awk 'NF == 3 && $3 !~ /^blk_/ { print $3 }')
+if [ -n "$leaked" ]; then echo "libblk.a defines global symbols without the blk_ prefix:"; echo "$leaked"; exit 1; fi
 # 1. CMake: find_package(blk)
 cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/cmake-build" > /dev/null
