@@ -13,12 +13,15 @@ struct ArenaChunk {
 
 enum { ARENA_CHUNK_MIN = 64 * 1024 };
 
+_Thread_local long blk_arena_fail_countdown;
+
 void *arena_alloc(Arena *a, size_t size) {
     size = (size + 15) & ~(size_t)15;
     ArenaChunk *c = a->head;
     if (!c || c->cap - c->used < size) {
         size_t cap = size > ARENA_CHUNK_MIN ? size : ARENA_CHUNK_MIN;
-        c = malloc(sizeof(ArenaChunk) + cap);
+        bool inject = blk_arena_fail_countdown > 0 && --blk_arena_fail_countdown == 0;
+        c = inject ? NULL : malloc(sizeof(ArenaChunk) + cap);
         if (!c) {
             /* back to the pass that owns the arena, which reports it; a
              * library never ends the process of its caller */

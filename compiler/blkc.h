@@ -23,6 +23,10 @@ typedef struct {
 } Arena;
 
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+/* For tests (this thread's arenas): when set to N > 0, the Nth chunk
+ * allocation from now fails as if malloc had, driving the out-of-memory
+ * paths (tests/test_ptx.c). */
+extern _Thread_local long blk_arena_fail_countdown;
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void arena_free(Arena *a);

@@ -7,6 +7,8 @@
 #include "compile.h"
 
 static void init_source(Compilation *c, const CompileRequest *req) {
+    c->de.callback = req->diag;
+    c->de.user = req->diag_user;
     /* The lexer wants a NUL sentinel; copy so callers may pass any buffer. */
     char *text = arena_alloc(&c->arena, req->len + 1);
     memcpy(text, req->text, req->len);
@@ -14,8 +16,6 @@ static void init_source(Compilation *c, const CompileRequest *req) {
     c->src.name = arena_strndup(&c->arena, req->name, strlen(req->name));
     c->src.text = text;
     c->src.len = req->len;
-    c->de.callback = req->diag;
-    c->de.user = req->diag_user;
 }
 
 /* Each pass runs with the arena's out-of-memory handler set to here: a

@@ -18,7 +18,8 @@ static char *ptx_of(const char *src, const char *const *defs, const char *arch, 
     NvptxOutput out;
     cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
     compilation_free(c);
-    return out.text; /* the caller frees it; the kernel list goes */
+    free(out.kernels);
+    return out.text; /* the caller frees it */
 
 }
 
@@ -253,5 +254,43 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
     free(ptx[0]);
     free(ptx[1]);
     compilation_free(c);
+    free(src);
+}
+
+/* Out of memory anywhere in the pipeline (front end, lowering, backend) is
+ * an "out of memory" error, never a crash or an exit: the Nth arena chunk
+ * fails, for every N until the compile no longer needs that many. Under
+ * ASan this also shows the failed paths leak nothing. */
+Test(ptx, every_out_of_memory_path_reports_an_error) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    cr_assert(src);
+    int failures = 0;
+    for (long n = 1; n < 1000; n++) {
+        Captured cap = {0};
+        CompileRequest req = {"layernorm.blk", src, strlen(src), NULL, 0, capture_diag, &cap};
+        blk_arena_fail_countdown = n;
+        Compilation *c = compile_front(&req);
+        cr_assert(c, "N=%ld: no compilation", n);
+        NvptxOptions opt = {.arch = "sm_90"};
+        NvptxOutput out;
+        bool ok = compile_ptx(c, &opt, &out);
+        bool injected = blk_arena_fail_countdown == 0;
+        blk_arena_fail_countdown = 0;
+        if (ok) {
+            cr_expect_not(injected, "N=%ld: a failed allocation went unnoticed", n);
+            cr_expect(strstr(out.text, ".entry layer_norm_fwd"), "N=%ld", n);
+            nvptx_output_free(&out);
+            compilation_free(c);
+            break;
+        }
+        failures++;
+        cr_expect(injected, "N=%ld: failed without an injected failure:\n%s", n, cap.text);
+        cr_expect(strstr(cap.text, "out of memory"), "N=%ld: %s", n, cap.text);
+        compilation_free(c);
+    }
+    cr_expect_gt(failures, 3, "only %d allocation points were reached", failures);
+    cr_log_info("%d out-of-memory points, each reported", failures);
     free(src);
 }
