@@ -294,3 +294,21 @@ Test(ptx, every_out_of_memory_path_reports_an_error) {
     cr_log_info("%d out-of-memory points, each reported", failures);
     free(src);
 }
+
+/* The arch table: what a device of each compute capability builds for. */
+Test(ptx, arch_for_a_device) {
+    struct { int major, minor; const char *want; } cases[] = {
+        {8, 0, "sm_80"}, {8, 6, "sm_86"}, {8, 7, "sm_86"}, {8, 9, "sm_89"}, {9, 0, "sm_90"},
+        {10, 0, "sm_90"}, {12, 0, "sm_90"}, {7, 5, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const NvptxArch *a = nvptx_arch_for_device(cases[i].major, cases[i].minor);
+        if (!cases[i].want) cr_expect_null(a, "%d.%d", cases[i].major, cases[i].minor);
+        else cr_expect(a && strcmp(a->name, cases[i].want) == 0, "%d.%d gave %s", cases[i].major, cases[i].minor,
+                       a ? a->name : "none");
+    }
+    cr_expect_eq(nvptx_arch("sm_90")->max_shared_bytes, 227 * 1024);
+    cr_expect_null(nvptx_arch("sm_75"));
+    char names[128];
+    cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
+}
