@@ -24,6 +24,7 @@ bool bir_has_effect(BirOpcode code) {
     switch (ops[code].kind) {
     case BIR_KIND_MEMORY: case BIR_KIND_CONTROL: case BIR_KIND_TERMINATOR: case BIR_KIND_EFFECT: return true;
     case BIR_KIND_LEAF: case BIR_KIND_SHAPE: case BIR_KIND_ELEMENTWISE: case BIR_KIND_MATH: case BIR_KIND_REDUCE:
+    case BIR_KIND_DOT:
         return false;
     }
     return true;
@@ -258,6 +259,11 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             put(p, ", other %s", vname(p, op->operands[2]));
         break;
     }
+    case BIR_DOT:
+        put(p, " ");
+        put_operands(p, op, 0);
+        if (op->attr != DOT_IEEE) put(p, ", precision %s", op->attr == DOT_TF32 ? "tf32" : "tf32x3");
+        break;
     case BIR_FOR:
         put(p, " %s = %s to %s step %s", vname(p, op->regions[0]->args[0]), vname(p, op->operands[0]),
             vname(p, op->operands[1]), vname(p, op->operands[2]));
@@ -451,6 +457,14 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
         return true;
     }
+    case BIR_TRANS: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank == 2 && r.rank == 2 && r.shape[0] == x.shape[1] && r.shape[1] == x.shape[0],
+             "trans swaps the two dimensions");
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+        return true;
+    }
     case BIR_CONVERT:
         ARITY(1);
         NEED(shape_equal(vt(V, a[0]), r), "convert keeps the shape");
@@ -549,6 +563,18 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(r.dtype == (arg ? DT_I32 : x.dtype), arg ? "arg reductions give i32" : "the dtype is kept");
         NEED(op->code != BIR_REDUCE_SUM || (x.dtype != DT_F16 && x.dtype != DT_BF16),
              "f16/bf16 sums are converted to f32 first");
+        return true;
+    }
+    case BIR_DOT: {
+        ARITY(3);
+        BlkType x = vt(V, a[0]), y = vt(V, a[1]), c = vt(V, a[2]);
+        NEED(x.rank == 2 && y.rank == 2 && x.shape[1] == y.shape[0], "dot takes [M, K] and [K, N]");
+        NEED(x.dtype == y.dtype && (x.dtype == DT_F16 || x.dtype == DT_BF16 || x.dtype == DT_F32),
+             "dot operands are both f16, bf16 or f32");
+        NEED(c.rank == 2 && c.shape[0] == x.shape[0] && c.shape[1] == y.shape[1] && c.dtype == DT_F32 &&
+             type_equal(c, r), "dot accumulates into an [M, N] f32 block, its result");
+        NEED(op->attr >= DOT_IEEE && op->attr <= DOT_TF32X3 && (op->attr == DOT_IEEE || x.dtype == DT_F32),
+             "a dot's precision is ieee, tf32 or tf32x3 (f32 operands)");
         return true;
     }
     case BIR_FOR: {

@@ -144,8 +144,14 @@ typedef enum {
 
 typedef enum {
     BIR_KIND_LEAF, BIR_KIND_SHAPE, BIR_KIND_ELEMENTWISE, BIR_KIND_MATH, BIR_KIND_MEMORY, BIR_KIND_REDUCE,
-    BIR_KIND_CONTROL, BIR_KIND_TERMINATOR, BIR_KIND_EFFECT,
+    BIR_KIND_DOT, BIR_KIND_CONTROL, BIR_KIND_TERMINATOR, BIR_KIND_EFFECT,
 } BirOpKind;
+
+/* How dot multiplies f32 operands (docs/language.md §7): exactly, one fma
+ * per k (the default); in TF32 (inputs rounded to 10 mantissa bits, tensor
+ * cores); or in three TF32 products (hi*hi + hi*lo + lo*hi, about f32's
+ * precision on tensor cores). f16 and bf16 operands always use tensor cores. */
+typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 
 /* A row of ops.def. */
 typedef struct {
@@ -383,6 +389,8 @@ typedef struct {
 
 const BuiltinSig *builtin_sig(BuiltinId id);
 int builtin_find(const char *name); /* a BuiltinId, or -1 */
+/* dot's input_precision: "ieee", "tf32" or "tf32x3" -> DotPrecision, else -1. */
+int dot_precision_from_name(const char *text, size_t len);
 
 /* ----------------------------------------------------------------- sema.c */
 
@@ -421,6 +429,9 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 float bf16_to_f32(uint16_t b);
 uint16_t f32_to_bf16(float f);
+/* f32 rounded to TF32 (10 mantissa bits), as cvt.rna.tf32.f32: to nearest,
+ * ties away from zero; the result is an f32 with the low 13 bits clear. */
+float f32_to_tf32(float f);
 /* A numeric value converted with the semantics of `as` (docs/language.md §5):
  * floats held as doubles exactly representable in their dtype, integers
  * normalized (i32 sign-extended, u32 zero-extended, i1 0 or 1). Float to int

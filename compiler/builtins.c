@@ -19,3 +19,10 @@ int builtin_find(const char *name) {
         if (strcmp(builtins[i].name, name) == 0) return i;
     return -1;
 }
+
+int dot_precision_from_name(const char *text, size_t len) {
+    static const char *const names[] = {[DOT_IEEE] = "ieee", [DOT_TF32] = "tf32", [DOT_TF32X3] = "tf32x3"};
+    for (int i = 0; i < 3; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0) return i;
+    return -1;
+}

@@ -147,6 +147,17 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to) {
     return out;
 }
 
+float f32_to_tf32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) { /* finite: round the 13 dropped bits, ties away from zero */
+        u += 0x1000u;
+        u &= ~0x1fffu;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* ------------------------------------------------------------------ math */
 /* One function per MATH_OP row of ops.def; a row without one fails to build. */
 static float math_exp(float x) { return expf(x); }

@@ -752,6 +752,67 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     e->type = type_with_shape(type_scalar(d), n, shape);
 }
 
+/* dot(a, b, acc, input_precision): [M, K] x [K, N] (+ [M, N] f32) -> [M, N] f32. */
+static void check_dot(Sema *S, Expr *e) {
+    Expr *a = arg(e, 0), *b = arg(e, 1), *acc = arg(e, 2), *prec = arg(e, 3);
+    if (!require_value(S, a) || !require_value(S, b) || (acc && !require_value(S, acc))) return;
+    const char *names[2] = {"a", "b"};
+    Expr *ops[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->type.rank != 2) {
+            error(S, ops[i]->span, "'dot' multiplies 2-D blocks, but %s is %s", names[i], tstr(S, ops[i]->type));
+            return;
+        }
+    }
+    DType d = a->type.dtype;
+    if (d != b->type.dtype || (d != DT_F16 && d != DT_BF16 && d != DT_F32)) {
+        error(S, e->span, "'dot' takes two f16, two bf16 or two f32 blocks, got %s and %s; convert with 'as'",
+              tstr(S, a->type), tstr(S, b->type));
+        return;
+    }
+    int32_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
+    if (b->type.shape[0] != K) {
+        error(S, e->span, "'dot' needs as many columns in a as rows in b: a is %s, b is %s", tstr(S, a->type),
+              tstr(S, b->type));
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        for (int dim = 0; dim < 2; dim++) {
+            if (ops[i]->type.shape[dim] >= 16) continue;
+            error(S, ops[i]->span,
+                  "'dot' needs every dimension to be at least 16 (tensor cores multiply 16 x 16 tiles), but %s is "
+                  "%s; use 16 and mask off the rows or columns you do not need",
+                  names[i], tstr(S, ops[i]->type));
+            return;
+        }
+    }
+    int precision = DOT_IEEE;
+    if (prec) {
+        if (prec->kind != E_STRING) {
+            error(S, prec->span, "'input_precision' is a string: \"ieee\", \"tf32\" or \"tf32x3\"");
+            return;
+        }
+        precision = dot_precision_from_name(prec->u.str.text, prec->u.str.len);
+        if (precision < 0) {
+            error(S, prec->span, "unknown input_precision \"%.*s\" (expected \"ieee\", \"tf32\" or \"tf32x3\")",
+                  (int)prec->u.str.len, prec->u.str.text);
+            return;
+        }
+        if (precision != DOT_IEEE && d != DT_F32) {
+            error(S, prec->span, "input_precision \"%.*s\" is for f32 operands; %s products are exact on tensor cores",
+                  (int)prec->u.str.len, prec->u.str.text, dtype_name(d));
+            return;
+        }
+    }
+    BlkType result = type_with_shape(type_scalar(DT_F32), 2, (int32_t[]){M, N});
+    if (acc && !type_equal(acc->type, result)) {
+        error(S, acc->span, "the accumulator of 'dot' must be %s (the product's shape, in f32), got %s",
+              tstr(S, result), tstr(S, acc->type));
+        return;
+    }
+    e->type = result;
+}
+
 static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     Expr *p = arg(e, 0);
     if (!require_value(S, p) || !pointer_arg(S, e, p)) return;
@@ -781,10 +842,15 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
 }
 
 static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
-    const BuiltinSig *sig = builtin_sig(id);
     for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
     for (int i = 0; i < e->u.call.args.len; i++)
         if (((Expr *)e->u.call.args.items[i])->type.dtype == DT_ERROR) return;
+    /* min(a, b) and max(a, b) of two scalars, as in Python (and Triton's
+     * kernels): the elementwise minimum and maximum */
+    if ((id == BI_MIN || id == BI_MAX) && e->u.call.args.len == 2 && !e->u.call.arg_names.items[0] &&
+        !e->u.call.arg_names.items[1] && ((Expr *)e->u.call.args.items[0])->type.rank == 0)
+        id = id == BI_MIN ? BI_MINIMUM : BI_MAXIMUM;
+    const BuiltinSig *sig = builtin_sig(id);
     if (!bind_builtin_args(S, e, sig)) return;
     e->u.call.builtin = id;
     Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
@@ -947,6 +1013,17 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     }
     case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD:
         check_atomic(S, e, id);
+        return;
+    case BI_DOT:
+        check_dot(S, e);
+        return;
+    case BI_TRANS:
+        if (!require_value(S, a0)) return;
+        if (a0->type.rank != 2) {
+            error(S, a0->span, "'trans' swaps the dimensions of a 2-D block, got %s", tstr(S, a0->type));
+            return;
+        }
+        e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
         return;
     case BI_RAND:
     case BI_RANDINT: {

@@ -468,3 +468,111 @@ Test(interp, folded_conversions_and_math_equal_run_time_ones) {
         cr_expect(memcmp(&of[k], &of[k + 1], 4) == 0, "math %d: folded %a, run time %a", k, of[k], of[k + 1]);
     drop(p);
 }
+
+/* dot against a double-precision reference: f16 and bf16 operands (exact
+ * products, f32 sums), f32 with IEEE precision (one fma per term), with and
+ * without an accumulator; trans. Tolerance: f32 accumulation of K terms in
+ * order errs by at most K * 2^-24 * sum |a*b| (each add rounds once), plus
+ * the accumulator's own term. */
+static void dot_case(const char *T, int M, int N, int K, bool with_acc) {
+    char src[1024];
+    snprintf(src, sizeof src,
+             "kernel k(a: *%s, b: *%s, c: *f32, o: *f32, t: *%s) {\n"
+             "  let m = arange(0, %d); let n = arange(0, %d); let kk = arange(0, %d);\n"
+             "  let x = load(a + m[:, None] * %d + kk[None, :]);\n"
+             "  let y = load(b + kk[:, None] * %d + n[None, :]);\n"
+             "  let acc = load(c + m[:, None] * %d + n[None, :]);\n"
+             "  store(o + m[:, None] * %d + n[None, :], %s);\n"
+             "  store(t + kk[:, None] * %d + m[None, :], trans(x));\n"
+             "}\n",
+             T, T, T, M, N, K, K, N, N, N, with_acc ? "dot(x, y, acc)" : "dot(x, y)", M);
+    Prog *p = build(src, NULL);
+    DType d = strcmp(T, "f16") == 0 ? DT_F16 : strcmp(T, "bf16") == 0 ? DT_BF16 : DT_F32;
+    int es = d == DT_F32 ? 4 : 2;
+    unsigned char *a = malloc((size_t)M * K * 4), *b = malloc((size_t)K * N * 4), *t = malloc((size_t)M * K * 4);
+    float *af = malloc(sizeof(float) * M * K), *bf = malloc(sizeof(float) * K * N), *c = malloc(sizeof(float) * M * N),
+          *o = malloc(sizeof(float) * M * N);
+    uint32_t seed = 12345;
+    for (int i = 0; i < M * K + K * N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float v = ((int32_t)(seed >> 8) % 20000) / 10000.0f - 1.0f;
+        bool in_a = i < M * K;
+        int j = in_a ? i : i - M * K;
+        unsigned char *dst = in_a ? a : b;
+        float *f = in_a ? af : bf;
+        if (d == DT_F16) { uint16_t h = f32_to_f16(v); memcpy(dst + 2 * j, &h, 2); f[j] = f16_to_f32(h); }
+        else if (d == DT_BF16) { uint16_t h = f32_to_bf16(v); memcpy(dst + 2 * j, &h, 2); f[j] = bf16_to_f32(h); }
+        else { memcpy(dst + 4 * j, &v, 4); f[j] = v; }
+    }
+    for (int i = 0; i < M * N; i++) c[i] = with_acc ? (float)(i % 7) - 3.0f : 0.0f;
+    InterpBuffer bufs[] = {{a, (size_t)M * K * es, "a"}, {b, (size_t)K * N * es, "b"}, BUF(c, M * N), BUF(o, M * N),
+                           {t, (size_t)M * K * es, "t"}};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = c}, {.p = o}, {.p = t}};
+    char *err = run(p, args, 1, bufs, 5);
+    cr_assert_null(err, "%s", err);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double want = c[m * N + n], mag = fabs(want);
+            for (int k = 0; k < K; k++) want += (double)af[m * K + k] * bf[k * N + n], mag += fabs((double)af[m * K + k] * bf[k * N + n]);
+            double tol = (K + 1) * ldexp(1.0, -24) * mag;
+            cr_expect(fabs(o[m * N + n] - want) <= tol, "%s %dx%dx%d [%d,%d]: %.9g, want %.9g (tol %.3g)", T, M, N,
+                      K, m, n, o[m * N + n], want, tol);
+        }
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++)
+            cr_expect(memcmp(t + ((size_t)k * M + m) * es, a + ((size_t)m * K + k) * es, (size_t)es) == 0,
+                      "trans [%d,%d]", k, m);
+    free(a), free(b), free(t), free(af), free(bf), free(c), free(o);
+    drop(p);
+}
+
+Test(interp, dot_and_trans_against_double) {
+    dot_case("f16", 16, 32, 64, true);
+    dot_case("bf16", 32, 16, 16, false);
+    dot_case("f32", 16, 16, 128, true);
+}
+
+/* Small integers make every product and sum exact: all precisions agree
+ * with the exact result. Values with low mantissa bits show what tf32
+ * rounding drops, and that tf32x3 gets it back. */
+Test(interp, dot_precisions) {
+    Prog *p = build("kernel k(a: *f32, b: *f32, o: *f32) {\n"
+                    "  let i = arange(0, 16);\n"
+                    "  let x = load(a + i[:, None] * 16 + i[None, :]);\n"
+                    "  let y = load(b + i[:, None] * 16 + i[None, :]);\n"
+                    "  store(o + i[:, None] * 16 + i[None, :], dot(x, y));\n"
+                    "  store(o + 256 + i[:, None] * 16 + i[None, :], dot(x, y, input_precision = \"tf32\"));\n"
+                    "  store(o + 512 + i[:, None] * 16 + i[None, :], dot(x, y, input_precision = \"tf32x3\"));\n"
+                    "}\n", NULL);
+    float a[256], b[256], o[768];
+    for (int i = 0; i < 256; i++) a[i] = 1.0f + ldexpf(1.0f, -20) * (float)(i % 3), b[i] = (i / 16 == i % 16) ? 1.0f : 0.0f;
+    InterpBuffer bufs[] = {BUF(a, 256), BUF(b, 256), BUF(o, 768)};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 3);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 256; i++) {
+        /* b is the identity: ieee and tf32x3 give a exactly; tf32 rounds a to 10 bits */
+        cr_expect_eq(o[i], a[i], "ieee [%d]: %a vs %a", i, o[i], a[i]);
+        cr_expect_eq(o[256 + i], 1.0f, "tf32 [%d]: %a", i, o[256 + i]);
+        cr_expect_eq(o[512 + i], a[i], "tf32x3 [%d]: %a vs %a", i, o[512 + i], a[i]);
+    }
+    cr_expect_eq(f32_to_tf32(1.0f + ldexpf(1.0f, -11)), 1.0f + ldexpf(1.0f, -10), "ties away from zero");
+    cr_expect_eq(f32_to_tf32(-(1.0f + ldexpf(1.0f, -11))), -(1.0f + ldexpf(1.0f, -10)));
+    cr_expect_eq(f32_to_tf32(1.0f + ldexpf(1.0f, -12)), 1.0f);
+    drop(p);
+}
+
+Test(interp, min_and_max_of_two_scalars) {
+    Prog *p = build("kernel k(o: *i32, a: i32, b: i32) {\n"
+                    "  store(o, min(a, b)); store(o + 1, max(a, b)); store(o + 2, min(arange(0, 8), 0));\n"
+                    "}\n", NULL);
+    int32_t o[3] = {0};
+    InterpBuffer bufs[] = {BUF(o, 3)};
+    InterpArg args[] = {{.p = o}, {.i = 7}, {.i = -3}};
+    char *err = run(p, args, 1, bufs, 1);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(o[0], -3);
+    cr_expect_eq(o[1], 7);
+    cr_expect_eq(o[2], 0, "min of a block over axis 0 is still a reduction");
+    drop(p);
+}

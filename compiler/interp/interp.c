@@ -334,6 +334,40 @@ static double sum_pairwise(double *x, int64_t n) {
     return x[0];
 }
 
+/* dot (docs/language.md §7): each output is acc + the sum over k, in
+ * increasing k, of a[m,k] * b[k,n], one f32 fma per term. Products of f16,
+ * bf16 and tf32 values are exact in f32, so for those this is f32 addition
+ * of exact products in k order. tf32 rounds both operands first; tf32x3
+ * splits each into hi = tf32(x) and lo = tf32(x - hi) and adds lo*hi, hi*lo,
+ * then hi*hi, each as a pass over k (the order of three dots). */
+static float dot_operand(double x, int part) { /* part 0: as is, 1: tf32 hi, 2: tf32 lo */
+    float f = (float)x;
+    if (part == 0) return f;
+    float hi = f32_to_tf32(f);
+    return part == 1 ? hi : f32_to_tf32(f - hi);
+}
+
+static Flow exec_dot(Interp *I, const BirOp *op) {
+    BlkType at = vtype(I, op->operands[0]), bt = vtype(I, op->operands[1]);
+    const Elem *a = V(I, op->operands[0]), *b = V(I, op->operands[1]), *acc = V(I, op->operands[2]);
+    Elem *out = V(I, op->results[0]);
+    int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+    /* the passes: {a part, b part} */
+    static const int ieee[1][2] = {{0, 0}}, tf32[1][2] = {{1, 1}}, tf32x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
+    const int(*passes)[2] = op->attr == DOT_TF32 ? tf32 : op->attr == DOT_TF32X3 ? tf32x3 : ieee;
+    int npasses = op->attr == DOT_TF32X3 ? 3 : 1;
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+            float c = (float)acc[m * N + n].f;
+            for (int p = 0; p < npasses; p++)
+                for (int64_t k = 0; k < K; k++)
+                    c = fmaf(dot_operand(a[m * K + k].f, passes[p][0]), dot_operand(b[k * N + n].f, passes[p][1]), c);
+            out[m * N + n].f = c;
+        }
+    }
+    return FLOW_NEXT;
+}
+
 static Flow exec_reduce(Interp *I, const BirOp *op) {
     BlkType xt = vtype(I, op->operands[0]);
     const Elem *x = V(I, op->operands[0]);
@@ -551,6 +585,14 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_PTR_CAST:
         memcpy(out, V(I, a[0]), (size_t)n * sizeof(Elem));
         return FLOW_NEXT;
+    case BIR_TRANS: {
+        const Elem *x = V(I, a[0]);
+        int64_t rows = rt.shape[0], cols = rt.shape[1];
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) out[r * cols + c] = x[c * rows + r];
+        return FLOW_NEXT;
+    }
+    case BIR_DOT: return exec_dot(I, op);
     case BIR_BROADCAST: {
         BlkType xt = vtype(I, a[0]);
         const Elem *x = V(I, a[0]);
