@@ -20,6 +20,10 @@ configs=(
   "layernorm.blk|"
   "layernorm.blk|-D T=f32 -D BLOCK_SIZE=4096 -D BLOCK_SIZE_N=2048 -D BLOCK_SIZE_M=8"
   "layernorm.blk|-D BLOCK_SIZE_M=64 -D BLOCK_SIZE_N=64"
+  "matmul.blk|"
+  "matmul.blk|-D T=bf16 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16 -D GROUP_M=1"
+  "attention.blk|"
+  "attention.blk|-D CAUSAL=true -D HEAD_DIM=128 -D BLOCK_M=64 -D BLOCK_N=32 -D T=bf16"
 )
 for ex in dsl_examples/*.blk; do
   case " ${configs[*]} " in *"$(basename "$ex")|"*) ;; *) configs+=("$(basename "$ex")|");; esac

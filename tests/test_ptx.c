@@ -44,7 +44,7 @@ static int ptxas(const char *ptx, const char *arch, char *out, size_t size) {
 
 typedef struct {
     const char *file;
-    const char *defs[5];
+    const char *defs[8];
 } Config;
 
 static const Config configs[] = {
@@ -59,6 +59,10 @@ static const Config configs[] = {
     {"layernorm.blk", {NULL}},
     {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=2048", "BLOCK_SIZE_M=8", NULL}},
     {"layernorm.blk", {"BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", NULL}},
+    {"matmul.blk", {NULL}},
+    {"matmul.blk", {"T=bf16", "BLOCK_M=64", "BLOCK_N=64", "BLOCK_K=16", "GROUP_M=1", NULL}},
+    {"attention.blk", {NULL}},
+    {"attention.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=64", "BLOCK_N=32", "T=bf16", NULL}},
 };
 
 Test(ptx, every_example_assembles_cleanly_for_sm80_and_sm90, .timeout = 300) {

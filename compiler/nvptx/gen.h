@@ -8,6 +8,7 @@
  *   shapes.c      expand_dims, broadcast
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
+ *   dot.c         dot
  *   print.c       device_print
  *   control.c     for, while, if
  *   kernel.c      op dispatch, shared memory plan, one kernel's function
@@ -180,6 +181,8 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
+int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
+bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
 bool nvptx_gen_for(Gen *g, const BirOp *op);
 bool nvptx_gen_while(Gen *g, const BirOp *op);
 bool nvptx_gen_if(Gen *g, const BirOp *op);

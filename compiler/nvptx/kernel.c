@@ -9,7 +9,8 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     switch (op->code) {
     case BIR_LOAD: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
         return vtype(g, op->operands[0]).rank == 0 ? 8 : 0;
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST: {
+    case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: {
         if (nvptx_can_remat(g, op->results[0], 0)) return 0;
         BlkType xt = vtype(g, op->operands[0]);
         return type_numel(xt) * (xt.dtype == DT_PTR ? 8 : dtype_bytes(xt.dtype));
@@ -37,10 +38,15 @@ static bool smem_error(Gen *g, const BirOp *op) {
     char shape[48];
     const char *why, *fix;
     switch (op->code) {
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST:
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
         shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to move its operand between threads";
         fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
+        break;
+    case BIR_DOT:
+        shape_str(vtype(g, op->results[0]), shape, sizeof shape);
+        why = "to share its operands between threads";
+        fix = "use smaller blocks (BLOCK_K first)";
         break;
     default:
         shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
@@ -89,7 +95,8 @@ static bool gen_op(Gen *g, const BirOp *op) {
         for (int k = 0; k < nregs(g, r); k++) out[k] = g->regs[a[0]][0];
         return true;
     }
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST: return nvptx_gen_reshape(g, op, slot);
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_gen_reshape(g, op, slot);
+    case BIR_DOT: return nvptx_gen_dot(g, op, slot);
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
         return nvptx_gen_memory(g, op, slot);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:

@@ -1,6 +1,6 @@
-/* shapes.c: expand_dims and broadcast: the operand recomputed in the result's
- * layout when it is a pure function of arange and scalars, else moved through
- * shared memory. */
+/* shapes.c: expand_dims, broadcast and trans: the operand recomputed in the
+ * result's layout when it is a pure function of arange and scalars, else
+ * moved through shared memory. */
 #include "gen.h"
 
 /* ------------------------------------------------------- shape changes */
@@ -12,7 +12,7 @@ bool nvptx_can_remat(Gen *g, int v, int depth) {
     if (!op || depth > 64) return false;
     switch (op->code) {
     case BIR_ARANGE: case BIR_SPLAT: return true;
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST: return nvptx_can_remat(g, op->operands[0], depth + 1);
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_can_remat(g, op->operands[0], depth + 1);
     default:
         if (!bir_is_elementwise(op->code) || op->code == BIR_RAND || op->code == BIR_RANDINT) return false;
         for (int i = 0; i < op->noperands; i++)
@@ -39,6 +39,10 @@ static LLVMValueRef remat(Gen *g, int v, LLVMValueRef *c) {
         BlkType xt = vtype(g, op->operands[0]);
         LLVMValueRef xc[BLK_MAX_RANK];
         for (int d = 0; d < t.rank; d++) xc[d] = xt.shape[d] == 1 ? ci32(g, 0) : c[d];
+        return remat(g, op->operands[0], xc);
+    }
+    case BIR_TRANS: {
+        LLVMValueRef xc[BLK_MAX_RANK] = {c[1], c[0]};
         return remat(g, op->operands[0], xc);
     }
     default: {
@@ -92,6 +96,8 @@ bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at) {
         if (op->code == BIR_EXPAND_DIMS) {
             for (int dd = 0, j = 0; dd < rt.rank; dd++)
                 if (dd != op->attr) xc[j++] = c[dd];
+        } else if (op->code == BIR_TRANS) {
+            xc[0] = c[1], xc[1] = c[0];
         } else {
             for (int dd = 0; dd < rt.rank; dd++) xc[dd] = xt.shape[dd] == 1 ? ci32(g, 0) : c[dd];
         }

@@ -132,6 +132,29 @@ static const OpCase cases[] = {
      "  store(o + 3072 + i, 1.0 / v);\n"
      "}\n",
      2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5},
+    /* dot on the FMA path is the interpreter's order: bit for bit */
+    {"dot f16 and bf16 with an accumulator, trans",
+     "kernel k(a: *f16, b: *f16, c: *bf16, o: *f32, t: *f16) {\n"
+     "  let m = arange(0, 64); let n = arange(0, 32); let kk = arange(0, 16);\n"
+     "  let x = load(a + m[:, None] * 16 + kk[None, :]);\n"
+     "  let y = load(b + kk[:, None] * 32 + n[None, :]);\n"
+     "  let acc = dot(x, y);\n"
+     "  let xb = load(c + m[:, None] * 16 + kk[None, :]);\n"
+     "  let yb = load(c + 1024 + n[:, None] * 16 + kk[None, :]);\n"
+     "  store(o + m[:, None] * 32 + n[None, :], dot(xb, trans(yb), acc));\n"
+     "  store(t + kk[:, None] * 64 + m[None, :], trans(x));\n"
+     "}\n",
+     5, {DT_F16, DT_F16, DT_BF16, DT_F32, DT_F16}, {1024, 512, 1536, 2048, 1024}, {0, 0, 0, 1, 1}, 0, {0}, 1, 0},
+    {"dot f32: ieee, tf32, tf32x3",
+     "kernel k(a: *f32, b: *f32, o: *f32) {\n"
+     "  let i = arange(0, 32); let j = arange(0, 16);\n"
+     "  let x = load(a + i[:, None] * 32 + i[None, :]);\n"
+     "  let y = load(b + i[:, None] * 16 + j[None, :]);\n"
+     "  store(o + i[:, None] * 16 + j[None, :], dot(x, y));\n"
+     "  store(o + 512 + i[:, None] * 16 + j[None, :], dot(x, y, input_precision = \"tf32\"));\n"
+     "  store(o + 1024 + i[:, None] * 16 + j[None, :], dot(x, y, input_precision = \"tf32x3\"));\n"
+     "}\n",
+     3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1536}, {0, 0, 1}, 0, {0}, 1, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
     {"a [32768] row to a column through 128 KiB of shared memory, from 2 programs",
