@@ -23,14 +23,19 @@ static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {
     return phis;
 }
 
-static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, const int *from_values,
-                         LLVMValueRef **from_regs, LLVMBasicBlockRef from) {
+/* Values flowing into results `like` (an init or a yield), converted here
+ * into the results' layouts (the shared region at 0, see smem_size). */
+static LLVMValueRef **carried_in(Gen *g, const int *like, int n, const int *vals) {
+    LLVMValueRef **regs = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *regs);
+    for (int i = 0; i < n; i++) regs[i] = nvptx_operand(g, vals[i], &g->plan->layouts[like[i]], 0);
+    return regs;
+}
+
+static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, LLVMValueRef **from_regs,
+                         LLVMBasicBlockRef from) {
     for (int i = 0; i < n; i++) {
         int m = nregs(g, like[i]);
-        for (int k = 0; k < m; k++) {
-            LLVMValueRef v = from_values ? g->regs[from_values[i]][k] : from_regs[i][k];
-            LLVMAddIncoming(phis[i][k], &v, &from, 1);
-        }
+        for (int k = 0; k < m; k++) LLVMAddIncoming(phis[i][k], &from_regs[i][k], &from, 1);
     }
 }
 
@@ -39,6 +44,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     int n = op->nresults;
     DType d = vtype(g, op->operands[0]).dtype;
     LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
+    LLVMValueRef **init = carried_in(g, op->results, n, op->operands + 3);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for");
     LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
@@ -48,7 +54,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMValueRef iv = LLVMBuildPhi(g->b, ty(g, d), "");
     LLVMAddIncoming(iv, &lb, &pre, 1);
     LLVMValueRef **carried = make_phis(g, op->results, n);
-    add_incoming(g, carried, op->results, n, op->operands + 3, NULL, pre);
+    add_incoming(g, carried, op->results, n, init, pre);
     LLVMIntPredicate lt = op->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit);
     LLVMPositionBuilderAtEnd(g->b, body_bb);
@@ -57,7 +63,9 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     if (!nvptx_gen_block(g, body)) return false;
     LLVMBasicBlockRef latch = NULL;
     const BirOp *y = bir_block_terminator(body);
+    LLVMValueRef **next_vals = NULL;
     if (!g->terminated) {
+        next_vals = carried_in(g, op->results, n, y->operands);
         /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
         char name[48];
         const char *bits = d == DT_I64 ? "i64" : "i32";
@@ -69,14 +77,14 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         LLVMValueRef ovf = LLVMBuildExtractValue(g->b, res, 1, "");
         latch = LLVMGetInsertBlock(g->b);
         LLVMAddIncoming(iv, &next, &latch, 1);
-        add_incoming(g, carried, op->results, n, y->operands, NULL, latch);
+        add_incoming(g, carried, op->results, n, next_vals, latch);
         LLVMBuildCondBr(g->b, ovf, exit, header);
     }
     g->terminated = false;
     LLVMPositionBuilderAtEnd(g->b, exit);
     LLVMValueRef **res = make_phis(g, op->results, n);
-    add_incoming(g, res, op->results, n, NULL, carried, header);
-    if (latch) add_incoming(g, res, op->results, n, y->operands, NULL, latch);
+    add_incoming(g, res, op->results, n, carried, header);
+    if (latch) add_incoming(g, res, op->results, n, next_vals, latch);
     for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);
     return true;
 }
@@ -84,6 +92,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
 bool nvptx_gen_while(Gen *g, const BirOp *op) {
     const BirBlock *cond = op->regions[0], *body = op->regions[1];
     int n = op->nresults;
+    LLVMValueRef **init = carried_in(g, op->results, n, op->operands);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while");
     LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while.body");
@@ -91,7 +100,7 @@ bool nvptx_gen_while(Gen *g, const BirOp *op) {
     LLVMBuildBr(g->b, header);
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef **carried = make_phis(g, op->results, n);
-    add_incoming(g, carried, op->results, n, op->operands, NULL, pre);
+    add_incoming(g, carried, op->results, n, init, pre);
     for (int i = 0; i < n; i++) bind(g, cond->args[i], carried[i]);
     if (!nvptx_gen_block(g, cond)) return false;
     if (g->terminated) return nvptx_gen_fail(g, op, "a return in a loop condition");
@@ -102,7 +111,8 @@ bool nvptx_gen_while(Gen *g, const BirOp *op) {
     if (!nvptx_gen_block(g, body)) return false;
     if (!g->terminated) {
         const BirOp *y = bir_block_terminator(body);
-        add_incoming(g, carried, op->results, n, y->operands, NULL, LLVMGetInsertBlock(g->b));
+        LLVMValueRef **next_vals = carried_in(g, op->results, n, y->operands);
+        add_incoming(g, carried, op->results, n, next_vals, LLVMGetInsertBlock(g->b));
         LLVMBuildBr(g->b, header);
     }
     g->terminated = false;
@@ -118,13 +128,13 @@ bool nvptx_gen_if(Gen *g, const BirOp *op) {
     LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "endif");
     LLVMBuildCondBr(g->b, g->regs[op->operands[0]][0], bbs[0], bbs[1]);
     LLVMBasicBlockRef ends[2] = {NULL, NULL};
-    const BirOp *ys[2] = {NULL, NULL};
+    LLVMValueRef **yields[2] = {NULL, NULL};
     for (int r = 0; r < 2; r++) {
         LLVMPositionBuilderAtEnd(g->b, bbs[r]);
         if (!nvptx_gen_block(g, op->regions[r])) return false;
         if (!g->terminated) {
+            yields[r] = carried_in(g, op->results, n, bir_block_terminator(op->regions[r])->operands);
             ends[r] = LLVMGetInsertBlock(g->b);
-            ys[r] = bir_block_terminator(op->regions[r]);
             LLVMBuildBr(g->b, merge);
         }
         g->terminated = false;
@@ -137,7 +147,7 @@ bool nvptx_gen_if(Gen *g, const BirOp *op) {
     }
     LLVMValueRef **res = make_phis(g, op->results, n);
     for (int r = 0; r < 2; r++)
-        if (ends[r]) add_incoming(g, res, op->results, n, ys[r]->operands, NULL, ends[r]);
+        if (ends[r]) add_incoming(g, res, op->results, n, yields[r], ends[r]);
     for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);
     return true;
 }

@@ -89,8 +89,8 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
             LLVMValueRef ai = LLVMBuildAdd(g->b, rows[i], k, ""), bi = LLVMBuildAdd(g->b, kn, cols[i], "");
             LLVMValueRef x = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, smem_at, ai, es), "");
             LLVMValueRef y = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, b_at, bi, es), "");
-            x = operand_part(g, nvptx_convert(g, x, d, DT_F32), passes[p][0]);
-            y = operand_part(g, nvptx_convert(g, y, d, DT_F32), passes[p][1]);
+            x = operand_part(g, nvptx_convert_dtype(g, x, d, DT_F32), passes[p][0]);
+            y = operand_part(g, nvptx_convert_dtype(g, y, d, DT_F32), passes[p][1]);
             LLVMValueRef args[3] = {x, y, phis[i]};
             next[i] = nvptx_call(g, "llvm.fma.f32", g->f32, args, 3);
         }

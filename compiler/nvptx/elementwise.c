@@ -43,7 +43,7 @@ LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, D
     return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, p, a, b, ""), a, b, "");
 }
 
-LLVMValueRef nvptx_convert(Gen *g, LLVMValueRef x, DType from, DType to) {
+LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
     if (from == to) return x;
     LLVMTypeRef t = ty(g, to);
     bool ff = dtype_is_float(from), tf = dtype_is_float(to);
@@ -140,7 +140,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     bool fl = dtype_is_float(d);
     LLVMBuilderRef b = g->b;
     switch (op->code) {
-    case BIR_CONVERT: return nvptx_convert(g, x[0], od, d);
+    case BIR_CONVERT: return nvptx_convert_dtype(g, x[0], od, d);
     case BIR_PTR_CAST: return x[0];
     case BIR_PTR_ADD: {
         DType offd = f->values[op->operands[1]].type.dtype;

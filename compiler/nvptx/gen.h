@@ -5,7 +5,8 @@
  *   layout.c      axis analysis and blocked layouts (KernelPlan)
  *   util.c        LLVM helpers, thread-0 sections, shared memory, coordinates
  *   elementwise.c one element of an elementwise op; math; rand
- *   shapes.c      expand_dims, broadcast
+ *   convert.c     a value in another layout
+ *   shapes.c      expand_dims, broadcast, trans
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
  *   dot.c         dot
@@ -40,34 +41,74 @@ typedef struct {
     int64_t constancy; /* runs of this many consecutive elements are equal */
 } AxisInfo;
 
-/* A blocked layout of a rank-1 or rank-2 shape. Dimension rank-1 is the
- * fastest. A thread holds spt[d] consecutive elements per dimension, lanes
- * of a warp tile tpw[d], warps tile wpc[d]; the CTA tile repeats reps[d]
- * times to cover the shape, or wraps (threads hold copies) when larger. */
+/* A layout says which elements of a block each thread holds: register r of
+ * the thread (lane, warp) holds the element at coordinates that are a sum
+ * of powers of two, one per set bit of r, lane and warp (Triton's linear
+ * layouts, for power-of-two shapes). A bit's basis may be zero: then the
+ * threads (or registers) that differ in it hold copies of the same elements.
+ * Blocked layouts (elements per thread, then lanes, then warps, fastest
+ * dimension first), the tensor cores' accumulator and operand layouts, and
+ * their slices and transposes are all of this form. */
+enum { LAYOUT_MAX_REG_BITS = 20, LAYOUT_LANE_BITS = 5, LAYOUT_MAX_WARP_BITS = 5 };
+
 typedef struct {
     int rank;
     int32_t shape[BLK_MAX_RANK];
-    int32_t spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], reps[BLK_MAX_RANK];
-    int32_t nregs; /* elements each thread holds */
+    int nreg_bits, nwarp_bits;
+    int32_t nregs; /* 1 << nreg_bits */
+    int32_t reg[LAYOUT_MAX_REG_BITS][BLK_MAX_RANK];
+    int32_t lane[LAYOUT_LANE_BITS][BLK_MAX_RANK];
+    int32_t warp[LAYOUT_MAX_WARP_BITS][BLK_MAX_RANK];
 } Layout;
+
+/* Where each dimension of a value comes from in the coordinates of a use:
+ * from[d] is the use's dimension that gives the value's dimension d, or -1
+ * for coordinate 0 (a broadcast size-1 dimension). */
+typedef struct {
+    int from[BLK_MAX_RANK];
+} Projection;
 
 typedef struct {
     int num_warps;
     AxisInfo *axis;   /* per value */
     Layout *layouts;  /* per value; rank 0 for scalars */
+    int ndots;
 } KernelPlan;
 
-/* Analyzes f; num_warps 0 picks the default from the largest block.
- * param_div (NULL, or one entry per runtime parameter) adds facts known at
- * launch, as Triton specializes: a pointer's alignment in bytes, an
+/* Analyzes f and gives every block value a layout; num_warps 0 picks the
+ * default. param_div (NULL, or one entry per runtime parameter) adds facts
+ * known at launch, as Triton specializes: a pointer's alignment in bytes, an
  * integer's divisibility; 0 adds nothing. */
 KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div);
 /* Elements (not bytes) one access of a load/store/atomic may cover. */
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
-/* The parts of register r: its repetition and in-thread index along d. */
-void nvptx_layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]);
-/* The coordinate along dimension d of register r of thread (warp, lane). */
+
+Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec);
+/* The tensor cores' m16n8 accumulator layout of an [M, N] block, warps
+ * tiling wm along M and wn along N. */
+Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm);
+/* The layout a dot's operand (0: a [M, K], 1: b [K, N]) needs for mma.sync
+ * m16n8k16 with accumulator layout acc. */
+Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K);
+/* One dimension removed (its bases dropped; register bits left without a
+ * basis go); a size-1 dimension inserted; the dimensions swapped. */
+Layout nvptx_layout_slice(const Layout *l, int axis);
+Layout nvptx_layout_expand(const Layout *l, int axis);
+Layout nvptx_layout_trans(const Layout *l);
+bool nvptx_layout_equal(const Layout *a, const Layout *b);
+/* The coordinate along d of register r of thread (warp, lane), on the host. */
 int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane);
+/* Registers 0 .. vec-1 hold consecutive elements along the fastest dimension. */
+int nvptx_layout_vec(const Layout *l);
+/* Register bits (a mask of r) whose basis is zero: those registers copy others. */
+int32_t nvptx_layout_copy_regs(const Layout *l);
+/* Can a thread find, for each register of `to`, the element of a value of
+ * layout `from` at the projected coordinates among its own registers? Then
+ * map[r] is that register (map may be NULL to just ask). */
+bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection proj, int32_t *map);
+/* Warps that hold different elements along d (1 << the count of warp bits
+ * with a basis along d). */
+int nvptx_layout_warps_along(const Layout *l, int d);
 
 /* ----------------------------------------------------------------- nvptx.c */
 /* The LLVM module being built, shared by its kernels. */
@@ -170,13 +211,24 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l);
 /* ----------------------------------------------------------- elementwise.c */
 /* One element of an elementwise op, from its operands' elements. */
 LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x);
-LLVMValueRef nvptx_convert(Gen *g, LLVMValueRef x, DType from, DType to);
+LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to);
 LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, DType d);
 
+/* -------------------------------------------------------------- convert.c */
+/* v's elements in layout `to` (for register r of `to`, v's element at the
+ * projected coordinates): from the thread's registers, recomputed, or
+ * through shared memory at smem_at. */
+LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64_t smem_at);
+int64_t nvptx_convert_smem_bytes(Gen *g, int v, const Layout *to, Projection p);
+/* An operand (same shape, or a scalar) in the layout the op computes in. */
+LLVMValueRef *nvptx_operand(Gen *g, int v, const Layout *to, int64_t smem_at);
+int64_t nvptx_operand_smem_bytes(Gen *g, int v, const Layout *to);
+/* How a shape op's operand's coordinates come from its result's. */
+Projection nvptx_shape_projection(Gen *g, const BirOp *op);
+
 /* ------------------------------------------------- shapes.c, memory.c, ... */
-bool nvptx_can_remat(Gen *g, int v, int depth);
-void nvptx_coords_of(Gen *g, const Layout *l, int r, LLVMValueRef *c);
 bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at);
+int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);

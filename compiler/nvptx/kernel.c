@@ -4,20 +4,62 @@
 
 /* ------------------------------------------------------------------ ops */
 
+/* Shared memory to bring operands from index `first` on into layout `to`. */
+static int64_t operands_need(Gen *g, const BirOp *op, const Layout *to, int first) {
+    int64_t need = 0;
+    for (int i = first; i < op->noperands; i++)
+        if (op->operands[i] >= 0) {
+            int64_t n = nvptx_operand_smem_bytes(g, op->operands[i], to);
+            if (n > need) need = n;
+        }
+    return need;
+}
+
+/* Values flowing into a loop's or branch's results (their first operands
+ * from `first`, or a region's yield) in the results' layouts. */
+static int64_t carried_need(Gen *g, const BirOp *op, const int *vals, int n) {
+    int64_t need = 0;
+    for (int i = 0; i < n && i < op->nresults; i++) {
+        if (!vtype(g, op->results[i]).rank) continue;
+        int64_t k = nvptx_operand_smem_bytes(g, vals[i], &g->plan->layouts[op->results[i]]);
+        if (k > need) need = k;
+    }
+    return need;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* Shared memory an op needs. */
 static int64_t smem_need(Gen *g, const BirOp *op) {
+    const int *a = op->operands;
     switch (op->code) {
-    case BIR_LOAD: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
-        return vtype(g, op->operands[0]).rank == 0 ? 8 : 0;
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE ? 0 : 8;
+        return operands_need(g, op, &g->plan->layouts[a[0]], 1);
     case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: {
-        if (nvptx_can_remat(g, op->results[0], 0)) return 0;
-        BlkType xt = vtype(g, op->operands[0]);
-        return type_numel(xt) * (xt.dtype == DT_PTR ? 8 : dtype_bytes(xt.dtype));
-    }
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return nvptx_reduce_smem_bytes(g, op);
-    default: return 0;
+    case BIR_FOR: {
+        const BirOp *y = bir_block_terminator(op->regions[0]);
+        return max64(carried_need(g, op, a + 3, op->noperands - 3), y ? carried_need(g, op, y->operands, y->noperands) : 0);
+    }
+    case BIR_WHILE: {
+        const BirOp *y = bir_block_terminator(op->regions[1]);
+        return max64(carried_need(g, op, a, op->noperands), y ? carried_need(g, op, y->operands, y->noperands) : 0);
+    }
+    case BIR_IF: {
+        int64_t need = 0;
+        for (int r = 0; r < 2; r++) {
+            const BirOp *y = bir_block_terminator(op->regions[r]);
+            if (y && y->code == BIR_YIELD) need = max64(need, carried_need(g, op, y->operands, y->noperands));
+        }
+        return need;
+    }
+    default:
+        if (bir_is_elementwise(op->code) && op->nresults == 1 && vtype(g, op->results[0]).rank)
+            return operands_need(g, op, &g->plan->layouts[op->results[0]], 0);
+        return 0;
     }
 }
 
@@ -48,10 +90,15 @@ static bool smem_error(Gen *g, const BirOp *op) {
         why = "to share its operands between threads";
         fix = "use smaller blocks (BLOCK_K first)";
         break;
-    default:
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to combine the partial results of its warps";
         fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
+        break;
+    default:
+        shape_str(vtype(g, op->nresults ? op->results[0] : op->operands[0]), shape, sizeof shape);
+        why = "to move operands between threads";
+        fix = "use smaller blocks";
         break;
     }
     return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
@@ -113,14 +160,15 @@ static bool gen_op(Gen *g, const BirOp *op) {
     case BIR_PRINT: return nvptx_gen_print(g, op);
     default:
         if (bir_is_elementwise(op->code)) {
+            const Layout *l = &g->plan->layouts[r];
+            LLVMValueRef *x[3] = {NULL, NULL, NULL};
+            if (vtype(g, r).rank)
+                for (int i = 0; i < op->noperands; i++) x[i] = nvptx_operand(g, a[i], l, slot);
             LLVMValueRef *out = nvptx_new_regs(g, r);
             for (int k = 0; k < nregs(g, r); k++) {
-                LLVMValueRef x[3];
-                for (int i = 0; i < op->noperands; i++) {
-                    /* a scalar operand of a block op only occurs for rand's seed */
-                    x[i] = vtype(g, a[i]).rank ? g->regs[a[i]][k] : g->regs[a[i]][0];
-                }
-                out[k] = nvptx_elementwise(g, op, x);
+                LLVMValueRef e[3];
+                for (int i = 0; i < op->noperands; i++) e[i] = x[i] ? x[i][k] : g->regs[a[i]][0];
+                out[k] = nvptx_elementwise(g, op, e);
             }
             return true;
         }

@@ -144,6 +144,272 @@ static void analyze_block(Analysis *A, const BirBlock *b) {
 
 /* ------------------------------------------------------------- layouts */
 
+static int log2i(int64_t v) {
+    int n = 0;
+    while ((INT64_C(1) << n) < v) n++;
+    return n;
+}
+
+/* A basis along d of value v (v a power of two), or zero when the shape is
+ * smaller: the layout wraps and those threads or registers hold copies. */
+static void set_basis(int32_t *basis, const Layout *l, int d, int64_t v) {
+    for (int k = 0; k < l->rank; k++) basis[k] = 0;
+    if (v < l->shape[d]) basis[d] = (int32_t)v;
+}
+
+static void add_reg_bit(Layout *l, int d, int64_t v) {
+    set_basis(l->reg[l->nreg_bits++], l, d, v);
+    l->nregs = 1 << l->nreg_bits;
+}
+
+static Layout empty_layout(int rank, const int32_t *shape, int num_warps) {
+    Layout l = {0};
+    l.rank = rank;
+    for (int d = 0; d < rank; d++) l.shape[d] = shape[d];
+    l.nregs = 1;
+    l.nwarp_bits = log2i(num_warps);
+    return l;
+}
+
+Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec) {
+    Layout l = empty_layout(t.rank, t.shape, num_warps);
+    int fast = t.rank - 1;
+    int32_t spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], reps[BLK_MAX_RANK];
+    for (int d = 0; d < t.rank; d++) spt[d] = tpw[d] = wpc[d] = 1;
+    /* vec elements per thread along the fastest dimension, but no wider
+     * than keeps all threads busy on distinct elements */
+    int64_t per_thread = t.rank == 1 ? t.shape[0] / (32 * num_warps) : t.shape[fast];
+    spt[fast] = (int32_t)max64(1, min64(vec, per_thread));
+    if (t.rank == 1) {
+        tpw[0] = 32;
+        wpc[0] = num_warps;
+    } else {
+        /* lanes, then warps, fill the fastest dimension first (Triton's order) */
+        tpw[1] = (int32_t)min64(32, max64(1, t.shape[1] / spt[1]));
+        tpw[0] = 32 / tpw[1];
+        wpc[1] = (int32_t)min64(num_warps, max64(1, t.shape[1] / ((int64_t)spt[1] * tpw[1])));
+        wpc[0] = num_warps / wpc[1];
+    }
+    for (int d = 0; d < t.rank; d++) reps[d] = (int32_t)max64(1, t.shape[d] / ((int64_t)spt[d] * tpw[d] * wpc[d]));
+    /* registers: the elements along the fastest dimension, then (rank 2)
+     * along the other, then the repetitions of the CTA tile, fastest first */
+    for (int d = fast; d >= 0; d--)
+        for (int b = 0; (1 << b) < spt[d]; b++) add_reg_bit(&l, d, INT64_C(1) << b);
+    for (int d = fast; d >= 0; d--)
+        for (int b = 0; (1 << b) < reps[d]; b++) add_reg_bit(&l, d, (int64_t)spt[d] * tpw[d] * wpc[d] << b);
+    int bit = 0;
+    for (int d = fast; d >= 0; d--)
+        for (int b = 0; (1 << b) < tpw[d]; b++) set_basis(l.lane[bit++], &l, d, (int64_t)spt[d] << b);
+    bit = 0;
+    for (int d = fast; d >= 0; d--)
+        for (int b = 0; (1 << b) < wpc[d]; b++) set_basis(l.warp[bit++], &l, d, (int64_t)spt[d] * tpw[d] << b);
+    return l;
+}
+
+/* The PTX ISA's fragments of mma.m16n8k16 (f32 accumulator): lane t holds
+ * (t/4, 2(t%4) + {0,1}) and (t/4 + 8, the same columns) of each 16 x 8 tile. */
+Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm) {
+    Layout l = empty_layout(2, (int32_t[]){M, N}, num_warps);
+    int wn = num_warps / wm;
+    add_reg_bit(&l, 1, 1);
+    add_reg_bit(&l, 0, 8);
+    for (int64_t v = 8 * wn; v < N; v *= 2) add_reg_bit(&l, 1, v);
+    for (int64_t v = 16 * wm; v < M; v *= 2) add_reg_bit(&l, 0, v);
+    set_basis(l.lane[0], &l, 1, 2);
+    set_basis(l.lane[1], &l, 1, 4);
+    for (int b = 0; b < 3; b++) set_basis(l.lane[2 + b], &l, 0, 1 << b);
+    int bit = 0;
+    for (int64_t v = 16; v < 16 * wm; v *= 2) set_basis(l.warp[bit++], &l, 0, v);
+    for (int64_t v = 8; v < 8 * wn; v *= 2) set_basis(l.warp[bit++], &l, 1, v);
+    return l;
+}
+
+/* Operand a [M, K]: a0..a3 of each 16 x 16 tile are (t/4, 2(t%4) + {0,1}),
+ * (t/4 + 8, ...), (t/4, 8 + ...), (t/4 + 8, 8 + ...). Operand b [K, N]: b0,
+ * b1 of each 16 x 8 tile are (2(t%4) + {0,1}, t/4) and (8 + ..., t/4). The
+ * warps tile M and N as the accumulator's; warps along the other operand's
+ * dimension hold copies. */
+Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K) {
+    int32_t M = acc->shape[0], N = acc->shape[1];
+    int kd = which == 0 ? 1 : 0, od = which == 0 ? 0 : 1; /* k's and the other dimension */
+    Layout l = empty_layout(2, which == 0 ? (int32_t[]){M, K} : (int32_t[]){K, N}, 1 << acc->nwarp_bits);
+    l.nwarp_bits = acc->nwarp_bits;
+    add_reg_bit(&l, kd, 1);
+    if (which == 0) add_reg_bit(&l, od, 8);
+    add_reg_bit(&l, kd, 8);
+    for (int64_t v = 16; v < K; v *= 2) add_reg_bit(&l, kd, v);
+    /* the accumulator's repetitions along this operand's other dimension */
+    for (int b = 0; b < acc->nreg_bits; b++) {
+        int32_t v = acc->reg[b][od];
+        if (v >= (which == 0 ? 16 : 8)) add_reg_bit(&l, od, v);
+    }
+    set_basis(l.lane[0], &l, kd, 2);
+    set_basis(l.lane[1], &l, kd, 4);
+    for (int b = 0; b < 3; b++) set_basis(l.lane[2 + b], &l, od, 1 << b);
+    for (int b = 0; b < acc->nwarp_bits; b++) set_basis(l.warp[b], &l, od, acc->warp[b][od] ? acc->warp[b][od] : l.shape[od]);
+    return l;
+}
+
+static void drop_dim(int32_t *basis, int axis, int rank) {
+    for (int k = axis; k + 1 < rank; k++) basis[k] = basis[k + 1];
+    basis[rank - 1] = 0;
+}
+
+Layout nvptx_layout_slice(const Layout *l, int axis) {
+    Layout s = *l;
+    s.rank = l->rank - 1;
+    for (int k = axis; k < s.rank; k++) s.shape[k] = l->shape[k + 1];
+    s.shape[s.rank] = 0;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) drop_dim(s.lane[b], axis, l->rank);
+    for (int b = 0; b < l->nwarp_bits; b++) drop_dim(s.warp[b], axis, l->rank);
+    s.nreg_bits = 0;
+    for (int b = 0; b < l->nreg_bits; b++) {
+        if (l->reg[b][axis]) continue; /* a register bit along the axis: gone */
+        for (int k = 0; k < BLK_MAX_RANK; k++) s.reg[s.nreg_bits][k] = l->reg[b][k];
+        drop_dim(s.reg[s.nreg_bits++], axis, l->rank);
+    }
+    s.nregs = 1 << s.nreg_bits;
+    return s;
+}
+
+static void insert_dim(int32_t *basis, int axis, int rank) {
+    for (int k = rank; k > axis; k--) basis[k] = basis[k - 1];
+    basis[axis] = 0;
+}
+
+Layout nvptx_layout_expand(const Layout *l, int axis) {
+    Layout e = *l;
+    e.rank = l->rank + 1;
+    for (int k = l->rank; k > axis; k--) e.shape[k] = l->shape[k - 1];
+    e.shape[axis] = 1;
+    for (int b = 0; b < l->nreg_bits; b++) insert_dim(e.reg[b], axis, l->rank);
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) insert_dim(e.lane[b], axis, l->rank);
+    for (int b = 0; b < l->nwarp_bits; b++) insert_dim(e.warp[b], axis, l->rank);
+    return e;
+}
+
+static void swap2(int32_t *basis) {
+    int32_t t = basis[0];
+    basis[0] = basis[1], basis[1] = t;
+}
+
+Layout nvptx_layout_trans(const Layout *l) {
+    Layout t = *l;
+    swap2(t.shape);
+    for (int b = 0; b < l->nreg_bits; b++) swap2(t.reg[b]);
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) swap2(t.lane[b]);
+    for (int b = 0; b < l->nwarp_bits; b++) swap2(t.warp[b]);
+    return t;
+}
+
+bool nvptx_layout_equal(const Layout *a, const Layout *b) {
+    if (a->rank != b->rank || a->nreg_bits != b->nreg_bits || a->nwarp_bits != b->nwarp_bits) return false;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->shape[d] != b->shape[d]) return false;
+        for (int i = 0; i < a->nreg_bits; i++) if (a->reg[i][d] != b->reg[i][d]) return false;
+        for (int i = 0; i < LAYOUT_LANE_BITS; i++) if (a->lane[i][d] != b->lane[i][d]) return false;
+        for (int i = 0; i < a->nwarp_bits; i++) if (a->warp[i][d] != b->warp[i][d]) return false;
+    }
+    return true;
+}
+
+int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane) {
+    int32_t c = 0;
+    for (int b = 0; b < l->nreg_bits; b++) if (r >> b & 1) c |= l->reg[b][d];
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) if (lane >> b & 1) c |= l->lane[b][d];
+    for (int b = 0; b < l->nwarp_bits; b++) if (warp >> b & 1) c |= l->warp[b][d];
+    return c;
+}
+
+int nvptx_layout_vec(const Layout *l) {
+    int fast = l->rank - 1, n = 0;
+    while (n < l->nreg_bits && l->reg[n][fast] == (1 << n)) {
+        bool only_fast = true;
+        for (int d = 0; d < fast; d++) only_fast &= l->reg[n][d] == 0;
+        if (!only_fast) break;
+        n++;
+    }
+    return 1 << n;
+}
+
+static bool is_zero(const int32_t *basis, int rank) {
+    for (int d = 0; d < rank; d++) if (basis[d]) return false;
+    return true;
+}
+
+int32_t nvptx_layout_copy_regs(const Layout *l) {
+    int32_t mask = 0;
+    for (int b = 0; b < l->nreg_bits; b++) if (is_zero(l->reg[b], l->rank)) mask |= 1 << b;
+    return mask;
+}
+
+int nvptx_layout_warps_along(const Layout *l, int d) {
+    int n = 0;
+    for (int b = 0; b < l->nwarp_bits; b++) n += l->warp[b][d] != 0;
+    return 1 << n;
+}
+
+static void project(const int32_t *use_basis, Projection proj, int rank, int32_t *out) {
+    for (int d = 0; d < rank; d++) out[d] = proj.from[d] >= 0 ? use_basis[proj.from[d]] : 0;
+}
+
+static bool same_basis(const int32_t *a, const int32_t *b, int rank) {
+    for (int d = 0; d < rank; d++) if (a[d] != b[d]) return false;
+    return true;
+}
+
+bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection proj, int32_t *map) {
+    if (from->nwarp_bits != to->nwarp_bits) return false;
+    int32_t p[BLK_MAX_RANK];
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) {
+        project(to->lane[b], proj, from->rank, p);
+        if (!same_basis(p, from->lane[b], from->rank)) return false;
+    }
+    for (int b = 0; b < to->nwarp_bits; b++) {
+        project(to->warp[b], proj, from->rank, p);
+        if (!same_basis(p, from->warp[b], from->rank)) return false;
+    }
+    int32_t bit_of[LAYOUT_MAX_REG_BITS]; /* the `from` register bit for each `to` bit, or -1 */
+    for (int b = 0; b < to->nreg_bits; b++) {
+        project(to->reg[b], proj, from->rank, p);
+        bit_of[b] = -1;
+        if (is_zero(p, from->rank)) continue;
+        for (int k = 0; k < from->nreg_bits && bit_of[b] < 0; k++)
+            if (same_basis(p, from->reg[k], from->rank)) bit_of[b] = k;
+        if (bit_of[b] < 0) return false;
+    }
+    if (map)
+        for (int r = 0; r < to->nregs; r++) {
+            int32_t m = 0;
+            for (int b = 0; b < to->nreg_bits; b++)
+                if (r >> b & 1 && bit_of[b] >= 0) m |= 1 << bit_of[b];
+            map[r] = m;
+        }
+    return true;
+}
+
+/* ------------------------------------------------------- layout choice */
+
+typedef struct {
+    BlkType shape;
+    int vec;
+} ShapeVec;
+
+enum { MAX_SHAPES = 64, MAX_DOT_LAYOUTS = 16 };
+
+typedef struct {
+    const BirFunction *f;
+    const AxisInfo *ax;
+    KernelPlan *p;
+    ShapeVec sv[MAX_SHAPES];
+    int nshapes;
+    int64_t max_numel, max_dot;
+    bool chained;                    /* more than one dot: warps all along M */
+    Layout dots[MAX_DOT_LAYOUTS];    /* the accumulator layouts, for broadcasts */
+    int ndots;
+    bool changed;
+} Chooser;
+
 static bool is_memory(BirOpcode c) { return bir_op_info(c)->kind == BIR_KIND_MEMORY; }
 
 static int mask_operand(const BirOp *op) {
@@ -167,87 +433,175 @@ static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *o
     return (int)max64(p2, 1);
 }
 
-typedef struct {
-    BlkType shape;
-    int vec;
-} ShapeVec;
-
-static void collect_shapes(const BirFunction *f, const AxisInfo *ax, const BirBlock *b, ShapeVec *sv, int *n,
-                           int cap, int64_t *max_numel) {
+static void collect_shapes(Chooser *C, const BirBlock *b) {
+    const BirFunction *f = C->f;
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         for (int k = 0; k < op->nresults; k++) {
             BlkType t = f->values[op->results[k]].type;
-            if (t.rank) *max_numel = max64(*max_numel, type_numel(t));
+            if (t.rank) C->max_numel = max64(C->max_numel, type_numel(t));
+        }
+        if (op->code == BIR_DOT) {
+            C->max_dot = max64(C->max_dot, type_numel(f->values[op->results[0]].type));
+            C->p->ndots++;
         }
         if (is_memory(op->code)) {
             BlkType pt = f->values[op->operands[0]].type;
             if (pt.rank) {
-                int w = access_width(ax, f, op), j = 0;
-                while (j < *n && !shape_equal(sv[j].shape, pt)) j++;
-                if (j == *n && *n < cap) sv[(*n)++] = (ShapeVec){pt, 1};
-                if (j < *n && w > sv[j].vec) sv[j].vec = w;
+                int w = access_width(C->ax, f, op), j = 0;
+                while (j < C->nshapes && !shape_equal(C->sv[j].shape, pt)) j++;
+                if (j == C->nshapes && C->nshapes < MAX_SHAPES) C->sv[C->nshapes++] = (ShapeVec){pt, 1};
+                if (j < C->nshapes && w > C->sv[j].vec) C->sv[j].vec = w;
             }
         }
-        for (int r = 0; r < op->nregions; r++) collect_shapes(f, ax, op->regions[r], sv, n, cap, max_numel);
+        for (int r = 0; r < op->nregions; r++) collect_shapes(C, op->regions[r]);
     }
 }
 
-static Layout make_layout(BlkType t, int num_warps, int vec) {
-    Layout l = {0};
-    l.rank = t.rank;
-    int fast = t.rank - 1;
-    for (int d = 0; d < t.rank; d++) {
-        l.shape[d] = t.shape[d];
-        l.spt[d] = l.tpw[d] = l.wpc[d] = 1;
+/* The layout of a block value no op asks anything special of. */
+static Layout default_layout(Chooser *C, BlkType t) {
+    int vec = 1;
+    for (int s = 0; s < C->nshapes; s++)
+        if (shape_equal(C->sv[s].shape, t)) vec = C->sv[s].vec;
+    return nvptx_layout_blocked(t, C->p->num_warps, vec);
+}
+
+static bool is_default(Chooser *C, int v) {
+    Layout d = default_layout(C, C->f->values[v].type);
+    return nvptx_layout_equal(&C->p->layouts[v], &d);
+}
+
+/* The accumulator layout of an [M, N] dot: as Triton's warpsPerTileV2, warps
+ * go to whichever dimension has more 16 x 8 tiles per warp left; with
+ * chained dots (attention) all go along M. */
+static Layout dot_layout(Chooser *C, int32_t M, int32_t N) {
+    int warps = C->p->num_warps, wm = 1, wn = 1;
+    while (wm * wn < warps) {
+        if (C->chained || M / (16 * wm) >= N / (8 * wn)) wm *= 2;
+        else wn *= 2;
     }
-    /* vec elements per thread along the fastest dimension, but no wider
-     * than keeps all threads busy on distinct elements */
-    int64_t per_thread = t.rank == 1 ? t.shape[0] / (32 * num_warps) : t.shape[fast];
-    l.spt[fast] = (int32_t)max64(1, min64(vec, per_thread));
-    if (t.rank == 1) {
-        l.tpw[0] = 32;
-        l.wpc[0] = num_warps;
-    } else {
-        /* lanes, then warps, fill the fastest dimension first (Triton's order) */
-        l.tpw[1] = (int32_t)min64(32, max64(1, t.shape[1] / l.spt[1]));
-        l.tpw[0] = 32 / l.tpw[1];
-        l.wpc[1] = (int32_t)min64(num_warps, max64(1, t.shape[1] / ((int64_t)l.spt[1] * l.tpw[1])));
-        l.wpc[0] = num_warps / l.wpc[1];
-    }
-    l.nregs = 1;
-    for (int d = 0; d < t.rank; d++) {
-        int64_t tile = (int64_t)l.spt[d] * l.tpw[d] * l.wpc[d];
-        l.reps[d] = (int32_t)max64(1, t.shape[d] / tile);
-        l.nregs *= l.reps[d] * l.spt[d];
-    }
+    Layout l = nvptx_layout_mma(M, N, warps, wm);
+    if (C->ndots < MAX_DOT_LAYOUTS) C->dots[C->ndots++] = l;
     return l;
 }
 
-void nvptx_layout_reg_parts(const Layout *l, int r, int32_t rep[BLK_MAX_RANK], int32_t j[BLK_MAX_RANK]) {
-    /* r = ((rep0 * reps1 + rep1) * spt0 + j0) * spt1 + j1; rank 1: r = rep0 * spt0 + j0 */
-    if (l->rank == 1) {
-        rep[0] = r / l->spt[0];
-        j[0] = r % l->spt[0];
-        return;
-    }
-    j[1] = r % l->spt[1];
-    r /= l->spt[1];
-    j[0] = r % l->spt[0];
-    r /= l->spt[0];
-    rep[1] = r % l->reps[1];
-    rep[0] = r / l->reps[1];
+static void set_layout(Chooser *C, int v, Layout l) {
+    if (!nvptx_layout_equal(&C->p->layouts[v], &l)) C->changed = true;
+    C->p->layouts[v] = l;
 }
 
-int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane) {
-    int32_t rep[BLK_MAX_RANK], j[BLK_MAX_RANK];
-    nvptx_layout_reg_parts(l, r, rep, j);
-    int fast = l->rank - 1;
-    int lane_d = d == fast ? lane % l->tpw[fast] : lane / l->tpw[fast];
-    int warp_d = d == fast ? warp % l->wpc[fast] : warp / l->wpc[fast];
-    int64_t tile = (int64_t)l->spt[d] * l->tpw[d] * l->wpc[d];
-    int64_t c = rep[d] * tile + ((int64_t)warp_d * l->tpw[d] + lane_d) * l->spt[d] + j[d];
-    return (int32_t)(c & (l->shape[d] - 1)); /* shapes are powers of two: wrap */
+static void choose_block(Chooser *C, const BirBlock *b);
+
+/* A broadcast of a layout with zero bases along its size-1 dimensions: an
+ * accumulator layout that holds the same rows (or columns) in the same
+ * threads, so the broadcast moves nothing; else the default. */
+static Layout broadcast_layout(Chooser *C, const Layout *x, BlkType rt) {
+    Projection proj = {{0, 1}};
+    for (int d = 0; d < rt.rank; d++) proj.from[d] = x->shape[d] == 1 && rt.shape[d] > 1 ? -1 : d;
+    for (int i = 0; i < C->ndots; i++)
+        if (shape_equal(type_with_shape(rt, 2, C->dots[i].shape), rt) &&
+            nvptx_layout_local_map(x, &C->dots[i], proj, NULL))
+            return C->dots[i];
+    return default_layout(C, rt);
+}
+
+static void choose_op(Chooser *C, const BirOp *op) {
+    const BirFunction *f = C->f;
+    Layout *L = C->p->layouts;
+    const int *a = op->operands;
+    int r = op->nresults == 1 ? op->results[0] : -1;
+    BlkType rt = r >= 0 ? f->values[r].type : type_scalar(DT_VOID);
+    switch (op->code) {
+    case BIR_DOT:
+        set_layout(C, r, dot_layout(C, rt.shape[0], rt.shape[1]));
+        return;
+    case BIR_TRANS:
+        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : nvptx_layout_trans(&L[a[0]]));
+        return;
+    case BIR_EXPAND_DIMS:
+        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : nvptx_layout_expand(&L[a[0]], (int)op->attr));
+        return;
+    case BIR_BROADCAST:
+        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : broadcast_layout(C, &L[a[0]], rt));
+        return;
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN: {
+        if (rt.rank == 0) return;
+        /* in registers and shuffles alone when no warps divide the axis */
+        const Layout *x = &L[a[0]];
+        bool local = nvptx_layout_warps_along(x, (int)op->attr) == 1 && !is_default(C, a[0]);
+        set_layout(C, r, local ? nvptx_layout_slice(x, (int)op->attr) : default_layout(C, rt));
+        return;
+    }
+    case BIR_FOR: case BIR_WHILE: {
+        /* carried values take the layout their loop yields (an accumulator's
+         * rather than the zeros it starts from); the body runs until stable */
+        const BirBlock *body = op->regions[op->code == BIR_FOR ? 0 : 1];
+        int first_arg = op->code == BIR_FOR ? 1 : 0, first_init = op->code == BIR_FOR ? 3 : 0;
+        for (int i = 0; i < op->nresults; i++) {
+            int init = a[first_init + i];
+            if (f->values[init].type.rank) set_layout(C, op->results[i], L[init]);
+        }
+        for (int round = 0; round < 4; round++) {
+            bool changed = C->changed;
+            C->changed = false;
+            for (int reg = 0; reg < op->nregions; reg++) {
+                const BirBlock *blk = op->regions[reg];
+                int first = reg == 0 ? first_arg : 0;
+                for (int i = 0; i < op->nresults; i++)
+                    if (f->values[op->results[i]].type.rank) set_layout(C, blk->args[first + i], L[op->results[i]]);
+                choose_block(C, blk);
+            }
+            const BirOp *y = bir_block_terminator(body);
+            bool moved = false;
+            for (int i = 0; y && i < op->nresults && i < y->noperands; i++) {
+                int v = y->operands[i];
+                if (f->values[v].type.rank && !is_default(C, v) && !nvptx_layout_equal(&L[op->results[i]], &L[v])) {
+                    set_layout(C, op->results[i], L[v]);
+                    moved = true;
+                }
+            }
+            C->changed = changed || C->changed;
+            if (!moved) break;
+        }
+        return;
+    }
+    case BIR_IF: {
+        for (int reg = 0; reg < op->nregions; reg++) choose_block(C, op->regions[reg]);
+        for (int i = 0; i < op->nresults; i++) {
+            if (!f->values[op->results[i]].type.rank) continue;
+            Layout l = default_layout(C, f->values[op->results[i]].type);
+            for (int reg = 0; reg < 2; reg++) {
+                const BirOp *y = bir_block_terminator(op->regions[reg]);
+                if (y && y->code == BIR_YIELD && !is_default(C, y->operands[i])) l = L[y->operands[i]];
+            }
+            set_layout(C, op->results[i], l);
+        }
+        return;
+    }
+    default:
+        break;
+    }
+    if (r < 0 || rt.rank == 0) return;
+    if (is_memory(op->code)) { /* loads and atomics: the pointers' layout */
+        set_layout(C, r, L[a[0]]);
+        return;
+    }
+    /* elementwise ops: the first operand with a layout of its own (an
+     * accumulator's, say) sets the result's; else the default */
+    Layout l = default_layout(C, rt);
+    bool elementwise = bir_is_elementwise(op->code);
+    for (int i = 0; elementwise && i < op->noperands; i++) {
+        if (a[i] < 0 || !shape_equal(f->values[a[i]].type, rt) || f->values[a[i]].type.rank == 0) continue;
+        if (!is_default(C, a[i])) {
+            l = L[a[i]];
+            break;
+        }
+    }
+    set_layout(C, r, l);
+}
+
+static void choose_block(Chooser *C, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) choose_op(C, b->ops.items[i]);
 }
 
 KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div) {
@@ -265,30 +619,29 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     }
     analyze_block(&A, f->body);
 
-    enum { MAX_SHAPES = 64 };
-    ShapeVec sv[MAX_SHAPES];
-    int nshapes = 0;
-    int64_t max_numel = 1;
-    collect_shapes(f, p->axis, f->body, sv, &nshapes, MAX_SHAPES, &max_numel);
+    Chooser *C = arena_alloc(a, sizeof *C);
+    *C = (Chooser){.f = f, .ax = p->axis, .p = p, .max_numel = 1};
+    collect_shapes(C, f->body);
+    C->chained = p->ndots > 1;
     /* Triton's tutorials' rule, a warp per 256 elements, 1 to 8 warps; and
      * 16 from 16384 elements, where 8 warps need over 200 registers a thread
-     * (measured on the H100: docs/performance.md) */
-    if (num_warps <= 0) num_warps = max_numel >= 16384 ? 16 : (int)min64(8, max64(1, max_numel / 256));
-    p->num_warps = num_warps;
-    for (int v = 0; v < f->nvalues; v++) {
-        BlkType t = f->values[v].type;
-        if (t.rank == 0) continue;
-        int vec = 1;
-        for (int s = 0; s < nshapes; s++)
-            if (shape_equal(sv[s].shape, t)) vec = sv[s].vec;
-        p->layouts[v] = make_layout(t, num_warps, vec);
+     * (measured on the H100: docs/performance.md). With a dot: Triton's
+     * default of 4 warps, 8 for accumulators of 128 x 128 or more. */
+    if (num_warps <= 0) {
+        if (p->ndots) num_warps = C->max_dot >= 128 * 128 ? 8 : 4;
+        else num_warps = C->max_numel >= 16384 ? 16 : (int)min64(8, max64(1, C->max_numel / 256));
     }
+    p->num_warps = num_warps;
+    for (int v = 0; v < f->nvalues; v++)
+        if (f->values[v].type.rank) p->layouts[v] = default_layout(C, f->values[v].type);
+    choose_block(C, f->body);
     return p;
 }
 
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
     int w = access_width(p->axis, f, op);
     const Layout *l = &p->layouts[op->operands[0]];
-    if (l->rank && w > l->spt[l->rank - 1]) w = l->spt[l->rank - 1];
+    int vec = nvptx_layout_vec(l);
+    if (l->rank && w > vec) w = vec;
     return w;
 }

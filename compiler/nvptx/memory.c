@@ -179,24 +179,34 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     int w = nvptx_access_width(g->plan, g->f, op);
     int es = dtype_bytes(d);
     LLVMValueRef *ptr = g->regs[a[0]];
+    /* the other operands in the pointers' layout */
+    LLVMValueRef *in[3] = {NULL, NULL, NULL};
+    for (int i = 1; i < op->noperands && i < 4; i++)
+        if (a[i] != BIR_NONE) in[i - 1] = nvptx_operand(g, a[i], l, slot);
     int mask_at = bir_op_info(op->code)->mask_at;
-    LLVMValueRef *mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]] : NULL;
+    LLVMValueRef *mask = mask_at >= 1 && a[mask_at] != BIR_NONE ? in[mask_at - 1] : NULL;
     LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
+    int32_t copies = nvptx_layout_copy_regs(l); /* registers that repeat others: written once */
     if (op->code == BIR_ATOMIC_CAS || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) {
         LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
         for (int k = 0; k < l->nregs; k++) {
+            int canon = k & ~copies;
+            if (canon != k) {
+                out[k] = out[canon];
+                continue;
+            }
             LLVMValueRef pred = mask ? LLVMBuildAnd(g->b, own, mask[k], "") : own;
-            LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][k] : NULL;
-            out[k] = atomic(g, op->code, pred, ptr[k], g->regs[a[1]][k], y, d);
+            LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? in[1][k] : NULL;
+            out[k] = atomic(g, op->code, pred, ptr[k], in[0][k], y, d);
         }
         return true;
     }
     for (int k = 0; k < l->nregs; k += w) {
+        if (op->code == BIR_STORE && (k & copies)) continue;
         if (op->code == BIR_LOAD) {
             if (mask) {
                 LLVMValueRef other[16];
-                for (int i = 0; i < w; i++)
-                    other[i] = a[2] != BIR_NONE ? g->regs[a[2]][k + i] : LLVMConstNull(ty(g, d));
+                for (int i = 0; i < w; i++) other[i] = in[1] ? in[1][k + i] : LLVMConstNull(ty(g, d));
                 masked_load(g, ptr[k], mask[k], other, w, d, out + k);
             } else if (w == 1) {
                 out[k] = plain_load(g, ptr[k], d, es);
@@ -207,7 +217,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
                 for (int i = 0; i < w; i++) out[k + i] = from_mem(g, LLVMBuildExtractElement(g->b, v, ci32(g, i), ""), d);
             }
         } else {
-            LLVMValueRef *vals = g->regs[a[1]] + k;
+            LLVMValueRef *vals = in[0] + k;
             if (mask) {
                 masked_store(g, ptr[k], mask[k], vals, w, d);
             } else if (w == 1) {

@@ -24,7 +24,9 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
         int n = t.rank ? l->nregs : 1;
         LLVMValueRef cond = t.rank ? nvptx_owner(g, l) : is_thread0(g);
         LLVMBasicBlockRef merge = nvptx_begin_if(g, cond);
+        int32_t copies = t.rank ? nvptx_layout_copy_regs(l) : 0;
         for (int k = 0; k < n; k++) {
+            if (k & copies) continue;
             char fmt[256];
             const char *vf = v < 0 ? "" : dtype_is_float(t.dtype) ? " %.9g" : t.dtype == DT_PTR ? " 0x%llx" : " %lld";
             if (t.rank == 2) snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx [%%d, %%d] %s%s\n", op->text, vf);
@@ -36,9 +38,9 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
             for (int d = 0; d < t.rank; d++) fields[nf++] = nvptx_coord(g, l, d, k);
             if (v >= 0) {
                 LLVMValueRef x = g->regs[v][k];
-                if (dtype_is_float(t.dtype)) x = LLVMBuildFPExt(g->b, nvptx_convert(g, x, t.dtype, DT_F32), g->f64, "");
+                if (dtype_is_float(t.dtype)) x = LLVMBuildFPExt(g->b, nvptx_convert_dtype(g, x, t.dtype, DT_F32), g->f64, "");
                 else if (t.dtype == DT_PTR) x = addr_i64(g, x);
-                else x = nvptx_convert(g, x, t.dtype, DT_I64);
+                else x = nvptx_convert_dtype(g, x, t.dtype, DT_I64);
                 fields[nf++] = x;
             }
             LLVMTypeRef ftys[6];

@@ -10,17 +10,6 @@ typedef struct {
     bool is_arg;  /* argmax/argmin: (value, index) pairs */
 } Reduction;
 
-static LLVMValueRef identity(Gen *g, const Reduction *R) {
-    bool is_max = R->code == BIR_REDUCE_MAX || R->code == BIR_ARGMAX;
-    LLVMTypeRef t = ty(g, R->d);
-    if (R->code == BIR_REDUCE_SUM) return LLVMConstNull(t);
-    if (dtype_is_float(R->d)) return LLVMConstReal(t, is_max ? -__builtin_inf() : __builtin_inf());
-    int bits = dtype_bits(R->d);
-    if (!dtype_is_signed(R->d)) return is_max ? LLVMConstNull(t) : LLVMConstAllOnes(t);
-    unsigned long long min = 1ull << (bits - 1);
-    return LLVMConstInt(t, is_max ? min : min - 1, 0);
-}
-
 /* Combines (a, ia) with (b, ib); indices only for arg reductions, where
  * the larger (smaller) value wins, a NaN beats any number, and ties go to
  * the smaller index. */
@@ -68,81 +57,118 @@ int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op) {
     BlkType xt = vtype(g, op->operands[0]);
     const Layout *l = &g->plan->layouts[op->operands[0]];
     int a = (int)op->attr;
+    int warps_a = nvptx_layout_warps_along(l, a);
+    if (warps_a == 1) return 0;
     int64_t others = xt.rank == 2 ? xt.shape[1 - a] : 1;
     DType d = xt.dtype == DT_F16 || xt.dtype == DT_BF16 ? DT_F32 : xt.dtype;
     bool is_arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
-    return (int64_t)l->wpc[a] * others * (dtype_bytes(d) + (is_arg ? 4 : 0));
+    return (int64_t)warps_a * others * (dtype_bytes(d) + (is_arg ? 4 : 0));
 }
 
+/* Reduces along axis a: registers that differ only along a combine within
+ * the thread, lanes that differ along a with butterfly shuffles, and warps
+ * that differ along a through shared memory (when there are any). Bits of
+ * the layout without a basis hold copies and take no part. */
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     int x = op->operands[0], r = op->results[0];
     BlkType xt = vtype(g, x), rt = vtype(g, r);
     const Layout *l = &g->plan->layouts[x];
-    int a = (int)op->attr, rank = xt.rank, other = rank == 2 ? 1 - a : -1, fast = rank - 1;
+    int a = (int)op->attr, rank = xt.rank, other = rank == 2 ? 1 - a : -1;
     Reduction R = {op->code, xt.dtype == DT_F16 || xt.dtype == DT_BF16 ? DT_F32 : xt.dtype,
                    op->code == BIR_ARGMAX || op->code == BIR_ARGMIN};
-    /* 1. within the thread: one partial per position along the other axis */
-    int nkeys = other < 0 ? 1 : l->reps[other] * l->spt[other];
-    LLVMValueRef acc[256], idx[256];
-    int key_reg[256];
+    /* 1. within the thread: one partial per register "key", the register
+     * index with its bits along a (and copy bits) cleared */
+    int32_t along_a = 0, copies = nvptx_layout_copy_regs(l);
+    for (int b = 0; b < l->nreg_bits; b++)
+        if (l->reg[b][a]) along_a |= 1 << b;
+    int nkeys = l->nregs >> __builtin_popcount((unsigned)(along_a | copies));
     if (nkeys > 256) {
         char shape[48];
         return nvptx_gen_fail(g, op, "this %s of a %s block leaves each thread %d partial results, more than the 256 "
                               "it can hold; use a smaller block along the kept axis, or more warps (--num-warps)",
                               bir_opcode_name(op->code), shape_str(xt, shape, sizeof shape), nkeys);
     }
-    for (int k = 0; k < nkeys; k++) acc[k] = NULL, key_reg[k] = -1;
-    int64_t tile_a = (int64_t)l->spt[a] * l->tpw[a] * l->wpc[a];
-    LLVMValueRef base_a = nvptx_thread_base(g, l, a);
+    LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *acc); /* by key register */
+    LLVMValueRef *idx = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *idx);
+    int *keys = arena_alloc(&g->arena, (size_t)nkeys * sizeof *keys);
+    int nk = 0;
     for (int k = 0; k < l->nregs; k++) {
-        int32_t rep[BLK_MAX_RANK], j[BLK_MAX_RANK];
-        nvptx_layout_reg_parts(l, k, rep, j);
-        int key = other < 0 ? 0 : rep[other] * l->spt[other] + j[other];
-        LLVMValueRef v = nvptx_convert(g, g->regs[x][k], xt.dtype, R.d);
-        LLVMValueRef i = nvptx_coord(g, l, a, k);
-        if (tile_a > xt.shape[a]) { /* the layout wraps: only the first copy counts */
-            LLVMValueRef unwrapped = LLVMBuildAdd(g->b, base_a, ci32(g, rep[a] * tile_a + j[a]), "");
-            LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntULT, unwrapped, ci32(g, xt.shape[a]), "");
-            v = LLVMBuildSelect(g->b, first, v, identity(g, &R), "");
-        }
+        if (k & copies) continue;
+        int key = k & ~along_a;
+        LLVMValueRef v = nvptx_convert_dtype(g, g->regs[x][k], xt.dtype, R.d);
+        LLVMValueRef i = R.is_arg ? nvptx_coord(g, l, a, k) : NULL;
         if (!acc[key]) {
-            acc[key] = v, idx[key] = i, key_reg[key] = k;
+            acc[key] = v, idx[key] = i, keys[nk++] = key;
         } else {
             combine(g, &R, &acc[key], &idx[key], v, i);
         }
     }
-    /* 2. across the lanes along the axis: a butterfly */
-    int lanes = l->tpw[a], stride = a == fast ? 1 : l->tpw[fast];
-    for (int m = lanes / 2; m >= 1; m /= 2) {
-        for (int k = 0; k < nkeys; k++) {
-            LLVMValueRef ov = shuffle_xor(g, acc[k], m * stride, R.d);
-            LLVMValueRef oi = R.is_arg ? shuffle_xor(g, idx[k], m * stride, DT_I32) : NULL;
-            combine(g, &R, &acc[k], &idx[k], ov, oi);
+    /* 2. across the lanes along the axis: a butterfly, highest lane bit first */
+    for (int b = LAYOUT_LANE_BITS - 1; b >= 0; b--) {
+        if (!l->lane[b][a]) continue;
+        for (int k = 0; k < nk; k++) {
+            LLVMValueRef ov = shuffle_xor(g, acc[keys[k]], 1 << b, R.d);
+            LLVMValueRef oi = R.is_arg ? shuffle_xor(g, idx[keys[k]], 1 << b, DT_I32) : NULL;
+            combine(g, &R, &acc[keys[k]], &idx[keys[k]], ov, oi);
         }
+    }
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    const Layout *lr = &g->plan->layouts[r];
+    int n_out = rt.rank ? lr->nregs : 1;
+    int warps_a = nvptx_layout_warps_along(l, a);
+    if (warps_a == 1) {
+        /* every thread holds whole results: the result's layout is the
+         * operand's without the axis, so its registers are the keys' */
+        Layout kept = *l; /* after the butterfly, lanes along a hold the same results */
+        for (int b = 0; b < LAYOUT_LANE_BITS; b++) kept.lane[b][a] = 0;
+        Layout seen = rank == 2 ? nvptx_layout_slice(&kept, a) : kept;
+        int32_t *map = arena_alloc(&g->arena, (size_t)n_out * sizeof *map);
+        Projection same = {{0, 1}};
+        if (rt.rank && !nvptx_layout_local_map(&seen, lr, same, NULL))
+            return nvptx_gen_fail(g, op, "internal compiler error: the result layout of this reduction is not its operand's");
+        /* the slice drops the register bits along a: put them back as zeros */
+        int32_t bits_kept[LAYOUT_MAX_REG_BITS];
+        int nkept = 0;
+        for (int b = 0; b < l->nreg_bits; b++)
+            if (!(along_a >> b & 1)) bits_kept[nkept++] = b;
+        if (rt.rank) nvptx_layout_local_map(&seen, lr, same, map);
+        for (int k = 0; k < n_out; k++) {
+            int32_t sr = rt.rank ? map[k] : 0, key = 0;
+            for (int b = 0; b < nkept; b++)
+                if (sr >> b & 1) key |= 1 << bits_kept[b];
+            key &= ~copies;
+            out[k] = R.is_arg ? idx[key] : nvptx_convert_dtype(g, acc[key], R.d, rt.dtype);
+        }
+        return true;
     }
     /* 3. across warps, through shared memory; every thread then combines the
      * warps' partials for the elements its result layout holds */
     int64_t others = rank == 2 ? xt.shape[other] : 1;
-    int warps_a = l->wpc[a], es = dtype_bytes(R.d);
+    int es = dtype_bytes(R.d);
     int64_t idx_at = slot + (int64_t)warps_a * others * es;
-    LLVMValueRef lane_a = a == fast ? LLVMBuildURem(g->b, g->lane, ci32(g, l->tpw[fast]), "")
-                                    : LLVMBuildUDiv(g->b, g->lane, ci32(g, l->tpw[fast]), "");
-    LLVMValueRef warp_a = rank == 1 ? g->warp
-                        : a == fast ? LLVMBuildURem(g->b, g->warp, ci32(g, l->wpc[fast]), "")
-                                    : LLVMBuildUDiv(g->b, g->warp, ci32(g, l->wpc[fast]), "");
+    int32_t lanes_a = 0, low_warp_a = 0;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++)
+        if (l->lane[b][a]) lanes_a |= 1 << b;
+    for (int b = l->nwarp_bits - 1; b >= 0; b--)
+        if (l->warp[b][a]) low_warp_a = l->warp[b][a];
+    /* this warp's index among those along a: its coordinate part over the lowest one */
+    Layout warps_only = *l;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++)
+        for (int d = 0; d < rank; d++) warps_only.lane[b][d] = 0;
+    int shift = 0;
+    while ((1 << shift) < low_warp_a) shift++;
+    LLVMValueRef warp_a = LLVMBuildLShr(g->b, nvptx_thread_base(g, &warps_only, a), ci32(g, shift), "");
     nvptx_barrier(g);
-    LLVMBasicBlockRef merge = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, lane_a, ci32(g, 0), ""));
-    for (int k = 0; k < nkeys; k++) {
-        LLVMValueRef oc = other < 0 ? ci32(g, 0) : nvptx_coord(g, l, other, key_reg[k]);
+    LLVMValueRef first_lane = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->lane, ci32(g, lanes_a), ""), ci32(g, 0), "");
+    LLVMBasicBlockRef merge = nvptx_begin_if(g, first_lane);
+    for (int k = 0; k < nk; k++) {
+        LLVMValueRef oc = other < 0 ? ci32(g, 0) : nvptx_coord(g, l, other, keys[k]);
         LLVMValueRef at = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, warp_a, ci32(g, (int32_t)others), ""), oc, "");
-        LLVMBuildStore(g->b, acc[k], nvptx_smem_ptr(g, slot, at, es));
-        if (R.is_arg) LLVMBuildStore(g->b, idx[k], nvptx_smem_ptr(g, idx_at, at, 4));
+        LLVMBuildStore(g->b, acc[keys[k]], nvptx_smem_ptr(g, slot, at, es));
+        if (R.is_arg) LLVMBuildStore(g->b, idx[keys[k]], nvptx_smem_ptr(g, idx_at, at, 4));
     }
     nvptx_end_if(g, merge);
     nvptx_barrier(g);
-    const Layout *lr = &g->plan->layouts[r];
-    int n_out = rt.rank ? lr->nregs : 1;
-    LLVMValueRef *out = nvptx_new_regs(g, r);
     for (int k = 0; k < n_out; k++) {
         LLVMValueRef c = rt.rank ? nvptx_coord(g, lr, 0, k) : ci32(g, 0);
         LLVMValueRef v = NULL, vi = NULL;
@@ -153,7 +179,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
             if (!v) v = pv, vi = pi;
             else combine(g, &R, &v, &vi, pv, pi);
         }
-        out[k] = R.is_arg ? vi : nvptx_convert(g, v, R.d, rt.dtype);
+        out[k] = R.is_arg ? vi : nvptx_convert_dtype(g, v, R.d, rt.dtype);
     }
     return true;
 }

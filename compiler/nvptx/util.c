@@ -59,33 +59,56 @@ LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem
 
 /* ---------------------------------------------------------- coordinates */
 
-/* The coordinate of register r along dimension d of layout l, and whether
- * this thread is the first holder of it (layouts wider than the shape wrap). */
+/* What the bits of `id` (lane or warp) add to the coordinate along d: runs
+ * of bits whose bases double along d become one shift-and-mask each. */
+static LLVMValueRef id_part(Gen *g, LLVMValueRef id, const int32_t (*basis)[BLK_MAX_RANK], int nbits, int d,
+                            LLVMValueRef sum) {
+    for (int b = 0; b < nbits;) {
+        if (!basis[b][d]) {
+            b++;
+            continue;
+        }
+        int len = 1;
+        while (b + len < nbits && basis[b + len][d] == basis[b][d] << len) len++;
+        LLVMValueRef field = b ? LLVMBuildLShr(g->b, id, ci32(g, b), "") : id;
+        if (b + len < 32) field = LLVMBuildAnd(g->b, field, ci32(g, (1 << len) - 1), "");
+        int shift = 0;
+        while ((1 << shift) < basis[b][d]) shift++;
+        if (shift) field = LLVMBuildShl(g->b, field, ci32(g, shift), "");
+        sum = sum ? LLVMBuildOr(g->b, sum, field, "") : field;
+        b += len;
+    }
+    return sum;
+}
+
 LLVMValueRef nvptx_thread_base(Gen *g, const Layout *l, int d) {
-    int fast = l->rank - 1;
-    LLVMValueRef lane_d = d == fast ? LLVMBuildURem(g->b, g->lane, ci32(g, l->tpw[fast]), "")
-                                    : LLVMBuildUDiv(g->b, g->lane, ci32(g, l->tpw[fast]), "");
-    LLVMValueRef warp_d = d == fast ? LLVMBuildURem(g->b, g->warp, ci32(g, l->wpc[fast]), "")
-                                    : LLVMBuildUDiv(g->b, g->warp, ci32(g, l->wpc[fast]), "");
-    LLVMValueRef t = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, warp_d, ci32(g, l->tpw[d]), ""), lane_d, "");
-    return LLVMBuildMul(g->b, t, ci32(g, l->spt[d]), "");
+    LLVMValueRef c = id_part(g, g->lane, l->lane, LAYOUT_LANE_BITS, d, NULL);
+    c = id_part(g, g->warp, l->warp, l->nwarp_bits, d, c);
+    return c ? c : ci32(g, 0);
 }
 
 LLVMValueRef nvptx_coord(Gen *g, const Layout *l, int d, int r) {
-    int32_t rep[BLK_MAX_RANK], j[BLK_MAX_RANK];
-    nvptx_layout_reg_parts(l, r, rep, j);
-    int64_t tile = (int64_t)l->spt[d] * l->tpw[d] * l->wpc[d];
-    LLVMValueRef c = LLVMBuildAdd(g->b, nvptx_thread_base(g, l, d), ci32(g, rep[d] * tile + j[d]), "");
-    return LLVMBuildAnd(g->b, c, ci32(g, l->shape[d] - 1), "");
+    return LLVMBuildOr(g->b, nvptx_thread_base(g, l, d), ci32(g, nvptx_layout_coord(l, d, r, 0, 0)), "");
 }
 
-/* Does this thread hold the first copy of its elements along every dimension? */
+/* Does this thread hold the first copy of its elements: is every lane and
+ * warp bit without a basis zero? */
 LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
-    LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
-    for (int d = 0; d < l->rank; d++) {
-        int64_t tile = (int64_t)l->spt[d] * l->tpw[d] * l->wpc[d];
-        if (tile <= l->shape[d]) continue;
-        ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntULT, nvptx_thread_base(g, l, d), ci32(g, l->shape[d]), ""), "");
+    int32_t lanes = 0, warps = 0;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) {
+        bool zero = true;
+        for (int d = 0; d < l->rank; d++) zero &= l->lane[b][d] == 0;
+        if (zero) lanes |= 1 << b;
     }
+    for (int b = 0; b < l->nwarp_bits; b++) {
+        bool zero = true;
+        for (int d = 0; d < l->rank; d++) zero &= l->warp[b][d] == 0;
+        if (zero) warps |= 1 << b;
+    }
+    LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+    if (lanes) ok = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->lane, ci32(g, lanes), ""), ci32(g, 0), "");
+    if (warps)
+        ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->warp, ci32(g, warps), ""),
+                                                  ci32(g, 0), ""), "");
     return ok;
 }

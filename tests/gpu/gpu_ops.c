@@ -2,7 +2,8 @@
  * kernels cover what the examples do not (reductions over both axes of 2-D
  * blocks, argmax/argmin, i64 sums, integer division and shifts, saturating
  * casts, block atomics, loops and branches, a layout change through shared
- * memory (one of 128 KiB, above the 48 KiB a launch gets without opting in),
+ * memory (a transpose through 128 KiB, above the 48 KiB a launch gets
+ * without opting in),
  * NaN propagation, rand with 64-bit offsets, the approximate math).
  * Each runs on the interpreter and on the GPU over the same inputs; outputs
  * must be equal bit for bit (the kernels avoid a * b + c, which the GPU
@@ -157,12 +158,11 @@ static const OpCase cases[] = {
      3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1536}, {0, 0, 1}, 0, {0}, 1, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
-    {"a [32768] row to a column through 128 KiB of shared memory, from 2 programs",
+    {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
-     "  let i = arange(0, 32768);\n"
-     "  let row = load(x + program_id(0) * 32768 + i) * 3.0;\n"
-     "  let col = row[:, None];\n"
-     "  store(o + program_id(0) * 32768 + i[:, None], col + 1.0);\n"
+     "  let r = arange(0, 256); let c = arange(0, 128);\n"
+     "  let tile = load(x + program_id(0) * 32768 + r[:, None] * 128 + c[None, :]) * 3.0;\n"
+     "  store(o + program_id(0) * 32768 + c[:, None] * 256 + r[None, :], trans(tile) + 1.0);\n"
      "}\n",
      2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0},
 };
