@@ -122,6 +122,7 @@ LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64
 }
 
 LLVMValueRef *nvptx_operand(Gen *g, int v, const Layout *to, int64_t smem_at) {
+    if (to->rank == 0) return g->regs[v]; /* a scalar where a scalar is wanted */
     if (vtype(g, v).rank == 0) {
         LLVMValueRef *out = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *out);
         for (int r = 0; r < to->nregs; r++) out[r] = g->regs[v][0];
@@ -132,7 +133,7 @@ LLVMValueRef *nvptx_operand(Gen *g, int v, const Layout *to, int64_t smem_at) {
 }
 
 int64_t nvptx_operand_smem_bytes(Gen *g, int v, const Layout *to) {
-    if (vtype(g, v).rank == 0 || nvptx_layout_equal(&g->plan->layouts[v], to)) return 0;
+    if (to->rank == 0 || vtype(g, v).rank == 0 || nvptx_layout_equal(&g->plan->layouts[v], to)) return 0;
     return nvptx_convert_smem_bytes(g, v, to, identity());
 }
 

@@ -1,15 +1,44 @@
-/* dot.c: the matrix product on the FMA path: both operands go through
- * shared memory (a as [M, K], b as [K, N], row-major), then every thread
- * computes the outputs its layout holds as acc + a[m, k] * b[k, n] over k in
- * increasing order, one f32 fma per term — the interpreter's order, so the
- * result is bit-exact with it (products of f16, bf16 and tf32 values are
- * exact in f32). "tf32" rounds each operand to TF32 first; "tf32x3" adds
- * the lo*hi, hi*lo and hi*hi passes in that order. */
+/* dot.c: the matrix product, two ways.
+ *
+ * Tensor cores (f16 and bf16 operands): mma.sync.aligned.m16n8k16 with f32
+ * accumulation. The accumulator lives in its m16n8 layout (layout.c); the
+ * operands are brought into the layouts the instruction reads (from the
+ * thread's own registers when they are there already, as attention's p from
+ * the first dot's accumulator, else through shared memory), and every warp
+ * issues one mma per 16 x 8 tile of its part of the result and 16-wide step
+ * of k.
+ *
+ * FMA (f32 operands): both operands go through shared memory (a as [M, K],
+ * b as [K, N], row-major), then every thread computes the outputs its layout
+ * holds as acc + a[m, k] * b[k, n] over k in increasing order, one f32 fma
+ * per term — the interpreter's order, so the result is bit-exact with it.
+ * "tf32" rounds each operand to TF32 first; "tf32x3" adds the lo*hi, hi*lo
+ * and hi*hi passes in that order. */
 #include "gen.h"
+
+static bool on_tensor_cores(Gen *g, const BirOp *op) {
+    DType d = vtype(g, op->operands[0]).dtype;
+    return d == DT_F16 || d == DT_BF16;
+}
+
+static Layout operand_layout(Gen *g, const BirOp *op, int which) {
+    return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
+}
 
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
-    return (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
+    int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
+    if (!on_tensor_cores(g, op)) {
+        int64_t both = (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
+        return both > acc ? both : acc;
+    }
+    int64_t need = acc;
+    for (int which = 0; which < 2; which++) {
+        Layout l = operand_layout(g, op, which);
+        int64_t n = nvptx_operand_smem_bytes(g, op->operands[which], &l);
+        if (n > need) need = n;
+    }
+    return need;
 }
 
 /* Every thread stores the elements it holds of v, row-major at `at`. */
@@ -43,19 +72,76 @@ static LLVMValueRef operand_part(Gen *g, LLVMValueRef x, int part) {
     return part == 1 ? hi : to_tf32(g, LLVMBuildFSub(g->b, x, hi, ""));
 }
 
+/* Two f16 or bf16 elements as one 32-bit operand register of mma. */
+static LLVMValueRef pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
+    v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
+    v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
+    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->i32, "");
+}
+
+/* Register bits of a layout along dimension d from basis `from` up: the
+ * repetitions of a tile of that size. */
+static int rep_bits(const Layout *l, int d, int32_t from) {
+    int n = 0;
+    for (int b = 0; b < l->nreg_bits; b++) n += l->reg[b][d] >= from;
+    return n;
+}
+
+static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
+    int r = op->results[0];
+    const Layout *lc = &g->plan->layouts[r];
+    Layout la = operand_layout(g, op, 0), lb = operand_layout(g, op, 1);
+    DType d = vtype(g, op->operands[0]).dtype;
+    int32_t K = vtype(g, op->operands[0]).shape[1];
+    LLVMValueRef *A = nvptx_operand(g, op->operands[0], &la, smem_at);
+    LLVMValueRef *B = nvptx_operand(g, op->operands[1], &lb, smem_at);
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    int kbits = 0;
+    while ((16 << kbits) < K) kbits++;
+    int nbits = rep_bits(lc, 1, 8), mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
+    const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+    for (int ki = 0; ki < 1 << kbits; ki++) {
+        for (int mi = 0; mi < mreps; mi++) {
+            LLVMValueRef args[10];
+            for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
+                int base = (p & 1) << 1 | (p >> 1) << 2 | ki << 3 | mi << (3 + kbits);
+                args[p] = pack(g, A[base], A[base + 1], d);
+            }
+            for (int ni = 0; ni < nreps; ni++) {
+                for (int q = 0; q < 2; q++) { /* b0, b1: k and k + 8 */
+                    int base = q << 1 | ki << 2 | ni << (2 + kbits);
+                    args[4 + q] = pack(g, B[base], B[base + 1], d);
+                }
+                int cbase = ni << 2 | mi << (2 + nbits); /* c0, c1: row; c2, c3: row + 8 */
+                for (int j = 0; j < 4; j++) args[6 + j] = out[cbase + j];
+                LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
+                for (int j = 0; j < 4; j++) out[cbase + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+            }
+        }
+    }
+    return true;
+}
+
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
+    if (on_tensor_cores(g, op)) return gen_mma(g, op, smem_at);
     int a = op->operands[0], b = op->operands[1], acc = op->operands[2], r = op->results[0];
     BlkType at = vtype(g, a), bt = vtype(g, b);
     int32_t K = at.shape[1], N = bt.shape[1];
     DType d = at.dtype;
     int es = dtype_bytes(d);
     int64_t b_at = smem_at + type_numel(at) * es;
+    const Layout *l = &g->plan->layouts[r];
+    LLVMValueRef *acc_regs = nvptx_operand(g, acc, l, smem_at); /* before a and b take the region */
     nvptx_barrier(g); /* earlier readers of the shared region are done */
     store_block(g, a, smem_at);
     store_block(g, b, b_at);
     nvptx_barrier(g);
 
-    const Layout *l = &g->plan->layouts[r];
     int n = l->nregs;
     LLVMValueRef *rows = arena_alloc(&g->arena, (size_t)n * sizeof *rows);
     LLVMValueRef *cols = arena_alloc(&g->arena, (size_t)n * sizeof *cols);
@@ -67,7 +153,7 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     const int(*passes)[2] = op->attr == DOT_TF32 ? tf32 : op->attr == DOT_TF32X3 ? tf32x3 : ieee;
     int npasses = op->attr == DOT_TF32X3 ? 3 : 1;
     LLVMValueRef *c = arena_alloc(&g->arena, (size_t)n * sizeof *c);
-    for (int i = 0; i < n; i++) c[i] = g->regs[acc][i];
+    for (int i = 0; i < n; i++) c[i] = acc_regs[i];
     LLVMTypeRef et = ty(g, d);
     for (int p = 0; p < npasses; p++) {
         /* for k = 0 .. K-1 (K >= 16): one fma per output element */

@@ -53,12 +53,31 @@ static LLVMValueRef shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
     return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->f32 : g->i32, args, 4);
 }
 
+/* The operand's layout seen as the result's after the lanes along the axis
+ * have combined (they hold the same results then): its slice. */
+static Layout reduced_view(const Layout *l, int a) {
+    Layout kept = *l;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) kept.lane[b][a] = 0;
+    return l->rank == 2 ? nvptx_layout_slice(&kept, a) : kept;
+}
+
+/* In registers alone: no warps divide the axis, and the result's layout
+ * holds each thread's own results. */
+static bool in_registers(Gen *g, const BirOp *op) {
+    const Layout *l = &g->plan->layouts[op->operands[0]];
+    int a = (int)op->attr;
+    if (nvptx_layout_warps_along(l, a) != 1) return false;
+    if (vtype(g, op->results[0]).rank == 0) return true;
+    Layout seen = reduced_view(l, a);
+    return nvptx_layout_local_map(&seen, &g->plan->layouts[op->results[0]], (Projection){{0, 1}}, NULL);
+}
+
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op) {
     BlkType xt = vtype(g, op->operands[0]);
     const Layout *l = &g->plan->layouts[op->operands[0]];
     int a = (int)op->attr;
     int warps_a = nvptx_layout_warps_along(l, a);
-    if (warps_a == 1) return 0;
+    if (in_registers(g, op)) return 0;
     int64_t others = xt.rank == 2 ? xt.shape[1 - a] : 1;
     DType d = xt.dtype == DT_F16 || xt.dtype == DT_BF16 ? DT_F32 : xt.dtype;
     bool is_arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
@@ -116,16 +135,12 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     const Layout *lr = &g->plan->layouts[r];
     int n_out = rt.rank ? lr->nregs : 1;
     int warps_a = nvptx_layout_warps_along(l, a);
-    if (warps_a == 1) {
+    if (in_registers(g, op)) {
         /* every thread holds whole results: the result's layout is the
          * operand's without the axis, so its registers are the keys' */
-        Layout kept = *l; /* after the butterfly, lanes along a hold the same results */
-        for (int b = 0; b < LAYOUT_LANE_BITS; b++) kept.lane[b][a] = 0;
-        Layout seen = rank == 2 ? nvptx_layout_slice(&kept, a) : kept;
+        Layout seen = reduced_view(l, a);
         int32_t *map = arena_alloc(&g->arena, (size_t)n_out * sizeof *map);
         Projection same = {{0, 1}};
-        if (rt.rank && !nvptx_layout_local_map(&seen, lr, same, NULL))
-            return nvptx_gen_fail(g, op, "internal compiler error: the result layout of this reduction is not its operand's");
         /* the slice drops the register bits along a: put them back as zeros */
         int32_t bits_kept[LAYOUT_MAX_REG_BITS];
         int nkept = 0;

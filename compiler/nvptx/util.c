@@ -13,7 +13,7 @@ LLVMValueRef *nvptx_new_regs(Gen *g, int v) {
 
 /* An intrinsic or external function by name, declared on first use. */
 LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n) {
-    LLVMTypeRef params[8];
+    LLVMTypeRef params[16];
     for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
