@@ -26,6 +26,13 @@ struct blk_context {
     int max_grid[3];      /* the largest grid per dimension; 0: no limit */
 };
 
+/* What a launch's arguments let the code assume (Triton's specialization):
+ * bit i of div16 when argument i is a 16-byte aligned pointer or an integer
+ * divisible by 16; of one when it is the integer 1. */
+typedef struct {
+    uint64_t div16, one;
+} BlkFacts;
+
 /* One specialization of a kernel to load: the kernel, the launch facts
  * (bit i: argument i is a 16-byte aligned pointer / an integer divisible by
  * 16), and the module's cache key (compiler version, arch, warps, defines,
@@ -33,7 +40,7 @@ struct blk_context {
 typedef struct {
     blk_kernel *kernel;
     const char *name;
-    uint64_t facts;
+    BlkFacts facts;
     const char *key;
     size_t key_len;
 } BlkVariantSpec;

@@ -216,8 +216,9 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
     /* the entry's key: the module's, the kernel, its facts and the driver */
     char dirbuf[1024], tail[512];
     const char *dir = blk_cache_dir(dirbuf, sizeof dirbuf);
-    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx\ndriver %d\n", spec->name,
-                            (unsigned long long)spec->facts, st->driver_version);
+    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx\ndriver %d\n", spec->name,
+                            (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.one,
+                            st->driver_version);
     size_t key_len = spec->key_len + (size_t)tail_len;
     char *key = malloc(key_len);
     if (key) {

@@ -132,7 +132,7 @@ blk_status blk_synchronize(blk_context *ctx) {
 /* --------------------------------------------------------------- modules */
 
 typedef struct {
-    uint64_t facts; /* bit i: argument i is 16-byte aligned / divisible by 16 */
+    BlkFacts facts;
     void *code;     /* the device's */
 } Variant;
 
@@ -353,8 +353,10 @@ blk_status blk_kernel_llvm_ir(blk_kernel *k, const char **ir) { return kernel_te
 blk_status blk_kernel_code(const BlkVariantSpec *spec, BlkKernelCode *out) {
     const BirFunction *f = spec->kernel->f;
     int64_t div[64] = {0};
-    for (int i = 0; i < f->nparams && i < 64; i++)
-        if (spec->facts >> i & 1) div[i] = 16;
+    for (int i = 0; i < f->nparams && i < 64; i++) {
+        if (spec->facts.div16 >> i & 1) div[i] = 16;
+        if (spec->facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
+    }
     *out = (BlkKernelCode){0};
     out->ptx = emit(spec->kernel, div, false, &out->warps, &out->shared_bytes);
     return out->ptx ? BLK_SUCCESS : BLK_ERROR_COMPILE;
@@ -420,25 +422,24 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
     return BLK_SUCCESS;
 }
 
-/* The facts of these arguments that the code may use, like Triton's
- * specialization: bit i when argument i is a 16-byte aligned pointer or an
- * integer divisible by 16. */
-static uint64_t launch_facts(const BirFunction *f, const blk_arg *args) {
-    uint64_t facts = 0;
+/* The facts of these arguments that the code may use (BlkFacts). */
+static BlkFacts launch_facts(const BirFunction *f, const blk_arg *args) {
+    BlkFacts facts = {0, 0};
     for (int i = 0; i < f->nparams && i < 64; i++) {
-        bool fact = f->params[i].type.dtype == DT_PTR ? args[i].value.ptr % 16 == 0
-                  : dtype_is_int(f->params[i].type.dtype) && args[i].value.i % 16 == 0;
-        if (fact) facts |= UINT64_C(1) << i;
+        bool is_int = dtype_is_int(f->params[i].type.dtype);
+        bool div16 = f->params[i].type.dtype == DT_PTR ? args[i].value.ptr % 16 == 0 : is_int && args[i].value.i % 16 == 0;
+        if (div16) facts.div16 |= UINT64_C(1) << i;
+        if (is_int && args[i].value.i == 1) facts.one |= UINT64_C(1) << i;
     }
     return facts;
 }
 
 /* The device's code for these facts, loaded on first use and kept. */
-static blk_status variant_for(blk_kernel *k, uint64_t facts, void **code) {
+static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
     blk_module *m = k->module;
     pthread_mutex_lock(&m->lock);
     for (int v = 0; v < k->nvariants; v++) {
-        if (k->variants[v].facts == facts) {
+        if (k->variants[v].facts.div16 == facts.div16 && k->variants[v].facts.one == facts.one) {
             *code = k->variants[v].code;
             pthread_mutex_unlock(&m->lock);
             return BLK_SUCCESS;

@@ -25,6 +25,88 @@ static Layout operand_layout(Gen *g, const BirOp *op, int which) {
     return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
 }
 
+/* ------------------------------------------------ operands through ldmatrix
+ * An operand that is not in the thread's registers already is staged in
+ * shared memory and read with ldmatrix. Staged row-major along the
+ * dimension its registers run along (cd), 16-byte chunks of a row XORed
+ * with the row (Triton's swizzle: rows of fewer than 128 bytes share a
+ * 128-byte line, perPhase of them, and maxPhase line patterns repeat), so
+ * that the 8 rows one ldmatrix reads fall in 8 different groups of banks. */
+typedef struct {
+    int64_t at;         /* byte offset in the shared region */
+    int cd;             /* the contiguous dimension */
+    int32_t rowlen;     /* elements per stored row (the shape along cd) */
+    int per_phase, max_phase;
+} Staged;
+
+/* The dimension v's registers run along in eights (16-byte stores), or -1. */
+static int contiguous_dim(Gen *g, int v) {
+    const Layout *l = &g->plan->layouts[v];
+    BlkType t = vtype(g, v);
+    if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || l->nreg_bits < 3) return -1;
+    for (int d = 0; d < 2; d++) {
+        bool run = true;
+        for (int b = 0; b < 3; b++) run &= l->reg[b][d] == 1 << b && l->reg[b][1 - d] == 0;
+        if (run) return d;
+    }
+    return -1;
+}
+
+static Staged staging(Gen *g, int v, int64_t at) {
+    BlkType t = vtype(g, v);
+    int cd = contiguous_dim(g, v);
+    Staged st = {.at = at, .cd = cd, .rowlen = t.shape[cd]};
+    int row_bytes = st.rowlen * 2;
+    st.per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
+    int chunks = st.rowlen / 8;
+    st.max_phase = chunks < 8 ? chunks : 8;
+    return st;
+}
+
+/* Byte offset of element (row, col) of a staged block; col's low 3 bits stay. */
+static LLVMValueRef staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
+    LLVMValueRef chunk = LLVMBuildLShr(g->b, col, ci32(g, 3), "");
+    LLVMValueRef phase = LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, row, ci32(g, st->per_phase), ""), ci32(g, st->max_phase), "");
+    chunk = LLVMBuildXor(g->b, chunk, phase, "");
+    LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, row, ci32(g, st->rowlen), ""),
+                                  LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
+                                               LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
+    return LLVMBuildAdd(g->b, ci32(g, st->at), LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
+}
+
+static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
+    return LLVMBuildGEP2(g->b, g->i8, g->smem, &byte_off, 1, "");
+}
+
+/* Every thread stores its registers, 16 bytes (8 elements) at a time. */
+static void stage_store(Gen *g, int v, const Staged *st) {
+    const Layout *l = &g->plan->layouts[v];
+    BlkType t = vtype(g, v);
+    int32_t copies = nvptx_layout_copy_regs(l);
+    LLVMTypeRef vt = LLVMVectorType(ty(g, t.dtype), 8);
+    for (int r = 0; r < l->nregs; r += 8) {
+        if (r & copies) continue;
+        LLVMValueRef vec = LLVMGetUndef(vt);
+        for (int i = 0; i < 8; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
+        LLVMValueRef off = staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
+        LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
+        LLVMSetAlignment(store, 16);
+    }
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices,
+ * lane l giving the address of row l % 8 of matrix l / 8. */
+static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef out[4]) {
+    const char *name = trans ? "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16" : "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMTypeRef ptr_ty = LLVMPointerTypeInContext(g->ctx, 3);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &ptr_ty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, &ptr_ty, 1);
+    LLVMValueRef p = smem_at(g, byte_off);
+    LLVMValueRef res = LLVMBuildCall2(g->b, fty, fn, &p, 1, "");
+    for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractValue(g->b, res, (unsigned)i, "");
+}
+
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
     int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
@@ -32,12 +114,16 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
         int64_t both = (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
         return both > acc ? both : acc;
     }
-    int64_t need = acc;
+    int64_t need = acc, staged = 0, other = 0;
     for (int which = 0; which < 2; which++) {
+        int v = op->operands[which];
         Layout l = operand_layout(g, op, which);
-        int64_t n = nvptx_operand_smem_bytes(g, op->operands[which], &l);
-        if (n > need) need = n;
+        if (nvptx_layout_local_map(&g->plan->layouts[v], &l, (Projection){{0, 1}}, NULL)) continue;
+        if (contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
+        else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
     }
+    /* staged operands stay while the other converts, above them */
+    if (staged + other > need) need = staged + other;
     return need;
 }
 
@@ -88,34 +174,123 @@ static int rep_bits(const Layout *l, int d, int32_t from) {
     return n;
 }
 
+/* An operand's fragments, as mma wants them: 32-bit registers, two elements
+ * each. frag(which, tile, kstep, i): A's a0..a3 of 16 x 16 tile (mi, ki);
+ * B's b0, b1 of 16 x 8 tile (ni, ki). */
+typedef struct {
+    LLVMValueRef *regs; /* in the operand layout (from registers or a conversion) */
+    LLVMValueRef **frag; /* [tile * ksteps + ki][i], from ldmatrix */
+} Frags;
+
+/* The warps' part of an operand layout's coordinate along d. */
+static LLVMValueRef warp_base(Gen *g, const Layout *l, int d) {
+    Layout w = *l;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) w.lane[b][0] = w.lane[b][1] = 0;
+    return nvptx_thread_base(g, &w, d);
+}
+
+/* Loads the fragments of a staged operand with ldmatrix.x4: A one 16 x 16
+ * tile each (matrices (m, k) at (0, 0), (8, 0), (0, 8), (8, 8)); B two 8-wide
+ * tiles (k 0 and 8 of tile a, then of tile b). */
+static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int ntiles, int ksteps, Frags *f) {
+    int kd = which == 0 ? 1 : 0, od = 1 - kd;
+    bool trans = st->cd != kd;
+    LLVMValueRef lane = g->lane, j = LLVMBuildAnd(g->b, lane, ci32(g, 7), "");
+    LLVMValueRef mat = LLVMBuildLShr(g->b, lane, ci32(g, 3), "");
+    LLVMValueRef base = warp_base(g, lo, od);
+    f->frag = arena_alloc(&g->arena, (size_t)(ntiles * ksteps) * sizeof *f->frag);
+    int kbits = 0;
+    while ((1 << kbits) < ksteps) kbits++;
+    for (int t = 0; t < ntiles; t += which == 0 ? 1 : 2) {
+        /* the tiles' offsets along od (B: a pair; one tile alone repeats) */
+        int tb = which == 1 && t + 1 < ntiles ? t + 1 : t;
+        int32_t off_a = nvptx_layout_coord(lo, od, which == 0 ? t << (3 + kbits) : t << (2 + kbits), 0, 0);
+        int32_t off_b = nvptx_layout_coord(lo, od, which == 0 ? t << (3 + kbits) : tb << (2 + kbits), 0, 0);
+        LLVMValueRef od_off, kd_off;
+        if (which == 0) { /* matrix: (m += 8 * (mat & 1), k += 8 * (mat >> 1)) */
+            od_off = LLVMBuildAdd(g->b, ci32(g, off_a), LLVMBuildShl(g->b, LLVMBuildAnd(g->b, mat, ci32(g, 1), ""), ci32(g, 3), ""), "");
+            kd_off = LLVMBuildShl(g->b, LLVMBuildLShr(g->b, mat, ci32(g, 1), ""), ci32(g, 3), "");
+        } else { /* matrix: (k += 8 * (mat & 1), n: tile a for mat < 2, else tile b) */
+            kd_off = LLVMBuildShl(g->b, LLVMBuildAnd(g->b, mat, ci32(g, 1), ""), ci32(g, 3), "");
+            od_off = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntULT, mat, ci32(g, 2), ""), ci32(g, off_a),
+                                     ci32(g, off_b), "");
+        }
+        LLVMValueRef o = LLVMBuildAdd(g->b, base, od_off, "");
+        for (int ki = 0; ki < ksteps; ki++) {
+            LLVMValueRef k = LLVMBuildAdd(g->b, kd_off, ci32(g, ki * 16), "");
+            /* lane j reads row j of its matrix: the stored row is along the
+             * non-contiguous dimension */
+            LLVMValueRef row, col;
+            if (st->cd == kd) row = LLVMBuildAdd(g->b, o, j, ""), col = k;
+            else row = LLVMBuildAdd(g->b, k, j, ""), col = o;
+            LLVMValueRef r[4];
+            ldmatrix_x4(g, staged_offset(g, st, row, col), trans, r);
+            if (which == 0) {
+                LLVMValueRef *fr = f->frag[t * ksteps + ki] = arena_alloc(&g->arena, 4 * sizeof *fr);
+                memcpy(fr, r, 4 * sizeof *fr);
+            } else {
+                LLVMValueRef *fa = f->frag[t * ksteps + ki] = arena_alloc(&g->arena, 2 * sizeof *fa);
+                fa[0] = r[0], fa[1] = r[1];
+                if (tb != t) {
+                    LLVMValueRef *fb = f->frag[tb * ksteps + ki] = arena_alloc(&g->arena, 2 * sizeof *fb);
+                    fb[0] = r[2], fb[1] = r[3];
+                }
+            }
+        }
+    }
+}
+
 static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->plan->layouts[r];
-    Layout la = operand_layout(g, op, 0), lb = operand_layout(g, op, 1);
+    Layout lo[2] = {operand_layout(g, op, 0), operand_layout(g, op, 1)};
     DType d = vtype(g, op->operands[0]).dtype;
     int32_t K = vtype(g, op->operands[0]).shape[1];
-    LLVMValueRef *A = nvptx_operand(g, op->operands[0], &la, smem_at);
-    LLVMValueRef *B = nvptx_operand(g, op->operands[1], &lb, smem_at);
-    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
-    LLVMValueRef *out = nvptx_new_regs(g, r);
-    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     int kbits = 0;
     while ((16 << kbits) < K) kbits++;
+    int ksteps = 1 << kbits;
     int nbits = rep_bits(lc, 1, 8), mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
+    /* operands: from the thread's registers when there, else staged for
+     * ldmatrix, else through a plain conversion */
+    Frags F[2] = {{0}};
+    Staged st[2];
+    bool staged[2] = {false, false};
+    int64_t at = smem_at;
+    for (int w = 0; w < 2; w++) {
+        int v = op->operands[w];
+        if (!nvptx_layout_local_map(&g->plan->layouts[v], &lo[w], (Projection){{0, 1}}, NULL) && contiguous_dim(g, v) >= 0) {
+            if (!staged[0] && !staged[1]) nvptx_barrier(g); /* earlier readers of the region are done */
+            st[w] = staging(g, v, at);
+            at += type_numel(vtype(g, v)) * 2;
+            stage_store(g, v, &st[w]);
+            staged[w] = true;
+        }
+    }
+    if (staged[0] || staged[1]) nvptx_barrier(g);
+    for (int w = 0; w < 2; w++) {
+        if (staged[w]) load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, &F[w]);
+        else F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
+    }
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
     LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
-    for (int ki = 0; ki < 1 << kbits; ki++) {
+    LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->f16, 2) : g->i32;
+    for (int ki = 0; ki < ksteps; ki++) {
         for (int mi = 0; mi < mreps; mi++) {
             LLVMValueRef args[10];
             for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
                 int base = (p & 1) << 1 | (p >> 1) << 2 | ki << 3 | mi << (3 + kbits);
-                args[p] = pack(g, A[base], A[base + 1], d);
+                args[p] = staged[0] ? LLVMBuildBitCast(g->b, F[0].frag[mi * ksteps + ki][p], word, "")
+                                    : pack(g, F[0].regs[base], F[0].regs[base + 1], d);
             }
             for (int ni = 0; ni < nreps; ni++) {
                 for (int q = 0; q < 2; q++) { /* b0, b1: k and k + 8 */
                     int base = q << 1 | ki << 2 | ni << (2 + kbits);
-                    args[4 + q] = pack(g, B[base], B[base + 1], d);
+                    args[4 + q] = staged[1] ? LLVMBuildBitCast(g->b, F[1].frag[ni * ksteps + ki][q], word, "")
+                                            : pack(g, F[1].regs[base], F[1].regs[base + 1], d);
                 }
                 int cbase = ni << 2 | mi << (2 + nbits); /* c0, c1: row; c2, c3: row + 8 */
                 for (int j = 0; j < 4; j++) args[6 + j] = out[cbase + j];

@@ -39,6 +39,7 @@ typedef struct {
     int64_t contig;    /* runs of this many consecutive elements increase by 1 */
     int64_t div;       /* the first element of each run is divisible by this (bytes for pointers) */
     int64_t constancy; /* runs of this many consecutive elements are equal */
+    bool one;          /* the value is the integer 1 (a parameter specialized so) */
 } AxisInfo;
 
 /* A layout says which elements of a block each thread holds: register r of

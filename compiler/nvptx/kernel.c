@@ -244,6 +244,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
         LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
         LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
         if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->i8, 0, 0), "");
+        if (g->opt->param_div && g->opt->param_div[i] == NVPTX_PARAM_ONE && dtype_is_int(f->params[i].type.dtype))
+            p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;
     }
     if (!nvptx_gen_block(g, f->body)) return false;

@@ -32,7 +32,7 @@ typedef struct {
     AxisInfo *ax;
 } Analysis;
 
-static AxisInfo unknown(void) { return (AxisInfo){1, 1, 1}; }
+static AxisInfo unknown(void) { return (AxisInfo){1, 1, 1, false}; }
 
 static void set(Analysis *A, int v, AxisInfo info) {
     BlkType t = A->f->values[v].type;
@@ -54,23 +54,24 @@ static void analyze_op(Analysis *A, const BirOp *op) {
     BlkType rt = r >= 0 ? f->values[r].type : type_scalar(DT_VOID);
     switch (op->code) {
     case BIR_CONST:
-        set(A, r, (AxisInfo){1, dtype_is_int(rt.dtype) ? pow2_div(op->value.i) : 1, 1});
+        set(A, r, (AxisInfo){1, dtype_is_int(rt.dtype) ? pow2_div(op->value.i) : 1, 1,
+                             dtype_is_int(rt.dtype) && op->value.i == 1});
         return;
     case BIR_ARANGE:
-        set(A, r, (AxisInfo){rt.shape[0], pow2_div(op->attr), 1});
+        set(A, r, (AxisInfo){rt.shape[0], pow2_div(op->attr), 1, false});
         return;
     case BIR_SPLAT:
-        set(A, r, (AxisInfo){1, x.div, last_dim(rt)});
+        set(A, r, (AxisInfo){1, x.div, last_dim(rt), x.one});
         return;
     case BIR_EXPAND_DIMS:
         if (op->attr == rt.rank - 1) /* a new last dimension of size 1: each element its own run */
-            set(A, r, (AxisInfo){1, x.contig > 1 ? 1 : x.div, 1});
+            set(A, r, (AxisInfo){1, x.contig > 1 ? 1 : x.div, 1, x.one});
         else
             set(A, r, x);
         return;
     case BIR_BROADCAST: {
         BlkType xt = f->values[a[0]].type;
-        if (last_dim(xt) == 1 && last_dim(rt) > 1) set(A, r, (AxisInfo){1, x.div, last_dim(rt)});
+        if (last_dim(xt) == 1 && last_dim(rt) > 1) set(A, r, (AxisInfo){1, x.div, last_dim(rt), x.one});
         else set(A, r, x);
         return;
     }
@@ -86,19 +87,24 @@ static void analyze_op(Analysis *A, const BirOp *op) {
             max64(min64(x.contig, y.constancy), min64(y.contig, x.constancy)),
             min64(x.div, y.div * scale),
             min64(x.constancy, y.constancy),
+            false,
         };
-        if (!dtype_is_int(rt.dtype) && rt.dtype != DT_PTR) o = (AxisInfo){1, 1, o.constancy};
+        if (!dtype_is_int(rt.dtype) && rt.dtype != DT_PTR) o = (AxisInfo){1, 1, o.constancy, false};
         set(A, r, o);
         return;
     }
     case BIR_SUB:
         set(A, r, dtype_is_int(rt.dtype) ? (AxisInfo){min64(x.contig, y.constancy), min64(x.div, y.div),
-                                                      min64(x.constancy, y.constancy)}
-                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy)});
+                                                      min64(x.constancy, y.constancy), false}
+                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
         return;
     case BIR_MUL:
-        set(A, r, dtype_is_int(rt.dtype) ? (AxisInfo){1, x.div * y.div, min64(x.constancy, y.constancy)}
-                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy)});
+        if (x.one || y.one) { /* times one: the other operand */
+            set(A, r, x.one ? y : x);
+            return;
+        }
+        set(A, r, dtype_is_int(rt.dtype) ? (AxisInfo){1, x.div * y.div, min64(x.constancy, y.constancy), false}
+                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
         return;
     case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_EQ: case BIR_NE: {
         /* Equal operands-runs give equal results; and `offs < n` is constant
@@ -107,24 +113,42 @@ static void analyze_op(Analysis *A, const BirOp *op) {
         bool ordered = op->code != BIR_EQ && op->code != BIR_NE;
         if (ordered && y.constancy >= x.contig) k = max64(k, min64(x.contig, min64(x.div, y.div)));
         if (ordered && x.constancy >= y.contig) k = max64(k, min64(y.contig, min64(y.div, x.div)));
-        set(A, r, (AxisInfo){1, 1, k});
+        set(A, r, (AxisInfo){1, 1, k, false});
         return;
     }
     case BIR_AND: case BIR_OR: case BIR_XOR:
-        set(A, r, (AxisInfo){1, 1, min64(x.constancy, y.constancy)});
+        set(A, r, (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
         return;
     case BIR_SELECT: {
         AxisInfo z = A->ax[a[2]];
-        set(A, r, (AxisInfo){1, 1, min64(x.constancy, min64(y.constancy, z.constancy))});
+        set(A, r, (AxisInfo){1, 1, min64(x.constancy, min64(y.constancy, z.constancy)), false});
         return;
     }
     case BIR_FOR: {
-        /* the loop variable: start + k * step */
+        /* the loop variable: start + k * step; a carried value: what holds of
+         * its start and of every value the body yields (a pointer advanced
+         * by a multiple of 16 stays aligned), found by iterating to a fixed
+         * point from the start */
         const BirBlock *body = op->regions[0];
-        set(A, body->args[0], (AxisInfo){1, min64(A->ax[a[0]].div, A->ax[a[2]].div), 1});
-        for (int i = 1; i < body->nargs; i++) set(A, body->args[i], unknown());
-        analyze_block(A, body);
-        for (int i = 0; i < op->nresults; i++) set(A, op->results[i], unknown());
+        set(A, body->args[0], (AxisInfo){1, min64(A->ax[a[0]].div, A->ax[a[2]].div), 1, false});
+        for (int i = 1; i < body->nargs; i++) set(A, body->args[i], A->ax[a[2 + i]]);
+        for (int round = 0; round < 8; round++) {
+            analyze_block(A, body);
+            const BirOp *y = bir_block_terminator(body);
+            bool changed = false;
+            for (int i = 1; y && i < body->nargs && i - 1 < y->noperands; i++) {
+                AxisInfo old = A->ax[body->args[i]], next = A->ax[y->operands[i - 1]];
+                AxisInfo join = {min64(old.contig, next.contig), min64(old.div, next.div),
+                                 min64(old.constancy, next.constancy), old.one && next.one};
+                if (join.contig != old.contig || join.div != old.div || join.constancy != old.constancy ||
+                    join.one != old.one) {
+                    set(A, body->args[i], join);
+                    changed = true;
+                }
+            }
+            if (!changed) break;
+        }
+        for (int i = 0; i < op->nresults; i++) set(A, op->results[i], A->ax[body->args[1 + i]]);
         return;
     }
     default:
@@ -615,6 +639,7 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
         if (prm->type.dtype == DT_PTR) info.div = prm->align ? prm->align : dtype_bytes(prm->type.elem);
         else if (prm->multiple_of) info.div = pow2_div(prm->multiple_of);
         if (param_div && param_div[i] > 0) info.div = max64(info.div, pow2_div(param_div[i]));
+        if (param_div && param_div[i] == NVPTX_PARAM_ONE && dtype_is_int(prm->type.dtype)) info.one = true;
         set(&A, prm->value, info);
     }
     analyze_block(&A, f->body);

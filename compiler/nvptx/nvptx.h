@@ -35,9 +35,12 @@ typedef struct {
     bool no_fma;              /* do not contract a * b + c into fma */
     const char *only_kernel;  /* NULL: every kernel of the module */
     const int64_t *param_div; /* with only_kernel: launch-time facts, one per runtime parameter
-                                 (a pointer's alignment, an integer's divisibility; 0: none) */
+                                 (a pointer's alignment, an integer's divisibility; 0: none;
+                                 NVPTX_PARAM_ONE: the integer is 1, as Triton specializes) */
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
 } NvptxOptions;
+
+enum { NVPTX_PARAM_ONE = -1 };
 
 /* What a launcher needs to know about one compiled kernel. */
 typedef struct {
