@@ -27,7 +27,7 @@ echo
 ./build/tests/harness/run_examples --device auto || status=1
 echo
 # the host programs: each example JIT-compiled and run from C (docs/runtime.md)
-for host in vector_add softmax layer_norm dropout; do
+for host in vector_add softmax layer_norm dropout matmul attention; do
   ./build/dsl_examples/$host || status=1
 done
 exit $status

@@ -18,8 +18,8 @@ static void expect_ok(CheckResult r) {
 }
 
 Test(examples, every_example_at_every_shape, .timeout = 600) {
-    CheckResult results[64];
-    int n = run_example_suite(&on_interp, 1, results, 64);
+    CheckResult results[96];
+    int n = run_example_suite(&on_interp, 1, results, 96);
     cr_expect_geq(n, 20);
     for (int i = 0; i < n; i++) expect_ok(results[i]);
 }

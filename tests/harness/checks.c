@@ -30,8 +30,55 @@
  *   f32: absolute 1e-5 for y, dx, dw, db (magnitudes up to ~8): the f32
  *   sums over N (and over M for dw/db) leave errors near 1e-6 on the
  *   interpreter; the GPU's approximate rsqrt and division add ~1e-7.
+ * - matmul (f16 or bf16 in, f32 accumulation, C in the input type T): per
+ *   element |got - c| <= (1 + u) K 2^-23 S + u |c| + s, with c the exact
+ *   product and S = sum_k |a b| (both from the reference, in double), u the
+ *   unit roundoff of T (2^-11 f16, 2^-8 bf16) and s half its smallest
+ *   subnormal spacing (2^-25 for f16). Why: f16 and bf16 products are exact
+ *   in f32. The interpreter adds them with one f32 fma each in increasing k
+ *   (masked terms add an exact 0), so its sum is within (K - 1) 2^-24 S;
+ *   tensor cores add in an order and with roundings of their own, within
+ *   K 2^-23 S (docs/language.md, dot), which the bound allows on both
+ *   devices. Then `acc as T` rounds once: at most u |c32| + s, and
+ *   |c32| <= |c| + K 2^-23 S. The bound is rigorous and its rounding part is
+ *   tight: on the interpreter errors reach 0.75-0.97 of it (the f32 part is
+ *   small in practice, and a value just above a power of two can round by
+ *   nearly u |c|). A relative bound alone would fail near c = 0, an absolute
+ *   one would be loose for large c; this one scales with both.
+ * - attention (Out in T, LSE in f32): per element of Out,
+ *   (1 + u) E + u |o| + s, with E = A (u + 2 eps / (1 - eps) + 2 n 2^-23)
+ *   + s V + 2^-22 |o|, where o is the exact output, A = sum_j w_j |v_j| (w
+ *   the softmax weights), V = sum_j |v_j| over the row's keys, n the keys
+ *   the row's program walks through (its blocks times BLOCK_N), and eps the
+ *   relative error of one weight: eps = ln 2 delta (1 + delta)
+ *   + (blocks + 1) 2^-22, delta = c S (D + 2) 2^-23 the absolute error of a
+ *   base-2 score t - m, c = sm_scale log2(e), S = max_j sum_d |q_d k_jd|.
+ *   Why, term by term: p is rounded to T before the second dot while l sums
+ *   the unrounded p, so Out moves by up to u A (plus s per key for f16
+ *   subnormals, since l >= 1: the row's maximum has p = exp2(0) = 1). An
+ *   error that a weight carries into both sums moves the weights and Out by
+ *   at most 2 eps / (1 - eps) A. A score's error delta: the first dot, as
+ *   matmul, within D 2^-23 S, two roundings of the scaling and one of t - m
+ *   (|t - m| <= 2 c S); through exp2 a relative ln 2 delta (1 + delta). exp2
+ *   of p and of each block's alpha: 2 ulp, 2^-22, each (ex2.approx on the
+ *   GPU; the interpreter's C library is within 1 ulp). The second dot's and
+ *   l's f32 sums and the rescalings by alpha: 2 n 2^-23 A. The division:
+ *   2^-22 |o|. Then the rounding of Out to T. In numbers, for f16 with
+ *   D = 64 and N_CTX = 256 (S about 14): 2 eps is about 0.23 u and 2 n 2^-23
+ *   about 0.13 u, so the bound is about u (1.4 A + |o|); at D = 128 about
+ *   u (1.9 A + |o|). Errors on the interpreter reach 0.2-0.65 of it: the
+ *   rounding of p and of Out dominate, as they should.
+ *   LSE = m + log2(l) is log2 sum_j exp2(t_j) of the computed scores, so it
+ *   is within delta + 1.01 (eps + eps_l) / ln 2 + 2^-22 (log2 n + 1 + |lse|),
+ *   eps_l = (log2 BLOCK_N + 2 blocks) 2^-23 being l's f32 sum (pairwise in a
+ *   block, then two roundings per block), the last term log2's 2 ulp and the
+ *   addition: about 1e-4 at D = 64, set by the worst case of the first dot.
  * Inputs follow the Triton tutorials: x ~ N(0,1) for add, softmax and
- * dropout; layer norm x = -2.3 + 0.5 N(0,1), w and b ~ U(0,1), dy = 0.1 N(0,1).
+ * dropout; layer norm x = -2.3 + 0.5 N(0,1), w and b ~ U(0,1), dy = 0.1 N(0,1);
+ * matmul a, b ~ N(0,1); attention q, k, v ~ N(0, 0.5^2) and sm_scale 0.5, as
+ * Triton's attention test. Each row of matmul's A and B (column, for a
+ * transposed B) is padded with NaN and each row of C with a sentinel; the
+ * attention's Out and LSE end in a block of sentinels.
  * Rows of strided inputs are padded with NaN and strided outputs with a
  * sentinel, so a read past N shows up as NaN and a write past N as a changed
  * sentinel. */
@@ -64,6 +111,7 @@ static TBuf tb_new(DType dt, int64_t n) {
 static void tb_set(TBuf *b, int64_t i, double v) {
     switch (b->dt) {
     case DT_F16: ((uint16_t *)b->data)[i] = f32_to_f16((float)v); break;
+    case DT_BF16: ((uint16_t *)b->data)[i] = f32_to_bf16((float)v); break;
     case DT_I32: ((int32_t *)b->data)[i] = (int32_t)v; break;
     default: ((float *)b->data)[i] = (float)v; break;
     }
@@ -72,13 +120,14 @@ static void tb_set(TBuf *b, int64_t i, double v) {
 static double tb_get(const TBuf *b, int64_t i) {
     switch (b->dt) {
     case DT_F16: return f16_to_f32(((uint16_t *)b->data)[i]);
+    case DT_BF16: return bf16_to_f32(((uint16_t *)b->data)[i]);
     case DT_I32: return ((int32_t *)b->data)[i];
     default: return ((float *)b->data)[i];
     }
 }
 
 static InterpBuffer tb_buf(TBuf *b, const char *name) {
-    size_t size = b->dt == DT_F16 ? 2 : 4;
+    size_t size = b->dt == DT_F16 || b->dt == DT_BF16 ? 2 : 4;
     return (InterpBuffer){b->data, (size_t)b->n * size, name};
 }
 
@@ -97,7 +146,7 @@ static void tb_free(TBuf *b) {
 /* A value rounded once to the dtype. */
 static double round_to(double v, DType dt) {
     float f = (float)v;
-    return dt == DT_F16 ? f16_to_f32(f32_to_f16(f)) : f;
+    return dt == DT_F16 ? f16_to_f32(f32_to_f16(f)) : dt == DT_BF16 ? bf16_to_f32(f32_to_bf16(f)) : f;
 }
 
 static double now_seconds(void) {
@@ -127,9 +176,8 @@ static void failf(CheckResult *r, const char *fmt, ...) {
     va_end(ap);
 }
 
-static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
-                   int nargs, uint32_t programs, const InterpBuffer *bufs, int nbufs) {
-    uint32_t grid[3] = {programs, 1, 1};
+static bool launch_grid(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
+                        int nargs, const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
     double t0 = now_seconds();
     char *err = run->launch(run->ctx, k, args, nargs, grid, bufs, nbufs);
     r->seconds += now_seconds() - t0;
@@ -139,6 +187,12 @@ static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel
         return false;
     }
     return true;
+}
+
+static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
+                   int nargs, uint32_t programs, const InterpBuffer *bufs, int nbufs) {
+    uint32_t grid[3] = {programs, 1, 1};
+    return launch_grid(run, r, k, args, nargs, grid, bufs, nbufs);
 }
 
 typedef enum { TOL_EXACT, TOL_ABS, TOL_REL } TolKind;
@@ -183,6 +237,34 @@ static void check_padding(CheckResult *r, const char *what, const TBuf *b, int64
 }
 
 static const char *tname(DType dt) { return dtype_name(dt); }
+
+/* got[r * stride + c] against ref[r * cols + c] with a bound of its own for
+ * each element (bound[r * cols + c]); the worst error is recorded in units
+ * of the bound (1 = at the bound), the tolerance as `tol`. NaN never passes. */
+static void compare_bound(CheckResult *r, const char *what, const TBuf *got, int64_t stride, const double *ref,
+                          const double *bound, int64_t rows, int64_t cols, const char *tol, bool primary) {
+    if (primary) snprintf(r->tolerance, sizeof r->tolerance, "%s", tol);
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t c = 0; c < cols; c++) {
+            double g = tb_get(got, i * stride + c), want = ref[i * cols + c], b = bound[i * cols + c];
+            double err = fabs(g - want);
+            if (err != err) err = INFINITY;
+            if (primary && err / b > r->max_err) r->max_err = err / b;
+            if (!(err <= b))
+                failf(r, "%s[%lld, %lld] = %.9g, reference %.9g (error %.3g, bound %.3g: %s)", what, (long long)i,
+                      (long long)c, g, want, err, b, tol);
+        }
+    }
+}
+
+/* Whatever lies past `from` in b must keep its sentinel. */
+static void check_tail(CheckResult *r, const char *what, const TBuf *b, int64_t from, double sentinel) {
+    for (int64_t i = from; i < b->n; i++)
+        if (tb_get(b, i) != sentinel) {
+            failf(r, "%s[%lld] (past the end) was written", what, (long long)i);
+            return;
+        }
+}
 
 /* ------------------------------------------------------------- checks */
 
@@ -380,6 +462,143 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
     return r;
 }
 
+/* The unit roundoff of the 16-bit types (half an ulp, relative), and half
+ * their smallest subnormal spacing: the error of one rounding to T is at
+ * most u |x| + sub. */
+static double unit_roundoff(DType dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
+static double subnormal_half(DType dt) { return dt == DT_BF16 ? 0x1p-134 : 0x1p-25; }
+
+CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt, int block_m, int block_n,
+                         int block_k, int group_m, bool trans_b, int pad) {
+    CheckResult r = {0};
+    set_name(&r, "matmul %dx%dx%d %s%s pad=%d BLOCK=%d/%d/%d GROUP_M=%d", M, N, K, tname(dt), trans_b ? " B^T" : "",
+             pad, block_m, block_n, block_k, group_m);
+    RefRng rng = {6};
+    const double sentinel = 1280.0; /* exact in f16 and bf16 */
+    /* A row-major with rows K + pad apart; B row-major (rows N + pad apart)
+     * or, transposed, column-major (columns K + pad apart); C rows N + pad apart */
+    int64_t sam = K + pad, sak = 1, sbk = trans_b ? 1 : N + pad, sbn = trans_b ? K + pad : 1, scm = N + pad;
+    TBuf a = tb_new(dt, (int64_t)M * sam), b = tb_new(dt, trans_b ? (int64_t)N * sbn : (int64_t)K * sbk);
+    TBuf c = tb_new(dt, (int64_t)M * scm);
+    for (int64_t i = 0; i < a.n; i++) tb_set(&a, i, i % sam < K ? ref_normal(&rng) : NAN);
+    for (int64_t i = 0; i < b.n; i++) tb_set(&b, i, i % (trans_b ? sbn : sbk) < (trans_b ? K : N) ? ref_normal(&rng) : NAN);
+    for (int64_t i = 0; i < c.n; i++) tb_set(&c, i, sentinel);
+    char t[16], bm[32], bn[32], bk[32], gm[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
+    snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
+    snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
+    snprintf(gm, sizeof gm, "GROUP_M=%d", group_m);
+    ExampleKernel k = {"matmul.blk", "matmul", {t, bm, bn, bk, gm, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c")};
+    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.i = M}, {.i = N}, {.i = K},
+                        {.i = sam}, {.i = sak}, {.i = sbk}, {.i = sbn}, {.i = scm}, {.i = 1}};
+    uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
+    if (launch(run, &r, &k, args, 12, programs, bufs, 3)) {
+        size_t mn = (size_t)M * N;
+        double *ref = malloc(mn * sizeof *ref), *mag = malloc(mn * sizeof *mag), *bound = malloc(mn * sizeof *bound);
+        if (ref && mag && bound && ref_matmul(a.data, b.data, dt == DT_BF16, M, N, K, sam, sak, sbk, sbn, ref, mag)) {
+            /* the f32 sum's error, at most K 2^-23 sum|ab| (tensor cores; the
+             * interpreter's is half that), then one rounding to T */
+            double u = unit_roundoff(dt);
+            for (size_t i = 0; i < mn; i++)
+                bound[i] = (1 + u) * K * 0x1p-23 * mag[i] + u * fabs(ref[i]) + subnormal_half(dt);
+            compare_bound(&r, "c", &c, scm, ref, bound, M, N, dt == DT_BF16 ? "K2^-23S+2^-8|c|" : "K2^-23S+2^-11|c|",
+                          true);
+            check_padding(&r, "c", &c, M, N, scm, sentinel);
+        } else {
+            failf(&r, "out of memory for the reference");
+        }
+        free(ref), free(mag), free(bound);
+    }
+    tb_free(&a), tb_free(&b), tb_free(&c);
+    return r;
+}
+
+CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
+                            int block_m, int block_n) {
+    CheckResult r = {0};
+    set_name(&r, "attention Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", Z, H, N, D, tname(dt),
+             causal ? " causal" : "", block_m, block_n);
+    RefRng rng = {7};
+    const double sentinel = 1280.0;
+    const float sm_scale = 0.5f; /* as Triton's test */
+    int heads = Z * H;
+    int64_t total = (int64_t)heads * N * D;
+    /* Out and LSE have a block of sentinels past their end: nothing may land there */
+    TBuf q = tb_new(dt, total), kk = tb_new(dt, total), v = tb_new(dt, total);
+    TBuf out = tb_new(dt, total + (int64_t)block_m * D), lse = tb_new(DT_F32, (int64_t)heads * N + block_m);
+    for (int64_t i = 0; i < total; i++) {
+        tb_set(&q, i, 0.5 * ref_normal(&rng));
+        tb_set(&kk, i, 0.5 * ref_normal(&rng));
+        tb_set(&v, i, 0.5 * ref_normal(&rng));
+    }
+    for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
+    for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
+    char t[16], hd[32], bm[32], bn[32], cs[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(hd, sizeof hd, "HEAD_DIM=%d", D);
+    snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
+    snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
+    snprintf(cs, sizeof cs, "CAUSAL=%s", causal ? "true" : "false");
+    ExampleKernel k = {"attention.blk", "attn_fwd", {t, hd, bm, bn, cs, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
+    InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
+                        {.f = sm_scale}, {.i = N}};
+    uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
+    if (launch_grid(run, &r, &k, args, 7, grid, bufs, 5)) {
+        size_t rows = (size_t)heads * N;
+        double *ref = malloc(total * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+        double *bound = malloc(total * sizeof *bound), *bound_lse = malloc(rows * sizeof *bound_lse);
+        RefAttentionMags mags = {malloc(rows * sizeof(double)), malloc(total * sizeof(double)),
+                                 malloc(total * sizeof(double))};
+        if (ref && ref_lse && bound && bound_lse && mags.score_mag && mags.v_mag && mags.v_abs &&
+            ref_attention(q.data, kk.data, v.data, dt == DT_BF16, heads, N, D, causal, sm_scale, ref, ref_lse, &mags)) {
+            double u = unit_roundoff(dt), sub = subnormal_half(dt), c = sm_scale * 1.4426950408889634;
+            for (size_t row = 0; row < rows; row++) {
+                int i = (int)(row % (size_t)N);
+                /* the blocks of keys the kernel's program walks through */
+                int hi = causal ? ((i / block_m + 1) * block_m < N ? (i / block_m + 1) * block_m : N) : N;
+                int nblk = (hi + block_n - 1) / block_n, npad = nblk * block_n;
+                /* delta: the absolute error of a base-2 score (t - m): the
+                 * first dot's D 2^-23 S, two roundings of the scaling and one of
+                 * the subtraction (|t - m| <= 2 c S) */
+                double delta = c * mags.score_mag[row] * (D + 2) * 0x1p-23;
+                /* eps: the relative error of each weight: delta through exp2, the
+                 * exp2 of p and of each block's alpha (2 ulp each) */
+                double eps = 0.6931471805599453 * delta * (1 + delta) + (nblk + 1) * 0x1p-22;
+                /* the log2-sum-exp2: delta, eps and l's f32 sum (in log2: / ln 2),
+                 * log2 and the last addition (2 ulp of their sizes) */
+                double eps_l = (log2(block_n) + 2 * nblk) * 0x1p-23;
+                bound_lse[row] = delta + 1.01 * (eps + eps_l) / 0.6931471805599453 +
+                                 0x1p-22 * (log2(npad) + 1 + fabs(ref_lse[row]));
+                for (int d = 0; d < D; d++) {
+                    size_t e = row * (size_t)D + d;
+                    double A = mags.v_mag[e], o = fabs(ref[e]);
+                    /* moved weights (2 eps A), p rounded to T before the second
+                     * dot (u A, and sub per key since l >= 1), that dot's and
+                     * l's f32 sums and the rescalings (2 npad 2^-23 A), the
+                     * division (2^-22); then the rounding of Out to T */
+                    double err = A * (u + 2 * eps / (1 - eps) + 2 * npad * 0x1p-23) + sub * mags.v_abs[e] +
+                                 0x1p-22 * o;
+                    bound[e] = (1 + u) * err + u * o + sub;
+                }
+            }
+            compare_bound(&r, "Out", &out, D, ref, bound, (int64_t)rows, D,
+                          dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+..", true);
+            compare_bound(&r, "LSE", &lse, 1, ref_lse, bound_lse, (int64_t)rows, 1, "delta+2^-22..", false);
+            check_tail(&r, "Out", &out, total, sentinel);
+            check_tail(&r, "LSE", &lse, (int64_t)rows, sentinel);
+        } else {
+            failf(&r, "out of memory for the reference");
+        }
+        free(ref), free(ref_lse), free(bound), free(bound_lse);
+        free(mags.score_mag), free(mags.v_mag), free(mags.v_abs);
+    }
+    tb_free(&q), tb_free(&kk), tb_free(&v), tb_free(&out), tb_free(&lse);
+    return r;
+}
+
 /* --------------------------------------------------------------- suite */
 
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max) {
@@ -391,6 +610,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96));
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
+    CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
+    CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64));
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -409,6 +630,30 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
         CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
         CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
+        /* matmul: sizes not multiples of the blocks, K below BLOCK_K, M below
+         * the block (1, 7, 16 rows), transposed B, padded rows, both 16-bit
+         * types, GROUP_M 1, 4 and 8 (and a last group of fewer tile rows) */
+        CHECK(check_matmul(r, 37, 53, 45, DT_F16, 32, 32, 16, 4, false, 0));
+        CHECK(check_matmul(r, 37, 53, 45, DT_BF16, 64, 64, 32, 1, true, 3));
+        CHECK(check_matmul(r, 129, 67, 250, DT_BF16, 64, 64, 32, 1, true, 5));
+        CHECK(check_matmul(r, 129, 67, 250, DT_F16, 128, 128, 32, 8, false, 0));
+        CHECK(check_matmul(r, 300, 200, 128, DT_F16, 64, 32, 32, 4, false, 7));
+        CHECK(check_matmul(r, 100, 100, 64, DT_F16, 32, 32, 16, 1, true, 3));
+        CHECK(check_matmul(r, 1, 77, 96, DT_BF16, 16, 32, 16, 4, false, 2));
+        CHECK(check_matmul(r, 7, 50, 64, DT_F16, 32, 16, 16, 1, true, 0));
+        CHECK(check_matmul(r, 16, 40, 33, DT_F16, 64, 64, 32, 8, false, 0));
+        CHECK(check_matmul(r, 20, 30, 5, DT_BF16, 16, 16, 16, 4, false, 1));
+        CHECK(check_matmul(r, 70, 48, 1000, DT_F16, 64, 32, 32, 4, true, 0)); /* long sums */
+        /* attention: causal and not, N_CTX not a multiple of the blocks (and
+         * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
+        CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32));
+        CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32));
+        CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64));
+        CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64));
+        CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16));
+        CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128));
+        CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
+        CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16));
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384));
@@ -417,6 +662,14 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64));
         CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64));
         CHECK(check_layer_norm_bwd(r, 4096, 4096, 4096, DT_F32, 4096, 128));
+        CHECK(check_matmul(r, 1024, 1024, 1024, DT_F16, 128, 128, 32, 8, false, 0));
+        CHECK(check_matmul(r, 1024, 1024, 1024, DT_BF16, 128, 128, 32, 8, true, 0));
+        CHECK(check_matmul(r, 2048, 512, 1024, DT_F16, 128, 128, 32, 8, true, 8));
+        CHECK(check_matmul(r, 2048, 512, 1024, DT_BF16, 128, 128, 32, 8, false, 0));
+        for (int causal = 0; causal <= 1; causal++)
+            for (int d = 64; d <= 128; d *= 2)
+                CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32));
+        CHECK(check_attention(r, 2, 4, 1024, 64, true, DT_BF16, 128, 64));
     }
 #undef CHECK
     return n;

@@ -55,12 +55,24 @@ CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int strid
 CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,
                                  int block_n, int group_m);
 CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
+/* C = A B, dtype DT_F16 or DT_BF16; A row-major, B row-major or (trans_b)
+ * column-major; every row (column for a column-major B) pad elements longer
+ * than the matrix: NaN in A and B, a sentinel in C. */
+CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
+                         int block_k, int group_m, bool trans_b, int pad);
+/* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
+ * sm_scale 0.5 */
+CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal, DType dtype,
+                            int block_m, int block_n);
 
-/* The example checks: level 0, one tutorial shape per example; 1, every
- * shape the interpreter tests (plus N not a power of two, N below and above
- * the block, strides larger than N, M = 1, f32 and f16); 2, also the GPU's
- * large ones (M = 4096, N up to 16384). Fills up to max results; returns
- * how many. */
+/* The example checks: level 0, one tutorial shape per example (matmul
+ * 256^3 f16, attention Z=1 H=2 N_CTX=256 D=64); 1, every shape the
+ * interpreter tests (plus N not a power of two, N below and above the block,
+ * strides larger than N, M = 1, f32, f16 and bf16; matmul and attention
+ * sizes that are not multiples of the blocks, transposed B, causal); 2, also
+ * the GPU's large ones (M = 4096, N up to 16384; matmul 1024^3 and
+ * 2048x512x1024; attention Z=2 H=4 N_CTX=1024). Fills up to max results;
+ * returns how many. */
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max);
 
 #endif

@@ -2,6 +2,7 @@
 #include "reference.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "blkc.h" /* philox_rand: checked bit for bit against Triton (tests/test_numeric.c) */
 
@@ -82,4 +83,85 @@ void ref_dropout(const float *x, size_t n, float p, int32_t seed, double *out, u
         keep[i] = philox_rand(seed, (uint32_t)i) > p;
         out[i] = keep[i] ? (double)(x[i] / scale_div) : 0.0;
     }
+}
+
+static double bits_value(uint16_t h, bool bf16) { return bf16 ? bf16_to_f32(h) : f16_to_f32(h); }
+
+bool ref_matmul(const uint16_t *a, const uint16_t *b, bool bf16, int M, int N, int K, int64_t sam, int64_t sak,
+                int64_t sbk, int64_t sbn, double *c, double *mag) {
+    /* a row of A and all of B transposed, as doubles, so the k loop reads both in order */
+    double *arow = malloc((size_t)(K ? K : 1) * sizeof *arow);
+    double *bt = malloc((size_t)N * (size_t)(K ? K : 1) * sizeof *bt);
+    if (!arow || !bt) {
+        free(arow), free(bt);
+        return false;
+    }
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++) bt[(size_t)j * K + k] = bits_value(b[k * sbk + j * sbn], bf16);
+    for (int i = 0; i < M; i++) {
+        for (int k = 0; k < K; k++) arow[k] = bits_value(a[i * sam + k * sak], bf16);
+        for (int j = 0; j < N; j++) {
+            const double *bj = bt + (size_t)j * K;
+            double s = 0, m = 0; /* each product of two f16 or bf16 values is exact in double */
+            for (int k = 0; k < K; k++) {
+                double p = arow[k] * bj[k];
+                s += p;
+                m += fabs(p);
+            }
+            c[(size_t)i * N + j] = s;
+            mag[(size_t)i * N + j] = m;
+        }
+    }
+    free(arow), free(bt);
+    return true;
+}
+
+bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool bf16, int heads, int N, int D,
+                   bool causal, double sm_scale, double *out, double *lse, RefAttentionMags *mags) {
+    size_t total = (size_t)heads * N * D;
+    double *qd = malloc(total * sizeof *qd), *kd = malloc(total * sizeof *kd), *vd = malloc(total * sizeof *vd);
+    double *x = malloc((size_t)N * sizeof *x);
+    bool ok = qd && kd && vd && x;
+    for (size_t i = 0; ok && i < total; i++) {
+        qd[i] = bits_value(q[i], bf16);
+        kd[i] = bits_value(k[i], bf16);
+        vd[i] = bits_value(v[i], bf16);
+    }
+    for (int h = 0; ok && h < heads; h++) {
+        const double *qh = qd + (size_t)h * N * D, *kh = kd + (size_t)h * N * D, *vh = vd + (size_t)h * N * D;
+        for (int i = 0; i < N; i++) {
+            int keys = causal ? i + 1 : N; /* keys j <= i under the causal mask */
+            size_t row = (size_t)h * N + i;
+            double mx = -INFINITY, smag = 0, sum = 0;
+            for (int j = 0; j < keys; j++) {
+                double s = 0, m = 0;
+                for (int d = 0; d < D; d++) {
+                    double p = qh[(size_t)i * D + d] * kh[(size_t)j * D + d];
+                    s += p;
+                    m += fabs(p);
+                }
+                x[j] = s * sm_scale;
+                mx = fmax(mx, x[j]);
+                smag = fmax(smag, m);
+            }
+            for (int j = 0; j < keys; j++) sum += (x[j] = exp(x[j] - mx));
+            /* the weighted sums, key by key, so v is read along its rows */
+            double *o = out + row * D, *vmag = mags ? mags->v_mag + row * D : NULL;
+            double *vabs = mags ? mags->v_abs + row * D : NULL;
+            for (int d = 0; d < D; d++) {
+                o[d] = 0;
+                if (mags) vmag[d] = vabs[d] = 0;
+            }
+            for (int j = 0; j < keys; j++) {
+                double w = x[j] / sum;
+                const double *vj = vh + (size_t)j * D;
+                for (int d = 0; d < D; d++) o[d] += w * vj[d];
+                for (int d = 0; mags && d < D; d++) vmag[d] += w * fabs(vj[d]), vabs[d] += fabs(vj[d]);
+            }
+            lse[row] = (mx + log(sum)) * 1.4426950408889634; /* log2 e */
+            if (mags) mags->score_mag[row] = smag;
+        }
+    }
+    free(qd), free(kd), free(vd), free(x);
+    return ok;
 }

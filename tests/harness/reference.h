@@ -6,6 +6,7 @@
 #ifndef BLK_REFERENCE_H
 #define BLK_REFERENCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,5 +35,31 @@ void ref_layer_norm_bwd(const float *x, const float *dy, const float *w, int M, 
  * out[i] = keep ? x[i] / (1 - p) : 0, the division in f32 as the kernel
  * writes it. */
 void ref_dropout(const float *x, size_t n, float p, int32_t seed, double *out, uint8_t *keep);
+
+/* The matrix product C = A B (M x K times K x N) of f16 data, or bf16 when
+ * bf16 is true, held as their bits: A[i, k] at a[i * sam + k * sak], B[k, j]
+ * at b[k * sbk + j * sbn]. c (dense M x N) gets the exact product, which
+ * rounded to the input type is what a C in that type should hold; mag
+ * (dense M x N) gets sum_k |A[i, k] B[k, j]|, the scale of any rounding
+ * error of the sum. False when out of memory. */
+bool ref_matmul(const uint16_t *a, const uint16_t *b, bool bf16, int M, int N, int K, int64_t sam, int64_t sak,
+                int64_t sbk, int64_t sbn, double *c, double *mag);
+
+/* The magnitudes an attention error bound needs, per query row (and column
+ * d of the output), over the keys the row attends to. */
+typedef struct {
+    double *score_mag; /* [heads * N]: max_j sum_d |q_id k_jd| */
+    double *v_mag;     /* [heads * N * D]: sum_j w_ij |v_jd|, w the softmax weights */
+    double *v_abs;     /* [heads * N * D]: sum_j |v_jd| */
+} RefAttentionMags;
+
+/* Attention forward on `heads` (batch x head) slices of N x D, contiguous
+ * [heads, N, D] f16 (or bf16) bits: out = softmax(q k^T sm_scale) v, row by
+ * row; causal: query i attends to keys j <= i only. lse[row] = log2 of
+ * sum_j exp(s_ij sm_scale), i.e. (max + ln sum exp(s sm_scale - max)) in
+ * base-2 units. out dense [heads, N, D]; lse [heads, N]; mags may be NULL.
+ * False when out of memory. */
+bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool bf16, int heads, int N, int D,
+                   bool causal, double sm_scale, double *out, double *lse, RefAttentionMags *mags);
 
 #endif

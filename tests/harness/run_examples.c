@@ -15,7 +15,8 @@ static void usage(FILE *out) {
           "  --device cuda    the GPU; fails when there is none\n"
           "  --device cpu     the reference interpreter\n"
           "  --all-shapes     every shape the test suite checks, not one per example (on a\n"
-          "                   GPU also M = 4096 with N up to 16384)\n"
+          "                   GPU also M = 4096 with N up to 16384, matmul 1024^3 and\n"
+          "                   attention at N_CTX = 1024)\n"
           "  --shuffle        on the interpreter, run programs in a shuffled order\n"
           "  --examples DIR   where the .blk files are\n",
           out);
@@ -54,9 +55,9 @@ int main(int argc, char **argv) {
     if (!example_open_device(shuffle ? "cpu" : device, &rt)) return 1;
     ExampleRunner run = {example_launch_runtime, &rt};
     if (shuffle) run = (ExampleRunner){example_launch_interp, &shuffled};
-    CheckResult results[64];
+    CheckResult results[96];
     bool on_gpu = strncmp(blk_context_device(rt.ctx), "cpu", 3) != 0;
-    int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, 64);
+    int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, 96);
     printf("device: %s%s\n\n", blk_context_device(rt.ctx), shuffle ? ", shuffled program order" : "");
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
            "seconds", "result");
