@@ -1,0 +1,371 @@
+#!/usr/bin/env python3
+"""dot_bench.py: blkc's matmul and fused attention beside cuBLAS (torch.matmul),
+Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
+PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
+
+    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--out FILE]
+
+LIBBLK_SO is the runtime as a shared library (cmake -DBLK_SHARED_LIB=ON ...,
+target blk_shared); blkc's kernels are JIT-compiled through it for their
+arguments, as a C program's would be, and launched on PyTorch's stream.
+
+Two times per provider and shape, both with the L2 cache flushed (a 256 MB
+write) before every run:
+  kernel: R runs captured in a CUDA graph, minus a graph of the R flushes
+          alone, divided by R (no launch overhead);
+  user:   events around each launch, as triton.testing.do_bench times it
+          (launch overhead included), median of R.
+TFLOP/s: matmul 2MNK; attention 4·B·H·S²·D, half of that when causal.
+Each provider's output is checked against torch's before it is timed."""
+import argparse
+import ctypes
+import math
+import os
+import statistics
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "dsl_examples")
+R = 20
+
+# ------------------------------------------------------------------ blkc
+
+
+class BlkArg(ctypes.Structure):
+    class Value(ctypes.Union):
+        _fields_ = [("ptr", ctypes.c_uint64), ("i", ctypes.c_int64), ("f", ctypes.c_float)]
+
+    _fields_ = [("kind", ctypes.c_int), ("value", Value)]
+
+
+class BlkCompileOptions(ctypes.Structure):
+    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
+                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+
+
+PTR, I32, F32 = 0, 1, 4
+
+
+class Blk:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.blk_last_error.restype = ctypes.c_char_p
+        self.ctx = ctypes.c_void_p()
+        self.check(self.lib.blk_context_create_cuda(0, ctypes.byref(self.ctx)))
+        self.modules = {}
+
+    def check(self, status):
+        if status:
+            raise RuntimeError(self.lib.blk_last_error().decode())
+
+    def kernel(self, file, name, defines, num_warps=0):
+        key = (file, name, tuple(defines), num_warps)
+        if key not in self.modules:
+            arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
+            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None)
+            mod, k = ctypes.c_void_p(), ctypes.c_void_p()
+            self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
+                                                            ctypes.byref(opt), ctypes.byref(mod)))
+            self.check(self.lib.blk_module_get_kernel(mod, name.encode(), ctypes.byref(k)))
+            self.modules[key] = k
+        return self.modules[key]
+
+    def launch(self, kernel, grid, args):
+        arr = (BlkArg * len(args))()
+        for i, (kind, v) in enumerate(args):
+            arr[i].kind = kind
+            if kind == PTR:
+                arr[i].value.ptr = v
+            elif kind == F32:
+                arr[i].value.f = v
+            else:
+                arr[i].value.i = v
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        self.check(self.lib.blk_launch(kernel, grid[0], grid[1], grid[2], arr, len(args), stream))
+
+
+def blk_matmul(blk, a, b, c, bm, bn, bk, warps):
+    M, K = a.shape
+    N = b.shape[1]
+    t = {torch.float16: "f16", torch.bfloat16: "bf16"}[a.dtype]
+    k = blk.kernel("matmul.blk", "matmul", [f"T={t}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}", "GROUP_M=8"],
+                   warps)
+    args = [(PTR, a.data_ptr()), (PTR, b.data_ptr()), (PTR, c.data_ptr()), (I32, M), (I32, N), (I32, K),
+            (I32, a.stride(0)), (I32, a.stride(1)), (I32, b.stride(0)), (I32, b.stride(1)),
+            (I32, c.stride(0)), (I32, c.stride(1))]
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn), 1, 1)
+    return lambda: blk.launch(k, grid, args)
+
+
+def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps):
+    Z, H, S, D = q.shape
+    kern = blk.kernel("attention.blk", "attn_fwd",
+                      [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"],
+                      warps)
+    args = [(PTR, q.data_ptr()), (PTR, k.data_ptr()), (PTR, v.data_ptr()), (PTR, o.data_ptr()), (PTR, lse.data_ptr()),
+            (F32, 1.0 / math.sqrt(D)), (I32, S)]
+    grid = (triton.cdiv(S, bm), Z * H, 1)
+    return lambda: blk.launch(kern, grid, args)
+
+# ---------------------------------------------------------------- Triton
+# The tutorials' kernels, written here the way tutorials 03 (matmul with
+# grouped ordering, autotuned) and 06 (fused attention forward) write them.
+
+
+def matmul_configs():
+    out = []
+    for bm, bn, bk, s, w in [(128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                             (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2),
+                             (128, 256, 64, 4, 8), (256, 128, 64, 3, 8), (256, 64, 64, 4, 4), (64, 256, 64, 4, 4),
+                             (128, 128, 64, 4, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 32, 64, 4, 4)]:
+        out.append(triton.Config({"BM": bm, "BN": bn, "BK": bk, "GM": 8}, num_stages=s, num_warps=w))
+    return out
+
+
+@triton.autotune(configs=matmul_configs(), key=["M", "N", "K"])
+@triton.jit
+def tl_matmul_kernel(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
+    pid = tl.program_id(0)
+    npm = tl.cdiv(M, BM)
+    npn = tl.cdiv(N, BN)
+    in_group = GM * npn
+    first_m = pid // in_group * GM
+    size_m = min(npm - first_m, GM)
+    pm = first_m + (pid % in_group) % size_m
+    pn = (pid % in_group) // size_m
+    rm = (pm * BM + tl.arange(0, BM)) % M
+    rn = (pn * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    ap = a + rm[:, None] * sam + rk[None, :] * sak
+    bp = b + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kk in range(0, tl.cdiv(K, BK)):
+        x = tl.load(ap, mask=rk[None, :] < K - kk * BK, other=0.0)
+        y = tl.load(bp, mask=rk[:, None] < K - kk * BK, other=0.0)
+        acc = tl.dot(x, y, acc)
+        ap += BK * sak
+        bp += BK * sbk
+    cm = pm * BM + tl.arange(0, BM)
+    cn = pn * BN + tl.arange(0, BN)
+    tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(c.dtype.element_ty),
+             mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def tl_matmul(a, b, c):
+    M, K = a.shape
+    N = b.shape[1]
+    grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+    return lambda: tl_matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                          c.stride(0), c.stride(1))
+
+
+def attn_configs():
+    return [triton.Config({"BM": bm, "BN": bn}, num_stages=s, num_warps=w)
+            for bm in [64, 128] for bn in [32, 64, 128] for s in [2, 3, 4] for w in [4, 8]]
+
+
+@triton.autotune(configs=attn_configs(), key=["S", "D", "CAUSAL"])
+@triton.jit
+def tl_attn_kernel(Q, K, V, O, scale, S, D: tl.constexpr, CAUSAL: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    sm = tl.program_id(0)
+    hz = tl.program_id(1)
+    base = hz.to(tl.int64) * S * D
+    rows = sm * BM + tl.arange(0, BM)
+    d = tl.arange(0, D)
+    q = tl.load(Q + base + rows[:, None] * D + d[None, :], mask=rows[:, None] < S, other=0.0)
+    qk_scale = scale * 1.4426950408889634
+    m_i = tl.zeros([BM], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    hi = S
+    if CAUSAL:
+        hi = tl.minimum((sm + 1) * BM, S)
+    for start in range(0, hi, BN):
+        cols = start + tl.arange(0, BN)
+        k = tl.load(K + base + cols[None, :] * D + d[:, None], mask=cols[None, :] < S, other=0.0)
+        qk = tl.dot(q, k) * qk_scale
+        qk = tl.where(cols[None, :] < S, qk, float("-inf"))
+        if CAUSAL:
+            qk = tl.where(rows[:, None] >= cols[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + cols[:, None] * D + d[None, :], mask=cols[:, None] < S, other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    tl.store(O + base + rows[:, None] * D + d[None, :], (acc / l_i[:, None]).to(O.dtype.element_ty),
+             mask=rows[:, None] < S)
+
+
+def tl_attention(q, k, v, o, causal):
+    Z, H, S, D = q.shape
+    grid = lambda meta: (triton.cdiv(S, meta["BM"]), Z * H)
+    return lambda: tl_attn_kernel[grid](q, k, v, o, 1.0 / math.sqrt(D), S, D=D, CAUSAL=causal)
+
+# ---------------------------------------------------------------- timing
+
+
+FLUSH = None
+
+
+def flush():
+    FLUSH.zero_()
+
+
+def user_time(fn):
+    """ms per run with launch overhead, as triton.testing.do_bench: events
+    around each launch, the L2 flushed before each."""
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(R):
+        flush()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def graph_ms(body):
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(R):
+            body()
+    g.replay()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(3):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        g.replay()
+        e.record()
+        e.synchronize()
+        best = min(best, s.elapsed_time(e))
+    return best
+
+
+def kernel_time(fn):
+    """ms per run without launch overhead: a graph of R (flush, run) pairs
+    minus a graph of R flushes, over R."""
+    fn()
+    torch.cuda.synchronize()
+    both = graph_ms(lambda: (flush(), fn()))
+    alone = graph_ms(flush)
+    return max(both - alone, 1e-6) / R
+
+
+def best_of(candidates, check):
+    """The fastest of several configurations (kernel time), each checked."""
+    best = None
+    for label, fn in candidates:
+        try:
+            fn()
+            torch.cuda.synchronize()
+            check()
+            t = kernel_time(fn)
+        except Exception as err:  # a configuration that does not fit: skip it, say why
+            print(f"    ({label}: {str(err).splitlines()[0][:120]})", file=sys.stderr)
+            continue
+        if best is None or t < best[0]:
+            best = (t, label, fn)
+    return best
+
+
+def main():
+    global FLUSH
+    ap = argparse.ArgumentParser()
+    ap.add_argument("libblk")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    blk = Blk(args.libblk)
+    name = torch.cuda.get_device_name()
+    lines = [f"GPU: {name}; torch {torch.__version__}, triton {triton.__version__}; times in ms, "
+             f"TFLOP/s from the kernel time; L2 flushed before every run", ""]
+
+    lines += ["## matmul, fp16 in, fp32 accumulation, fp16 out (row-major A, B, C)", "",
+              "| M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc config | "
+              "cuBLAS ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 11]
+    shapes = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+              (16, 4096, 4096)]
+    if args.quick:
+        shapes = [(4096, 4096, 4096)]
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a, b)
+        c = torch.empty_like(ref)
+
+        def check(c=c, ref=ref, K=K):
+            err = (c.float() - ref.float()).abs().max().item()
+            tol = 2 ** -10 * ref.float().abs().max().item() + K * 2 ** -20
+            if not err <= tol:
+                raise RuntimeError(f"wrong result: max error {err:.3g} > {tol:.3g}")
+
+        flops = 2 * M * N * K
+        tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
+        tt = best_of([("triton", tl_matmul(a, b, c))], check)
+        cands = [(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
+                 for bm, bn, bk, w in [(128, 128, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8),
+                                       (64, 64, 32, 4), (64, 128, 32, 4), (16, 64, 64, 4)]
+                 if bm <= max(M, 16) * 8]
+        tb = best_of(cands, check)
+        u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]
+        tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, tb)]
+        lines.append(f"| {M} | {N} | {K} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | {tf[2] / tf[0]:.0%} | "
+                     f"{tb[1] if tb else '-'} | {tc[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
+                     f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
+        print(lines[-1], flush=True)
+
+    lines += ["", "## attention forward, fp16, batch 4 (H=32 for D=64, H=16 for D=128)", "",
+              "| S | D | causal | SDPA TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc config | SDPA ms kernel / user | "
+              "Triton ms | blkc ms |", "|" + "---|" * 10]
+    cases = [(S, D, c) for D in (64, 128) for S in (4096, 16384) for c in (False, True)]
+    if args.quick:
+        cases = [(4096, 128, False), (4096, 128, True)]
+    for S, D, causal in cases:
+        Z, H = 4, 32 if D == 64 else 16
+        q, k, v = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        o = torch.empty_like(ref)
+        lse = torch.empty(Z, H, S, device="cuda", dtype=torch.float32)
+
+        def check(o=o, ref=ref):
+            err = (o.float() - ref.float()).abs().max().item()
+            if not err <= 2e-2:
+                raise RuntimeError(f"wrong result: max error {err:.3g}")
+
+        flops = 4 * Z * H * S * S * D / (2 if causal else 1)
+        sdpa = lambda: o.copy_(torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        ts = best_of([("sdpa", sdpa)], check)
+        tt = best_of([("triton", tl_attention(q, k, v, o, causal))], check)
+        cands = [(f"{bm}x{bn} w{w}", blk_attention(blk, q, k, v, o, lse, causal, bm, bn, w))
+                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (128, 32, 4)]]
+        tb = best_of(cands, check)
+        u = [user_time(t[2]) if t else float("nan") for t in (ts, tt, tb)]
+        tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (ts, tt, tb)]
+        lines.append(f"| {S} | {D} | {'yes' if causal else 'no'} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | "
+                     f"{tb[1] if tb else '-'} | {ts[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
+                     f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
+        print(lines[-1], flush=True)
+
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
