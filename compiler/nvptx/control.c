@@ -45,6 +45,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
     LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
     LLVMValueRef **init = carried_in(g, op->results, n, op->operands + 3);
+    NvptxPipeline *pipe = nvptx_pipeline_begin(g, op, init, lb, ub, step);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for");
     LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
@@ -53,6 +54,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef iv = LLVMBuildPhi(g->b, ty(g, d), "");
     LLVMAddIncoming(iv, &lb, &pre, 1);
+    if (pipe) nvptx_pipeline_header(g, pipe, pre);
     LLVMValueRef **carried = make_phis(g, op->results, n);
     add_incoming(g, carried, op->results, n, init, pre);
     LLVMIntPredicate lt = op->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
@@ -60,6 +62,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMPositionBuilderAtEnd(g->b, body_bb);
     bind(g, body->args[0], &iv);
     for (int i = 0; i < n; i++) bind(g, body->args[1 + i], carried[i]);
+    if (pipe) nvptx_pipeline_iteration(g, op, pipe, carried, iv);
     if (!nvptx_gen_block(g, body)) return false;
     LLVMBasicBlockRef latch = NULL;
     const BirOp *y = bir_block_terminator(body);
@@ -75,6 +78,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->ctx, fields, 2, 0), args, 2);
         LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");
         LLVMValueRef ovf = LLVMBuildExtractValue(g->b, res, 1, "");
+        if (pipe) nvptx_pipeline_latch(g, pipe);
         latch = LLVMGetInsertBlock(g->b);
         LLVMAddIncoming(iv, &next, &latch, 1);
         add_incoming(g, carried, op->results, n, next_vals, latch);
@@ -83,6 +87,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     g->terminated = false;
     LLVMPositionBuilderAtEnd(g->b, exit);
     LLVMValueRef **res = make_phis(g, op->results, n);
+    if (pipe) nvptx_pipeline_end(g, pipe);
     add_incoming(g, res, op->results, n, carried, header);
     if (latch) add_incoming(g, res, op->results, n, next_vals, latch);
     for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);

@@ -32,15 +32,8 @@ static Layout operand_layout(Gen *g, const BirOp *op, int which) {
  * with the row (Triton's swizzle: rows of fewer than 128 bytes share a
  * 128-byte line, perPhase of them, and maxPhase line patterns repeat), so
  * that the 8 rows one ldmatrix reads fall in 8 different groups of banks. */
-typedef struct {
-    int64_t at;         /* byte offset in the shared region */
-    int cd;             /* the contiguous dimension */
-    int32_t rowlen;     /* elements per stored row (the shape along cd) */
-    int per_phase, max_phase;
-} Staged;
 
-/* The dimension v's registers run along in eights (16-byte stores), or -1. */
-static int contiguous_dim(Gen *g, int v) {
+int nvptx_contiguous_dim(Gen *g, int v) {
     const Layout *l = &g->plan->layouts[v];
     BlkType t = vtype(g, v);
     if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || l->nreg_bits < 3) return -1;
@@ -52,10 +45,10 @@ static int contiguous_dim(Gen *g, int v) {
     return -1;
 }
 
-static Staged staging(Gen *g, int v, int64_t at) {
+Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
     BlkType t = vtype(g, v);
-    int cd = contiguous_dim(g, v);
-    Staged st = {.at = at, .cd = cd, .rowlen = t.shape[cd]};
+    int cd = nvptx_contiguous_dim(g, v);
+    Staged st = {.base = base, .cd = cd, .rowlen = t.shape[cd]};
     int row_bytes = st.rowlen * 2;
     st.per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
     int chunks = st.rowlen / 8;
@@ -63,15 +56,14 @@ static Staged staging(Gen *g, int v, int64_t at) {
     return st;
 }
 
-/* Byte offset of element (row, col) of a staged block; col's low 3 bits stay. */
-static LLVMValueRef staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
+LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
     LLVMValueRef chunk = LLVMBuildLShr(g->b, col, ci32(g, 3), "");
     LLVMValueRef phase = LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, row, ci32(g, st->per_phase), ""), ci32(g, st->max_phase), "");
     chunk = LLVMBuildXor(g->b, chunk, phase, "");
     LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, row, ci32(g, st->rowlen), ""),
                                   LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
                                                LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
-    return LLVMBuildAdd(g->b, ci32(g, st->at), LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
+    return LLVMBuildAdd(g->b, st->base, LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
 }
 
 static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
@@ -88,7 +80,7 @@ static void stage_store(Gen *g, int v, const Staged *st) {
         if (r & copies) continue;
         LLVMValueRef vec = LLVMGetUndef(vt);
         for (int i = 0; i < 8; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
-        LLVMValueRef off = staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
+        LLVMValueRef off = nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
         LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
         LLVMSetAlignment(store, 16);
     }
@@ -119,7 +111,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
         int v = op->operands[which];
         Layout l = operand_layout(g, op, which);
         if (nvptx_layout_local_map(&g->plan->layouts[v], &l, (Projection){{0, 1}}, NULL)) continue;
-        if (contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
+        if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
     }
     /* staged operands stay while the other converts, above them */
@@ -224,7 +216,7 @@ static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, in
             if (st->cd == kd) row = LLVMBuildAdd(g->b, o, j, ""), col = k;
             else row = LLVMBuildAdd(g->b, k, j, ""), col = o;
             LLVMValueRef r[4];
-            ldmatrix_x4(g, staged_offset(g, st, row, col), trans, r);
+            ldmatrix_x4(g, nvptx_staged_offset(g, st, row, col), trans, r);
             if (which == 0) {
                 LLVMValueRef *fr = f->frag[t * ksteps + ki] = arena_alloc(&g->arena, 4 * sizeof *fr);
                 memcpy(fr, r, 4 * sizeof *fr);
@@ -255,19 +247,25 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
      * ldmatrix, else through a plain conversion */
     Frags F[2] = {{0}};
     Staged st[2];
-    bool staged[2] = {false, false};
+    bool staged[2] = {false, false}, fresh = false;
     int64_t at = smem_at;
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
-        if (!nvptx_layout_local_map(&g->plan->layouts[v], &lo[w], (Projection){{0, 1}}, NULL) && contiguous_dim(g, v) >= 0) {
-            if (!staged[0] && !staged[1]) nvptx_barrier(g); /* earlier readers of the region are done */
-            st[w] = staging(g, v, at);
-            at += type_numel(vtype(g, v)) * 2;
-            stage_store(g, v, &st[w]);
+        if (g->staged && g->staged[v]) { /* in a ring slot of a pipelined loop, ready */
+            st[w] = *g->staged[v];
             staged[w] = true;
+            continue;
         }
+        if (nvptx_layout_local_map(&g->plan->layouts[v], &lo[w], (Projection){{0, 1}}, NULL) ||
+            nvptx_contiguous_dim(g, v) < 0)
+            continue;
+        if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
+        st[w] = nvptx_staging(g, v, ci32(g, at));
+        at += type_numel(vtype(g, v)) * 2;
+        stage_store(g, v, &st[w]);
+        staged[w] = fresh = true;
     }
-    if (staged[0] || staged[1]) nvptx_barrier(g);
+    if (fresh) nvptx_barrier(g);
     for (int w = 0; w < 2; w++) {
         if (staged[w]) load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, &F[w]);
         else F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);

@@ -149,6 +149,8 @@ typedef struct {
     int64_t smem_size;   /* the most any op needs: every op that uses it starts
                             with a barrier, so they all share one region */
     bool terminated;     /* the current LLVM block ended in `ret` */
+    struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
+    int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region) */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
 
@@ -236,9 +238,38 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
+/* A dot operand staged in shared memory for ldmatrix (dot.c). */
+typedef struct Staged {
+    LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
+    int cd;             /* the dimension rows are stored along (contiguous) */
+    int32_t rowlen;     /* elements per stored row */
+    int per_phase, max_phase;
+} Staged;
+/* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
+int nvptx_contiguous_dim(Gen *g, int v);
+Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
+/* Byte offset of element (row, col) of a staged block; row along the other
+ * dimension, col along cd. */
+LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
 bool nvptx_gen_for(Gen *g, const BirOp *op);
 bool nvptx_gen_while(Gen *g, const BirOp *op);
 bool nvptx_gen_if(Gen *g, const BirOp *op);
+
+/* ------------------------------------------------------------- pipeline.c */
+typedef struct NvptxPipeline NvptxPipeline;
+/* The shared memory the kernel's pipelined loops need beyond the region. */
+int64_t nvptx_pipeline_ring_bytes(Gen *g);
+/* For a `for` loop that pipelines (else NULL): the prologue, in the block
+ * before the loop, given the carried values' initial registers. */
+NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb,
+                                    LLVMValueRef ub, LLVMValueRef step);
+void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* in the loop header */
+/* At the top of the body: refill a slot, wait for this iteration's. */
+void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
+void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p);  /* before the back edge */
+void nvptx_pipeline_end(Gen *g, NvptxPipeline *p);    /* after the loop */
+bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
+bool nvptx_gen_op(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------------ emit.c */
 /* Optimizes the module and writes PTX (or the LLVM IR); malloc'ed, or NULL

@@ -111,7 +111,7 @@ static void set_location(Gen *g, const BirOp *op) {
     LLVMSetCurrentDebugLocation2(g->b, loc);
 }
 
-static bool gen_op(Gen *g, const BirOp *op) {
+bool nvptx_gen_op(Gen *g, const BirOp *op) {
     const int64_t slot = 0; /* the shared region (see smem_size) */
     set_location(g, op);
     const int *a = op->operands;
@@ -145,6 +145,7 @@ static bool gen_op(Gen *g, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_gen_reshape(g, op, slot);
     case BIR_DOT: return nvptx_gen_dot(g, op, slot);
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        if (nvptx_pipelined_load(g, op)) return true; /* its data is in a ring slot */
         return nvptx_gen_memory(g, op, slot);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return nvptx_gen_reduce(g, op, slot);
@@ -180,7 +181,7 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         if (g->terminated) break; /* after a return: dead code */
-        if (!gen_op(g, op)) return false;
+        if (!nvptx_gen_op(g, op)) return false;
     }
     return true;
 }
@@ -230,7 +231,9 @@ static bool gen_body(Gen *g, const BirFunction *f) {
 
     const BirOp *largest = NULL;
     plan_smem(g, f->body, &largest);
-    g->smem_size = (g->smem_size + 15) / 16 * 16;
+    g->smem_size = (g->smem_size + 127) / 128 * 128;
+    g->ring_at = g->smem_size; /* pipelined loops' rings after the shared region */
+    g->smem_size += nvptx_pipeline_ring_bytes(g);
     if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
     if (g->smem_size) g->smem = dynamic_shared(g);
 
@@ -281,6 +284,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
     g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, m->opt->param_div);
     g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
+    g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
     bool ok = gen_body(g, f);
     *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size};
     LLVMDisposeBuilder(g->b);

@@ -1,0 +1,328 @@
+/* pipeline.c: software pipelining of `for` loops whose loads feed dots (the
+ * common case of Triton's pipeliner). Such a load becomes cp.async copies
+ * from global memory straight into a ring of `stages` swizzled shared
+ * buffers, issued stages - 1 iterations ahead, so the tensor cores of one
+ * iteration overlap the memory traffic of the next ones:
+ *
+ *   prologue:  copy iterations 0 .. stages-2 into slots 0 .. stages-2
+ *   iteration i: barrier                  (slot (i-1) % stages is read)
+ *                copy iteration i + stages-1 into that slot; commit
+ *                wait until iteration i's copies are done; barrier
+ *                the body, its dots reading slot i % stages with ldmatrix
+ *   after:     wait for all copies
+ *
+ * A load qualifies when its result is used only as a dot's operand, its
+ * 16-bit elements go 16 bytes at a time (contiguous, aligned, one mask bit
+ * per chunk), masked-off elements are zero (cp.async's zero fill), and its
+ * pointers and mask are computed, without effects, from the loop variable,
+ * loop-invariant values and carried values whose next values are computed
+ * so too (a pointer advanced by a stride): then the addresses of a later
+ * iteration are that computation run ahead. */
+#include "gen.h"
+
+enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
+
+typedef struct {
+    int nloads;
+    const BirOp *loads[MAX_PIPE_LOADS];
+    int64_t tile_bytes[MAX_PIPE_LOADS];
+    int stages;
+    int64_t ring_bytes;
+    const char *carried_ok; /* per body argument: its next value can be computed ahead */
+} PipePlan;
+
+/* ------------------------------------------------------------ detection */
+
+typedef struct {
+    Gen *g;
+    const BirBlock *body;
+    char *in_body;   /* per value: defined by a top-level op of the body, or a body argument */
+    char *carried_ok;/* per body argument index: its next value is computable */
+    char *memo;      /* per value: 0 unknown, 1 computable, 2 not, 3 visiting */
+} Slice;
+
+static bool pure(const BirOp *op) {
+    BirOpKind k = bir_op_info(op->code)->kind;
+    return (k == BIR_KIND_LEAF || k == BIR_KIND_SHAPE || k == BIR_KIND_ELEMENTWISE || k == BIR_KIND_MATH) &&
+           op->code != BIR_RAND && op->code != BIR_RANDINT;
+}
+
+static int arg_index(const BirBlock *body, int v) {
+    for (int i = 0; i < body->nargs; i++)
+        if (body->args[i] == v) return i;
+    return -1;
+}
+
+/* Can v's value for a later iteration be computed ahead? */
+static bool computable(Slice *S, int v) {
+    if (v < 0 || !S->in_body[v]) return true; /* loop-invariant */
+    int ai = arg_index(S->body, v);
+    if (ai == 0) return true;                 /* the loop variable */
+    if (ai > 0) return S->carried_ok[ai];
+    if (S->memo[v] == 1 || S->memo[v] == 3) return S->memo[v] == 1;
+    if (S->memo[v] == 2) return false;
+    const BirOp *op = S->g->f->values[v].def;
+    bool ok = op && pure(op);
+    S->memo[v] = 3;
+    for (int i = 0; ok && i < op->noperands; i++) ok = computable(S, op->operands[i]);
+    S->memo[v] = ok ? 1 : 2;
+    return ok;
+}
+
+/* Is every use of v (anywhere in the block, nested too) a dot's a or b? */
+static bool only_dot_operand(const BirBlock *b, int v) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++)
+            if (op->operands[k] == v && !(op->code == BIR_DOT && k < 2)) return false;
+        for (int r = 0; r < op->nregions; r++)
+            if (!only_dot_operand(op->regions[r], v)) return false;
+    }
+    return true;
+}
+
+static bool zero_other(Gen *g, int v) {
+    if (v == BIR_NONE) return true;
+    const BirOp *op = g->f->values[v].def;
+    if (op && op->code == BIR_SPLAT) op = g->f->values[op->operands[0]].def;
+    return op && op->code == BIR_CONST && (dtype_is_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
+}
+
+static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
+    *pp = (PipePlan){0};
+    const BirBlock *body = loop->regions[0];
+    const BirOp *y = bir_block_terminator(body);
+    if (!y || y->code != BIR_YIELD) return false;
+    int n = g->f->nvalues + 1;
+    Slice S = {g, body, arena_alloc(&g->arena, (size_t)n), arena_alloc(&g->arena, (size_t)body->nargs + 1),
+               arena_alloc(&g->arena, (size_t)n)};
+    for (int i = 0; i < body->nargs; i++) S.in_body[body->args[i]] = 1;
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        for (int r = 0; r < op->nresults; r++) S.in_body[op->results[r]] = 1;
+    }
+    /* the carried values whose next values are computable: a fixed point */
+    for (int i = 1; i < body->nargs; i++) S.carried_ok[i] = 1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        memset(S.memo, 0, (size_t)n);
+        for (int i = 1; i < body->nargs; i++)
+            if (S.carried_ok[i] && !computable(&S, y->operands[i - 1])) S.carried_ok[i] = 0, changed = true;
+    }
+    memset(S.memo, 0, (size_t)n);
+    int64_t tiles = 0;
+    for (int i = 0; i < body->ops.len && pp->nloads < MAX_PIPE_LOADS; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->code != BIR_LOAD) continue;
+        int v = op->results[0];
+        BlkType t = vtype(g, v);
+        if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || nvptx_contiguous_dim(g, v) != 1) continue;
+        if (nvptx_access_width(g->plan, g->f, op) < 8 || !zero_other(g, op->operands[2])) continue;
+        if (!only_dot_operand(body, v) || !computable(&S, op->operands[0]) ||
+            (op->operands[1] != BIR_NONE && !computable(&S, op->operands[1])))
+            continue;
+        pp->loads[pp->nloads] = op;
+        pp->tile_bytes[pp->nloads++] = type_numel(t) * 2;
+        tiles += type_numel(t) * 2;
+    }
+    if (!pp->nloads) return false;
+    pp->carried_ok = S.carried_ok;
+    /* as many stages as fit beside the shared region, 2 or 3 */
+    for (pp->stages = PIPE_STAGES; pp->stages >= 2; pp->stages--)
+        if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
+    pp->ring_bytes = pp->stages * tiles;
+    return pp->stages >= 2;
+}
+
+static void ring_bytes_in(Gen *g, const BirBlock *b, int64_t *most) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        PipePlan pp;
+        if (op->code == BIR_FOR && plan(g, op, &pp) && pp.ring_bytes > *most) *most = pp.ring_bytes;
+        for (int r = 0; r < op->nregions; r++) ring_bytes_in(g, op->regions[r], most);
+    }
+}
+
+int64_t nvptx_pipeline_ring_bytes(Gen *g) {
+    int64_t most = 0;
+    ring_bytes_in(g, g->f->body, &most);
+    return most;
+}
+
+/* ----------------------------------------------------------- emission */
+
+/* The registers of values of the body for an iteration other than the
+ * current one: the computable ops generated again over `env` (the carried
+ * values' registers, in their layouts) and `iv`. Returns the register table. */
+static LLVMValueRef **run_ahead(Gen *g, const BirBlock *body, LLVMValueRef **env, LLVMValueRef iv, const int *want,
+                                int nwant) {
+    int n = g->f->nvalues + 1;
+    LLVMValueRef **tmp = arena_alloc(&g->arena, (size_t)n * sizeof *tmp);
+    memcpy(tmp, g->regs, (size_t)n * sizeof *tmp);
+    LLVMValueRef *ivr = arena_alloc(&g->arena, sizeof *ivr);
+    *ivr = iv;
+    tmp[body->args[0]] = ivr;
+    for (int i = 1; i < body->nargs; i++) tmp[body->args[i]] = env[i - 1];
+    /* which top-level ops the wanted values need */
+    char *need = arena_alloc(&g->arena, (size_t)n);
+    for (int i = 0; i < nwant; i++)
+        if (want[i] >= 0) need[want[i]] = 1;
+    for (int i = body->ops.len - 1; i >= 0; i--) {
+        const BirOp *op = body->ops.items[i];
+        if (op->nresults != 1 || !need[op->results[0]]) continue;
+        for (int k = 0; k < op->noperands; k++)
+            if (op->operands[k] >= 0) need[op->operands[k]] = 1;
+    }
+    LLVMValueRef **saved = g->regs;
+    g->regs = tmp;
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->nresults == 1 && need[op->results[0]] && pure(op) && arg_index(body, op->results[0]) < 0)
+            nvptx_gen_op(g, op);
+    }
+    g->regs = saved;
+    return tmp;
+}
+
+/* The carried values of the next iteration, from those of this one: the
+ * ones that can be computed ahead (NULL for the others, which no pipelined
+ * load's address uses). */
+static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv) {
+    const BirBlock *body = loop->regions[0];
+    const BirOp *y = bir_block_terminator(body);
+    int n = y->noperands;
+    int *want = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *want);
+    for (int i = 0; i < n; i++) want[i] = pp->carried_ok[1 + i] ? y->operands[i] : -1;
+    LLVMValueRef **tmp = run_ahead(g, body, env, iv, want, n);
+    LLVMValueRef **next = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *next);
+    LLVMValueRef **saved = g->regs;
+    g->regs = tmp;
+    for (int i = 0; i < n; i++)
+        next[i] = want[i] < 0 ? NULL : nvptx_operand(g, y->operands[i], &g->plan->layouts[loop->results[i]], 0);
+    g->regs = saved;
+    return next;
+}
+
+static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
+    nvptx_call(g, name, g->void_t, args, n);
+}
+
+/* Issues one iteration's copies into ring slot `slot` (an i32), each 16-byte
+ * chunk predicated by its mask (zero fill) and by `live`. */
+static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
+                  LLVMValueRef slot, LLVMValueRef live) {
+    const BirBlock *body = loop->regions[0];
+    int want[2 * MAX_PIPE_LOADS];
+    for (int i = 0; i < pp->nloads; i++) want[2 * i] = pp->loads[i]->operands[0], want[2 * i + 1] = pp->loads[i]->operands[1];
+    LLVMValueRef **tmp = run_ahead(g, body, env, iv, want, 2 * pp->nloads);
+    LLVMValueRef **saved = g->regs;
+    g->regs = tmp;
+    int64_t off = 0;
+    for (int i = 0; i < pp->nloads; i++) {
+        const BirOp *ld = pp->loads[i];
+        int v = ld->results[0];
+        const Layout *l = &g->plan->layouts[ld->operands[0]];
+        LLVMValueRef *ptr = g->regs[ld->operands[0]];
+        LLVMValueRef *mask = ld->operands[1] != BIR_NONE ? nvptx_operand(g, ld->operands[1], l, 0) : NULL;
+        LLVMValueRef base = LLVMBuildAdd(g->b, ci32(g, ring_at + off),
+                                         LLVMBuildMul(g->b, slot, ci32(g, (int32_t)(pp->ring_bytes / pp->stages)), ""), "");
+        Staged st = nvptx_staging(g, v, base);
+        int32_t copies = nvptx_layout_copy_regs(l);
+        for (int r = 0; r < l->nregs; r += 8) {
+            if (r & copies) continue;
+            LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
+            LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
+            LLVMValueRef dst_off = nvptx_staged_offset(g, &st, nvptx_coord(g, l, 0, r), nvptx_coord(g, l, 1, r));
+            LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->i8, g->smem, &dst_off, 1, ""), ptr[r], size};
+            call_void(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
+        }
+        off += pp->tile_bytes[i];
+    }
+    g->regs = saved;
+    call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+}
+
+static void wait_groups(Gen *g, int n) {
+    LLVMValueRef a = ci32(g, n);
+    call_void(g, "llvm.nvvm.cp.async.wait.group", &a, 1);
+}
+
+struct NvptxPipeline {
+    PipePlan plan;
+    int64_t ring_at;
+    LLVMValueRef it;       /* the iteration counter phi, in the loop header */
+    LLVMValueRef ub, step;
+};
+
+NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb, LLVMValueRef ub,
+                                    LLVMValueRef step) {
+    PipePlan pp;
+    if (!plan(g, loop, &pp)) return NULL;
+    NvptxPipeline *p = arena_alloc(&g->arena, sizeof *p);
+    p->plan = pp;
+    p->ring_at = g->ring_at;
+    p->ub = ub, p->step = step;
+    DType d = vtype(g, loop->operands[0]).dtype;
+    LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
+    /* prologue: iterations 0 .. stages-2 */
+    nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
+    LLVMValueRef **env = init, iv = lb;
+    for (int s = 0; s < pp.stages - 1; s++) {
+        issue(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), LLVMBuildICmp(g->b, lt, iv, ub, ""));
+        if (s + 1 < pp.stages - 1) {
+            env = next_env(g, loop, &pp, env, iv);
+            iv = LLVMBuildAdd(g->b, iv, step, "");
+        }
+    }
+    return p;
+}
+
+void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
+    p->it = LLVMBuildPhi(g->b, g->i32, "it");
+    LLVMValueRef zero = ci32(g, 0);
+    LLVMAddIncoming(p->it, &zero, &pre, 1);
+}
+
+void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
+    const PipePlan *pp = &p->plan;
+    int S = pp->stages;
+    DType d = vtype(g, loop->operands[0]).dtype;
+    LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
+    nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
+    /* the iteration stages - 1 ahead */
+    LLVMValueRef **env = carried, ahead = iv;
+    for (int s = 0; s < S - 1; s++) {
+        env = next_env(g, loop, pp, env, ahead);
+        ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
+    }
+    LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, S - 1), ""), ci32(g, S), "");
+    issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, LLVMBuildICmp(g->b, lt, ahead, p->ub, ""));
+    wait_groups(g, S - 1); /* this iteration's copies are done */
+    nvptx_barrier(g);      /* and everyone's */
+    LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
+    int64_t off = 0;
+    for (int i = 0; i < pp->nloads; i++) {
+        int v = pp->loads[i]->results[0];
+        Staged *st = arena_alloc(&g->arena, sizeof *st);
+        LLVMValueRef base = LLVMBuildAdd(g->b, ci32(g, p->ring_at + off),
+                                         LLVMBuildMul(g->b, slot, ci32(g, (int32_t)(pp->ring_bytes / S)), ""), "");
+        *st = nvptx_staging(g, v, base);
+        g->staged[v] = st;
+        off += pp->tile_bytes[i];
+    }
+}
+
+void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p) {
+    LLVMValueRef next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    LLVMAddIncoming(p->it, &next, &latch, 1);
+}
+
+void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
+    wait_groups(g, 0);
+    for (int i = 0; i < p->plan.nloads; i++) g->staged[p->plan.loads[i]->results[0]] = NULL;
+}
+
+bool nvptx_pipelined_load(Gen *g, const BirOp *op) {
+    return op->code == BIR_LOAD && g->staged && g->staged[op->results[0]];
+}
