@@ -45,6 +45,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
     LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
     LLVMValueRef **init = carried_in(g, op->results, n, op->operands + 3);
+    nvptx_dot_hoist(g, body);
     NvptxPipeline *pipe = nvptx_pipeline_begin(g, op, init, lb, ub, step);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for");
@@ -88,6 +89,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMPositionBuilderAtEnd(g->b, exit);
     LLVMValueRef **res = make_phis(g, op->results, n);
     if (pipe) nvptx_pipeline_end(g, pipe);
+    nvptx_dot_unhoist(g, body);
     add_incoming(g, res, op->results, n, carried, header);
     if (latch) add_incoming(g, res, op->results, n, next_vals, latch);
     for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);

@@ -169,10 +169,17 @@ static int rep_bits(const Layout *l, int d, int32_t from) {
 /* An operand's fragments, as mma wants them: 32-bit registers, two elements
  * each. frag(which, tile, kstep, i): A's a0..a3 of 16 x 16 tile (mi, ki);
  * B's b0, b1 of 16 x 8 tile (ni, ki). */
-typedef struct {
+typedef struct Frags {
     LLVMValueRef *regs; /* in the operand layout (from registers or a conversion) */
     LLVMValueRef **frag; /* [tile * ksteps + ki][i], from ldmatrix */
+    bool frag_done;      /* all k-steps loaded already (before a loop) */
 } Frags;
+
+typedef struct HoistedFrags {
+    const BirOp *dot;
+    int which;
+    Frags frags;
+} HoistedFrags;
 
 /* The warps' part of an operand layout's coordinate along d. */
 static LLVMValueRef warp_base(Gen *g, const Layout *l, int d) {
@@ -184,13 +191,14 @@ static LLVMValueRef warp_base(Gen *g, const Layout *l, int d) {
 /* Loads the fragments of a staged operand with ldmatrix.x4: A one 16 x 16
  * tile each (matrices (m, k) at (0, 0), (8, 0), (0, 8), (8, 8)); B two 8-wide
  * tiles (k 0 and 8 of tile a, then of tile b). */
-static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int ntiles, int ksteps, Frags *f) {
+static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int ntiles, int ksteps, int k0, int k1,
+                       Frags *f) {
     int kd = which == 0 ? 1 : 0, od = 1 - kd;
     bool trans = st->cd != kd;
     LLVMValueRef lane = g->lane, j = LLVMBuildAnd(g->b, lane, ci32(g, 7), "");
     LLVMValueRef mat = LLVMBuildLShr(g->b, lane, ci32(g, 3), "");
     LLVMValueRef base = warp_base(g, lo, od);
-    f->frag = arena_alloc(&g->arena, (size_t)(ntiles * ksteps) * sizeof *f->frag);
+    if (!f->frag) f->frag = arena_alloc(&g->arena, (size_t)(ntiles * ksteps) * sizeof *f->frag);
     int kbits = 0;
     while ((1 << kbits) < ksteps) kbits++;
     for (int t = 0; t < ntiles; t += which == 0 ? 1 : 2) {
@@ -208,7 +216,7 @@ static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, in
                                      ci32(g, off_b), "");
         }
         LLVMValueRef o = LLVMBuildAdd(g->b, base, od_off, "");
-        for (int ki = 0; ki < ksteps; ki++) {
+        for (int ki = k0; ki < k1; ki++) {
             LLVMValueRef k = LLVMBuildAdd(g->b, kd_off, ci32(g, ki * 16), "");
             /* lane j reads row j of its matrix: the stored row is along the
              * non-contiguous dimension */
@@ -251,6 +259,12 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int64_t at = smem_at;
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
+        HoistedFrags *h = g->hoisted ? g->hoisted[v] : NULL;
+        if (h && h->dot == op && h->which == w) { /* loaded before the loop */
+            F[w] = h->frags;
+            staged[w] = true;
+            continue;
+        }
         if (g->staged && g->staged[v]) { /* in a ring slot of a pipelined loop, ready */
             st[w] = *g->staged[v];
             staged[w] = true;
@@ -266,10 +280,8 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         staged[w] = fresh = true;
     }
     if (fresh) nvptx_barrier(g);
-    for (int w = 0; w < 2; w++) {
-        if (staged[w]) load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, &F[w]);
-        else F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
-    }
+    for (int w = 0; w < 2; w++)
+        if (!staged[w]) F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
@@ -277,6 +289,10 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->f16, 2) : g->i32;
     for (int ki = 0; ki < ksteps; ki++) {
+        /* one k-step's fragments at a time: fewer registers live */
+        for (int w = 0; w < 2; w++)
+            if (staged[w] && !F[w].frag_done)
+                load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, ki, ki + 1, &F[w]);
         for (int mi = 0; mi < mreps; mi++) {
             LLVMValueRef args[10];
             for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
@@ -364,4 +380,57 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *out = nvptx_new_regs(g, r);
     for (int i = 0; i < n; i++) out[i] = c[i];
     return true;
+}
+
+/* --------------------------------------------------- loop-invariant operands
+ * A dot in a loop whose a or b comes from before the loop (attention's q)
+ * gets its fragments once, before the loop, and keeps them in registers. */
+
+static void mark_defined(const BirBlock *b, char *in) {
+    for (int i = 0; i < b->nargs; i++) in[b->args[i]] = 1;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nresults; r++) in[op->results[r]] = 1;
+        for (int r = 0; r < op->nregions; r++) mark_defined(op->regions[r], in);
+    }
+}
+
+void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
+    char *in = NULL;
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->code != BIR_DOT || !on_tensor_cores(g, op)) continue;
+        if (!in) {
+            in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+            mark_defined(body, in);
+        }
+        const Layout *lc = &g->plan->layouts[op->results[0]];
+        int32_t K = vtype(g, op->operands[0]).shape[1];
+        int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
+        for (int w = 0; w < 2; w++) {
+            int v = op->operands[w];
+            Layout lo = operand_layout(g, op, w);
+            if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 ||
+                nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL))
+                continue;
+            HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
+            h->dot = op, h->which = w;
+            nvptx_barrier(g); /* earlier readers of the region are done */
+            Staged st = nvptx_staging(g, v, ci32(g, 0));
+            stage_store(g, v, &st);
+            nvptx_barrier(g);
+            load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
+            h->frags.frag_done = true;
+            g->hoisted[v] = h;
+        }
+    }
+}
+
+void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->code != BIR_DOT) continue;
+        for (int w = 0; w < 2; w++)
+            if (g->hoisted[op->operands[w]] && g->hoisted[op->operands[w]]->dot == op) g->hoisted[op->operands[w]] = NULL;
+    }
 }

@@ -151,6 +151,7 @@ typedef struct {
     bool terminated;     /* the current LLVM block ended in `ret` */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
     int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region) */
+    struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
 
@@ -238,6 +239,9 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
+/* Before and after a loop: fragments of its dots' loop-invariant operands. */
+void nvptx_dot_hoist(Gen *g, const BirBlock *body);
+void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
 /* A dot operand staged in shared memory for ldmatrix (dot.c). */
 typedef struct Staged {
     LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */

@@ -85,6 +85,11 @@ static bool smem_error(Gen *g, const BirOp *op) {
         why = "to move its operand between threads";
         fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
         break;
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
+        why = "to bring its operands to the threads that hold its pointers";
+        fix = "use a smaller block";
+        break;
     case BIR_DOT:
         shape_str(vtype(g, op->results[0]), shape, sizeof shape);
         why = "to share its operands between threads";
@@ -142,7 +147,9 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         for (int k = 0; k < nregs(g, r); k++) out[k] = g->regs[a[0]][0];
         return true;
     }
-    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_gen_reshape(g, op, slot);
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
+        if (g->staged[r]) return true; /* a pipelined load's view, in its ring slot */
+        return nvptx_gen_reshape(g, op, slot);
     case BIR_DOT: return nvptx_gen_dot(g, op, slot);
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
         if (nvptx_pipelined_load(g, op)) return true; /* its data is in a ring slot */
@@ -285,6 +292,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, m->opt->param_div);
     g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
     g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
+    g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
     bool ok = gen_body(g, f);
     *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size};
     LLVMDisposeBuilder(g->b);

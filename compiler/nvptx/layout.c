@@ -539,8 +539,8 @@ static void choose_op(Chooser *C, const BirOp *op) {
     case BIR_DOT:
         set_layout(C, r, dot_layout(C, rt.shape[0], rt.shape[1]));
         return;
-    case BIR_TRANS:
-        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : nvptx_layout_trans(&L[a[0]]));
+    case BIR_TRANS: /* a view: the same threads hold the same elements */
+        set_layout(C, r, nvptx_layout_trans(&L[a[0]]));
         return;
     case BIR_EXPAND_DIMS:
         set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : nvptx_layout_expand(&L[a[0]], (int)op->attr));

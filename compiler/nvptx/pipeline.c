@@ -25,6 +25,7 @@ enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
 typedef struct {
     int nloads;
     const BirOp *loads[MAX_PIPE_LOADS];
+    int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
     int64_t tile_bytes[MAX_PIPE_LOADS];
     int stages;
     int64_t ring_bytes;
@@ -69,14 +70,18 @@ static bool computable(Slice *S, int v) {
     return ok;
 }
 
-/* Is every use of v (anywhere in the block, nested too) a dot's a or b? */
-static bool only_dot_operand(const BirBlock *b, int v) {
+/* Is every use of v (anywhere in the block, nested too) a dot's a or b, or
+ * (with `views`) a transpose whose uses all are? The transposes are noted. */
+static bool only_dot_operand(const BirBlock *b, int v, bool views, int *trans) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        for (int k = 0; k < op->noperands; k++)
-            if (op->operands[k] == v && !(op->code == BIR_DOT && k < 2)) return false;
+        for (int k = 0; k < op->noperands; k++) {
+            if (op->operands[k] != v || (op->code == BIR_DOT && k < 2)) continue;
+            if (!views || op->code != BIR_TRANS || *trans >= 0) return false;
+            *trans = op->results[0];
+        }
         for (int r = 0; r < op->nregions; r++)
-            if (!only_dot_operand(op->regions[r], v)) return false;
+            if (!only_dot_operand(op->regions[r], v, views, trans)) return false;
     }
     return true;
 }
@@ -118,9 +123,12 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
         BlkType t = vtype(g, v);
         if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || nvptx_contiguous_dim(g, v) != 1) continue;
         if (nvptx_access_width(g->plan, g->f, op) < 8 || !zero_other(g, op->operands[2])) continue;
-        if (!only_dot_operand(body, v) || !computable(&S, op->operands[0]) ||
+        int trans = -1, none = -1;
+        if (!only_dot_operand(body, v, true, &trans) || !computable(&S, op->operands[0]) ||
             (op->operands[1] != BIR_NONE && !computable(&S, op->operands[1])))
             continue;
+        if (trans >= 0 && !only_dot_operand(body, trans, false, &none)) continue;
+        pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         pp->tile_bytes[pp->nloads++] = type_numel(t) * 2;
         tiles += type_numel(t) * 2;
@@ -308,6 +316,11 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
                                          LLVMBuildMul(g->b, slot, ci32(g, (int32_t)(pp->ring_bytes / S)), ""), "");
         *st = nvptx_staging(g, v, base);
         g->staged[v] = st;
+        if (pp->views[i] >= 0) { /* the transpose reads the same bytes, rows along its dimension 0 */
+            Staged *sv = arena_alloc(&g->arena, sizeof *sv);
+            *sv = nvptx_staging(g, pp->views[i], base);
+            g->staged[pp->views[i]] = sv;
+        }
         off += pp->tile_bytes[i];
     }
 }
@@ -320,7 +333,10 @@ void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p) {
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     wait_groups(g, 0);
-    for (int i = 0; i < p->plan.nloads; i++) g->staged[p->plan.loads[i]->results[0]] = NULL;
+    for (int i = 0; i < p->plan.nloads; i++) {
+        g->staged[p->plan.loads[i]->results[0]] = NULL;
+        if (p->plan.views[i] >= 0) g->staged[p->plan.views[i]] = NULL;
+    }
 }
 
 bool nvptx_pipelined_load(Gen *g, const BirOp *op) {
