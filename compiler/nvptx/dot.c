@@ -110,6 +110,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
         Layout l = operand_layout(g, op, which);
+        if (g->in_ring && g->in_ring[v]) continue; /* staged by its loop's ring */
         if (nvptx_layout_local_map(&g->plan->layouts[v], &l, (Projection){{0, 1}}, NULL)) continue;
         if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);

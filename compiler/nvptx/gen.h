@@ -150,7 +150,8 @@ typedef struct {
                             with a barrier, so they all share one region */
     bool terminated;     /* the current LLVM block ended in `ret` */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
-    int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region) */
+    int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
+    char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -263,6 +264,9 @@ bool nvptx_gen_if(Gen *g, const BirOp *op);
 typedef struct NvptxPipeline NvptxPipeline;
 /* The shared memory the kernel's pipelined loops need beyond the region. */
 int64_t nvptx_pipeline_ring_bytes(Gen *g);
+/* Per value: 1 for the loads (and their transposes) pipelined loops will
+ * stage in their rings, which dots then need no shared memory of their own for. */
+char *nvptx_pipeline_marks(Gen *g);
 /* For a `for` loop that pipelines (else NULL): the prologue, in the block
  * before the loop, given the carried values' initial registers. */
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb,

@@ -237,6 +237,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     LLVMSetSubprogram(g->fn, g->di_sub);
 
     const BirOp *largest = NULL;
+    g->ring_at = -1;
+    g->in_ring = nvptx_pipeline_marks(g);
     plan_smem(g, f->body, &largest);
     g->smem_size = (g->smem_size + 127) / 128 * 128;
     g->ring_at = g->smem_size; /* pipelined loops' rings after the shared region */

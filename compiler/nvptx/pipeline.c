@@ -135,9 +135,12 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
-    /* as many stages as fit beside the shared region, 2 or 3 */
-    for (pp->stages = PIPE_STAGES; pp->stages >= 2; pp->stages--)
-        if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
+    /* as many stages as fit beside the shared region, 2 or 3 (while the
+     * region is being planned, ring_at is -1: assume 2 fit) */
+    if (g->ring_at < 0) pp->stages = 2;
+    else
+        for (pp->stages = PIPE_STAGES; pp->stages >= 2; pp->stages--)
+            if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
     pp->ring_bytes = pp->stages * tiles;
     return pp->stages >= 2;
 }
@@ -149,6 +152,25 @@ static void ring_bytes_in(Gen *g, const BirBlock *b, int64_t *most) {
         if (op->code == BIR_FOR && plan(g, op, &pp) && pp.ring_bytes > *most) *most = pp.ring_bytes;
         for (int r = 0; r < op->nregions; r++) ring_bytes_in(g, op->regions[r], most);
     }
+}
+
+static void mark_in(Gen *g, const BirBlock *b, char *marks) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        PipePlan pp;
+        if (op->code == BIR_FOR && plan(g, op, &pp))
+            for (int k = 0; k < pp.nloads; k++) {
+                marks[pp.loads[k]->results[0]] = 1;
+                if (pp.views[k] >= 0) marks[pp.views[k]] = 1;
+            }
+        for (int r = 0; r < op->nregions; r++) mark_in(g, op->regions[r], marks);
+    }
+}
+
+char *nvptx_pipeline_marks(Gen *g) {
+    char *marks = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    mark_in(g, g->f->body, marks);
+    return marks;
 }
 
 int64_t nvptx_pipeline_ring_bytes(Gen *g) {

@@ -166,7 +166,7 @@ static const OpCase cases[] = {
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
-     "  let tile = load(x + program_id(0) * 32768 + r[:, None] * 128 + c[None, :]) * 3.0;\n"
+     "  let tile = load(x + program_id(0) * 32768 + r[:, None] * 128 + c[None, :]) - 3.0;\n"
      "  store(o + program_id(0) * 32768 + c[:, None] * 256 + r[None, :], trans(tile) + 1.0);\n"
      "}\n",
      2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0, 0},
