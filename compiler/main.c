@@ -222,8 +222,11 @@ static bool print_stats(const NvptxOutput *out, const char *arch) {
             int warps = 0;
             for (int i = 0; i < out->nkernels; i++)
                 if (strcmp(out->kernels[i].name, kernel) == 0) smem = out->kernels[i].shared_bytes, warps = out->kernels[i].num_warps;
+            const char *notes = "";
+            for (int i = 0; i < out->nkernels; i++)
+                if (strcmp(out->kernels[i].name, kernel) == 0 && out->kernels[i].notes) notes = out->kernels[i].notes;
             fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
-                            "%lld bytes shared memory\n", kernel, warps, regs, spill_st, spill_ld, stack, smem);
+                            "%lld bytes shared memory\n%s", kernel, warps, regs, spill_st, spill_ld, stack, smem, notes);
         } else if (strstr(line, "error")) {
             fputs(line, stderr);
             ok = false;

@@ -317,8 +317,35 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     return true;
 }
 
+/* A line of --stats about how this dot was lowered. */
+static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, const char *how_b) {
+    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
+    const Layout *lc = &g->plan->layouts[op->results[0]];
+    size_t at = strlen(g->notes);
+    snprintf(g->notes + at, sizeof g->notes - at,
+             "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
+             a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
+             nvptx_layout_warps_along(lc, 1), how_a, how_b);
+}
+
+static const char *operand_path(Gen *g, const BirOp *op, int w) {
+    int v = op->operands[w];
+    if (g->hoisted[v] && g->hoisted[v]->dot == op) return "loaded once before its loop (ldmatrix)";
+    if (g->staged[v]) return "from its loop's cp.async ring (ldmatrix)";
+    Layout lo = operand_layout(g, op, w);
+    if (nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL)) return "from registers";
+    if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
+    return "through shared memory";
+}
+
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
-    if (on_tensor_cores(g, op)) return gen_mma(g, op, smem_at);
+    if (on_tensor_cores(g, op)) {
+        note(g, op, "mma.sync.m16n8k16, f32 accumulation", operand_path(g, op, 0), operand_path(g, op, 1));
+        return gen_mma(g, op, smem_at);
+    }
+    note(g, op, op->attr == DOT_IEEE ? "FMA, one f32 fma per term in k order"
+              : op->attr == DOT_TF32 ? "FMA on TF32-rounded operands" : "FMA, three TF32 passes",
+         "through shared memory", "through shared memory");
     int a = op->operands[0], b = op->operands[1], acc = op->operands[2], r = op->results[0];
     BlkType at = vtype(g, a), bt = vtype(g, b);
     int32_t K = at.shape[1], N = bt.shape[1];

@@ -153,6 +153,7 @@ typedef struct {
     int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
     char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
+    char notes[4096];    /* how each dot was lowered, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
 

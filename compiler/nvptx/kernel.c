@@ -296,7 +296,9 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
     g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
     bool ok = gen_body(g, f);
-    *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size};
+    *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, NULL};
+    info->notes = malloc(strlen(g->notes) + 1);
+    if (info->notes) strcpy(info->notes, g->notes);
     LLVMDisposeBuilder(g->b);
     arena_free(&g->arena);
     free(g);

@@ -68,6 +68,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
     char *text = ok ? nvptx_emit(&m, o.llvm_ir) : NULL;
     module_dispose(&m);
     if (!text) {
+        for (int i = 0; i < n; i++) free(kernels[i].notes);
         free(kernels);
         return false;
     }
@@ -77,6 +78,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
 
 void nvptx_output_free(NvptxOutput *out) {
     if (!out) return;
+    for (int i = 0; i < out->nkernels; i++) free(out->kernels[i].notes);
     free(out->text);
     free(out->kernels);
     *out = (NvptxOutput){0};
