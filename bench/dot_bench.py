@@ -44,7 +44,8 @@ class BlkArg(ctypes.Structure):
 
 class BlkCompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
-                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("num_stages", ctypes.c_int)]
 
 
 PTR, I32, F32 = 0, 1, 4
@@ -66,7 +67,7 @@ class Blk:
         key = (file, name, tuple(defines), num_warps)
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
-            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None)
+            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, 0)
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))

@@ -28,7 +28,8 @@ typedef struct {
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
-          "            [--arch ARCH] [--num-warps N] [--precise-math] [--no-fma] [--annotate] [--stats]\n"
+          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--precise-math] [--no-fma]\n"
+          "            [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
@@ -43,6 +44,8 @@ static void usage(FILE *out) {
           "  --arch ARCH      %s (default " NVPTX_DEFAULT_ARCH ")\n"
           "  --num-warps N    warps per program (1 to 32, a power of two); by default one\n"
           "                   per 256 elements of the largest block, at most 8\n"
+          "  --num-stages N   shared buffers of a loop whose loads feed dots (2 to 8; by\n"
+          "                   default 3, or 2 when 3 do not fit)\n"
           "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
           "                   as Triton)\n"
           "  --no-fma         do not contract a * b + c into one fma\n"
@@ -93,6 +96,14 @@ static int set_arch(Options *o, const char *v) {
     return 0;
 }
 
+static int set_num_stages(Options *o, const char *v) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 2 || n > 8) return usage_error("--num-stages expects 2 to 8, got '%s'", v);
+    o->backend.num_stages = (int)n;
+    return 0;
+}
+
 static int set_num_warps(Options *o, const char *v) {
     char *end;
     long n = strtol(v, &end, 10);
@@ -123,7 +134,8 @@ static int parse_args(Options *o, int argc, char **argv) {
         } else if (strcmp(a, "--stats") == 0) {
             o->stats = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
-            strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0) {
+            strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
+            strcmp(a, "--num-stages") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
@@ -132,6 +144,7 @@ static int parse_args(Options *o, int argc, char **argv) {
             else if (strcmp(a, "--kernel") == 0) o->kernel = v;
             else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
             else if (strcmp(a, "--num-warps") == 0) rc = set_num_warps(o, v);
+            else if (strcmp(a, "--num-stages") == 0) rc = set_num_stages(o, v);
             else rc = set_emit(o, v);
             if (rc) return rc;
         } else if (strncmp(a, "-D", 2) == 0) {
@@ -144,6 +157,9 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->kernel = a + 9;
         } else if (strncmp(a, "--arch=", 7) == 0) {
             int rc = set_arch(o, a + 7);
+            if (rc) return rc;
+        } else if (strncmp(a, "--num-stages=", 13) == 0) {
+            int rc = set_num_stages(o, a + 13);
             if (rc) return rc;
         } else if (strncmp(a, "--num-warps=", 12) == 0) {
             int rc = set_num_warps(o, a + 12);

@@ -66,6 +66,7 @@ typedef struct blk_compile_options {
     int num_warps;              /* 0: blkc's default */
     const char *arch;           /* NULL: the device's (sm_80 ... sm_90a) */
     const char *name;           /* the file name diagnostics show; NULL: "<source>" */
+    int num_stages;             /* shared buffers of a loop whose loads feed dots; 0: blkc's default */
 } blk_compile_options;
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

@@ -158,10 +158,10 @@ struct blk_module {
 
 /* The disk cache's key of a module: everything the generated code depends
  * on but the kernel, its launch facts and the device; malloc'ed. */
-static char *module_key(const char *arch, int num_warps, const ConstDef *defs, int ndefs, const char *source,
+static char *module_key(const char *arch, int num_warps, int num_stages, const ConstDef *defs, int ndefs, const char *source,
                         size_t length, size_t *key_len) {
     char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\n", BLKC_VERSION, arch, num_warps);
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\n", BLKC_VERSION, arch, num_warps, num_stages);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -187,6 +187,8 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_compile_options: bad defines");
     if (opt->num_warps < 0 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1)))
         return blk_fail(BLK_ERROR_INVALID_VALUE, "num_warps must be 0 or a power of two up to 32, got %d", opt->num_warps);
+    if (opt->num_stages != 0 && (opt->num_stages < 2 || opt->num_stages > 8))
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "num_stages must be 0 or 2 to 8, got %d", opt->num_stages);
     const char *arch = opt->arch ? opt->arch : ctx->arch;
     if (!blk_jit_arch_known(arch)) {
         char names[128];
@@ -218,7 +220,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     Compilation *comp = blk_jit_compile(opt->name ? opt->name : "<source>", source ? source : "", length, defs, ndefs,
                                         &diags);
     size_t key_len = 0;
-    char *key = module_key(arch, opt->num_warps, defs, ndefs, source, length, &key_len);
+    char *key = module_key(arch, opt->num_warps, opt->num_stages, defs, ndefs, source, length, &key_len);
     for (int k = 0; k < ndefs; k++) free(def_text[k]);
     if (!comp) {
         s = blk_fail(BLK_ERROR_COMPILE, "%s", diags ? diags : "the source did not compile");
@@ -242,6 +244,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     snprintf(m->arch, sizeof m->arch, "%s", arch);
     m->backend.arch = m->arch;
     m->backend.num_warps = opt->num_warps;
+    m->backend.num_stages = opt->num_stages;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;
     m->kernels = kernels;

@@ -243,8 +243,12 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "target triple = \"nvptx64-nvidia-cuda\""), "%s", r.out);
     free_run(&r);
-    const char *bad[] = {"k.blk --arch sm_70", "k.blk --num-warps 3", "k.blk --num-warps 64"};
-    for (int i = 0; i < 3; i++) {
+    r = run_blkc("k.blk --num-stages 4 --num-stages=2");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    free_run(&r);
+    const char *bad[] = {"k.blk --arch sm_70", "k.blk --num-warps 3", "k.blk --num-warps 64", "k.blk --num-stages 1",
+                         "k.blk --num-stages 9"};
+    for (int i = 0; i < 5; i++) {
         r = run_blkc(bad[i]);
         cr_expect_eq(r.status, 2, "%s: %d", bad[i], r.status);
         free_run(&r);

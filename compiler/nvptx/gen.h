@@ -10,6 +10,7 @@
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
  *   dot.c         dot
+ *   pipeline.c    cp.async rings for loops that feed dots
  *   print.c       device_print
  *   control.c     for, while, if
  *   kernel.c      op dispatch, shared memory plan, one kernel's function

@@ -1,7 +1,8 @@
 /* pipeline.c: software pipelining of `for` loops whose loads feed dots (the
  * common case of Triton's pipeliner). Such a load becomes cp.async copies
  * from global memory straight into a ring of `stages` swizzled shared
- * buffers, issued stages - 1 iterations ahead, so the tensor cores of one
+ * buffers (--num-stages; by default 3, or 2 if 3 do not fit), issued
+ * stages - 1 iterations ahead, so the tensor cores of one
  * iteration overlap the memory traffic of the next ones:
  *
  *   prologue:  copy iterations 0 .. stages-2 into slots 0 .. stages-2
@@ -137,7 +138,8 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->carried_ok = S.carried_ok;
     /* as many stages as fit beside the shared region, 2 or 3 (while the
      * region is being planned, ring_at is -1: assume 2 fit) */
-    if (g->ring_at < 0) pp->stages = 2;
+    if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
+    else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = PIPE_STAGES; pp->stages >= 2; pp->stages--)
             if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
