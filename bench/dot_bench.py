@@ -3,7 +3,8 @@
 Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
 PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
-    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--out FILE]
+    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|attention] [--out FILE]
+    ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
 LIBBLK_SO is the runtime as a shared library (cmake -DBLK_SHARED_LIB=ON ...,
 target blk_shared); blkc's kernels are JIT-compiled through it for their
@@ -287,11 +288,22 @@ def main():
     ap.add_argument("libblk")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["matmul", "attention"])
+    ap.add_argument("--profile", action="store_true",
+                    help="run blkc's matmul (4096^3) and attention (S=4096, D=128) once each, for ncu")
     ap.add_argument("--out")
     args = ap.parse_args()
     torch.manual_seed(0)
     FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     blk = Blk(args.libblk)
+    if args.profile:
+        a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
+        c = torch.empty_like(a)
+        q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
+        o, lse = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
+        for fn in (blk_matmul(blk, a, b, c, 128, 128, 32, 4), blk_attention(blk, q, k, v, o, lse, False, 128, 32, 4)):
+            fn()
+        torch.cuda.synchronize()
+        return
     name = torch.cuda.get_device_name()
     lines = [f"GPU: {name}; torch {torch.__version__}, triton {triton.__version__}; times in ms, "
              f"TFLOP/s from the kernel time; L2 flushed before every run", ""]

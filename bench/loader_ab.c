@@ -39,7 +39,12 @@ static char *ptx_of(const char *dir, int block, NvptxKernel *info) {
     NvptxOptions opt = {.arch = "sm_90", .only_kernel = "layer_norm_fwd", .param_div = div};
     NvptxOutput out;
     char *ptx = c && compile_ptx(c, &opt, &out) ? out.text : NULL;
-    if (ptx) *info = out.kernels[0], free(out.kernels);
+    if (ptx) {
+        *info = out.kernels[0];
+        info->notes = NULL; /* freed with the output */
+        out.text = NULL;
+        nvptx_output_free(&out);
+    }
     compilation_free(c);
     return ptx;
 }

@@ -18,8 +18,10 @@ static char *ptx_of(const char *src, const char *const *defs, const char *arch, 
     NvptxOutput out;
     cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
     compilation_free(c);
-    free(out.kernels);
-    return out.text; /* the caller frees it */
+    char *text = out.text; /* the caller frees it */
+    out.text = NULL;
+    nvptx_output_free(&out);
+    return text;
 
 }
 
@@ -250,7 +252,8 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
         NvptxOutput out;
         cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
         ptx[spec] = out.text;
-        free(out.kernels);
+        out.text = NULL;
+        nvptx_output_free(&out);
     }
     cr_expect_not(strstr(ptx[0], "ld.global.v4"), "no facts, no vectors:\n%s", ptx[0]);
     cr_expect(strstr(ptx[1], "ld.global.v4.b32"), "%s", ptx[1]);
