@@ -2,6 +2,8 @@
  * the requested form. Exit status: 0 success, 1 compile errors, 2 usage. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,8 +34,9 @@ static void usage(FILE *out) {
           "            [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
-          "  -o OUT           write the output to OUT ('-' for stdout); written atomically,\n"
-          "                   and removed if the compile fails\n"
+          "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
+          "                   atomically, only when the compile succeeds; OUT may not be\n"
+          "                   the input\n"
           "  -D NAME=VALUE    set a const parameter of every kernel that declares NAME\n"
           "  --emit=ptx       PTX for the GPU (the default)\n"
           "  --emit=llvm      the optimized LLVM IR the PTX is made from\n"
@@ -255,7 +258,33 @@ static bool print_stats(const NvptxOutput *out, const char *arch) {
 
 /* Write via a temporary file in the same directory and rename, so readers
  * never see a partial file. */
-static bool write_atomically(const char *path, const char *data, size_t len) {
+static bool write_all(int fd, const char *data, size_t len) {
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        off += (size_t)w;
+    }
+    return true;
+}
+
+/* Writes the output. A regular file (or a new one) is replaced atomically:
+ * written to a temporary file beside it, given the mode a new file would get
+ * (the umask's), and renamed over it, so readers never see a partial file.
+ * Anything else (a FIFO, a device such as /dev/null) is written in place,
+ * never replaced or deleted. */
+static bool write_output(const char *path, const char *data, size_t len) {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        int fd = open(path, O_WRONLY);
+        bool ok = fd >= 0 && write_all(fd, data, len);
+        if (fd >= 0 && close(fd) != 0) ok = false;
+        if (!ok) fprintf(stderr, "blkc: error: cannot write '%s': %s\n", path, strerror(errno));
+        return ok;
+    }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
     if (!tmp) return false;
@@ -267,17 +296,9 @@ static bool write_atomically(const char *path, const char *data, size_t len) {
         free(tmp);
         return false;
     }
-    size_t off = 0;
-    bool ok = true;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            ok = false;
-            break;
-        }
-        off += (size_t)w;
-    }
+    mode_t mask = umask(0);
+    umask(mask);
+    bool ok = write_all(fd, data, len) && fchmod(fd, 0666 & ~mask) == 0;
     if (close(fd) != 0) ok = false;
     if (ok && rename(tmp, path) != 0) ok = false;
     if (!ok) {
@@ -288,18 +309,25 @@ static bool write_atomically(const char *path, const char *data, size_t len) {
     return ok;
 }
 
+/* Is -o the input file itself (a name or a link to it)? */
+static bool same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int main(int argc, char **argv) {
     Options o = {0};
     o.emit = EMIT_PTX;
     int rc = parse_args(&o, argc, argv);
     if (rc >= 0) return rc;
     bool to_file = o.output && strcmp(o.output, "-") != 0;
+    if (to_file && strcmp(o.input, "-") != 0 && same_file(o.input, o.output))
+        return usage_error("-o '%s' is the input file; choose another output", o.output);
 
     size_t len = 0;
     char *text = read_file(o.input, &len);
     if (!text) {
         fprintf(stderr, "blkc: error: cannot read '%s': %s\n", o.input, strerror(errno));
-        if (to_file) unlink(o.output);
         return EXIT_COMPILE_ERROR;
     }
 
@@ -357,11 +385,10 @@ int main(int argc, char **argv) {
     free(text);
 
     if (ok) {
-        if (to_file) ok = write_atomically(o.output, out_buf, out_len);
+        if (to_file) ok = write_output(o.output, out_buf, out_len);
         else ok = fwrite(out_buf, 1, out_len, stdout) == out_len && fflush(stdout) == 0;
-    } else if (to_file) {
-        unlink(o.output); /* no stale output from an earlier, successful run */
     }
+    /* on failure an existing output stays exactly as it was: it may not be ours */
     free(out_buf);
     return ok ? 0 : EXIT_COMPILE_ERROR;
 }

@@ -1,5 +1,5 @@
 /* The blkc driver: exit codes (0 ok, 1 compile error, 2 usage), atomic -o,
- * no partial or stale output, -D, --kernel, --emit. Runs the real binary. */
+ * no partial output, existing output kept on failure, -D, --kernel, --emit. Runs the real binary. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -149,13 +149,60 @@ Test(driver, output_file_is_written_whole) {
     free_run(&s);
 }
 
-Test(driver, failed_compile_leaves_no_output_and_removes_a_stale_one) {
+/* issue 15: blkc used to delete whatever -o named when a compile failed */
+Test(driver, failed_compile_leaves_an_existing_output_as_it_was) {
     write_file("bad.blk", bad);
-    write_file("out.ast", "stale output from an earlier run\n");
-    Run r = run_blkc("bad.blk -o out.ast");
+    write_file("notes.txt", "the user's notes\n");
+    Run r = run_blkc("bad.blk -o notes.txt");
     cr_expect_eq(r.status, 1);
-    cr_expect_not(exists("out.ast"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/notes.txt", workdir);
+    char *kept = slurp(path);
+    cr_expect(kept && strcmp(kept, "the user's notes\n") == 0, "notes.txt changed: %s", kept ? kept : "(deleted)");
+    free(kept);
     cr_expect_eq(count_temp_files(), 0);
+    free_run(&r);
+    r = run_blkc("missing.blk -o notes.txt");
+    cr_expect_eq(r.status, 1);
+    cr_expect(exists("notes.txt"), "a missing input deleted the output");
+    free_run(&r);
+    r = run_blkc("bad.blk -o new.ptx");
+    cr_expect_not(exists("new.ptx"), "a failed compile created its output");
+    free_run(&r);
+}
+
+Test(driver, output_onto_the_input_or_a_device) {
+    write_file("k.blk", good);
+    Run r = run_blkc("k.blk -o k.blk");
+    cr_expect_eq(r.status, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "is the input file"), "%s", r.err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/k.blk", workdir);
+    char *src = slurp(path);
+    cr_expect(src && strcmp(src, good) == 0, "the source was replaced");
+    free(src);
+    free_run(&r);
+    /* a FIFO (like /dev/null or a pipe) is written to, never replaced by a regular file */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkfifo pipe && { timeout 20 cat pipe > piped.ast & "
+             "'%s' k.blk --emit=ast -o pipe; status=$?; wait; exit $status; }",
+             workdir, BLKC_PATH);
+    int rc = system(cmd);
+    cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "blkc -o pipe failed: %d", rc);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/pipe", workdir);
+    cr_expect(stat(path, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    snprintf(path, sizeof path, "%s/piped.ast", workdir);
+    char *piped = slurp(path);
+    cr_expect(piped && strstr(piped, "kernel"), "nothing came through the FIFO: %s", piped ? piped : "(none)");
+    free(piped);
+    /* a new output gets the mode the umask gives new files, not 0600 */
+    r = run_blkc("k.blk --emit=ast -o mode.ast");
+    snprintf(path, sizeof path, "%s/mode.ast", workdir);
+    mode_t mask = umask(0);
+    umask(mask);
+    cr_expect(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask), "mode %o", (unsigned)(st.st_mode & 0777));
     free_run(&r);
 }
 
