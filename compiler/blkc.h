@@ -443,6 +443,15 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to);
  * code must be a MATH_OP opcode. */
 float blk_math_f32(BirOpcode code, float x);
 
+/* The one rule for numeric literals (docs/language.md §2), used for source
+ * literals and -D values alike. An integer is decimal without leading zeros
+ * (blk has no octal) or 0x hex, and fits in i64; a float is read whole, must
+ * be finite in f32 and, unless it is zero, must not round to zero there.
+ * On failure they return false and set *why to the reason, to follow
+ * "literal 'TEXT' ". text need not be NUL-terminated. */
+bool parse_int_literal(const char *text, size_t len, int64_t *out, const char **why);
+bool parse_float_literal(const char *text, size_t len, double *out, const char **why);
+
 /* ------------------------------------------------------------------ bir.c */
 /* The block IR (BIR): the one contract between the front end and the
  * backends (docs/architecture.md). A kernel is a function of SSA values;

@@ -84,10 +84,14 @@ loop:
     "\n"         { lx->line++; lx->line_start = lx->cursor; goto loop; }
     "//" [^\n\x00]* { goto loop; }
     "/*" {
-        /* Scan by hand: a comment may hold any byte but NUL-at-end. */
-        const char *end = strstr(lx->cursor, "*/");
-        const char *limit = lx->src->text + lx->src->len;
-        if (!end || end > limit) {
+        /* Scan by hand to the end of the source: a comment may hold any byte, NUL too. */
+        const char *limit = lx->src->text + lx->src->len, *end = NULL;
+        for (const char *c = lx->cursor; c + 1 < limit; c++)
+            if (c[0] == '*' && c[1] == '/') {
+                end = c;
+                break;
+            }
+        if (!end) {
             diag_report(lx->de, DIAG_ERROR, lx->src, span_at(lx, start, start + 2),
                         "unterminated block comment");
             count_newlines(lx, lx->cursor, limit);

@@ -1,7 +1,10 @@
 /* numeric.c: bit-exact scalar semantics shared by the interpreter and the C
  * references: Triton's tl.rand (Philox4x32-10) and f16/bf16 conversions with
  * round-to-nearest-even. */
+#include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "blkc.h"
@@ -174,4 +177,67 @@ float blk_math_f32(BirOpcode code, float x) {
 #include "ops.def"
     default: return NAN; /* not a math op: the callers pass only MATH_OP opcodes */
     }
+}
+
+bool parse_int_literal(const char *text, size_t len, int64_t *out, const char **why) {
+    bool hex = len > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    size_t i = hex ? 2 : 0;
+    if (i == len) {
+        *why = "is not a number";
+        return false;
+    }
+    if (!hex && len > 1 && text[0] == '0') {
+        *why = "has a leading zero; blk has no octal literals (write it in decimal, or 0x for hex)";
+        return false;
+    }
+    uint64_t v = 0, base = hex ? 16 : 10;
+    for (; i < len; i++) {
+        char c = text[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                              : -1;
+        if (d < 0) {
+            *why = "is not a number";
+            return false;
+        }
+        if (v > ((uint64_t)INT64_MAX - (uint64_t)d) / base) {
+            *why = "is too large for i64";
+            return false;
+        }
+        v = v * base + (uint64_t)d;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+bool parse_float_literal(const char *text, size_t len, double *out, const char **why) {
+    /* strtod needs a terminated copy; literals can be any length, so never cut one */
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        *why = "could not be read (out of memory)";
+        return false;
+    }
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    char *end;
+    errno = 0;
+    double v = strtod(copy, &end);
+    bool whole = len > 0 && end == copy + len;
+    free(copy);
+    if (!whole) {
+        *why = "is not a number";
+        return false;
+    }
+    if (!(fabs(v) <= (double)FLT_MAX)) {
+        *why = "is out of range for f32";
+        return false;
+    }
+    /* strtod gives 0 with ERANGE for a nonzero literal below double's range */
+    if ((v == 0 && errno == ERANGE) || (v != 0 && (float)v == 0)) {
+        *why = "is too small for f32: it would round to zero";
+        return false;
+    }
+    *out = v;
+    return true;
 }

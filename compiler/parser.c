@@ -114,39 +114,27 @@ static Expr *error_expr(Parser *p, Span span) {
     return e;
 }
 
-/* A token's text as a C string, cut to fit `buf` (literals are short). */
-static void token_cstr(Token t, char *buf, size_t size) {
-    size_t n = t.span.len < size - 1 ? t.span.len : size - 1;
-    memcpy(buf, t.text, n);
-    buf[n] = 0;
-}
-
-static Expr *parse_int_literal(Parser *p, Token t) {
+static Expr *parse_int_literal_token(Parser *p, Token t) {
     Expr *e = expr_new(p->arena, E_INT, t.span);
-    char buf[80];
-    token_cstr(t, buf, sizeof buf);
-    errno = 0;
-    unsigned long long v = strtoull(buf, NULL, 0);
-    if (errno == ERANGE || t.span.len >= sizeof buf - 1 || v > (unsigned long long)INT64_MAX) {
-        diag_report(p->de, DIAG_ERROR, p->src, t.span, "integer literal '%s' is too large for i64",
-                    buf);
+    const char *why;
+    if (!parse_int_literal(t.text, t.span.len, &e->u.int_lit.value, &why)) {
+        diag_report(p->de, DIAG_ERROR, p->src, t.span, "integer literal '%.*s%s' %s",
+                    t.span.len > 40 ? 40 : (int)t.span.len, t.text, t.span.len > 40 ? "..." : "",
+                    why);
         return error_expr(p, t.span);
     }
-    e->u.int_lit.value = (int64_t)v;
     return e;
 }
 
-static Expr *parse_float_literal(Parser *p, Token t) {
+static Expr *parse_float_literal_token(Parser *p, Token t) {
     Expr *e = expr_new(p->arena, E_FLOAT, t.span);
-    char buf[128];
-    token_cstr(t, buf, sizeof buf);
-    double v = strtod(buf, NULL);
-    if (v > 3.4028234663852886e38) {
-        diag_report(p->de, DIAG_ERROR, p->src, t.span, "float literal '%s' is out of range for f32",
-                    buf);
+    const char *why;
+    if (!parse_float_literal(t.text, t.span.len, &e->u.float_lit, &why)) {
+        diag_report(p->de, DIAG_ERROR, p->src, t.span, "float literal '%.*s%s' %s",
+                    t.span.len > 40 ? 40 : (int)t.span.len, t.text, t.span.len > 40 ? "..." : "",
+                    why);
         return error_expr(p, t.span);
     }
-    e->u.float_lit = v;
     return e;
 }
 
@@ -209,8 +197,8 @@ static Expr *parse_call(Parser *p, Token name) {
 static Expr *parse_primary(Parser *p) {
     Token t = p->tok;
     switch (t.kind) {
-    case TOK_INT: advance(p); return parse_int_literal(p, t);
-    case TOK_FLOAT: advance(p); return parse_float_literal(p, t);
+    case TOK_INT: advance(p); return parse_int_literal_token(p, t);
+    case TOK_FLOAT: advance(p); return parse_float_literal_token(p, t);
     case TOK_STRING: advance(p); return parse_string_literal(p, t);
     case TOK_TRUE:
     case TOK_FALSE: {
@@ -593,7 +581,7 @@ static void parse_attribute(Parser *p, Param *prm) {
                  tok_str(p, name));
     if (!expect(p, TOK_LPAREN, "after the attribute name")) return;
     if (!expect(p, TOK_INT, "as the attribute's value")) return;
-    Expr *v = parse_int_literal(p, p->prev);
+    Expr *v = parse_int_literal_token(p, p->prev);
     expect(p, TOK_RPAREN, "to close the attribute");
     Span span = span_from(p, at.span);
     if (!slot || v->u.int_lit.invalid) return;

@@ -1433,18 +1433,22 @@ static ConstDef *find_def(Sema *S, const char *name) {
 static bool parse_def_value(const char *text, DType t, ConstVal *out) {
     if (t == DT_TYPE) return dtype_from_name(text, strlen(text), &out->dtype);
     if (!*text) return false;
-    char *end;
-    errno = 0;
+    const char *why;
+    bool negative = text[0] == '-';
+    const char *digits = text + (negative || text[0] == '+');
     if (t == DT_F32) {
-        out->f = (double)(float)strtod(text, &end);
-        return *end == 0 && errno == 0 && isfinite(out->f);
+        double v;
+        if (!parse_float_literal(digits, strlen(digits), &v, &why)) return false;
+        out->f = (double)(float)(negative ? -v : v);
+        return true;
     }
     if (t == DT_I1 && (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)) {
         out->i = text[0] == 't';
         return true;
     }
-    long long v = strtoll(text, &end, 0);
-    if (*end || errno) return false;
+    int64_t v;
+    if (!parse_int_literal(digits, strlen(digits), &v, &why)) return false;
+    if (negative) v = -v;
     out->i = v;
     return int_fits(t, v);
 }

@@ -232,6 +232,14 @@ Test(driver, defines_set_consts_and_unknown_ones_fail) {
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "'many' is not a valid i32 value"), "%s", r.err);
     free_run(&r);
+    /* -D values follow the literal rules: no octal, hex and a sign allowed */
+    r = run_blkc("k.blk -D B=0100");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "'0100' is not a valid i32 value"), "%s", r.err);
+    free_run(&r);
+    r = run_blkc("k.blk --emit=bir -D B=0x40");
+    cr_expect(strstr(r.out, "[64] f32"), "%s", r.err);
+    free_run(&r);
 }
 
 Test(driver, kernel_selects_one_and_unknown_fails) {

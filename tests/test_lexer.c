@@ -84,16 +84,27 @@ Test(lexer, strings_and_errors) {
     cr_expect(strstr(l.cap.text, "unterminated string literal"));
 }
 
-Test(lexer, embedded_nul_is_an_error_not_the_end) {
-    const char text[] = "let a\0 b";
-    Source src = {"t.blk", text, sizeof text - 1};
-    Captured cap = {0};
-    DiagEngine de = {.callback = capture_diag, .user = &cap};
+/* Lexes text of len bytes (NULs included) to the end; returns the token count. */
+static int count_tokens(const char *text, size_t len, Captured *cap) {
+    Source src = {"t.blk", text, len};
+    DiagEngine de = {.callback = capture_diag, .user = cap};
     Lexer lx;
     lexer_init(&lx, &src, &de);
     int n = 0;
-    Token t;
-    while ((t = lexer_next(&lx)).kind != TOK_EOF) n++;
-    cr_expect_eq(n, 3); /* let a b */
+    while (lexer_next(&lx).kind != TOK_EOF) n++;
+    return n;
+}
+
+Test(lexer, embedded_nul_is_an_error_not_the_end) {
+    const char text[] = "let a\0 b";
+    Captured cap = {0};
+    cr_expect_eq(count_tokens(text, sizeof text - 1, &cap), 3); /* let a b */
     cr_expect(strstr(cap.text, "null character"));
+}
+
+Test(lexer, a_closed_block_comment_may_hold_a_nul) {
+    const char text[] = "let /* a\0b */ c";
+    Captured cap = {0};
+    cr_expect_eq(count_tokens(text, sizeof text - 1, &cap), 2); /* let c */
+    cr_expect_eq(cap.count, 0, "%s", cap.text);
 }

@@ -117,3 +117,25 @@ Test(numeric, f32_to_bf16_rounds_to_nearest_even) {
     cr_expect_eq(f32_to_bf16(from_bits(0x3f818000)), 0x3f82); /* tie: rounds up to even */
     cr_expect(isnan(bf16_to_f32(f32_to_bf16(NAN))));
 }
+
+Test(numeric, literal_rules) {
+    int64_t i;
+    double f;
+    const char *why;
+    cr_expect(parse_int_literal("0", 1, &i, &why) && i == 0);
+    cr_expect(parse_int_literal("9223372036854775807", 19, &i, &why) && i == INT64_MAX);
+    cr_expect_not(parse_int_literal("9223372036854775808", 19, &i, &why));
+    cr_expect(strstr(why, "too large"));
+    cr_expect(parse_int_literal("0x7FFFFFFFFFFFFFFF", 18, &i, &why) && i == INT64_MAX);
+    cr_expect_not(parse_int_literal("0x8000000000000000", 18, &i, &why));
+    cr_expect_not(parse_int_literal("0777", 4, &i, &why));
+    cr_expect(strstr(why, "octal"));
+    cr_expect(parse_int_literal("1234xyz", 4, &i, &why) && i == 1234, "text need not end at len");
+    cr_expect_not(parse_int_literal("0x", 2, &i, &why));
+    cr_expect(parse_float_literal("0.5e1", 5, &f, &why) && f == 5.0);
+    cr_expect(parse_float_literal("0.0", 3, &f, &why) && f == 0.0, "zero itself is fine");
+    cr_expect(parse_float_literal("1e-45", 5, &f, &why), "the smallest f32 subnormal rounds to nonzero");
+    cr_expect_not(parse_float_literal("1e-46", 5, &f, &why));
+    cr_expect(parse_float_literal("3.4028234e38", 12, &f, &why));
+    cr_expect_not(parse_float_literal("3.5e38", 6, &f, &why));
+}
