@@ -61,7 +61,7 @@ static blk_status cpu_alloc(blk_context *ctx, size_t bytes, blk_ptr *out) {
     CpuState *st = ctx->state;
     void *p = NULL;
     size_t rounded = (bytes + 255) / 256 * 256; /* like cuMemAlloc: 256-byte aligned */
-    if (posix_memalign(&p, 256, rounded)) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc(%zu): out of memory", bytes);
+    if (rounded < bytes || posix_memalign(&p, 256, rounded)) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "blk_malloc(%zu): out of memory", bytes);
     memset(p, 0, rounded);
     pthread_mutex_lock(&st->lock);
     if (st->nallocs == st->cap) {

@@ -5,6 +5,7 @@
  * dlopen at run time (device_cuda.c). Every call into the compiler goes
  * through jit.c. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -228,6 +229,13 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         free(key);
         return s;
     }
+    if (comp->bir->nkernels == 0) {
+        s = blk_fail(BLK_ERROR_COMPILE, "%s: no kernel in this module", opt->name ? opt->name : "<source>");
+        free(diags);
+        free(key);
+        blk_jit_release(comp);
+        return s;
+    }
     blk_module *m = calloc(1, sizeof *m);
     blk_kernel *kernels = calloc((size_t)(comp->bir->nkernels ? comp->bir->nkernels : 1), sizeof *kernels);
     if (!m || !key || !kernels) {
@@ -263,17 +271,28 @@ blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const
     if (!f) return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot open '%s'", path);
     char *text = NULL;
     size_t len = 0, cap = 0;
+    bool out_of_memory = false;
     for (;;) {
         if (len == cap) {
-            char *grown = realloc(text, cap = cap ? cap * 2 : 16384);
-            if (!grown) break;
+            char *grown = cap > SIZE_MAX / 2 ? NULL : realloc(text, cap = cap ? cap * 2 : 16384);
+            if (!grown) {
+                out_of_memory = true;
+                break;
+            }
             text = grown;
         }
         size_t got = fread(text + len, 1, cap - len, f);
         len += got;
         if (!got) break;
     }
+    /* never compile part of a file: a read error (a directory gives EISDIR) is an error */
+    int read_errno = ferror(f) ? errno : 0;
     fclose(f);
+    if (out_of_memory || read_errno) {
+        free(text);
+        return out_of_memory ? blk_fail(BLK_ERROR_OUT_OF_MEMORY, "reading '%s': out of memory", path)
+                             : blk_fail(BLK_ERROR_INVALID_VALUE, "cannot read '%s': %s", path, strerror(read_errno));
+    }
     blk_compile_options o = opt ? *opt : (blk_compile_options){0};
     if (!o.name) o.name = path;
     blk_status s = blk_module_create(ctx, text, len, &o, out);
@@ -482,6 +501,9 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
     BlkLaunch launch = {f, args, {gx, gy, gz}, stream, NULL};
     if (!gx || !gy || !gz)
         return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': the grid (%u, %u, %u) is empty", f->name, gx, gy, gz);
+    if ((uint64_t)gx * gy > UINT64_MAX / gz)
+        return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': the grid (%u, %u, %u) has 2^64 programs or more", f->name,
+                        gx, gy, gz);
     for (int d = 0; d < 3; d++)
         if (ctx->max_grid[d] > 0 && launch.grid[d] > (unsigned)ctx->max_grid[d])
             return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': grid dimension %c is %u, the device allows %d", f->name,

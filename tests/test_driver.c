@@ -237,6 +237,12 @@ Test(driver, defines_set_consts_and_unknown_ones_fail) {
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "'0100' is not a valid i32 value"), "%s", r.err);
     free_run(&r);
+    write_file("empty.blk", "// nothing to compile\n");
+    r = run_blkc("empty.blk -o empty.ptx");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "empty.blk: error: no kernel in this module"), "%s", r.err);
+    cr_expect_not(exists("empty.ptx"));
+    free_run(&r);
     r = run_blkc("k.blk --emit=bir -D B=0x40");
     cr_expect(strstr(r.out, "[64] f32"), "%s", r.err);
     free_run(&r);

@@ -422,6 +422,10 @@ Test(interp, bad_launches_are_errors) {
     err = interp_launch(p->f, args, 2, empty, bufs, 1, NULL);
     cr_expect_str_eq(err, "kernel 'k': the grid (4, 0, 1) is empty");
     free(err);
+    uint32_t huge[3] = {1u << 31, 1u << 31, 1u << 31}; /* 2^93 programs: must not wrap to 0 */
+    err = interp_launch(p->f, args, 2, huge, bufs, 1, NULL);
+    cr_expect_str_eq(err, "kernel 'k': the grid (2147483648, 2147483648, 2147483648) has 2^64 programs or more");
+    free(err);
     err = interp_launch(p->f, args, 2, grid, NULL, 0, NULL);
     cr_expect(err && strstr(err, "which is in no buffer passed to the kernel"), "%s", err);
     free(err);

@@ -319,3 +319,11 @@ Test(ptx, arch_for_a_device) {
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
 }
+
+Test(ptx, device_print_prefix_is_text_not_format) {
+    char *ptx = ptx_of("kernel k(x: *f32) { device_print(\"50%s \", load(x)); }", NULL, "sm_90", 0);
+    /* "50%%s " in the format string's bytes: vprintf prints "50%s " and reads one argument */
+    cr_expect(strstr(ptx, "53, 48, 37, 37, 115, 32"), "%s", ptx);
+    cr_expect_not(strstr(ptx, "48, 37, 115"), "%s", ptx);
+    free(ptx);
+}

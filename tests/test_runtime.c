@@ -105,6 +105,12 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect(strstr(blk_last_error(), "unknown arch 'sm_70'"), "%s", blk_last_error());
     cr_expect_eq(blk_module_create_from_file(ctx, "/nonexistent.blk", NULL, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_module_create_from_file(ctx, "/tmp", NULL, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_last_error(), "cannot read '/tmp': Is a directory");
+    opt = (blk_compile_options){.name = "empty.blk"};
+    cr_expect_eq(blk_module_create(ctx, "// nothing\n", 11, &opt, &m), BLK_ERROR_COMPILE);
+    cr_expect_str_eq(blk_last_error(), "empty.blk: no kernel in this module");
+    cr_expect_null(m);
     blk_context_destroy(ctx);
 }
 
@@ -142,6 +148,9 @@ Test(runtime, launch_arguments_are_checked_against_the_signature) {
     cr_expect(strstr(blk_last_error(), "is not memory from blk_malloc"), "%s", blk_last_error());
     cr_expect_eq(blk_launch(fx.add, 0, 1, 1, good, 4, NULL), BLK_ERROR_BAD_GRID);
     cr_expect_str_eq(blk_last_error(), "kernel 'add': the grid (0, 1, 1) is empty");
+    cr_expect_eq(blk_launch(fx.add, 1u << 31, 1u << 31, 1u << 31, good, 4, NULL), BLK_ERROR_BAD_GRID);
+    cr_expect_str_eq(blk_last_error(),
+                     "kernel 'add': the grid (2147483648, 2147483648, 2147483648) has 2^64 programs or more");
     cr_expect_eq(blk_launch(fx.add, 1, 1, 1, NULL, 4, NULL), BLK_ERROR_BAD_ARGUMENT);
     cr_expect_eq(blk_launch(NULL, 1, 1, 1, good, 4, NULL), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_launch(fx.add, 1, 1, 1, good, 4, NULL), BLK_SUCCESS, "%s", blk_last_error());
@@ -153,6 +162,8 @@ Test(runtime, unknown_kernels_and_bad_memory_calls_are_errors) {
     blk_kernel *k;
     cr_expect_eq(blk_module_get_kernel(fx.mod, "sub", &k), BLK_ERROR_NOT_FOUND);
     cr_expect_str_eq(blk_last_error(), "no kernel named 'sub' in the module (it has: add)");
+    blk_ptr huge;
+    cr_expect_eq(blk_malloc(fx.ctx, SIZE_MAX, &huge), BLK_ERROR_OUT_OF_MEMORY);
     float buf[32];
     cr_expect_eq(blk_memcpy_to_device(fx.ctx, fx.x, buf, sizeof buf), BLK_ERROR_INVALID_VALUE, "past the allocation");
     cr_expect(strstr(blk_last_error(), "is not inside memory from blk_malloc"), "%s", blk_last_error());

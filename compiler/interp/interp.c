@@ -750,8 +750,11 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
                     const InterpBuffer *bufs, int nbufs, const InterpOptions *opt) {
     if (nargs != f->nparams)
         return launch_error(f, "takes %d runtime arguments, got %d", f->nparams, nargs);
-    uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
-    if (total == 0) return launch_error(f, "the grid (%u, %u, %u) is empty", grid[0], grid[1], grid[2]);
+    uint64_t plane = (uint64_t)grid[0] * grid[1]; /* < 2^64: each side is below 2^32 */
+    if (plane == 0 || grid[2] == 0) return launch_error(f, "the grid (%u, %u, %u) is empty", grid[0], grid[1], grid[2]);
+    if (plane > UINT64_MAX / grid[2])
+        return launch_error(f, "the grid (%u, %u, %u) has 2^64 programs or more", grid[0], grid[1], grid[2]);
+    uint64_t total = plane * grid[2];
     Interp I = {.f = f, .bufs = bufs, .nbufs = nbufs, .last_buf = -1};
     memcpy(I.grid, grid, sizeof I.grid);
     I.print_out = opt && opt->print_out ? opt->print_out : stdout;

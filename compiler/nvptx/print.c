@@ -17,6 +17,16 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
     LLVMTypeRef vp_ty = LLVMFunctionType(g->i32, vp_params, 2, 0);
     LLVMValueRef vprintf = LLVMGetNamedFunction(g->mod, "vprintf");
     if (!vprintf) vprintf = LLVMAddFunction(g->mod, "vprintf", vp_ty);
+    /* the prefix is the user's text, not format: each '%' doubled, so vprintf prints it as is */
+    size_t plen = strlen(op->text);
+    char *prefix = arena_alloc(&g->arena, 2 * plen + 1), *q = prefix;
+    for (size_t i = 0; i < plen; i++) {
+        if (op->text[i] == '%') *q++ = '%';
+        *q++ = op->text[i];
+    }
+    *q = 0;
+    size_t fmt_size = (size_t)(q - prefix) + 64;
+    char *fmt = arena_alloc(&g->arena, fmt_size);
     for (int a = 0; a < (op->noperands ? op->noperands : 1); a++) {
         int v = op->noperands ? op->operands[a] : -1;
         BlkType t = v >= 0 ? vtype(g, v) : type_scalar(DT_VOID);
@@ -27,11 +37,10 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
         int32_t copies = t.rank ? nvptx_layout_copy_regs(l) : 0;
         for (int k = 0; k < n; k++) {
             if (k & copies) continue;
-            char fmt[256];
             const char *vf = v < 0 ? "" : dtype_is_float(t.dtype) ? " %.9g" : t.dtype == DT_PTR ? " 0x%llx" : " %lld";
-            if (t.rank == 2) snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx [%%d, %%d] %s%s\n", op->text, vf);
-            else if (t.rank == 1) snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) idx [%%d] %s%s\n", op->text, vf);
-            else snprintf(fmt, sizeof fmt, "pid (%%d, %%d, %%d) %s%s\n", op->text, vf);
+            if (t.rank == 2) snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) idx [%%d, %%d] %s%s\n", prefix, vf);
+            else if (t.rank == 1) snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) idx [%%d] %s%s\n", prefix, vf);
+            else snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) %s%s\n", prefix, vf);
             LLVMValueRef fields[6];
             int nf = 0;
             for (int i = 0; i < 3; i++) fields[nf++] = pid[i];
