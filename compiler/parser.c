@@ -8,7 +8,7 @@
 
 #include "blkc.h"
 
-enum { MAX_NESTING = 200 }; /* bounds recursion on hostile input */
+enum { MAX_NESTING = 500 }; /* bounds recursion on hostile input: every later pass recurses over the tree */
 
 typedef struct {
     Arena *arena;

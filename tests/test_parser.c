@@ -141,6 +141,18 @@ Test(parser, long_operator_cast_and_index_chains_are_bounded) {
     }
 }
 
+Test(parser, a_long_flat_sum_is_not_too_deep) {
+    /* 400 terms: a left-deep tree of 399 levels, under the limit (regression: 200 was refused) */
+    static char src[8000];
+    int n = sprintf(src, "kernel k(x: *f32) {\n    let a = 1");
+    for (int i = 0; i < 399; i++) n += sprintf(src + n, " + 1");
+    sprintf(src + n, ";\n    static_assert(a == 400);\n}\n");
+    Captured cap = {0};
+    Compilation *c = compile_str(src, &cap);
+    cr_expect(c->ok, "%s", cap.text);
+    compilation_free(c);
+}
+
 Test(parser, deep_blocks_are_an_error_not_a_stack_overflow) {
     static char src[100000];
     int n = sprintf(src, "kernel k(x: *f32) {\n");
