@@ -5,6 +5,10 @@
 
 #include "blkc.h"
 
+/* How much of a long source line a diagnostic echoes: this many bytes before
+ * the caret, and at most DIAG_LINE_WIDTH in all. */
+enum { DIAG_CONTEXT_BEFORE = 60, DIAG_LINE_WIDTH = 160 };
+
 static const char *severity_name(DiagSeverity s) {
     switch (s) {
     case DIAG_ERROR: return "error";
@@ -27,6 +31,8 @@ void diag_vreport(DiagEngine *de, DiagSeverity sev, const Source *src, Span span
     if (de->capped) return;
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    for (char *c = msg; *c; c++) /* a message may quote source text: keep it inert */
+        if (((unsigned char)*c < 0x20 && *c != '\t' && *c != '\n') || *c == 0x7f) *c = '?';
     if (sev == DIAG_ERROR && de->errors >= DIAG_MAX_ERRORS) {
         /* Say once that we stop, then drop everything that follows. */
         de->capped = true;
@@ -82,17 +88,30 @@ char *diag_format(const Diagnostic *d) {
     sb_puts(&sb, d->message);
     sb_puts(&sb, "\n");
     if (d->span.line > 0 && d->src && d->src->text && d->span.offset <= d->src->len) {
-        /* The source line, tabs kept so the caret lines up under them. */
+        /* The source line, tabs kept so the caret lines up under them. A long line
+         * shows a window around the caret, and control bytes (terminal escapes,
+         * NUL) show as '?', so the echo is bounded and inert. */
         const char *text = d->src->text;
         size_t start = d->span.offset;
         while (start > 0 && text[start - 1] != '\n') start--;
         size_t end = d->span.offset;
         while (end < d->src->len && text[end] != '\n' && text[end] != '\r') end++;
-        sb_put(&sb, text + start, end - start);
+        bool cut_left = d->span.offset - start > DIAG_CONTEXT_BEFORE;
+        if (cut_left) start = d->span.offset - DIAG_CONTEXT_BEFORE;
+        bool cut_right = end - start > DIAG_LINE_WIDTH;
+        if (cut_right) end = start + DIAG_LINE_WIDTH;
+        const char *ellipsis = "...";
+        if (cut_left) sb_puts(&sb, ellipsis);
+        for (size_t i = start; i < end; i++) {
+            unsigned char c = (unsigned char)text[i];
+            sb_put(&sb, (c < 0x20 && c != '\t') || c == 0x7f ? "?" : (const char *)&text[i], 1);
+        }
+        if (cut_right) sb_puts(&sb, ellipsis);
         sb_puts(&sb, "\n");
+        if (cut_left) sb_puts(&sb, "   ");
         for (size_t i = start; i < d->span.offset; i++) sb_put(&sb, text[i] == '\t' ? "\t" : " ", 1);
         sb_puts(&sb, "^");
-        /* Underline the rest of the span, up to the end of this line. */
+        /* Underline the rest of the span, up to the end of what was shown. */
         size_t span_end = d->span.offset + d->span.len;
         if (span_end > end) span_end = end;
         for (size_t i = d->span.offset + 1; i < span_end; i++) sb_puts(&sb, "~");

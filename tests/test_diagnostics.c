@@ -115,12 +115,46 @@ ParameterizedTest(int *index, diagnostics, golden) {
     const char *src_line = src;
     for (int l = 1; l < got.first_line; l++) src_line = strchr(src_line, '\n') + 1;
     size_t src_len = strcspn(src_line, "\n");
-    cr_expect(strncmp(nl1 + 1, src_line, src_len) == 0, "%s: source line missing:\n%s", name,
-              cap.text);
-    const char *caret_line = nl1 + 1 + src_len + 1;
-    cr_expect_eq(caret_line[got.first_col - 1], '^', "%s: caret not under column %d:\n%s", name,
-                 got.first_col, cap.text);
+    const char *echo = nl1 + 1;
+    size_t echo_len = strcspn(echo, "\n");
+    const char *caret_line = echo + echo_len + 1;
+    size_t caret = strcspn(caret_line, "^");
+    if (src_len <= 160) {
+        cr_expect(echo_len == src_len && strncmp(echo, src_line, src_len) == 0, "%s: source line missing:\n%s",
+                  name, cap.text);
+        cr_expect_eq(caret, (size_t)got.first_col - 1, "%s: caret not under column %d:\n%s", name,
+                     got.first_col, cap.text);
+    } else { /* a long line is echoed as a window around the caret */
+        cr_expect(echo_len <= 166 && caret < echo_len && echo[caret] == src_line[got.first_col - 1],
+                  "%s: the window does not show column %d under the caret:\n%s", name, got.first_col, cap.text);
+    }
     compilation_free(c2);
     compilation_free(c);
+    free(src);
+}
+
+Test(diagnostics, long_lines_are_windowed_and_control_bytes_inert) {
+    /* a 100,000-byte line with a terminal escape, a NUL and an error in the middle */
+    size_t n = 100000;
+    char *src = malloc(n + 64);
+    int k = sprintf(src, "kernel k(x: *f32) {\n    let a = 1");
+    while ((size_t)k < n / 2) k += sprintf(src + k, " + 1");
+    k += sprintf(src + k, " + \x1b[31m $ ");
+    src[k++] = 0;
+    while ((size_t)k < n) k += sprintf(src + k, " + 1");
+    k += sprintf(src + k, ";\n}\n");
+    Source s = {"long.blk", src, (size_t)k};
+    Captured cap = {0};
+    DiagEngine de = {.callback = capture_diag, .user = &cap};
+    Lexer lx;
+    lexer_init(&lx, &s, &de);
+    while (lexer_next(&lx).kind != TOK_EOF) {}
+    cr_assert(strstr(cap.text, "unexpected character '$'"), "%s", cap.text);
+    cr_expect_lt(strlen(cap.text), 2000, "the echo is not bounded");
+    cr_expect_null(strchr(cap.text, 0x1b), "a terminal escape was echoed");
+    const char *echo = strchr(strstr(cap.text, "unexpected character '$'"), '\n') + 1;
+    size_t caret = strcspn(echo + strcspn(echo, "\n") + 1, "^");
+    cr_expect_eq(echo[caret], '$', "%s", cap.text);
+    cr_expect(strstr(cap.text, "null character"), "the NUL cut the output short: %s", cap.text);
     free(src);
 }
