@@ -8,6 +8,7 @@
 #include "cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,13 +34,20 @@ static bool make_dirs(char *path) {
     return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
-const char *blk_cache_dir(char *buf, size_t size) {
+const char *blk_cache_dir(char *buf, size_t size, bool *too_long) {
+    *too_long = false;
     const char *off = getenv("BLK_CACHE_DISABLE");
     if (off && *off && strcmp(off, "0") != 0) return NULL;
     const char *dir = getenv("BLK_CACHE_DIR");
-    if (dir && *dir) snprintf(buf, size, "%s", dir);
-    else if (getenv("HOME")) snprintf(buf, size, "%s/.cache/blk", getenv("HOME"));
+    int n;
+    if (dir && *dir) n = snprintf(buf, size, "%s", dir);
+    else if (getenv("HOME")) n = snprintf(buf, size, "%s/.cache/blk", getenv("HOME"));
     else return NULL;
+    /* never a truncated path: that would be some other directory */
+    if (n < 0 || (size_t)n >= size) {
+        *too_long = true;
+        return NULL;
+    }
     return make_dirs(buf) ? buf : NULL;
 }
 
@@ -64,44 +72,58 @@ static bool take(Reader *r, void *out, size_t n) {
 
 static bool take_u64(Reader *r, uint64_t *v) { return take(r, v, 8); }
 
+/* Reads the whole entry at path, or NULL: only a regular file (never a link,
+ * a FIFO that would block, or a device), and only one of a plausible size,
+ * checked before a byte is read. */
+static unsigned char *read_entry(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    unsigned char *data = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 16 && st.st_size <= BLK_CACHE_MAX_ENTRY &&
+        (data = malloc((size_t)st.st_size))) {
+        size_t got = 0, want = (size_t)st.st_size;
+        while (got < want) {
+            ssize_t n = read(fd, data + got, want - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        if (got != want) free(data), data = NULL;
+        *len = want;
+    }
+    close(fd);
+    return data;
+}
+
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
     memset(out, 0, sizeof *out);
     char path[1100];
     blk_cache_path(dir, key, key_len, path, sizeof path);
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            unsigned char *grown = realloc(data, cap = cap ? cap * 2 : 65536);
-            if (!grown) break;
-            data = grown;
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (!got) break;
-    }
-    fclose(f);
-    bool ok = data && len >= 8 + 8;
+    size_t len = 0;
+    unsigned char *data = read_entry(path, &len);
+    bool ok = data != NULL;
     uint64_t sum = 0;
     if (ok) { /* the checksum covers everything before it */
         memcpy(&sum, data + len - 8, 8);
         ok = memcmp(data, MAGIC, 8) == 0 && sum == fnv1a(data, len - 8, 0xcbf29ce484222325ull);
     }
+    /* A checksum only catches accidents; every field is checked as well, so a
+     * crafted entry cannot launch with a bad block size or hand the driver junk. */
     Reader r = {data + 8, ok ? len - 16 : 0};
     uint64_t klen = 0, plen = 0, clen = 0, shared = 0;
     uint32_t warps = 0;
     ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;
     if (ok) r.p += klen, r.left -= klen;
-    ok = ok && take(&r, &warps, 4) && take_u64(&r, &shared) && shared <= INT64_MAX && take_u64(&r, &plen) &&
-         plen <= r.left;
+    ok = ok && take(&r, &warps, 4) && warps >= 1 && warps <= 32 && (warps & (warps - 1)) == 0 &&
+         take_u64(&r, &shared) && shared <= BLK_CACHE_MAX_SHARED && take_u64(&r, &plen) && plen <= r.left &&
+         memchr(r.p, 0, plen) == NULL;
     if (ok) {
         out->ptx = malloc(plen + 1);
         ok = out->ptx && take(&r, out->ptx, plen);
         if (ok) out->ptx[plen] = 0, out->ptx_len = plen;
     }
-    ok = ok && take_u64(&r, &clen) && clen == r.left && clen > 0;
+    ok = ok && take_u64(&r, &clen) && clen == r.left && clen >= 4 && memcmp(r.p, "\x7f" "ELF", 4) == 0;
     if (ok) {
         out->cubin = malloc(clen);
         ok = out->cubin && take(&r, out->cubin, clen);

@@ -19,8 +19,15 @@ typedef struct {
     int64_t shared_bytes; /* the launch's dynamic shared memory */
 } BlkCacheEntry;
 
-/* The cache directory (created if needed), or NULL when the cache is off or unusable. */
-const char *blk_cache_dir(char *buf, size_t size);
+/* What an entry may hold: larger files are not read, larger shared-memory
+ * sizes are not believed (no GPU has 1 MiB of shared memory per block). */
+#define BLK_CACHE_MAX_ENTRY ((int64_t)256 << 20)
+#define BLK_CACHE_MAX_SHARED ((uint64_t)1 << 20)
+
+/* The cache directory (created if needed), or NULL when the cache is off or
+ * unusable; *too_long is set when the path does not fit buf (an error for the
+ * caller to report: a cut path would name another directory). */
+const char *blk_cache_dir(char *buf, size_t size, bool *too_long);
 /* A valid entry for exactly this key, malloc'ed into out; false on a miss. */
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out);
 bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *entry);

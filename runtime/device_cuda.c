@@ -215,7 +215,13 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
     if (!c) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     /* the entry's key: the module's, the kernel, its facts and the driver */
     char dirbuf[1024], tail[512];
-    const char *dir = blk_cache_dir(dirbuf, sizeof dirbuf);
+    bool dir_too_long;
+    const char *dir = blk_cache_dir(dirbuf, sizeof dirbuf, &dir_too_long);
+    if (dir_too_long) {
+        free(c);
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "kernel '%s': the cache directory path is longer than %zu bytes "
+                        "(set BLK_CACHE_DIR shorter, or BLK_CACHE_DISABLE=1)", spec->name, sizeof dirbuf - 1);
+    }
     int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx\ndriver %d\n", spec->name,
                             (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.one,
                             st->driver_version);

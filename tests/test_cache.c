@@ -1,12 +1,14 @@
 /* test_cache.c: the on-disk kernel cache (runtime/cache.c): round trips,
  * misses for another key, a damaged entry or one of the previous format,
- * atomic writes from concurrent processes, and the environment variables
+ * atomic writes from concurrent processes, hostile entries (FIFOs, links,
+ * huge files, crafted fields), and the environment variables
  * that place or disable it. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@ static BlkCacheEntry sample(void) {
     static char ptx[] = ".version 7.8\n.target sm_90\n";
     static unsigned char cubin[300];
     for (size_t i = 0; i < sizeof cubin; i++) cubin[i] = (unsigned char)(i * 7);
+    memcpy(cubin, "\x7f" "ELF", 4); /* the loader accepts only an ELF image */
     return (BlkCacheEntry){ptx, strlen(ptx), cubin, sizeof cubin, 4, 100 * 1024};
 }
 
@@ -146,13 +149,72 @@ Test(cache, the_environment_places_or_disables_it) {
     snprintf(want, sizeof want, "%s/a/b", dir);
     setenv("BLK_CACHE_DIR", want, 1);
     unsetenv("BLK_CACHE_DISABLE");
-    cr_expect_str_eq(blk_cache_dir(buf, sizeof buf), want);
+    bool too_long;
+    cr_expect_str_eq(blk_cache_dir(buf, sizeof buf, &too_long), want);
     cr_expect_eq(access(want, W_OK), 0, "created with its parents");
+    char longer[1100];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[0] = '/', longer[sizeof longer - 1] = 0;
+    setenv("BLK_CACHE_DIR", longer, 1);
+    cr_expect_null(blk_cache_dir(buf, sizeof buf, &too_long), "a path cut to fit names another directory");
+    cr_expect(too_long);
+    setenv("BLK_CACHE_DIR", want, 1);
     setenv("BLK_CACHE_DISABLE", "1", 1);
-    cr_expect_null(blk_cache_dir(buf, sizeof buf));
+    cr_expect_null(blk_cache_dir(buf, sizeof buf, &too_long));
+    cr_expect_not(too_long);
     unsetenv("BLK_CACHE_DISABLE");
     unsetenv("BLK_CACHE_DIR");
     setenv("HOME", dir, 1);
     snprintf(want, sizeof want, "%s/.cache/blk", dir);
-    cr_expect_str_eq(blk_cache_dir(buf, sizeof buf), want);
+    cr_expect_str_eq(blk_cache_dir(buf, sizeof buf, &too_long), want);
+}
+
+Test(cache, only_regular_files_of_a_plausible_size_are_read, .timeout = 20) {
+    const char *key = "k";
+    char path[1100];
+    blk_cache_path(dir, key, 1, path, sizeof path);
+    BlkCacheEntry got;
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "a FIFO is a miss, and does not block");
+    unlink(path);
+    cr_assert_eq(symlink("/dev/zero", path), 0);
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "a link (to an endless device) is a miss");
+    unlink(path);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f);
+    fclose(f);
+    cr_assert_eq(truncate(path, BLK_CACHE_MAX_ENTRY + 1), 0); /* sparse: no disk used */
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "an oversized entry is a miss");
+    unlink(path);
+}
+
+Test(cache, every_field_is_checked_not_just_the_checksum) {
+    /* each entry below has a correct checksum, as a crafted one would */
+    const char *key = "k";
+    BlkCacheEntry got;
+    int bad_warps[] = {0, -1, 3, 64, 1 << 27};
+    for (size_t i = 0; i < sizeof bad_warps / sizeof *bad_warps; i++) {
+        BlkCacheEntry e = sample();
+        e.warps = bad_warps[i];
+        cr_assert(blk_cache_store(dir, key, 1, &e));
+        cr_expect_not(blk_cache_load(dir, key, 1, &got), "warps %d loaded", bad_warps[i]);
+    }
+    BlkCacheEntry e = sample();
+    e.shared_bytes = (int64_t)BLK_CACHE_MAX_SHARED + 1;
+    cr_assert(blk_cache_store(dir, key, 1, &e));
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "an impossible shared-memory size loaded");
+    e = sample();
+    unsigned char junk[64] = {1, 2, 3};
+    e.cubin = junk, e.cubin_len = sizeof junk;
+    cr_assert(blk_cache_store(dir, key, 1, &e));
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "a cubin that is not ELF loaded");
+    e = sample();
+    char ptx[] = ".version 7.8\0junk";
+    e.ptx = ptx, e.ptx_len = sizeof ptx - 1;
+    cr_assert(blk_cache_store(dir, key, 1, &e));
+    cr_expect_not(blk_cache_load(dir, key, 1, &got), "PTX with a NUL inside loaded");
+    e = sample();
+    cr_assert(blk_cache_store(dir, key, 1, &e));
+    cr_assert(blk_cache_load(dir, key, 1, &got), "the valid entry must still load");
+    blk_cache_entry_free(&got);
 }
