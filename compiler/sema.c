@@ -1579,8 +1579,15 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
         if (is_kernel_name(&S, h->name))
             error(&S, h->name_span, "'%s' is already the name of a kernel", h->name);
     }
+    /* A kernel's name is a PTX symbol: it must not be one the PTX or the driver
+     * already gives a meaning (ptxas rejects them), nor blkc's own. */
+    static const char *const reserved_symbols[] = {"WARP_SZ", "vprintf", "malloc", "free", "__assertfail",
+                                                   "blk_shared"};
     for (int i = 0; i < m->kernels.len; i++) {
         KernelDef *k = m->kernels.items[i];
+        for (size_t r = 0; r < sizeof reserved_symbols / sizeof *reserved_symbols; r++)
+            if (strcmp(k->name, reserved_symbols[r]) == 0)
+                error(&S, k->name_span, "'%s' cannot name a kernel: PTX or blkc uses that symbol", k->name);
         for (int j = 0; j < i; j++) {
             KernelDef *o = m->kernels.items[j];
             if (strcmp(o->name, k->name) == 0) {
