@@ -100,6 +100,8 @@ typedef enum {
 
 #define BLK_MAX_RANK 2
 #define BLK_MAX_NUMEL (1 << 20)
+/* runtime parameters per kernel: launch facts keep one bit per argument in a u64 */
+#define BLK_MAX_KERNEL_ARGS 64
 
 /* The type of every value: element dtype plus static shape (rank 0 = scalar). */
 typedef struct {

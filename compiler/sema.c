@@ -1542,9 +1542,16 @@ static void check_kernel(Sema *S, KernelDef *k) {
         Param *p = k->params.items[i];
         if (p->name && p->is_const) bind_const_param(S, k, p);
     }
+    int runtime_params = 0;
     for (int i = 0; i < k->params.len; i++) {
         Param *p = k->params.items[i];
-        if (p->name && !p->is_const) bind_runtime_param(S, p);
+        if (p->name && !p->is_const) {
+            bind_runtime_param(S, p);
+            /* the runtime's launch (and its argument checks) take at most this many */
+            if (++runtime_params == BLK_MAX_KERNEL_ARGS + 1)
+                error(S, p->name_span, "kernel '%s' has more than %d runtime parameters", k->name,
+                      BLK_MAX_KERNEL_ARGS);
+        }
     }
     collect_decls(S, k->body);
     push_scope(S); /* body */

@@ -495,7 +495,8 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s' takes %d argument%s (%s), got %d", f->name, f->nparams,
                         f->nparams == 1 ? "" : "s", names, args ? nargs : 0);
     }
-    if (nargs > 64) return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s': more than 64 arguments", f->name);
+    if (nargs > BLK_MAX_KERNEL_ARGS)
+        return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s': more than %d arguments", f->name, BLK_MAX_KERNEL_ARGS);
     for (int i = 0; i < nargs; i++)
         if ((s = check_arg(k, i, &args[i]))) return s;
     BlkLaunch launch = {f, args, {gx, gy, gz}, stream, NULL};

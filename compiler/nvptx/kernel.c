@@ -225,7 +225,9 @@ static LLVMValueRef dynamic_shared(Gen *g) {
 
 static bool gen_body(Gen *g, const BirFunction *f) {
     LLVMTypeRef params[64];
-    if (f->nparams > 64) return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is 64", f->name, f->nparams);
+    if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
+        return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
+                              BLK_MAX_KERNEL_ARGS);
     for (int i = 0; i < f->nparams; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
     g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)f->nparams, 0));
     add_annotation(g, "kernel", 1);
