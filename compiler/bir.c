@@ -127,6 +127,8 @@ typedef struct {
     const BirFunction *f;
     char **names;      /* printed name of each value */
     uint32_t last_line;
+    uint32_t scan_line; /* where the source scan stopped: the start of this line (0: not yet) */
+    const char *scan_at;
     char *line;        /* the op line being built */
     size_t len, cap;
 } Printer;
@@ -162,14 +164,23 @@ static void flush_line(Printer *p, uint32_t line) {
 
 /* "%offs" for the first value bound to `offs`, "%offs.12" for later ones,
  * "%12" for unnamed values. */
+/* A value keeps its source name unless an earlier value has it; then the
+ * name gets its number. Names seen so far live in a hash set, so this is
+ * linear in the kernel's size. */
 static void assign_names(Printer *p) {
     const BirFunction *f = p->f;
     p->names = calloc((size_t)f->nvalues, sizeof(char *));
-    for (int i = 0; i < f->nvalues && p->names; i++) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)f->nvalues) cap *= 2;
+    const char **seen = calloc(cap, sizeof *seen);
+    for (int i = 0; i < f->nvalues && p->names && seen; i++) {
         const char *n = f->values[i].name;
         bool taken = false;
-        for (int j = 0; n && j < i && !taken; j++)
-            taken = f->values[j].name && strcmp(f->values[j].name, n) == 0;
+        if (n) {
+            size_t slot = str_hash(n) & (cap - 1);
+            while (seen[slot] && !(taken = strcmp(seen[slot], n) == 0)) slot = (slot + 1) & (cap - 1);
+            if (!taken) seen[slot] = n;
+        }
         char buf[96];
         if (!n) snprintf(buf, sizeof buf, "%%%d", i);
         else if (taken) snprintf(buf, sizeof buf, "%%%s.%d", n, i);
@@ -177,6 +188,7 @@ static void assign_names(Printer *p) {
         size_t len = strlen(buf) + 1;
         if ((p->names[i] = malloc(len))) memcpy(p->names[i], buf, len);
     }
+    free(seen);
 }
 
 static const char *vname(Printer *p, int v) {
@@ -196,9 +208,13 @@ static void print_source_line(Printer *p, uint32_t line, int depth) {
     const Source *src = p->f->src;
     if (!src || line == 0 || line == p->last_line) return;
     p->last_line = line;
+    /* lines mostly come in order: go on from the last one, so printing stays linear */
     const char *s = src->text, *end = src->text + src->len;
-    for (uint32_t l = 1; l < line && s < end; s++)
+    uint32_t l = 1;
+    if (p->scan_line && p->scan_line <= line) s = p->scan_at, l = p->scan_line;
+    for (; l < line && s < end; s++)
         if (*s == '\n') l++;
+    p->scan_line = l, p->scan_at = s;
     while (s < end && (*s == ' ' || *s == '\t')) s++;
     const char *e = s;
     while (e < end && *e != '\n') e++;
@@ -320,7 +336,7 @@ static void print_block(Printer *p, const BirBlock *b, int depth) {
 }
 
 void bir_print(FILE *out, const BirFunction *f) {
-    Printer p = {out, f, NULL, 0, NULL, 0, 0};
+    Printer p = {.out = out, .f = f};
     assign_names(&p);
     put(&p, "kernel @%s(", f->name);
     for (int i = 0; i < f->nparams; i++) {

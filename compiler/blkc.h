@@ -23,6 +23,13 @@ typedef struct {
 } Arena;
 
 void *arena_alloc(Arena *a, size_t size); /* zeroed, 16-byte aligned */
+
+/* FNV-1a of a NUL-terminated string: the hash of the front end's name tables. */
+static inline uint32_t str_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
 /* For tests (this thread's arenas): when set to N > 0, the Nth chunk
  * allocation from now fails as if malloc had, driving the out-of-memory
  * paths (tests/test_ptx.c). */

@@ -13,7 +13,9 @@
 typedef struct Scope Scope;
 struct Scope {
     Scope *parent;
-    PtrVec syms; /* Symbol* */
+    PtrVec syms;    /* Symbol*, in declaration order */
+    Symbol **table; /* open addressing by name once the scope is large, else NULL */
+    int table_cap;  /* a power of two, at least twice syms.len */
 };
 
 typedef struct {
@@ -76,7 +78,30 @@ static void push_scope(Sema *S) {
 
 static void pop_scope(Sema *S) { S->scope = S->scope->parent; }
 
+/* Scopes of a few names are scanned; a large one (a generated kernel may hold
+ * 100k lets) gets a hash table, so checking stays linear in the program. */
+enum { SCOPE_SCAN_MAX = 16 };
+
+/* The slot for name: its symbol's, or the empty one where it would go. */
+static Symbol **table_slot(Scope *sc, const char *name) {
+    uint32_t mask = (uint32_t)sc->table_cap - 1;
+    for (uint32_t i = str_hash(name) & mask;; i = (i + 1) & mask)
+        if (!sc->table[i] || strcmp(sc->table[i]->name, name) == 0) return &sc->table[i];
+}
+
+static void table_insert_all(Sema *S, Scope *sc) {
+    int cap = sc->table_cap ? sc->table_cap : 4 * SCOPE_SCAN_MAX;
+    while (cap < 2 * sc->syms.len) cap *= 2;
+    sc->table = arena_alloc(S->a, (size_t)cap * sizeof *sc->table); /* zeroed */
+    sc->table_cap = cap;
+    for (int i = 0; i < sc->syms.len; i++) { /* in order: a later redefinition wins, as in the scan */
+        Symbol *sym = sc->syms.items[i];
+        *table_slot(sc, sym->name) = sym;
+    }
+}
+
 static Symbol *lookup_in(Scope *sc, const char *name) {
+    if (sc->table) return *table_slot(sc, name);
     for (int i = sc->syms.len - 1; i >= 0; i--) {
         Symbol *s = sc->syms.items[i];
         if (strcmp(s->name, name) == 0) return s;
@@ -104,7 +129,10 @@ static Symbol *declare(Sema *S, SymbolKind kind, const char *name, Span span, Bl
     s->decl = span;
     s->type = type;
     s->id = S->next_sym_id++;
-    ptrvec_push(S->a, &S->scope->syms, s);
+    Scope *sc = S->scope;
+    ptrvec_push(S->a, &sc->syms, s);
+    if (sc->table && 2 * sc->syms.len <= sc->table_cap) *table_slot(sc, name) = s;
+    else if (sc->syms.len > SCOPE_SCAN_MAX) table_insert_all(S, sc);
     return s;
 }
 

@@ -269,3 +269,31 @@ Test(sema_rules, variables_keep_their_type_through_loops) {
     EXPECT_TYPE(c, "k", "p", "*f16");
     compilation_free(c);
 }
+
+/* A scope of more than 16 names is looked up through a hash table: it must
+ * resolve, shadow and report redefinitions exactly as a small scope does. */
+Test(sema_rules, large_scopes_resolve_like_small_ones) {
+    static char src[8000];
+    int n = sprintf(src, "kernel k(x: *f32) {\n    let v0 = 1;\n");
+    for (int i = 1; i < 100; i++) n += sprintf(src + n, "    let v%d = v%d + 1;\n", i, i - 1);
+    n += sprintf(src + n, "    let total = v99 + v50;\n"          /* 100 + 51 */
+                          "    { let v50 = 1000; let inner = v50 + v99; }\n"); /* shadowed: 1100 */
+    sprintf(src + n, "}\n");
+    Captured cap = {0};
+    Compilation *c = compile_str(src, &cap);
+    cr_assert(c->ok, "%s", cap.text);
+    cr_expect_eq(const_of(c, "total"), 151);
+    cr_expect_eq(const_of(c, "v99"), 100);
+    compilation_free(c);
+    /* a redefinition late in a large scope, and a use of a name never declared */
+    n = sprintf(src, "kernel k(x: *f32) {\n");
+    for (int i = 0; i < 40; i++) n += sprintf(src + n, "    let v%d = %d;\n", i, i);
+    sprintf(src + n, "    let v7 = 0;\n    let w = v40;\n}\n");
+    cap = (Captured){0};
+    c = compile_str(src, &cap);
+    cr_expect_not(c->ok);
+    cr_expect(strstr(cap.text, "42:9: error: redefinition of 'v7' in the same scope"), "%s", cap.text);
+    cr_expect(strstr(cap.text, "9: note: 'v7' was declared here"), "%s", cap.text);
+    cr_expect(strstr(cap.text, "'v40'"), "%s", cap.text);
+    compilation_free(c);
+}
