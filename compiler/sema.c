@@ -35,9 +35,14 @@ typedef struct {
     PtrVec decls;     /* DeclSite* of the body being checked: for "used before definition" */
     int helper_depth; /* > 0 while checking an inlined helper body */
     int misplaced_returns;
+    int inlined_calls; /* helper calls inlined into the kernel being checked */
+    const KernelDef *kernel;
 } Sema;
 
-enum { MAX_INLINE_DEPTH = 32 };
+/* Helpers are inlined at every call, so helpers that each call the next twice
+ * grow a kernel exponentially: the budget turns that into an error at the
+ * call, long before memory runs out. */
+enum { MAX_INLINE_DEPTH = 32, MAX_INLINED_CALLS = 10000 };
 
 static void error(Sema *S, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void error(Sema *S, Span span, const char *fmt, ...) {
@@ -1147,6 +1152,14 @@ static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
         error(S, e->span, "helpers nested more than %d deep", MAX_INLINE_DEPTH);
         return;
     }
+    if (++S->inlined_calls > MAX_INLINED_CALLS) {
+        if (S->inlined_calls == MAX_INLINED_CALLS + 1) /* once per kernel */
+            error(S, e->span,
+                  "inlining helper '%s' here goes over %d inlined calls in kernel '%s' (every call "
+                  "is inlined: do helpers call each other more than once?)",
+                  h->name, MAX_INLINED_CALLS, S->kernel->name);
+        return;
+    }
     e->u.call.helper = h;
     Stmt *body = stmt_clone(S->a, h->body);
     /* Only a final `return` is allowed: it becomes the call's value. */
@@ -1561,6 +1574,8 @@ static void bind_runtime_param(Sema *S, Param *prm) {
 }
 
 static void check_kernel(Sema *S, KernelDef *k) {
+    S->kernel = k;
+    S->inlined_calls = 0;
     S->scope = NULL;
     S->next_sym_id = 0;
     memset(&S->decls, 0, sizeof S->decls);
