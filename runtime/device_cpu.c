@@ -5,6 +5,7 @@
  * Launches run the kernel's block IR before returning; there is no code to
  * load, and a fault leaves the device usable. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,7 +162,20 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     int nbufs = st->nallocs;
     pthread_mutex_unlock(&st->lock);
     if (!bufs) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
-    char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, NULL);
+    InterpOptions opt = {0};
+    const char *budget = getenv("BLK_CPU_MAX_LOOP_ITERATIONS");
+    if (budget && *budget) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(budget, &end, 10);
+        if (*end || errno || v == 0 || budget[0] == '-') {
+            free(bufs);
+            return blk_fail(BLK_ERROR_INVALID_VALUE, "kernel '%s': BLK_CPU_MAX_LOOP_ITERATIONS='%s' is not a positive integer",
+                            f->name, budget);
+        }
+        opt.max_loop_iterations = v;
+    }
+    char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, &opt);
     free(bufs);
     if (err) {
         blk_status s = blk_fail(BLK_ERROR_KERNEL_FAULT, "%s", err);

@@ -357,6 +357,36 @@ Test(interp, a_spin_that_cannot_end_is_reported_not_hung) {
     drop(p);
 }
 
+Test(interp, loops_past_the_iteration_budget_are_reported) {
+    /* this spin writes memory each time (an exchange), so only the budget can stop it */
+    Prog *p = build("kernel k(lock: *i32, n: i32) {\n"
+                    "  while atomic_xchg(lock, 1) == 1 {}\n"
+                    "  var s = 0;\n"
+                    "  for i in range(0, n) { s += 1; }\n"
+                    "  store(lock + 1, s);\n"
+                    "}\n", NULL);
+    int32_t mem[2] = {0, 0};
+    InterpBuffer bufs[] = {BUF(mem, 2)};
+    InterpArg args[] = {{.p = mem}, {.i = 1000}};
+    uint32_t one[3] = {1, 1, 1}, two[3] = {2, 1, 1};
+    InterpOptions opt = {.max_loop_iterations = 1000};
+    char *err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
+    cr_expect_null(err, "1000 iterations are within a budget of 1000: %s", err);
+    cr_expect_eq(mem[1], 1000);
+    free(err);
+    args[1].i = 1001, mem[0] = 0;
+    err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
+    cr_expect(err && strstr(err, "kernel 'k', t.blk:4: program (0, 0, 0): this for loop ran 1000 iterations without ending"),
+              "%s", err);
+    free(err);
+    args[1].i = 1, mem[0] = 0;
+    err = interp_launch(p->f, args, 2, two, bufs, 1, &opt); /* program 1 spins on program 0's lock */
+    cr_expect(err && strstr(err, "kernel 'k', t.blk:2: program (1, 0, 0): this while loop ran 1000 iterations"),
+              "%s", err);
+    free(err);
+    drop(p);
+}
+
 Test(interp, shuffled_order_is_a_seeded_permutation) {
     Prog *p = build("kernel k(counter: *i32, order: *i32) {\n"
                     "  store(order + atomic_add(counter, 1), program_id(0));\n"

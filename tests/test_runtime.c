@@ -1,6 +1,7 @@
 /* test_runtime.c: the runtime API (include/blk.h) on the cpu device, and
  * every error it reports without a GPU. The CUDA paths are exercised on the
  * GPU machine (docs/performance.md); here a CUDA context must fail cleanly. */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -176,15 +177,42 @@ Test(runtime, unknown_kernels_and_bad_memory_calls_are_errors) {
     teardown(&fx);
 }
 
+/* A cpu context with the module of src (named name) and its kernel 'k'. */
+static blk_kernel *kernel_k(const char *src, const char *name, blk_context **ctx, blk_module **m) {
+    cr_assert_eq(blk_context_create_cpu(ctx), BLK_SUCCESS, "%s", blk_last_error());
+    blk_compile_options opt = {.name = name};
+    cr_assert_eq(blk_module_create(*ctx, src, strlen(src), &opt, m), BLK_SUCCESS, "%s", blk_last_error());
+    blk_kernel *k;
+    cr_assert_eq(blk_module_get_kernel(*m, "k", &k), BLK_SUCCESS);
+    return k;
+}
+
+Test(runtime, a_spin_on_the_cpu_device_ends_at_the_loop_budget) {
+    blk_context *ctx;
+    blk_module *m;
+    /* the exchange writes memory every time: only the budget stops program 1 */
+    blk_kernel *k = kernel_k("kernel k(lock: *i32) {\n    while atomic_xchg(lock, 1) == 1 {}\n}\n", "spin.blk", &ctx, &m);
+    blk_ptr lock;
+    blk_malloc(ctx, sizeof(int32_t), &lock);
+    blk_arg args[] = {blk_arg_ptr(lock)};
+    setenv("BLK_CPU_MAX_LOOP_ITERATIONS", "5000", 1);
+    cr_expect_eq(blk_launch(k, 2, 1, 1, args, 1, NULL), BLK_ERROR_KERNEL_FAULT);
+    cr_expect(strstr(blk_last_error(), "kernel 'k', spin.blk:2: program (1, 0, 0): this while loop ran 5000 iterations"),
+              "%s", blk_last_error());
+    setenv("BLK_CPU_MAX_LOOP_ITERATIONS", "lots", 1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_LOOP_ITERATIONS='lots'"), "%s", blk_last_error());
+    unsetenv("BLK_CPU_MAX_LOOP_ITERATIONS");
+    blk_free(ctx, lock);
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, an_out_of_bounds_access_on_the_cpu_device_is_a_kernel_fault) {
     blk_context *ctx;
-    blk_context_create_cpu(&ctx);
-    const char *src = "kernel k(x: *f32, n: i32) {\n    store(x + arange(0, 64), 1.0, arange(0, 64) < n);\n}\n";
-    blk_compile_options opt = {.name = "k.blk"};
     blk_module *m;
-    cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
-    blk_kernel *k;
-    blk_module_get_kernel(m, "k", &k);
+    blk_kernel *k = kernel_k("kernel k(x: *f32, n: i32) {\n    store(x + arange(0, 64), 1.0, arange(0, 64) < n);\n}\n",
+                             "k.blk", &ctx, &m);
     blk_ptr x;
     blk_malloc(ctx, 40 * sizeof(float), &x);
     blk_arg args[] = {blk_arg_ptr(x), blk_arg_i32(64)};

@@ -43,6 +43,7 @@ typedef struct {
     FILE *print_out;
     char *error;
     uint64_t writes; /* memory writes so far: a spin that sees none cannot end */
+    uint64_t max_loop_iterations;
     double *reduce_tmp;
 } Interp;
 
@@ -508,6 +509,14 @@ static Flow exec_memory(Interp *I, const BirOp *op) {
     }
 }
 
+static Flow loop_too_long(Interp *I, const BirOp *op, const char *kind) {
+    return fail(I, op,
+                "this %s loop ran %llu iterations without ending; the interpreter runs one program at a "
+                "time, so a spin waiting for another program never ends (a longer budget: "
+                "BLK_CPU_MAX_LOOP_ITERATIONS, or InterpOptions.max_loop_iterations)",
+                kind, (unsigned long long)I->max_loop_iterations);
+}
+
 static Flow exec_for(Interp *I, const BirOp *op) {
     const BirBlock *body = op->regions[0];
     int n = op->nresults;
@@ -516,7 +525,8 @@ static Flow exec_for(Interp *I, const BirOp *op) {
     int64_t step = V(I, op->operands[2])[0].i;
     bool descending = op->attr != 0;
     for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[3 + i]);
-    while (descending ? iv > end : iv < end) {
+    for (uint64_t iterations = 0; descending ? iv > end : iv < end; iterations++) {
+        if (iterations == I->max_loop_iterations) return loop_too_long(I, op, "for");
         V(I, body->args[0])[0].i = iv;
         for (int i = 0; i < n; i++) copy_value(I, body->args[1 + i], op->results[i]);
         Flow fl = exec_block(I, body);
@@ -539,7 +549,8 @@ static Flow exec_while(Interp *I, const BirOp *op) {
     const BirBlock *cond = op->regions[0], *body = op->regions[1];
     int n = op->nresults;
     for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[i]);
-    for (;;) {
+    for (uint64_t iterations = 0;; iterations++) {
+        if (iterations == I->max_loop_iterations) return loop_too_long(I, op, "while");
         uint64_t writes_before = I->writes;
         for (int i = 0; i < n; i++) copy_value(I, cond->args[i], op->results[i]);
         Flow fl = exec_block(I, cond);
@@ -758,6 +769,7 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
     Interp I = {.f = f, .bufs = bufs, .nbufs = nbufs, .last_buf = -1};
     memcpy(I.grid, grid, sizeof I.grid);
     I.print_out = opt && opt->print_out ? opt->print_out : stdout;
+    I.max_loop_iterations = opt && opt->max_loop_iterations ? opt->max_loop_iterations : INTERP_MAX_LOOP_ITERATIONS;
     char *err = NULL;
     I.vals = calloc((size_t)f->nvalues, sizeof *I.vals);
     I.buf_names = calloc((size_t)nbufs + 1, sizeof *I.buf_names);

@@ -28,7 +28,13 @@ typedef struct {
     bool shuffle;          /* programs in a random order (seeded) instead of 0, 1, 2, ... */
     uint64_t shuffle_seed;
     FILE *print_out;       /* device_print output; NULL: stdout */
+    uint64_t max_loop_iterations; /* per loop, per program; 0: INTERP_MAX_LOOP_ITERATIONS */
 } InterpOptions;
+
+/* A loop that runs longer than this in one program is reported, not run on:
+ * the interpreter runs one program at a time, so a spin waiting for another
+ * program never ends. About a second or two of a scalar loop. */
+#define INTERP_MAX_LOOP_ITERATIONS ((uint64_t)1 << 24)
 
 /* Runs grid[0] x grid[1] x grid[2] programs of f. Returns NULL, or a
  * malloc'ed message naming the kernel, the source line, the program and
