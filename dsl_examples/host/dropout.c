@@ -11,18 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "blk.h"
-
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        blk_status s_ = (call);                                                        \
-        if (s_ != BLK_SUCCESS) {                                                       \
-            fprintf(stderr, "dropout: %s\n%s\n", blk_status_string(s_), blk_last_error()); \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
+#define HOST_NAME "dropout"
+#include "host_common.h"
 
 /* blk's rand(seed, offset), as Triton's tl.rand: Philox 4x32-10 keyed by the
  * seed, counting from the offset; the first word as a uniform in [0, 1). */
@@ -52,12 +44,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: dropout [--device auto|cuda|cpu] [n seed]\n");
         return 2;
     }
-    blk_context *ctx = NULL;
-    if (strcmp(device, "cpu") != 0 && blk_context_create_cuda(0, &ctx) != BLK_SUCCESS) {
-        if (strcmp(device, "cuda") == 0) CHECK(BLK_ERROR_NO_DEVICE);
-        printf("no GPU (%s): using the cpu device\n", blk_last_error());
-    }
-    if (!ctx) CHECK(blk_context_create_cpu(&ctx));
+    blk_context *ctx;
+    CHECK(open_context(device, &ctx));
 
     const char *defines[] = {"T=f32", "BLOCK=1024"};
     blk_compile_options opt = {.defines = defines, .num_defines = 2};
@@ -76,13 +64,8 @@ int main(int argc, char **argv) {
 
     blk_arg args[] = {blk_arg_ptr(dx), blk_arg_ptr(dout), blk_arg_i32(n), blk_arg_f32(p), blk_arg_i32(seed)};
     unsigned programs = (unsigned)((n + 1023) / 1024);
-    CHECK(blk_launch(dropout, programs, 1, 1, args, 5, NULL)); /* the first launch compiles */
-    CHECK(blk_synchronize(ctx));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(blk_launch(dropout, programs, 1, 1, args, 5, NULL));
-    CHECK(blk_synchronize(ctx));
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms; /* the first launch compiles; the second is timed */
+    CHECK(launch_timed(ctx, dropout, programs, 1, args, 5, &ms));
 
     /* kept where rand > p, scaled by 1 / (1 - p): within 2 ulp, the GPU's
      * f32 division's error bound (the interpreter's is exact) */
@@ -97,7 +80,7 @@ int main(int argc, char **argv) {
         max_err = fmax(max_err, err == err ? err : INFINITY);
     }
     bool ok = wrong_mask < 0 && max_err <= 0x1p-22;
-    double us = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) * 1e-3;
+    double us = ms * 1e3;
     printf("dropout n=%d p=%g seed=%d f32 on %s: kept %.4f, max relative error %.3g (tolerance 2^-22), "
            "%.1f us per launch; %s\n",
            n, p, seed, blk_context_device(ctx), (double)kept / n, max_err, us, ok ? "ok" : "WRONG");

@@ -17,29 +17,10 @@
 #include <time.h>
 
 #include "blk.h"
-
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        blk_status s_ = (call);                                                           \
-        if (s_ != BLK_SUCCESS) {                                                          \
-            fprintf(stderr, "layer_norm: %s\n%s\n", blk_status_string(s_), blk_last_error()); \
-            return 1;                                                                     \
-        }                                                                                 \
-    } while (0)
+#define HOST_NAME "layer_norm"
+#include "host_common.h"
 
 typedef _Float16 f16;
-
-/* Test data as the tutorial's, from a fixed seed (splitmix64, Box-Muller). */
-static double uniform(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-static double normal(uint64_t *state) {
-    double u = uniform(state);
-    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(6.283185307179586 * uniform(state));
-}
 
 /* The reference, in double: y = (x - mean) * rstd * w + b per row, and its
  * gradients dx, dw = sum over rows of dy * xhat, db = sum of dy. */
@@ -97,12 +78,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: layer_norm [--device auto|cuda|cpu] [M N]   (N <= 16384)\n");
         return 2;
     }
-    blk_context *ctx = NULL;
-    if (strcmp(device, "cpu") != 0 && blk_context_create_cuda(0, &ctx) != BLK_SUCCESS) {
-        if (strcmp(device, "cuda") == 0) CHECK(BLK_ERROR_NO_DEVICE);
-        printf("no GPU (%s): using the cpu device\n", blk_last_error());
-    }
-    if (!ctx) CHECK(blk_context_create_cpu(&ctx));
+    blk_context *ctx;
+    CHECK(open_context(device, &ctx));
 
     /* the tutorial's choices: the forward loops over a row in blocks of up to
      * 1024; the backward holds a whole row, and sums dW and dB in GROUP rows */
@@ -129,7 +106,7 @@ int main(int argc, char **argv) {
     f16 *w = malloc(row), *b = malloc(row), *dw = malloc(row), *db = malloc(row);
     double *ry = malloc(mn * sizeof *ry), *rdx = malloc(mn * sizeof *rdx);
     double *rdw = malloc(N * sizeof *rdw), *rdb = malloc(N * sizeof *rdb);
-    uint64_t seed = 3;
+    uint64_t seed = 3; /* the tutorial's data: x ~ -2.3 + 0.5 N(0, 1), dy ~ 0.1 N(0, 1), w and b uniform */
     for (size_t i = 0; i < mn; i++) x[i] = (f16)(-2.3 + 0.5 * normal(&seed)), dy[i] = (f16)(0.1 * normal(&seed));
     for (int c = 0; c < N; c++) w[c] = (f16)uniform(&seed), b[c] = (f16)uniform(&seed);
     blk_ptr d_x, d_y, d_w, d_b, d_mean, d_rstd, d_dy, d_dx, d_pdw, d_pdb, d_lock, d_dw, d_db;

@@ -11,33 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "blk.h"
-
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        blk_status s_ = (call);                                                       \
-        if (s_ != BLK_SUCCESS) {                                                      \
-            fprintf(stderr, "matmul: %s\n%s\n", blk_status_string(s_), blk_last_error()); \
-            return 1;                                                                 \
-        }                                                                             \
-    } while (0)
+#define HOST_NAME "matmul"
+#include "host_common.h"
 
 typedef _Float16 f16;
-
-/* Test data: normally distributed, as the Triton tutorial's torch.randn,
- * from a fixed seed (splitmix64, Box-Muller). */
-static double uniform(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-static double normal(uint64_t *state) {
-    double u = uniform(state);
-    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(6.283185307179586 * uniform(state));
-}
 
 int main(int argc, char **argv) {
     const char *device = "auto";
@@ -51,12 +30,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: matmul [--device auto|cuda|cpu] [M N K]\n");
         return 2;
     }
-    blk_context *ctx = NULL;
-    if (strcmp(device, "cpu") != 0 && blk_context_create_cuda(0, &ctx) != BLK_SUCCESS) {
-        if (strcmp(device, "cuda") == 0) CHECK(BLK_ERROR_NO_DEVICE);
-        printf("no GPU (%s): using the cpu device\n", blk_last_error());
-    }
-    if (!ctx) CHECK(blk_context_create_cpu(&ctx));
+    blk_context *ctx;
+    CHECK(open_context(device, &ctx));
 
     /* the kernel's defaults: f16, 128 x 128 tiles of C, K in steps of 32, groups of 8 tile rows */
     const int BLOCK_M = 128, BLOCK_N = 128;
@@ -85,13 +60,8 @@ int main(int argc, char **argv) {
                       blk_arg_i32(K), blk_arg_i32(K), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1),
                       blk_arg_i32(N), blk_arg_i32(1)};
     unsigned programs = (unsigned)(((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N));
-    CHECK(blk_launch(matmul, programs, 1, 1, args, 12, NULL)); /* the first launch compiles */
-    CHECK(blk_synchronize(ctx));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(blk_launch(matmul, programs, 1, 1, args, 12, NULL));
-    CHECK(blk_synchronize(ctx));
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms; /* the first launch compiles; the second is timed */
+    CHECK(launch_timed(ctx, matmul, programs, 1, args, 12, &ms));
     CHECK(blk_memcpy_to_host(ctx, c, dc, c_bytes));
 
     /* The reference, in double, element by element. The kernel's f32 sum may
@@ -111,7 +81,6 @@ int main(int argc, char **argv) {
             worst = fmax(worst, err == err ? err : INFINITY); /* NaN is an error too */
         }
     }
-    double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6;
     bool ok = worst <= 1;
     printf("matmul M=%d N=%d K=%d f16 on %s: largest error %.3g of the bound, %.3f ms per launch (%.1f GFLOP/s); %s\n",
            M, N, K, blk_context_device(ctx), worst, ms, 2.0 * M * N * K / (ms * 1e6), ok ? "ok" : "WRONG");

@@ -10,30 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "blk.h"
-
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        blk_status s_ = (call);                                                        \
-        if (s_ != BLK_SUCCESS) {                                                       \
-            fprintf(stderr, "softmax: %s\n%s\n", blk_status_string(s_), blk_last_error()); \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
-
-/* Test data: normally distributed, from a fixed seed (splitmix64, Box-Muller). */
-static double uniform(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-static double normal(uint64_t *state) {
-    double u = uniform(state);
-    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(6.283185307179586 * uniform(state));
-}
+#define HOST_NAME "softmax"
+#include "host_common.h"
 
 /* The reference: each row's softmax, in double. */
 static void softmax_ref(const float *x, int M, int N, double *out) {
@@ -58,12 +38,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: softmax [--device auto|cuda|cpu] [M N]   (N <= 16384)\n");
         return 2;
     }
-    blk_context *ctx = NULL;
-    if (strcmp(device, "cpu") != 0 && blk_context_create_cuda(0, &ctx) != BLK_SUCCESS) {
-        if (strcmp(device, "cuda") == 0) CHECK(BLK_ERROR_NO_DEVICE);
-        printf("no GPU (%s): using the cpu device\n", blk_last_error());
-    }
-    if (!ctx) CHECK(blk_context_create_cpu(&ctx));
+    blk_context *ctx;
+    CHECK(open_context(device, &ctx));
 
     /* one program holds a whole row: BLOCK is N rounded up to a power of two */
     int block = 1;
@@ -89,13 +65,8 @@ int main(int argc, char **argv) {
 
     /* out, input, in_stride, out_stride, n_cols; one program per row */
     blk_arg args[] = {blk_arg_ptr(dy), blk_arg_ptr(dx), blk_arg_i32(N), blk_arg_i32(N), blk_arg_i32(N)};
-    CHECK(blk_launch(softmax, (unsigned)M, 1, 1, args, 5, NULL)); /* the first launch compiles */
-    CHECK(blk_synchronize(ctx));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(blk_launch(softmax, (unsigned)M, 1, 1, args, 5, NULL));
-    CHECK(blk_synchronize(ctx));
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms; /* the first launch compiles; the second is timed */
+    CHECK(launch_timed(ctx, softmax, (unsigned)M, 1, args, 5, &ms));
 
     CHECK(blk_memcpy_to_host(ctx, y, dy, bytes));
     softmax_ref(x, M, N, want);
@@ -104,7 +75,7 @@ int main(int argc, char **argv) {
         double err = fabs(y[i] - want[i]) / want[i];
         max_err = fmax(max_err, err == err ? err : INFINITY); /* NaN is an error too */
     }
-    double us = (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) * 1e-3;
+    double us = ms * 1e3;
     bool ok = max_err <= 1e-5;
     printf("softmax M=%d N=%d f32 on %s: max relative error %.3g (tolerance 1e-05), %.1f us per launch; %s\n", M, N,
            blk_context_device(ctx), max_err, us, ok ? "ok" : "WRONG");
