@@ -354,11 +354,6 @@ int main(int argc, char **argv) {
                 ok = false;
             }
         }
-        if (ok && o.emit != EMIT_AST && c->module->kernels.len == 0) {
-            /* an empty PTX file would only fail later, at load time, far from the cause */
-            fprintf(stderr, "%s: error: no kernel in this module\n", o.input);
-            ok = false;
-        }
         if (ok && o.emit == EMIT_AST) ast_dump_module(out, c->module, o.kernel);
         if (ok && (o.emit == EMIT_PTX || o.emit == EMIT_LLVM)) {
             NvptxOptions opt = o.backend;

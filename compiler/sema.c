@@ -1647,6 +1647,11 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
         }
     }
     for (int i = 0; i < m->kernels.len; i++) check_kernel(&S, m->kernels.items[i]);
+    if (m->kernels.len == 0 && de->errors == 0) { /* after other errors it would be noise */
+        /* nothing to compile or launch: empty PTX would only fail later, far from the cause */
+        Span none = {0};
+        error(&S, none, "no kernel in this module");
+    }
     for (int i = 0; i < ndefs; i++) {
         if (!defs[i].used) {
             Span none = {0};

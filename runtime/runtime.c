@@ -229,13 +229,6 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         free(key);
         return s;
     }
-    if (comp->bir->nkernels == 0) {
-        s = blk_fail(BLK_ERROR_COMPILE, "%s: no kernel in this module", opt->name ? opt->name : "<source>");
-        free(diags);
-        free(key);
-        blk_jit_release(comp);
-        return s;
-    }
     blk_module *m = calloc(1, sizeof *m);
     blk_kernel *kernels = calloc((size_t)(comp->bir->nkernels ? comp->bir->nkernels : 1), sizeof *kernels);
     if (!m || !key || !kernels) {

@@ -110,7 +110,7 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     cr_expect_str_eq(blk_last_error(), "cannot read '/tmp': Is a directory");
     opt = (blk_compile_options){.name = "empty.blk"};
     cr_expect_eq(blk_module_create(ctx, "// nothing\n", 11, &opt, &m), BLK_ERROR_COMPILE);
-    cr_expect_str_eq(blk_last_error(), "empty.blk: no kernel in this module");
+    cr_expect_str_eq(blk_last_error(), "empty.blk: error: no kernel in this module\n"); /* as blkc prints it */
     cr_expect_null(m);
     blk_context_destroy(ctx);
 }
