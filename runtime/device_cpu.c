@@ -140,6 +140,20 @@ static blk_status cpu_load(blk_context *ctx, const BlkVariantSpec *spec, void **
 
 static void cpu_unload(blk_context *ctx, void *code) { (void)ctx, (void)code; }
 
+/* An interpreter budget from the environment: unset or empty leaves *out
+ * alone (the default), anything but a positive integer is an error. */
+static blk_status budget_from_env(const BirFunction *f, const char *var, uint64_t *out) {
+    const char *text = getenv(var);
+    if (!text || !*text) return BLK_SUCCESS;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end || errno || v == 0 || text[0] == '-')
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "kernel '%s': %s='%s' is not a positive integer", f->name, var, text);
+    *out = v;
+    return BLK_SUCCESS;
+}
+
 static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     CpuState *st = ctx->state;
     const BirFunction *f = l->f;
@@ -163,17 +177,11 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     pthread_mutex_unlock(&st->lock);
     if (!bufs) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     InterpOptions opt = {0};
-    const char *budget = getenv("BLK_CPU_MAX_LOOP_ITERATIONS");
-    if (budget && *budget) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(budget, &end, 10);
-        if (*end || errno || v == 0 || budget[0] == '-') {
-            free(bufs);
-            return blk_fail(BLK_ERROR_INVALID_VALUE, "kernel '%s': BLK_CPU_MAX_LOOP_ITERATIONS='%s' is not a positive integer",
-                            f->name, budget);
-        }
-        opt.max_loop_iterations = v;
+    blk_status st_budget = budget_from_env(f, "BLK_CPU_MAX_LOOP_ITERATIONS", &opt.max_loop_iterations);
+    if (st_budget == BLK_SUCCESS) st_budget = budget_from_env(f, "BLK_CPU_MAX_STEPS", &opt.max_steps);
+    if (st_budget != BLK_SUCCESS) {
+        free(bufs);
+        return st_budget;
     }
     char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, &opt);
     free(bufs);

@@ -387,6 +387,52 @@ Test(interp, loops_past_the_iteration_budget_are_reported) {
     drop(p);
 }
 
+Test(interp, the_step_budget_bounds_nested_loops_the_loop_budget_cannot) {
+    /* each loop stays within its own budget; only the launch's total stops them */
+    Prog *p = build("kernel k(out: *i32, n: i32) {\n"
+                    "  var s = 0;\n"
+                    "  for i in range(0, n) {\n"
+                    "    for j in range(0, n) { s += 1; }\n"
+                    "  }\n"
+                    "  store(out, s);\n"
+                    "}\n", NULL);
+    int32_t out = 0;
+    InterpBuffer bufs[] = {BUF(&out, 1)};
+    InterpArg args[] = {{.p = &out}, {.i = 100}};
+    uint32_t one[3] = {1, 1, 1};
+    InterpOptions opt = {.max_loop_iterations = 1000, .max_steps = 1000000};
+    char *err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
+    cr_expect_null(err, "10^4 iterations fit a million steps: %s", err);
+    cr_expect_eq(out, 10000);
+    free(err);
+    args[1].i = 1000, out = -1;
+    err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
+    cr_expect(err && strstr(err, "kernel 'k', t.blk:4: program (0, 0, 0): the launch ran past its budget of 1000000 "
+                                 "element operations"),
+              "%s", err);
+    cr_expect_eq(out, -1, "nothing stored");
+    free(err);
+    /* a block op counts its elements, a dot its inner products */
+    drop(p);
+    p = build("kernel k(out: *f32) {\n"
+              "  let a = full([32, 32], 1.0, f32);\n"
+              "  store(out + arange(0, 32), sum(dot(a, a), 1));\n"
+              "}\n", NULL);
+    float row[32];
+    InterpBuffer rb[] = {BUF(row, 32)};
+    InterpArg ra[] = {{.p = row}};
+    opt.max_steps = 32 * 32 * 32;
+    err = interp_launch(p->f, ra, 1, one, rb, 1, &opt);
+    cr_expect(err && strstr(err, "t.blk:3: program (0, 0, 0): the launch ran past its budget of 32768"), "%s", err);
+    free(err);
+    opt.max_steps = 32 * 32 * 32 + 4096;
+    err = interp_launch(p->f, ra, 1, one, rb, 1, &opt);
+    cr_expect_null(err, "%s", err);
+    cr_expect_eq(row[0], 1024.0f);
+    free(err);
+    drop(p);
+}
+
 Test(interp, shuffled_order_is_a_seeded_permutation) {
     Prog *p = build("kernel k(counter: *i32, order: *i32) {\n"
                     "  store(order + atomic_add(counter, 1), program_id(0));\n"

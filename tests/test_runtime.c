@@ -203,6 +203,15 @@ Test(runtime, a_spin_on_the_cpu_device_ends_at_the_loop_budget) {
     cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_INVALID_VALUE);
     cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_LOOP_ITERATIONS='lots'"), "%s", blk_last_error());
     unsetenv("BLK_CPU_MAX_LOOP_ITERATIONS");
+    /* the per-launch step budget (the lock is still held from the launches above) */
+    setenv("BLK_CPU_MAX_STEPS", "2000", 1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_KERNEL_FAULT);
+    cr_expect(strstr(blk_last_error(), "spin.blk:2: program (0, 0, 0): the launch ran past its budget of 2000 element"),
+              "%s", blk_last_error());
+    setenv("BLK_CPU_MAX_STEPS", "-3", 1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_STEPS='-3' is not a positive integer"), "%s", blk_last_error());
+    unsetenv("BLK_CPU_MAX_STEPS");
     blk_free(ctx, lock);
     blk_module_destroy(m);
     blk_context_destroy(ctx);

@@ -44,6 +44,7 @@ typedef struct {
     char *error;
     uint64_t writes; /* memory writes so far: a spin that sees none cannot end */
     uint64_t max_loop_iterations;
+    uint64_t steps, max_steps; /* element operations so far, and the launch's budget (0: none) */
     double *reduce_tmp;
 } Interp;
 
@@ -710,8 +711,23 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     return fail(I, op, "internal error: cannot run op '%s'", bir_opcode_name(op->code));
 }
 
+/* The work an op does, for the step budget: one per result element, and a
+ * dot's inner products in full. */
+static uint64_t op_steps(Interp *I, const BirOp *op) {
+    if (op->nresults != 1) return 1;
+    BlkType t = vtype(I, op->results[0]);
+    uint64_t n = t.dtype == DT_VOID ? 1 : (uint64_t)numel(t);
+    if (op->code == BIR_DOT) n *= (uint64_t)vtype(I, op->operands[0]).shape[1];
+    return n;
+}
+
 static Flow exec_block(Interp *I, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
+        if (I->max_steps && (I->steps += op_steps(I, b->ops.items[i])) > I->max_steps)
+            return fail(I, b->ops.items[i],
+                        "the launch ran past its budget of %llu element operations (a longer one: "
+                        "BLK_CPU_MAX_STEPS, or InterpOptions.max_steps)",
+                        (unsigned long long)I->max_steps);
         Flow fl = exec_op(I, b->ops.items[i]);
         if (fl != FLOW_NEXT) return fl;
     }
@@ -770,6 +786,7 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
     memcpy(I.grid, grid, sizeof I.grid);
     I.print_out = opt && opt->print_out ? opt->print_out : stdout;
     I.max_loop_iterations = opt && opt->max_loop_iterations ? opt->max_loop_iterations : INTERP_MAX_LOOP_ITERATIONS;
+    I.max_steps = opt ? opt->max_steps : 0;
     char *err = NULL;
     I.vals = calloc((size_t)f->nvalues, sizeof *I.vals);
     I.buf_names = calloc((size_t)nbufs + 1, sizeof *I.buf_names);

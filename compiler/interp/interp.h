@@ -29,6 +29,9 @@ typedef struct {
     uint64_t shuffle_seed;
     FILE *print_out;       /* device_print output; NULL: stdout */
     uint64_t max_loop_iterations; /* per loop, per program; 0: INTERP_MAX_LOOP_ITERATIONS */
+    uint64_t max_steps; /* element operations per launch (an op on a block of n counts n,
+                         * a dot M*N*K); 0: no limit. Bounds nested loops and large grids,
+                         * which the per-loop budget does not. */
 } InterpOptions;
 
 /* A loop that runs longer than this in one program is reported, not run on:
