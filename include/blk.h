@@ -91,7 +91,7 @@ typedef struct blk_arg {
     union {
         blk_ptr ptr;
         int64_t i; /* I32, U32 and I64 */
-        float f;
+        float f;   /* F32: for f32, f16 and bf16 parameters (rounded to those at launch) */
     } value;
 } blk_arg;
 

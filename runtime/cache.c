@@ -110,7 +110,7 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
     }
     /* A checksum only catches accidents; every field is checked as well, so a
      * crafted entry cannot launch with a bad block size or hand the driver junk. */
-    Reader r = {data + 8, ok ? len - 16 : 0};
+    Reader r = {ok ? data + 8 : NULL, ok ? len - 16 : 0};
     uint64_t klen = 0, plen = 0, clen = 0, shared = 0;
     uint32_t warps = 0;
     ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;

@@ -161,7 +161,7 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     for (int i = 0; i < f->nparams; i++) {
         DType d = f->params[i].type.dtype;
         if (d == DT_PTR) iargs[i].p = (void *)(uintptr_t)l->args[i].value.ptr;
-        else if (d == DT_F32) iargs[i].f = l->args[i].value.f;
+        else if (dtype_is_float(d)) iargs[i].f = l->args[i].value.f; /* the interpreter rounds f16 and bf16 */
         else iargs[i].i = l->args[i].value.i;
     }
     pthread_mutex_lock(&st->lock);

@@ -415,10 +415,10 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
                         k->f->name, i, p->name, (long long)p->align, (unsigned long long)a->value.ptr);
         return BLK_SUCCESS;
     }
-    if (d == DT_F32) {
+    if (dtype_is_float(d)) { /* f16 and bf16 take an f32, rounded at launch as `as` rounds */
         if (a->kind != BLK_ARG_F32)
-            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects an f32 (blk_arg_f32), got %s",
-                        k->f->name, i, p->name, arg_kind_name(a->kind));
+            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a float (%s: blk_arg_f32), got %s",
+                        k->f->name, i, p->name, want, arg_kind_name(a->kind));
         return BLK_SUCCESS;
     }
     if (!is_int_kind)

@@ -3,6 +3,7 @@
  * GPU machine (docs/performance.md); here a CUDA context must fail cleanly. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "blk.h"
@@ -213,6 +214,172 @@ Test(runtime, a_spin_on_the_cpu_device_ends_at_the_loop_budget) {
     cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_STEPS='-3' is not a positive integer"), "%s", blk_last_error());
     unsetenv("BLK_CPU_MAX_STEPS");
     blk_free(ctx, lock);
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
+}
+
+/* ---- a property test of argument checking: random argument lists against a
+ * model of the rules in docs/runtime.md, written from the docs, not the code */
+
+typedef enum { P_PTR_F32_ALIGN16, P_PTR_F16, P_I32_MULT4, P_U32, P_I64, P_F32, P_F16, P_BOOL } ParamRule;
+static const ParamRule prop_rules[] = {P_PTR_F32_ALIGN16, P_PTR_F16, P_I32_MULT4, P_U32, P_I64, P_F32, P_F16, P_BOOL};
+static const char *const prop_names[] = {"x", "y", "n", "m", "big", "s", "h", "flag"};
+enum { PROP_NPARAMS = 8, PROP_ELEMS = 64 };
+
+static uint64_t prop_next(uint64_t *state) { /* splitmix64 */
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Why the model rejects argument a for rule r, or NULL; *foreign is set for
+ * a well-formed pointer outside blk_malloc memory (caught after the checks). */
+static const char *prop_verdict(ParamRule r, blk_arg a, blk_ptr xbase, blk_ptr ybase, bool *foreign) {
+    *foreign = false;
+    if ((unsigned)a.kind > BLK_ARG_F32) return "unknown argument kind";
+    bool is_int = a.kind == BLK_ARG_I32 || a.kind == BLK_ARG_U32 || a.kind == BLK_ARG_I64;
+    switch (r) {
+    case P_PTR_F32_ALIGN16: case P_PTR_F16: {
+        if (a.kind != BLK_ARG_PTR) return "expects a pointer";
+        if (a.value.ptr == 0) return "a null pointer";
+        if (a.value.ptr % (r == P_PTR_F16 ? 2 : 4)) return "is not aligned to its";
+        if (r == P_PTR_F32_ALIGN16 && a.value.ptr % 16) return "declared @align(16)";
+        blk_ptr base = r == P_PTR_F16 ? ybase : xbase;
+        *foreign = a.value.ptr < base || a.value.ptr >= base + 64;
+        return NULL;
+    }
+    case P_F32: case P_F16: return a.kind == BLK_ARG_F32 ? NULL : "expects a float";
+    default: break;
+    }
+    if (!is_int) return "expects an integer";
+    int64_t v = a.value.i;
+    if (r == P_I32_MULT4 && (v < INT32_MIN || v > INT32_MAX)) return "does not fit i32";
+    if (r == P_U32 && (v < 0 || v > (int64_t)UINT32_MAX)) return "does not fit u32";
+    if (r == P_BOOL && v != 0 && v != 1) return "does not fit i1";
+    if (r == P_I32_MULT4 && v % 4) return "declared @multiple_of(4)";
+    return NULL;
+}
+
+static blk_arg prop_random_arg(uint64_t *st, ParamRule r, blk_ptr xbase, blk_ptr ybase, blk_ptr foreign) {
+    static const int64_t ints[] = {0, 1, 4, 16, 3, -8, 2147483648LL, INT32_MIN, 4294967295LL, -1, 1LL << 40, 1 << 20};
+    static const float floats[] = {1.5f, 0.1f, 70000.0f, -2.25f};
+    blk_ptr base = r == P_PTR_F16 ? ybase : xbase;
+    blk_ptr ptrs[] = {base, base + 16, base + 4, base + 2, 0, foreign, base + 1};
+    blk_arg_kind right = r <= P_PTR_F16 ? BLK_ARG_PTR
+                       : r == P_F32 || r == P_F16 ? BLK_ARG_F32
+                       : r == P_U32 ? BLK_ARG_U32 : r == P_I64 ? BLK_ARG_I64 : BLK_ARG_I32;
+    uint64_t roll = prop_next(st) % 100;
+    blk_arg a;
+    memset(&a, 0, sizeof a);
+    a.kind = roll < 75 ? right : roll < 98 ? (blk_arg_kind)(prop_next(st) % 5) : (blk_arg_kind)7;
+    if (a.kind == BLK_ARG_PTR) a.value.ptr = ptrs[prop_next(st) % 7];
+    else if (a.kind == BLK_ARG_F32) a.value.f = floats[prop_next(st) % 4];
+    else a.value.i = ints[prop_next(st) % 12];
+    return a;
+}
+
+/* An argument the rules accept for r. */
+static blk_arg prop_valid_arg(uint64_t *st, ParamRule r, blk_ptr xbase, blk_ptr ybase) {
+    static const int64_t n_values[] = {0, 4, 16, -8, 1 << 20}, u32_values[] = {0, 1, 16, 4294967295LL};
+    static const int64_t i64_values[] = {-1, 5, 1LL << 40, INT64_MIN};
+    static const float floats[] = {1.5f, 0.1f, 70000.0f, -2.25f};
+    uint64_t pick = prop_next(st);
+    switch (r) {
+    case P_PTR_F32_ALIGN16: return blk_arg_ptr(xbase + 16 * (pick % 2));
+    case P_PTR_F16: return blk_arg_ptr(ybase + 2 * (pick % 9));
+    case P_I32_MULT4: return blk_arg_i32((int32_t)n_values[pick % 5]);
+    case P_U32: return blk_arg_u32((uint32_t)u32_values[pick % 4]);
+    case P_I64: return blk_arg_i64(i64_values[pick % 4]);
+    case P_F32: case P_F16: return blk_arg_f32(floats[pick % 4]);
+    case P_BOOL: return blk_arg_i32((int32_t)(pick % 2));
+    }
+    return blk_arg_i32(0);
+}
+
+Test(runtime, argument_checking_agrees_with_a_model_on_random_launches) {
+    blk_context *ctx;
+    blk_module *m;
+    blk_kernel *k = kernel_k(
+        "kernel k(x: *f32 @align(16), y: *f16, n: i32 @multiple_of(4), m: u32, big: i64, s: f32, h: f16,\n"
+        "         flag: bool) {\n"
+        "    let i = arange(0, 16);\n"
+        "    let v = load(y + i, i < n) as f32 * s + h as f32 + (m & 7) as f32 + (big & 7) as f32 + flag as f32;\n"
+        "    store(x + i, v, i < n);\n"
+        "}\n", "args.blk", &ctx, &m);
+    blk_ptr x, y;
+    cr_assert_eq(blk_malloc(ctx, PROP_ELEMS * sizeof(float), &x), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, PROP_ELEMS * sizeof(uint16_t), &y), BLK_SUCCESS);
+    _Float16 yh[PROP_ELEMS];
+    for (int e = 0; e < PROP_ELEMS; e++) yh[e] = (_Float16)(e * 0.25f - 3.0f);
+    cr_assert_eq(blk_memcpy_to_device(ctx, y, yh, sizeof yh), BLK_SUCCESS);
+    static _Alignas(16) float host_memory[8];
+    blk_ptr foreign = (blk_ptr)(uintptr_t)host_memory;
+    uint64_t st = 2026;
+    int outcomes[3] = {0, 0, 0}; /* launched, rejected by the checks, foreign memory */
+    for (int trial = 0; trial < 3000; trial++) {
+        uint64_t roll = prop_next(&st) % 100;
+        int nargs = roll < 90 ? PROP_NPARAMS : (int)(prop_next(&st) % 10);
+        /* a valid list with 0 to 2 arguments replaced by random ones */
+        blk_arg args[10];
+        for (int i = 0; i < nargs; i++) args[i] = prop_valid_arg(&st, prop_rules[i % PROP_NPARAMS], x, y);
+        for (int r = (int)(prop_next(&st) % 3); r > 0 && nargs > 0; r--) {
+            int i = (int)(prop_next(&st) % (uint64_t)nargs);
+            args[i] = prop_random_arg(&st, prop_rules[i % PROP_NPARAMS], x, y, foreign);
+        }
+        float before[PROP_ELEMS], after[PROP_ELEMS];
+        for (int e = 0; e < PROP_ELEMS; e++) before[e] = -7.0f - (float)e;
+        cr_assert_eq(blk_memcpy_to_device(ctx, x, before, sizeof before), BLK_SUCCESS);
+        blk_status s = blk_launch(k, 1, 1, 1, args, nargs, NULL);
+        const char *err = blk_last_error();
+        char prefix[96];
+        if (nargs != PROP_NPARAMS) {
+            cr_assert_eq(s, BLK_ERROR_BAD_ARGUMENT, "trial %d: %d arguments", trial, nargs);
+            snprintf(prefix, sizeof prefix, "kernel 'k' takes 8 arguments (x, y, n, m, big, s, h, flag), got %d", nargs);
+            cr_assert_str_eq(err, prefix, "trial %d", trial);
+            outcomes[1]++;
+            continue;
+        }
+        /* the model: the first argument that breaks a rule is the one reported */
+        int bad = -1, first_foreign = -1;
+        const char *why = NULL;
+        for (int i = 0; i < PROP_NPARAMS && bad < 0; i++) {
+            bool is_foreign;
+            why = prop_verdict(prop_rules[i], args[i], x, y, &is_foreign);
+            if (why) bad = i;
+            else if (is_foreign && first_foreign < 0) first_foreign = i;
+        }
+        if (bad < 0 && first_foreign >= 0) bad = first_foreign, why = "is not memory from blk_malloc";
+        if (bad >= 0) {
+            cr_assert_eq(s, BLK_ERROR_BAD_ARGUMENT, "trial %d: argument %d should fail (%s): %s", trial, bad, why, err);
+            snprintf(prefix, sizeof prefix, "kernel 'k', argument %d ('%s'): ", bad, prop_names[bad]);
+            cr_assert(strncmp(err, prefix, strlen(prefix)) == 0 && strstr(err, why), "trial %d: expected %s%s..., got %s",
+                      trial, prefix, why, err);
+            outcomes[bad == first_foreign && !strcmp(why, "is not memory from blk_malloc") ? 2 : 1]++;
+            continue;
+        }
+        cr_assert_eq(s, BLK_SUCCESS, "trial %d: %s", trial, err);
+        outcomes[0]++;
+        /* it ran with the values given: x[i] for i < n, nothing else */
+        cr_assert_eq(blk_memcpy_to_host(ctx, after, x, sizeof after), BLK_SUCCESS);
+        int xoff = (int)((args[0].value.ptr - x) / 4), yoff = (int)((args[1].value.ptr - y) / 2);
+        int64_t n = args[2].value.i;
+        float h = (float)(_Float16)args[6].value.f;
+        for (int e = 0; e < PROP_ELEMS; e++) {
+            int i = e - xoff;
+            float want = before[e];
+            if (i >= 0 && i < 16 && i < n)
+                want = (float)yh[yoff + i] * args[5].value.f + h + (float)(args[3].value.i & 7) +
+                       (float)(args[4].value.i & 7) + (float)args[7].value.i;
+            cr_assert(after[e] == want || (isnan(after[e]) && isnan(want)), "trial %d: x[%d] = %g, expected %g", trial,
+                      e, after[e], want);
+        }
+    }
+    /* every outcome was exercised, so the model was tested on each */
+    cr_expect(outcomes[0] > 50 && outcomes[1] > 500 && outcomes[2] > 20, "launched %d, rejected %d, foreign %d",
+              outcomes[0], outcomes[1], outcomes[2]);
+    blk_free(ctx, x);
+    blk_free(ctx, y);
     blk_module_destroy(m);
     blk_context_destroy(ctx);
 }

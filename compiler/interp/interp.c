@@ -838,7 +838,8 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
                 if (in_buf(&bufs[b], a, a)) tag = b + 1;
             slot->u = a | (uint64_t)tag << ADDR_BITS;
         }
-        else if (dtype_is_float(d)) slot->f = (float)args[p].f;
+        else if (dtype_is_float(d)) /* rounded to the parameter's type, as `as` would */
+            slot->f = convert_scalar((ConstVal){.f = (float)args[p].f}, DT_F32, d).f;
         else slot->i = wrap(args[p].i, d);
     }
     name_buffers(&I, fallback);

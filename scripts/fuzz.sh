@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The fuzzers (docs/testing.md): builds them with clang, ASan and UBSan, and
+# runs each for SECONDS (default 60) on its corpus in .fuzz-corpus/NAME,
+# seeded from the examples, the golden diagnostics, tests/fuzz/seeds and the
+# inputs of past findings (tests/fuzz/regressions). Any finding fails.
+#   scripts/fuzz.sh [SECONDS] [NAME ...]     NAME: frontend interp cache
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(frontend interp cache)
+
+CC=clang-19 cmake -S . -B build-fuzz -G Ninja -DBLK_FUZZ=ON >/dev/null
+cmake --build build-fuzz --target "${names[@]/#/fuzz_}"
+
+for name in "${names[@]}"; do
+  mkdir -p ".fuzz-corpus/$name"
+  case $name in
+    cache) seeds=(tests/fuzz/seeds/cache tests/fuzz/regressions/cache) dict=() ;;
+    *) seeds=(dsl_examples tests/diagnostics tests/fuzz/seeds/programs tests/fuzz/regressions/programs)
+       dict=(-dict=tests/fuzz/blk.dict) ;;
+  esac
+  existing=()
+  for d in "${seeds[@]}"; do [ -d "$d" ] && existing+=("$d"); done
+  echo "### fuzz_$name for $seconds s"
+  rm -f build-fuzz/"$name"-*
+  # the corpus directory comes first: new inputs are written there only
+  rc=0
+  ./build-fuzz/tests/fuzz_"$name" ".fuzz-corpus/$name" "${existing[@]}" "${dict[@]}" \
+    -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="build-fuzz/$name-" -print_final_stats=1 >"build-fuzz/$name.log" 2>&1 || rc=$?
+  grep -E "^Done|stat::number_of_executed_units|INITED" "build-fuzz/$name.log" || true
+  if [ $rc -ne 0 ]; then
+    tail -40 "build-fuzz/$name.log" >&2
+    echo "fuzz_$name failed (exit $rc): $(ls build-fuzz/"$name"-* 2>/dev/null)" >&2
+    exit 1
+  fi
+done
