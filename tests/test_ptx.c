@@ -86,6 +86,66 @@ Test(ptx, every_example_assembles_cleanly_for_sm80_and_sm90, .timeout = 300) {
     }
 }
 
+static int count_of(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
+    return n;
+}
+
+Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
+    /* the examples, at the launch facts of contiguous tensors (as the runtime
+     * specializes them): mma.sync m16n8k16, ldmatrix, and cp.async in the loops */
+    const char *files[] = {"matmul.blk", "attention.blk"}, *kernels[] = {"matmul", "attn_fwd"};
+    static const int64_t facts[2][12] = {
+        {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE}, /* row-major */
+        {16, 16, 16, 16, 16, 0, 16},
+    };
+    for (int f = 0; f < 2; f++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, files[f]);
+        char *src = slurp(path);
+        cr_assert_not_null(src);
+        for (int bf = 0; bf < 2; bf++) {
+            const char *defs[] = {bf ? "T=bf16" : "T=f16", NULL};
+            Captured cap = {0};
+            Compilation *c = compile_to_bir("t.blk", src, defs, &cap);
+            cr_assert(c && c->ok, "%s", cap.text);
+            NvptxOptions opt = {.arch = "sm_80", .only_kernel = kernels[f], .param_div = facts[f]};
+            NvptxOutput out;
+            cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+            const char *ptx = out.text;
+            cr_expect(strstr(ptx, bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                                     : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+                      "%s %s: no mma", files[f], defs[0]);
+            cr_expect(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4"), "%s: no ldmatrix", files[f]);
+            cr_expect(strstr(ptx, "cp.async.cg.shared.global"), "%s: no cp.async", files[f]);
+            nvptx_output_free(&out);
+            compilation_free(c);
+        }
+        free(src);
+    }
+    /* f32: "ieee" is fma in k order, no tensor cores; "tf32" one m16n8k8 per
+     * 16 x 8 tile of a warp's part and k-step of 8, "tf32x3" three */
+    const char *fmt = "kernel k(a: *f32, b: *f32, o: *f32) {\n"
+                      "  let i = arange(0, 32); let j = arange(0, 16);\n"
+                      "  let x = load(a + i[:, None] * 32 + i[None, :]);\n"
+                      "  let y = load(b + i[:, None] * 16 + j[None, :]);\n"
+                      "  store(o + i[:, None] * 16 + j[None, :], dot(x, y%s));\n"
+                      "}\n";
+    const char *precisions[] = {"", ", input_precision = \"tf32\"", ", input_precision = \"tf32x3\""};
+    int want[] = {0, 2 * 32 / 8, 3 * 2 * 32 / 8}; /* a warp's 16 x 16: two tiles */
+    for (int p = 0; p < 3; p++) {
+        char src[1024];
+        snprintf(src, sizeof src, fmt, precisions[p]);
+        char *ptx = ptx_of(src, NULL, "sm_80", 2); /* 2 warps: each 16 x 16, no copies */
+        cr_expect_eq(count_of(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), want[p], "precision %d", p);
+        if (p == 0) cr_expect(strstr(ptx, "fma.rn.f32") && !strstr(ptx, "mma"), "%s", ptx);
+        char out[4096];
+        cr_expect_eq(ptxas(ptx, "sm_80", out, sizeof out), 0, "%s", out);
+        free(ptx);
+    }
+}
+
 static const char *scale_f32 =
     "kernel scale(x: *f32 @align(16), y: *f32 @align(16), n: i32 @multiple_of(16)) {\n"
     "  let o = program_id(0) * 1024 + arange(0, 1024);\n"

@@ -8,17 +8,32 @@
  * issues one mma per 16 x 8 tile of its part of the result and 16-wide step
  * of k.
  *
- * FMA (f32 operands): both operands go through shared memory (a as [M, K],
- * b as [K, N], row-major), then every thread computes the outputs its layout
- * holds as acc + a[m, k] * b[k, n] over k in increasing order, one f32 fma
- * per term — the interpreter's order, so the result is bit-exact with it.
- * "tf32" rounds each operand to TF32 first; "tf32x3" adds the lo*hi, hi*lo
- * and hi*hi passes in that order. */
+ * TF32 (f32 operands, "tf32" or "tf32x3"): mma.sync.aligned.m16n8k8 on
+ * operands rounded to TF32, read from shared memory (rows padded so that a
+ * fragment's 32 loads hit 32 banks) one element per register; "tf32x3"
+ * issues the lo*hi, hi*lo and hi*hi products of each k-step.
+ *
+ * FMA (f32 operands, "ieee"): both operands go through shared memory (a as
+ * [M, K], b as [K, N], row-major), then every thread computes the outputs its
+ * layout holds as acc + a[m, k] * b[k, n] over k in increasing order, one f32
+ * fma per term — the interpreter's order, so the result is bit-exact with it. */
 #include "gen.h"
 
 static bool on_tensor_cores(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
     return d == DT_F16 || d == DT_BF16;
+}
+
+static bool is_tf32(Gen *g, const BirOp *op) {
+    return vtype(g, op->operands[0]).dtype == DT_F32 && op->attr != DOT_IEEE;
+}
+
+/* TF32 staging: a [M, K] with rows of K + 4 elements and b [K, N] with rows
+ * of N + 8: lane (g, t) reads a[g][t] and b[t][g], banks 4g + t and 8t + g. */
+enum { TF32_PAD_A = 4, TF32_PAD_B = 8 };
+
+static int64_t tf32_smem_bytes(BlkType at, BlkType bt) {
+    return ((int64_t)at.shape[0] * (at.shape[1] + TF32_PAD_A) + (int64_t)bt.shape[0] * (bt.shape[1] + TF32_PAD_B)) * 4;
 }
 
 static Layout operand_layout(Gen *g, const BirOp *op, int which) {
@@ -103,7 +118,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
     int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
     if (!on_tensor_cores(g, op)) {
-        int64_t both = (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
+        int64_t both = is_tf32(g, op) ? tf32_smem_bytes(at, bt) : (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
         return both > acc ? both : acc;
     }
     int64_t need = acc, staged = 0, other = 0;
@@ -120,14 +135,15 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     return need;
 }
 
-/* Every thread stores the elements it holds of v, row-major at `at`. */
-static void store_block(Gen *g, int v, int64_t at) {
+/* Every thread stores the elements it holds of v, row-major at `at`, rows
+ * `pad` elements longer than the block's. */
+static void store_block(Gen *g, int v, int64_t at, int pad) {
     BlkType t = vtype(g, v);
     const Layout *l = &g->plan->layouts[v];
     int es = dtype_bytes(t.dtype);
     for (int r = 0; r < l->nregs; r++) {
         LLVMValueRef row = nvptx_coord(g, l, 0, r), col = nvptx_coord(g, l, 1, r);
-        LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, row, ci32(g, t.shape[1]), ""), col, "");
+        LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, row, ci32(g, t.shape[1] + pad), ""), col, "");
         LLVMValueRef st = LLVMBuildStore(g->b, g->regs[v][r], nvptx_smem_ptr(g, at, idx, es));
         LLVMSetAlignment(st, (unsigned)es);
     }
@@ -317,6 +333,72 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     return true;
 }
 
+/* f32 operands on tensor cores: per 16 x 8 tile of the accumulator and
+ * 8-wide k-step, a0..a3 = a[g][t], a[g + 8][t], a[g][t + 4], a[g + 8][t + 4]
+ * and b0, b1 = b[t][g], b[t + 4][g] of the tile (g = lane / 4, t = lane % 4),
+ * each rounded to TF32 (and, for tf32x3, split into high and low parts). */
+static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
+    int a = op->operands[0], b = op->operands[1], r = op->results[0];
+    BlkType at = vtype(g, a), bt = vtype(g, b);
+    int32_t K = at.shape[1], lda = K + TF32_PAD_A, ldb = bt.shape[1] + TF32_PAD_B;
+    int64_t b_at = smem_at + (int64_t)at.shape[0] * lda * 4;
+    const Layout *lc = &g->plan->layouts[r];
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at); /* before a and b take the region */
+    nvptx_barrier(g); /* earlier readers of the region are done */
+    store_block(g, a, smem_at, TF32_PAD_A);
+    store_block(g, b, b_at, TF32_PAD_B);
+    nvptx_barrier(g);
+    LLVMValueRef gi = LLVMBuildLShr(g->b, g->lane, ci32(g, 2), ""), ti = LLVMBuildAnd(g->b, g->lane, ci32(g, 3), "");
+    LLVMValueRef m0 = LLVMBuildAdd(g->b, warp_base(g, lc, 0), gi, ""), n0 = LLVMBuildAdd(g->b, warp_base(g, lc, 1), gi, "");
+    int nbits = rep_bits(lc, 1, 8), mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    bool x3 = op->attr == DOT_TF32X3;
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
+    /* [tile][part][i]: part 0 the TF32 high part, 1 the low part */
+    LLVMValueRef(*fa)[2][4] = arena_alloc(&g->arena, (size_t)mreps * sizeof *fa);
+    LLVMValueRef(*fb)[2][2] = arena_alloc(&g->arena, (size_t)nreps * sizeof *fb);
+    for (int k0 = 0; k0 < K; k0 += 8) {
+        LLVMValueRef kt = LLVMBuildAdd(g->b, ti, ci32(g, k0), "");
+        for (int mi = 0; mi < mreps; mi++) {
+            int cbase = mi << (2 + nbits);
+            LLVMValueRef row = LLVMBuildAdd(g->b, m0, ci32(g, nvptx_layout_coord(lc, 0, cbase, 0, 0)), "");
+            for (int i = 0; i < 4; i++) { /* (row + 8 (i & 1), k + 4 (i >> 1)) */
+                LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, LLVMBuildAdd(g->b, row, ci32(g, 8 * (i & 1)), ""), ci32(g, lda), ""),
+                                                LLVMBuildAdd(g->b, kt, ci32(g, 4 * (i >> 1)), ""), "");
+                LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, smem_at, idx, 4), "");
+                fa[mi][0][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 1), g->i32, "");
+                if (x3) fa[mi][1][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 2), g->i32, "");
+            }
+        }
+        for (int ni = 0; ni < nreps; ni++) {
+            LLVMValueRef col = LLVMBuildAdd(g->b, n0, ci32(g, nvptx_layout_coord(lc, 1, ni << 2, 0, 0)), "");
+            for (int i = 0; i < 2; i++) { /* (k + 4 i, col) */
+                LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, LLVMBuildAdd(g->b, kt, ci32(g, 4 * i), ""), ci32(g, ldb), ""), col, "");
+                LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, b_at, idx, 4), "");
+                fb[ni][0][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 1), g->i32, "");
+                if (x3) fb[ni][1][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 2), g->i32, "");
+            }
+        }
+        /* tf32x3: lo*hi, hi*lo, then hi*hi, as the interpreter's passes */
+        static const int one[1][2] = {{0, 0}}, three[3][2] = {{1, 0}, {0, 1}, {0, 0}};
+        const int(*passes)[2] = x3 ? three : one;
+        for (int mi = 0; mi < mreps; mi++)
+            for (int ni = 0; ni < nreps; ni++)
+                for (int p = 0; p < (x3 ? 3 : 1); p++) {
+                    LLVMValueRef args[10];
+                    for (int i = 0; i < 4; i++) args[i] = fa[mi][passes[p][0]][i];
+                    for (int i = 0; i < 2; i++) args[4 + i] = fb[ni][passes[p][1]][i];
+                    int cbase = ni << 2 | mi << (2 + nbits);
+                    for (int j = 0; j < 4; j++) args[6 + j] = out[cbase + j];
+                    LLVMValueRef res = nvptx_call(g, "llvm.nvvm.mma.m16n8k8.row.col.tf32", ret, args, 10);
+                    for (int j = 0; j < 4; j++) out[cbase + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+                }
+    }
+    return true;
+}
+
 /* A line of --stats about how this dot was lowered. */
 static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, const char *how_b) {
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
@@ -343,9 +425,13 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
         note(g, op, "mma.sync.m16n8k16, f32 accumulation", operand_path(g, op, 0), operand_path(g, op, 1));
         return gen_mma(g, op, smem_at);
     }
-    note(g, op, op->attr == DOT_IEEE ? "FMA, one f32 fma per term in k order"
-              : op->attr == DOT_TF32 ? "FMA on TF32-rounded operands" : "FMA, three TF32 passes",
-         "through shared memory", "through shared memory");
+    if (is_tf32(g, op)) {
+        note(g, op, op->attr == DOT_TF32 ? "mma.sync.m16n8k8 tf32, f32 accumulation"
+                                         : "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)",
+             "through shared memory", "through shared memory");
+        return gen_mma_tf32(g, op, smem_at);
+    }
+    note(g, op, "FMA, one f32 fma per term in k order", "through shared memory", "through shared memory");
     int a = op->operands[0], b = op->operands[1], acc = op->operands[2], r = op->results[0];
     BlkType at = vtype(g, a), bt = vtype(g, b);
     int32_t K = at.shape[1], N = bt.shape[1];
@@ -355,8 +441,8 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     const Layout *l = &g->plan->layouts[r];
     LLVMValueRef *acc_regs = nvptx_operand(g, acc, l, smem_at); /* before a and b take the region */
     nvptx_barrier(g); /* earlier readers of the shared region are done */
-    store_block(g, a, smem_at);
-    store_block(g, b, b_at);
+    store_block(g, a, smem_at, 0);
+    store_block(g, b, b_at, 0);
     nvptx_barrier(g);
 
     int n = l->nregs;
@@ -366,45 +452,35 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
         rows[i] = LLVMBuildMul(g->b, nvptx_coord(g, l, 0, i), ci32(g, K), "");
         cols[i] = nvptx_coord(g, l, 1, i);
     }
-    static const int ieee[1][2] = {{0, 0}}, tf32[1][2] = {{1, 1}}, tf32x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
-    const int(*passes)[2] = op->attr == DOT_TF32 ? tf32 : op->attr == DOT_TF32X3 ? tf32x3 : ieee;
-    int npasses = op->attr == DOT_TF32X3 ? 3 : 1;
-    LLVMValueRef *c = arena_alloc(&g->arena, (size_t)n * sizeof *c);
-    for (int i = 0; i < n; i++) c[i] = acc_regs[i];
     LLVMTypeRef et = ty(g, d);
-    for (int p = 0; p < npasses; p++) {
-        /* for k = 0 .. K-1 (K >= 16): one fma per output element */
-        LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-        LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.k");
-        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.end");
-        LLVMBuildBr(g->b, body);
-        LLVMPositionBuilderAtEnd(g->b, body);
-        LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "k");
-        LLVMValueRef zero = ci32(g, 0);
-        LLVMAddIncoming(k, &zero, &pre, 1);
-        LLVMValueRef *phis = arena_alloc(&g->arena, (size_t)n * sizeof *phis), *next = arena_alloc(&g->arena, (size_t)n * sizeof *next);
-        for (int i = 0; i < n; i++) {
-            phis[i] = LLVMBuildPhi(g->b, g->f32, "");
-            LLVMAddIncoming(phis[i], &c[i], &pre, 1);
-        }
-        LLVMValueRef kn = LLVMBuildMul(g->b, k, ci32(g, N), "");
-        for (int i = 0; i < n; i++) {
-            LLVMValueRef ai = LLVMBuildAdd(g->b, rows[i], k, ""), bi = LLVMBuildAdd(g->b, kn, cols[i], "");
-            LLVMValueRef x = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, smem_at, ai, es), "");
-            LLVMValueRef y = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, b_at, bi, es), "");
-            x = operand_part(g, nvptx_convert_dtype(g, x, d, DT_F32), passes[p][0]);
-            y = operand_part(g, nvptx_convert_dtype(g, y, d, DT_F32), passes[p][1]);
-            LLVMValueRef args[3] = {x, y, phis[i]};
-            next[i] = nvptx_call(g, "llvm.fma.f32", g->f32, args, 3);
-        }
-        LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
-        LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-        LLVMAddIncoming(k, &k1, &latch, 1);
-        for (int i = 0; i < n; i++) LLVMAddIncoming(phis[i], &next[i], &latch, 1);
-        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, k1, ci32(g, K), ""), body, done);
-        LLVMPositionBuilderAtEnd(g->b, done);
-        for (int i = 0; i < n; i++) c[i] = next[i];
+    /* for k = 0 .. K-1 (K >= 16): one fma per output element */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.k");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.end");
+    LLVMBuildBr(g->b, body);
+    LLVMPositionBuilderAtEnd(g->b, body);
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "k");
+    LLVMValueRef zero = ci32(g, 0);
+    LLVMAddIncoming(k, &zero, &pre, 1);
+    LLVMValueRef *phis = arena_alloc(&g->arena, (size_t)n * sizeof *phis), *c = arena_alloc(&g->arena, (size_t)n * sizeof *c);
+    for (int i = 0; i < n; i++) {
+        phis[i] = LLVMBuildPhi(g->b, g->f32, "");
+        LLVMAddIncoming(phis[i], &acc_regs[i], &pre, 1);
     }
+    LLVMValueRef kn = LLVMBuildMul(g->b, k, ci32(g, N), "");
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef ai = LLVMBuildAdd(g->b, rows[i], k, ""), bi = LLVMBuildAdd(g->b, kn, cols[i], "");
+        LLVMValueRef x = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, smem_at, ai, es), "");
+        LLVMValueRef y = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, b_at, bi, es), "");
+        LLVMValueRef args[3] = {x, y, phis[i]};
+        c[i] = nvptx_call(g, "llvm.fma.f32", g->f32, args, 3);
+    }
+    LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    LLVMAddIncoming(k, &k1, &latch, 1);
+    for (int i = 0; i < n; i++) LLVMAddIncoming(phis[i], &c[i], &latch, 1);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, k1, ci32(g, K), ""), body, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
     LLVMValueRef *out = nvptx_new_regs(g, r);
     for (int i = 0; i < n; i++) out[i] = c[i];
     return true;

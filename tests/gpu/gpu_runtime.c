@@ -6,6 +6,7 @@
  * Standalone, for the static build on the GPU machine; exit 0 when all hold. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,35 @@ int main(void) {
     expect(blk_launch(k, 1, 1, 1, args, 2, NULL) == BLK_ERROR_BAD_ARGUMENT, "wrong argument count");
     expect(blk_launch(k, 1, 70000, 1, args, 3, NULL) == BLK_ERROR_BAD_GRID &&
            strstr(blk_last_error(), "grid dimension y is 70000"), "a grid larger than the device allows");
+
+    /* every scalar parameter type reaches the kernel with its value */
+    const char *psrc = "kernel p(out: *f32, a: i32, b: u32, c: i64, d: f32, e: f16, f: bf16, g: bool) {\n"
+                       "    store(out, a as f32); store(out + 1, b as f32); store(out + 2, c as f32);\n"
+                       "    store(out + 3, d); store(out + 4, e as f32); store(out + 5, f as f32);\n"
+                       "    store(out + 6, g as f32);\n"
+                       "}\n";
+    blk_module *pm;
+    blk_kernel *pk;
+    expect(blk_module_create(ctx, psrc, strlen(psrc), &opt, &pm) == BLK_SUCCESS &&
+           blk_module_get_kernel(pm, "p", &pk) == BLK_SUCCESS, "compile a kernel of every scalar type");
+    blk_arg pargs[] = {blk_arg_ptr(x), blk_arg_i32(-7), blk_arg_u32(4000000000u), blk_arg_i64(-(1LL << 40)),
+                       blk_arg_f32(0.1f), blk_arg_f32(0.1f), blk_arg_f32(0.1f), blk_arg_i32(1)};
+    float got[7] = {0};
+    expect(blk_launch(pk, 1, 1, 1, pargs, 8, NULL) == BLK_SUCCESS && blk_synchronize(ctx) == BLK_SUCCESS &&
+           blk_memcpy_to_host(ctx, got, x, sizeof got) == BLK_SUCCESS, "launch it");
+    uint32_t bits;
+    float tenth = 0.1f, bf16_tenth;
+    memcpy(&bits, &tenth, 4);
+    bits = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000u; /* to bf16, nearest even */
+    memcpy(&bf16_tenth, &bits, 4);
+    float want[7] = {-7.0f, 4000000000.0f, -1099511627776.0f, 0.1f, (float)(_Float16)0.1f, bf16_tenth, 1.0f};
+    int same = 1;
+    for (int i = 0; i < 7; i++) {
+        same &= got[i] == want[i];
+        if (got[i] != want[i]) printf("     parameter %d: got %.9g, expected %.9g\n", i + 1, got[i], want[i]);
+    }
+    expect(same, "i32, u32, i64, f32, f16 (0.1 rounded), bf16 (0.1 rounded) and bool arrive as passed");
+    blk_module_destroy(pm);
 
     /* the disk cache */
     const char *csrc = "kernel c(x: *i32 @align(16)) { store(x + arange(0, 64), arange(0, 64) * 3); }\n";
