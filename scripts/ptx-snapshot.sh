@@ -24,6 +24,7 @@ configs=(
   "matmul.blk|-D T=bf16 -D BLOCK_M=64 -D BLOCK_N=64 -D BLOCK_K=16 -D GROUP_M=1"
   "attention.blk|"
   "attention.blk|-D CAUSAL=true -D HEAD_DIM=128 -D BLOCK_M=64 -D BLOCK_N=32 -D T=bf16"
+  "attention_bwd.blk|"
 )
 for ex in dsl_examples/*.blk; do
   case " ${configs[*]} " in *"$(basename "$ex")|"*) ;; *) configs+=("$(basename "$ex")|");; esac

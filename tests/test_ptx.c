@@ -65,6 +65,8 @@ static const Config configs[] = {
     {"matmul.blk", {"T=bf16", "BLOCK_M=64", "BLOCK_N=64", "BLOCK_K=16", "GROUP_M=1", NULL}},
     {"attention.blk", {NULL}},
     {"attention.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=64", "BLOCK_N=32", "T=bf16", NULL}},
+    {"attention_bwd.blk", {NULL}},
+    {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
 };
 
 Test(ptx, every_example_assembles_cleanly_for_sm80_and_sm90, .timeout = 300) {

@@ -73,6 +73,17 @@
  *   eps_l = (log2 BLOCK_N + 2 blocks) 2^-23 being l's f32 sum (pairwise in a
  *   block, then two roundings per block), the last term log2's 2 ulp and the
  *   addition: about 1e-4 at D = 64, set by the worst case of the first dot.
+ * Attention backward (ref_attention_bwd sums the bounds, term by term): the
+ *   kernels get Out rounded to T, so delta = sum_d dO O is off by up to
+ *   (u + (D + 1) 2^-23) sum_d |dO O| (the rounding, then its f32 sum); each
+ *   recomputed p carries the relative error e_p of its score (as above:
+ *   c (D + 3) 2^-23 S through exp2, lse in f32, exp2's 2 ulp); dp = dO v^T
+ *   errs by D 2^-23 sum |dO v|; so ds = p (dp - delta), before its rounding
+ *   to T, errs by p (that + delta's) + (e_p + 2^-23) |ds|. dV sums p rounded
+ *   to T (error (e_p + u) p + sub) times dO; dK and dQ sum ds rounded to T
+ *   (its error, plus u |ds| + sub) times q or k; each of those f32 sums adds
+ *   2 n 2^-23 of its magnitude (n the keys or queries, padded), then the
+ *   scaling by sm_scale and the rounding to T (u |x| + sub).
  * Inputs follow the Triton tutorials: x ~ N(0,1) for add, softmax and
  * dropout; layer norm x = -2.3 + 0.5 N(0,1), w and b ~ U(0,1), dy = 0.1 N(0,1);
  * matmul a, b ~ N(0,1); attention q, k, v ~ N(0, 0.5^2) and sm_scale 0.5, as
@@ -515,6 +526,26 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     return r;
 }
 
+/* The const parameters both attention examples take. */
+typedef struct {
+    char text[5][32];
+} AttentionDefs;
+
+static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, bool causal) {
+    AttentionDefs d;
+    snprintf(d.text[0], sizeof d.text[0], "T=%s", tname(dt));
+    snprintf(d.text[1], sizeof d.text[1], "HEAD_DIM=%d", D);
+    snprintf(d.text[2], sizeof d.text[2], "BLOCK_M=%d", block_m);
+    snprintf(d.text[3], sizeof d.text[3], "BLOCK_N=%d", block_n);
+    snprintf(d.text[4], sizeof d.text[4], "CAUSAL=%s", causal ? "true" : "false");
+    return d;
+}
+
+static ExampleKernel attention_kernel(const char *file, const char *kernel, const AttentionDefs *d) {
+    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL}};
+    return k;
+}
+
 CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
                             int block_m, int block_n) {
     CheckResult r = {0};
@@ -535,13 +566,8 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     }
     for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
     for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
-    char t[16], hd[32], bm[32], bn[32], cs[32];
-    snprintf(t, sizeof t, "T=%s", tname(dt));
-    snprintf(hd, sizeof hd, "HEAD_DIM=%d", D);
-    snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
-    snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
-    snprintf(cs, sizeof cs, "CAUSAL=%s", causal ? "true" : "false");
-    ExampleKernel k = {"attention.blk", "attn_fwd", {t, hd, bm, bn, cs, NULL}};
+    AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
     InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
                         {.f = sm_scale}, {.i = N}};
@@ -599,6 +625,77 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     return r;
 }
 
+CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
+                                int block_m, int block_n) {
+    CheckResult r = {0};
+    set_name(&r, "attention bwd Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", Z, H, N, D, tname(dt),
+             causal ? " causal" : "", block_m, block_n);
+    RefRng rng = {11};
+    const double sentinel = 1280.0;
+    const float sm_scale = 0.5f;
+    int heads = Z * H;
+    int64_t total = (int64_t)heads * N * D, rows = (int64_t)heads * N;
+    int64_t tail = (int64_t)(block_m > block_n ? block_m : block_n) * D; /* sentinels past the ends */
+    TBuf q = tb_new(dt, total), kk = tb_new(dt, total), v = tb_new(dt, total), dout = tb_new(dt, total);
+    TBuf out = tb_new(dt, total), lse = tb_new(DT_F32, rows), delta = tb_new(DT_F32, rows + block_m);
+    TBuf dq = tb_new(dt, total + tail), dk = tb_new(dt, total + tail), dv = tb_new(dt, total + tail);
+    for (int64_t i = 0; i < total; i++) {
+        tb_set(&q, i, 0.5 * ref_normal(&rng));
+        tb_set(&kk, i, 0.5 * ref_normal(&rng));
+        tb_set(&v, i, 0.5 * ref_normal(&rng));
+        tb_set(&dout, i, 0.5 * ref_normal(&rng));
+    }
+    TBuf *outputs[] = {&delta, &dq, &dk, &dv};
+    for (int b = 0; b < 4; b++)
+        for (int64_t i = 0; i < outputs[b]->n; i++) tb_set(outputs[b], i, sentinel);
+    double *ref_out = malloc(total * sizeof(double)), *ref_lse = malloc(rows * sizeof(double));
+    double *arrays[8];
+    bool ok = ref_out && ref_lse;
+    for (int a = 0; a < 8; a++) ok &= (arrays[a] = malloc((a == 3 || a == 7 ? rows : total) * sizeof(double))) != NULL;
+    RefAttentionGrads g = {arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5], arrays[6], arrays[7]};
+    bool bf16 = dt == DT_BF16;
+    double u = unit_roundoff(dt), sub = subnormal_half(dt);
+    /* the forward's outputs as the backward gets them: Out in T, LSE in f32 */
+    ok = ok && ref_attention(q.data, kk.data, v.data, bf16, heads, N, D, causal, sm_scale, ref_out, ref_lse, NULL) &&
+         ref_attention_bwd(q.data, kk.data, v.data, dout.data, bf16, heads, N, D, causal, sm_scale, u, sub, ref_out,
+                           ref_lse, &g);
+    if (!ok) failf(&r, "out of memory for the reference");
+    for (int64_t i = 0; ok && i < total; i++) tb_set(&out, i, ref_out[i]);
+    for (int64_t i = 0; ok && i < rows; i++) tb_set(&lse, i, ref_lse[i]);
+    AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    ExampleKernel kd = attention_kernel("attention_bwd.blk", "attn_bwd_delta", &defs);
+    ExampleKernel kkv = attention_kernel("attention_bwd.blk", "attn_bwd_dkdv", &defs);
+    ExampleKernel kq = attention_kernel("attention_bwd.blk", "attn_bwd_dq", &defs);
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"),
+                           tb_buf(&dout, "dOut"), tb_buf(&lse, "LSE"), tb_buf(&delta, "Delta"), tb_buf(&dq, "dQ"),
+                           tb_buf(&dk, "dK"), tb_buf(&dv, "dV")};
+    uint32_t grid_m[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
+    uint32_t grid_n[3] = {(uint32_t)((N + block_n - 1) / block_n), (uint32_t)heads, 1};
+    InterpArg delta_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.i = N}};
+    InterpArg dkdv_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+                             {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.f = sm_scale}, {.i = N}};
+    InterpArg dq_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+                           {.p = delta.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
+    if (ok && launch_grid(run, &r, &kd, delta_args, 4, grid_m, bufs, 10) &&
+        launch_grid(run, &r, &kkv, dkdv_args, 10, grid_n, bufs, 10) &&
+        launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 10)) {
+        const char *tol = bf16 ? "2^-8 per term+.." : "2^-11 per term+..";
+        compare_bound(&r, "dQ", &dq, D, g.dq, g.bound_dq, rows, D, tol, true);
+        compare_bound(&r, "dK", &dk, D, g.dk, g.bound_dk, rows, D, tol, true);
+        compare_bound(&r, "dV", &dv, D, g.dv, g.bound_dv, rows, D, tol, true);
+        compare_bound(&r, "Delta", &delta, 1, g.delta, g.bound_delta, rows, 1, tol, false);
+        check_tail(&r, "Delta", &delta, rows, sentinel);
+        check_tail(&r, "dQ", &dq, total, sentinel);
+        check_tail(&r, "dK", &dk, total, sentinel);
+        check_tail(&r, "dV", &dv, total, sentinel);
+    }
+    for (int a = 0; a < 8; a++) free(arrays[a]);
+    free(ref_out), free(ref_lse);
+    TBuf *all[] = {&q, &kk, &v, &dout, &out, &lse, &delta, &dq, &dk, &dv};
+    for (int b = 0; b < 10; b++) tb_free(all[b]);
+    return r;
+}
+
 /* --------------------------------------------------------------- suite */
 
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max) {
@@ -612,6 +709,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64));
+    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64));
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -654,6 +752,12 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128));
         CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
         CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16));
+        /* the backward: causal and not, N_CTX not a multiple of the blocks,
+         * blocks of queries and keys of different sizes, D 128, bf16 */
+        CHECK(check_attention_bwd(r, 1, 1, 100, 64, true, DT_F16, 32, 64));
+        CHECK(check_attention_bwd(r, 2, 1, 77, 64, false, DT_BF16, 64, 32));
+        CHECK(check_attention_bwd(r, 1, 1, 130, 128, true, DT_BF16, 64, 64));
+        CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384));

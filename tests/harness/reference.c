@@ -165,3 +165,87 @@ bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool
     free(qd), free(kd), free(vd), free(x);
     return ok;
 }
+
+bool ref_attention_bwd(const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *dout, bool bf16,
+                       int heads, int N, int D, bool causal, double sm_scale, double u, double sub,
+                       const double *out, const double *lse, RefAttentionGrads *g) {
+    size_t total = (size_t)heads * N * D;
+    double *qd = malloc(total * sizeof *qd), *kd = malloc(total * sizeof *kd), *vd = malloc(total * sizeof *vd);
+    double *dod = malloc(total * sizeof *dod);
+    /* the magnitudes of the f32 sums: sum |ds q|, |ds k|, |p dout| */
+    double *mag_dq = calloc(total, sizeof *mag_dq), *mag_dk = calloc(total, sizeof *mag_dk);
+    double *mag_dv = calloc(total, sizeof *mag_dv);
+    bool ok = qd && kd && vd && dod && mag_dq && mag_dk && mag_dv;
+    for (size_t i = 0; ok && i < total; i++) {
+        qd[i] = bits_value(q[i], bf16);
+        kd[i] = bits_value(k[i], bf16);
+        vd[i] = bits_value(v[i], bf16);
+        dod[i] = bits_value(dout[i], bf16);
+        g->dq[i] = g->dk[i] = g->dv[i] = 0;
+        g->bound_dq[i] = g->bound_dk[i] = g->bound_dv[i] = 0;
+    }
+    const double ln2 = 0.6931471805599453, c = sm_scale * 1.4426950408889634, e23 = 0x1p-23;
+    int npad = 16; /* the f32 sums' length, rounded up to whole blocks of 128 */
+    while (npad < N) npad *= 2;
+    npad = npad < 128 ? 128 : npad;
+    for (int h = 0; ok && h < heads; h++) {
+        size_t at = (size_t)h * N * D;
+        const double *qh = qd + at, *kh = kd + at, *vh = vd + at, *doh = dod + at, *oh = out + at;
+        for (int i = 0; i < N; i++) {
+            size_t row = (size_t)h * N + i;
+            const double *qi = qh + (size_t)i * D, *doi = doh + (size_t)i * D, *oi = oh + (size_t)i * D;
+            double delta = 0, A = 0;
+            for (int d = 0; d < D; d++) delta += doi[d] * oi[d], A += fabs(doi[d] * oi[d]);
+            g->delta[row] = delta;
+            /* the kernel's delta: out rounded to T, then an f32 sum */
+            double e_delta = (u + (D + 1) * e23) * A;
+            g->bound_delta[row] = e_delta;
+            int keys = causal ? i + 1 : N;
+            for (int j = 0; j < keys; j++) {
+                const double *kj = kh + (size_t)j * D, *vj = vh + (size_t)j * D;
+                double s = 0, S = 0, dp = 0, DP = 0;
+                for (int d = 0; d < D; d++) {
+                    s += qi[d] * kj[d], S += fabs(qi[d] * kj[d]);
+                    dp += doi[d] * vj[d], DP += fabs(doi[d] * vj[d]);
+                }
+                double p = exp(s * sm_scale - lse[row] * ln2), ds = p * (dp - delta);
+                /* p's relative error: the score's dot and scaling, lse in f32
+                 * and the subtraction, exp2 (2 ulp) */
+                double e_p = ln2 * (c * (D + 3) * e23 * S + e23 * fabs(lse[row])) + 0x1p-22;
+                /* ds's absolute error before its rounding to T: dp's dot,
+                 * delta, p's error, the subtraction and product */
+                double e_ds = p * (D * e23 * DP + e_delta) + (e_p + e23) * fabs(ds);
+                double ds_err = e_ds * (1 + u) + u * fabs(ds) + sub; /* then rounded to T */
+                double p_err = (e_p + u + 0x1p-24) * p + sub;        /* p rounded to T */
+                double *dqi = g->dq + at + (size_t)i * D, *dkj = g->dk + at + (size_t)j * D;
+                double *dvj = g->dv + at + (size_t)j * D;
+                for (int d = 0; d < D; d++) {
+                    size_t ei = at + (size_t)i * D + d, ej = at + (size_t)j * D + d;
+                    dqi[d] += ds * kj[d];
+                    g->bound_dq[ei] += ds_err * fabs(kj[d]);
+                    mag_dq[ei] += fabs(ds * kj[d]);
+                    dkj[d] += ds * qi[d];
+                    g->bound_dk[ej] += ds_err * fabs(qi[d]);
+                    mag_dk[ej] += fabs(ds * qi[d]);
+                    dvj[d] += p * doi[d];
+                    g->bound_dv[ej] += p_err * fabs(doi[d]);
+                    mag_dv[ej] += fabs(p * doi[d]);
+                }
+            }
+        }
+    }
+    /* the dots' f32 sums (twice the sequential bound: tensor cores add in
+     * an order of their own), the scaling by sm_scale, the rounding to T */
+    for (size_t e = 0; ok && e < total; e++) {
+        g->dq[e] *= sm_scale;
+        g->dk[e] *= sm_scale;
+        g->bound_dq[e] = sm_scale * (g->bound_dq[e] + 2 * npad * e23 * mag_dq[e]) * (1 + e23);
+        g->bound_dk[e] = sm_scale * (g->bound_dk[e] + 2 * npad * e23 * mag_dk[e]) * (1 + e23);
+        g->bound_dv[e] += 2 * npad * e23 * mag_dv[e];
+        g->bound_dq[e] = (1 + u) * g->bound_dq[e] + u * fabs(g->dq[e]) + sub;
+        g->bound_dk[e] = (1 + u) * g->bound_dk[e] + u * fabs(g->dk[e]) + sub;
+        g->bound_dv[e] = (1 + u) * g->bound_dv[e] + u * fabs(g->dv[e]) + sub;
+    }
+    free(qd), free(kd), free(vd), free(dod), free(mag_dq), free(mag_dk), free(mag_dv);
+    return ok;
+}

@@ -62,4 +62,23 @@ typedef struct {
 bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool bf16, int heads, int N, int D,
                    bool causal, double sm_scale, double *out, double *lse, RefAttentionMags *mags);
 
+/* Attention backward, for q, k, v and dout as in ref_attention (dout the
+ * gradient of out): with s = q k^T sm_scale, p = softmax(s) row by row,
+ * delta_i = sum_d dout_id out_id, ds = p (dout v^T - delta):
+ * dq = ds k sm_scale, dk = ds^T q sm_scale, dv = p^T dout (dense [heads, N, D];
+ * delta [heads, N]). The bound_* arrays get, element by element, a bound on
+ * the error of attention_bwd.blk's computation of each, which needs the
+ * per-(query, key) terms and so is summed here: the kernels are given out
+ * rounded to the input type (unit roundoff u, half its smallest subnormal
+ * spacing sub) and lse in f32, and round p and ds to the input type before
+ * their dots; the derivation is at the top of checks.c. False when out of
+ * memory. */
+typedef struct {
+    double *dq, *dk, *dv, *delta;
+    double *bound_dq, *bound_dk, *bound_dv, *bound_delta;
+} RefAttentionGrads;
+bool ref_attention_bwd(const uint16_t *q, const uint16_t *k, const uint16_t *v, const uint16_t *dout, bool bf16,
+                       int heads, int N, int D, bool causal, double sm_scale, double u, double sub,
+                       const double *out, const double *lse, RefAttentionGrads *g);
+
 #endif
