@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* the backend too: it may refuse a program (a located error), never crash */
         NvptxOptions opt = {.arch = "sm_90"};
         NvptxOutput out;
-        compile_ptx(c, &opt, &out);
+        unsigned long before = fuzz_located_errors;
+        if (!compile_ptx(c, &opt, &out) && fuzz_located_errors == before) abort();
         nvptx_output_free(&out);
     }
     compilation_free(c);

@@ -12,8 +12,13 @@
 
 #include "compile.h"
 
+/* Errors reported with a source position so far: a backend that refuses a
+ * program must say where. */
+static unsigned long fuzz_located_errors;
+
 static void fuzz_drop_diagnostic(void *user, const Diagnostic *d) {
     (void)user;
+    if (d->severity == DIAG_ERROR && d->span.line > 0) fuzz_located_errors++;
     free(diag_format(d)); /* formatted, so the formatter is fuzzed too */
 }
 
