@@ -113,6 +113,26 @@ def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps):
     grid = (triton.cdiv(S, bm), Z * H, 1)
     return lambda: blk.launch(kern, grid, args)
 
+def blk_attention_bwd(blk, q, k, v, o, do, lse, delta, dq, dk, dv, causal, bm, bn, warps):
+    """attention_bwd.blk's three kernels: Delta, then dK/dV, then dQ."""
+    Z, H, S, D = q.shape
+    defs = [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"]
+    kd = blk.kernel("attention_bwd.blk", "attn_bwd_delta", defs, warps)
+    kkv = blk.kernel("attention_bwd.blk", "attn_bwd_dkdv", defs, warps)
+    kq = blk.kernel("attention_bwd.blk", "attn_bwd_dq", defs, warps)
+    scale = 1.0 / math.sqrt(D)
+    p = lambda t: (PTR, t.data_ptr())
+    a_delta = [p(o), p(do), p(delta), (I32, S)]
+    a_dkdv = [p(q), p(k), p(v), p(do), p(lse), p(delta), p(dk), p(dv), (F32, scale), (I32, S)]
+    a_dq = [p(q), p(k), p(v), p(do), p(lse), p(delta), p(dq), (F32, scale), (I32, S)]
+
+    def run():
+        blk.launch(kd, (triton.cdiv(S, bm), Z * H, 1), a_delta)
+        blk.launch(kkv, (triton.cdiv(S, bn), Z * H, 1), a_dkdv)
+        blk.launch(kq, (triton.cdiv(S, bm), Z * H, 1), a_dq)
+    return run
+
+
 # ---------------------------------------------------------------- Triton
 # The tutorials' kernels, written here the way tutorials 03 (matmul with
 # grouped ordering, autotuned) and 06 (fused attention forward) write them.
@@ -287,7 +307,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("libblk")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["matmul", "attention"])
+    ap.add_argument("--only", choices=["matmul", "attention", "attention_bwd"])
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3) and attention (S=4096, D=128) once each, for ncu")
     ap.add_argument("--out")
@@ -315,7 +335,7 @@ def main():
               (16, 4096, 4096)]
     if args.quick:
         shapes = [(4096, 4096, 4096)]
-    if args.only == "attention":
+    if args.only in ("attention", "attention_bwd"):
         shapes = []
     for M, N, K in shapes:
         a = torch.randn(M, K, device="cuda", dtype=torch.float16)
@@ -350,7 +370,7 @@ def main():
     cases = [(S, D, c) for D in (64, 128) for S in (4096, 16384) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False), (4096, 128, True)]
-    if args.only == "matmul":
+    if args.only in ("matmul", "attention_bwd"):
         cases = []
     for S, D, causal in cases:
         Z, H = 4, 32 if D == 64 else 16
@@ -376,6 +396,59 @@ def main():
         lines.append(f"| {S} | {D} | {'yes' if causal else 'no'} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | "
                      f"{tb[1] if tb else '-'} | {ts[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
                      f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
+        print(lines[-1], flush=True)
+
+    lines += ["", "## attention backward, fp16, batch 4 (H=32 for D=64, H=16 for D=128): dQ, dK, dV from dOut",
+              "", "TFLOP/s count the 5 products of the backward (2.5 times the forward's flops), as Triton's "
+              "tutorial does; blkc recomputes Q K^T in both its kernels. PyTorch's backward (autograd through "
+              "SDPA, flash kernels) is timed with its launch overhead only: its grads are copied into the "
+              "outputs, a copy of 3 tensors included in its time.", "",
+              "| S | D | causal | SDPA bwd TFLOP/s (user) | blkc TFLOP/s (kernel / user) | blkc config | "
+              "SDPA bwd ms user | blkc ms kernel / user |", "|" + "---|" * 8]
+    cases = [(4096, D, c) for D in (64, 128) for c in (False, True)]
+    if args.quick:
+        cases = [(4096, 128, False)]
+    if args.only in ("matmul", "attention"):
+        cases = []
+    for S, D, causal in cases:
+        Z, H = 4, 32 if D == 64 else 16
+        q, k, v = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
+        do = torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16)
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+        out = torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+        ref = torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True)
+        o = out.detach()
+        # the forward's LSE in blkc's convention (log2 of the sum of exp of the scaled scores)
+        s = torch.matmul(q.float(), k.float().transpose(-1, -2)) / math.sqrt(D)
+        if causal:
+            s = s.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+        lse = (torch.logsumexp(s, dim=-1) * 1.4426950408889634).contiguous()
+        del s
+        delta = torch.empty(Z, H, S, device="cuda", dtype=torch.float32)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(q), torch.empty_like(q)
+
+        def check(ref=ref, outs=(dq, dk, dv)):
+            for name, got, want in zip(("dQ", "dK", "dV"), outs, ref):
+                err = (got.float() - want.float()).abs().max().item()
+                if not err <= 2e-2 + 1e-2 * want.float().abs().max().item():
+                    raise RuntimeError(f"wrong {name}: max error {err:.3g}")
+
+        flops = 2.5 * 4 * Z * H * S * S * D / (2 if causal else 1)
+
+        def sdpa_bwd(out=out, qg=qg, kg=kg, vg=vg, do=do):
+            g = torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True)
+            dq.copy_(g[0]), dk.copy_(g[1]), dv.copy_(g[2])
+        sdpa_bwd()
+        check()
+        us = user_time(sdpa_bwd)
+        cands = [(f"{bm}x{bn} w{w}", blk_attention_bwd(blk, q, k, v, o, do, lse, delta, dq, dk, dv, causal, bm, bn, w))
+                 for bm, bn, w in [(64, 64, 4), (32, 64, 4), (64, 64, 8), (64, 128, 8), (128, 64, 8)]]
+        tb = best_of(cands, check)
+        ub = user_time(tb[2]) if tb else float("nan")
+        tfs = flops / (us * 1e-3) / 1e12
+        tfb = [flops / (t * 1e-3) / 1e12 for t in ((tb[0] if tb else float("nan")), ub)]
+        lines.append(f"| {S} | {D} | {'yes' if causal else 'no'} | {tfs:.0f} | {tfb[0]:.0f} / {tfb[1]:.0f} | "
+                     f"{tb[1] if tb else '-'} | {us:.3f} | {tb[0] if tb else float('nan'):.3f} / {ub:.3f} |")
         print(lines[-1], flush=True)
 
     text = "\n".join(lines) + "\n"
