@@ -107,18 +107,20 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
         snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, files[f]);
         char *src = slurp(path);
         cr_assert_not_null(src);
-        for (int bf = 0; bf < 2; bf++) {
+        for (int variant = 0; variant < 4; variant++) { /* f16 and bf16, sm_80 and sm_90 */
+            bool bf = variant & 1;
+            const char *arch = variant & 2 ? "sm_90" : "sm_80";
             const char *defs[] = {bf ? "T=bf16" : "T=f16", NULL};
             Captured cap = {0};
             Compilation *c = compile_to_bir("t.blk", src, defs, &cap);
             cr_assert(c && c->ok, "%s", cap.text);
-            NvptxOptions opt = {.arch = "sm_80", .only_kernel = kernels[f], .param_div = facts[f]};
+            NvptxOptions opt = {.arch = arch, .only_kernel = kernels[f], .param_div = facts[f]};
             NvptxOutput out;
             cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
             const char *ptx = out.text;
             cr_expect(strstr(ptx, bf ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
                                      : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
-                      "%s %s: no mma", files[f], defs[0]);
+                      "%s %s %s: no mma", files[f], defs[0], arch);
             cr_expect(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4"), "%s: no ldmatrix", files[f]);
             cr_expect(strstr(ptx, "cp.async.cg.shared.global"), "%s: no cp.async", files[f]);
             nvptx_output_free(&out);
