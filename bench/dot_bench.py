@@ -3,11 +3,11 @@
 Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
 PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
-    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|attention] [--out FILE]
+    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|attention|attention_bwd] [--out FILE]
     ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
-LIBBLK_SO is the runtime as a shared library (cmake -DBLK_SHARED_LIB=ON ...,
-target blk_shared); blkc's kernels are JIT-compiled through it for their
+LIBBLK_SO is the runtime as a shared library (libblk.so, target blk_shared;
+for the GPU machine, from the static build -DBLK_STATIC_LLVM=ON); blkc's kernels are JIT-compiled through it for their
 arguments, as a C program's would be, and launched on PyTorch's stream.
 
 Two times per provider and shape, both with the L2 cache flushed (a 256 MB
