@@ -106,6 +106,9 @@ static inline blk_arg blk_arg_f32(float v) { blk_arg a; a.kind = BLK_ARG_F32; a.
  * out of range. */
 const char *blk_kernel_arg_name(const blk_kernel *kernel, int i);
 int blk_kernel_arg_kind(const blk_kernel *kernel, int i);
+/* Argument i's type as blk spells it: "*f16", "i32", "f32", ...; a static
+ * string; NULL when i is out of range. */
+const char *blk_kernel_arg_type(const blk_kernel *kernel, int i);
 
 /* Launches grid_x * grid_y * grid_z programs. The arguments are checked
  * against the kernel's runtime parameters (count; pointer, integer or float;

@@ -334,11 +334,24 @@ int blk_kernel_arg_kind(const blk_kernel *k, int i) {
     if (!k || i < 0 || i >= k->f->nparams) return -1;
     switch (k->f->params[i].type.dtype) {
     case DT_PTR: return BLK_ARG_PTR;
-    case DT_F32: return BLK_ARG_F32;
+    case DT_F32: case DT_F16: case DT_BF16: return BLK_ARG_F32; /* rounded at launch */
     case DT_I64: return BLK_ARG_I64;
     case DT_U32: return BLK_ARG_U32;
     default: return BLK_ARG_I32;
     }
+}
+
+const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
+    if (!k || i < 0 || i >= k->f->nparams) return NULL;
+    /* static strings, so the caller may keep them: a scalar's type name, or
+     * "*" and the element type's (indexed by DType) */
+    static const char *const pointers[] = {
+        [DT_I1] = "*i1", [DT_I32] = "*i32", [DT_I64] = "*i64", [DT_U32] = "*u32",
+        [DT_F16] = "*f16", [DT_BF16] = "*bf16", [DT_F32] = "*f32",
+    };
+    BlkType t = k->f->params[i].type;
+    if (t.dtype != DT_PTR) return dtype_name(t.dtype);
+    return (unsigned)t.elem < sizeof pointers / sizeof *pointers && pointers[t.elem] ? pointers[t.elem] : "*?";
 }
 
 /* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none);

@@ -307,6 +307,18 @@ Test(runtime, argument_checking_agrees_with_a_model_on_random_launches) {
         "    let v = load(y + i, i < n) as f32 * s + h as f32 + (m & 7) as f32 + (big & 7) as f32 + flag as f32;\n"
         "    store(x + i, v, i < n);\n"
         "}\n", "args.blk", &ctx, &m);
+    /* the signature as the API describes it (what the Python package checks arguments by) */
+    static const char *const types[] = {"*f32", "*f16", "i32", "u32", "i64", "f32", "f16", "i1"};
+    static const int kinds[] = {BLK_ARG_PTR, BLK_ARG_PTR, BLK_ARG_I32, BLK_ARG_U32, BLK_ARG_I64,
+                                BLK_ARG_F32, BLK_ARG_F32, BLK_ARG_I32};
+    cr_assert_eq(blk_kernel_num_args(k), PROP_NPARAMS);
+    for (int i = 0; i < PROP_NPARAMS; i++) {
+        cr_expect_str_eq(blk_kernel_arg_name(k, i), prop_names[i]);
+        cr_expect_str_eq(blk_kernel_arg_type(k, i), types[i]);
+        cr_expect_eq(blk_kernel_arg_kind(k, i), kinds[i], "argument %d", i);
+    }
+    cr_expect_null(blk_kernel_arg_type(k, PROP_NPARAMS));
+    cr_expect_eq(blk_kernel_arg_kind(k, -1), -1);
     blk_ptr x, y;
     cr_assert_eq(blk_malloc(ctx, PROP_ELEMS * sizeof(float), &x), BLK_SUCCESS);
     cr_assert_eq(blk_malloc(ctx, PROP_ELEMS * sizeof(uint16_t), &y), BLK_SUCCESS);
