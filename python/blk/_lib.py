@@ -1,0 +1,94 @@
+"""The C runtime (include/blk.h) through ctypes: finding libblk.so, the
+function prototypes, and turning a failed status into an exception."""
+import ctypes
+import ctypes.util
+import os
+
+PTR, I32, U32, I64, F32 = range(5)  # blk_arg_kind
+
+
+class BlkError(RuntimeError):
+    """A blk call failed; the message is the runtime's (blk_last_error)."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+class _Value(ctypes.Union):
+    _fields_ = [("ptr", ctypes.c_uint64), ("i", ctypes.c_int64), ("f", ctypes.c_float)]
+
+
+class Arg(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("value", _Value)]
+
+
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
+                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("num_stages", ctypes.c_int)]
+
+
+def _candidates():
+    """Where libblk.so may be: $BLK_LIBRARY, beside the package (an install
+    that bundles it), the build tree of a checkout, then the system's."""
+    env = os.environ.get("BLK_LIBRARY")
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, "libblk.so.0")
+    yield os.path.join(os.path.dirname(os.path.dirname(here)), "build", "libblk.so.0")
+    found = ctypes.util.find_library("blk")
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if not os.path.exists(path) and os.sep in path:
+            tried.append(f"{path} (no such file)")
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as err:
+            tried.append(f"{path} ({err})")
+    raise ImportError("blk: cannot find libblk.so; build blkc (scripts/build.sh) or set BLK_LIBRARY "
+                      "to the library's path. Tried: " + "; ".join(tried or ["nothing"]))
+
+
+lib = _load()
+_P = ctypes.c_void_p
+for name, res, args in [
+    ("blk_last_error", ctypes.c_char_p, []),
+    ("blk_context_create_cuda", ctypes.c_int, [ctypes.c_int, ctypes.POINTER(_P)]),
+    ("blk_context_create_cpu", ctypes.c_int, [ctypes.POINTER(_P)]),
+    ("blk_context_destroy", None, [_P]),
+    ("blk_context_device", ctypes.c_char_p, [_P]),
+    ("blk_module_create", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(CompileOptions),
+                                         ctypes.POINTER(_P)]),
+    ("blk_module_destroy", None, [_P]),
+    ("blk_module_get_kernel", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P)]),
+    ("blk_kernel_num_args", ctypes.c_int, [_P]),
+    ("blk_kernel_arg_name", ctypes.c_char_p, [_P, ctypes.c_int]),
+    ("blk_kernel_arg_kind", ctypes.c_int, [_P, ctypes.c_int]),
+    ("blk_kernel_arg_type", ctypes.c_char_p, [_P, ctypes.c_int]),
+    ("blk_kernel_ptx", ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_char_p)]),
+    ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(Arg), ctypes.c_int,
+                                  _P]),
+    ("blk_malloc", ctypes.c_int, [_P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
+    ("blk_free", ctypes.c_int, [_P, ctypes.c_uint64]),
+    ("blk_memcpy_to_device", ctypes.c_int, [_P, ctypes.c_uint64, _P, ctypes.c_size_t]),
+    ("blk_memcpy_to_host", ctypes.c_int, [_P, _P, ctypes.c_uint64, ctypes.c_size_t]),
+    ("blk_synchronize", ctypes.c_int, [_P]),
+]:
+    fn = getattr(lib, name)
+    fn.restype = res
+    fn.argtypes = args
+
+
+def check(status):
+    """Raises BlkError with the runtime's message when status is not 0."""
+    if status:
+        raise BlkError(status, lib.blk_last_error().decode(errors="replace"))
