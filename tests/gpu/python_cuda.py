@@ -1,0 +1,62 @@
+"""The Python package on a GPU with PyTorch CUDA tensors (run on the GPU
+machine: BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 tests/gpu/python_cuda.py).
+Checks add and softmax against PyTorch, a launch on a side stream, and the
+errors for a tensor of the wrong dtype and for host memory on the GPU.
+Exit status 0 when every check holds."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+import blk
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "dsl_examples")
+failures = 0
+
+
+def expect(cond, what):
+    global failures
+    print(f"{'ok' if cond else 'FAIL':4} {what}")
+    failures += not cond
+
+
+print("device:", torch.cuda.get_device_name())
+add = blk.compile(os.path.join(EXAMPLES, "add.blk"))["add"]  # device None: the GPU
+for dtype, t in ((torch.float32, "f32"), (torch.float16, "f16")):
+    n = 98432
+    x, y = torch.randn(n, device="cuda", dtype=dtype), torch.randn(n, device="cuda", dtype=dtype)
+    out = torch.empty_like(x)
+    add[(blk.cdiv(n, 1024),)](x, y, out, n, T=t, BLOCK=1024)
+    torch.cuda.synchronize()
+    expect(torch.equal(out, x + y), f"add {t}: equal to x + y (one IEEE addition per element)")
+
+softmax = blk.compile(os.path.join(EXAMPLES, "softmax.blk")).softmax
+x = torch.randn(1823, 781, device="cuda")
+y = torch.empty_like(x)
+softmax[(x.shape[0],)](y, x, x.stride(0), y.stride(0), x.shape[1], BLOCK=blk.next_power_of_2(x.shape[1]))
+torch.cuda.synchronize()
+err = (y - torch.softmax(x, dim=1)).abs().max().item()
+expect(err <= 1e-6, f"softmax 1823x781 f32 within 1e-6 of torch.softmax (max error {err:.2g})")
+
+side = torch.cuda.Stream()
+x = torch.randn(4096, device="cuda")
+with torch.cuda.stream(side):
+    out = torch.empty_like(x)
+    add[(4,)](x, x, out, 4096, BLOCK=1024)
+side.synchronize()
+expect(torch.equal(out, 2 * x), "a launch on a side stream (the current stream) is ordered with it")
+
+try:
+    add[(1,)](x.half(), x, x, 16, BLOCK=1024)
+    expect(False, "a float16 tensor for *f32 is refused")
+except TypeError as err:
+    expect("torch.float16 where the kernel takes *f32" in str(err), f"a float16 tensor for *f32: {err}")
+try:
+    add[(1,)](np.ones(16, np.float32), x, x, 16, BLOCK=1024)
+    expect(False, "a NumPy array on the GPU is refused")
+except TypeError as err:
+    expect("a host array, but the module runs on the GPU" in str(err), f"a NumPy array on the GPU: {err}")
+
+print(f"\n{failures} failure{'s' * (failures != 1)}")
+sys.exit(failures != 0)
