@@ -413,7 +413,8 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): unknown argument kind %d", k->f->name,
                     i, p->name, (int)a->kind);
     bool is_int_kind = a->kind == BLK_ARG_I32 || a->kind == BLK_ARG_U32 || a->kind == BLK_ARG_I64;
-    if (d == DT_PTR) {
+    int takes = blk_kernel_arg_kind(k, i); /* the one mapping of parameter types to argument kinds */
+    if (takes == BLK_ARG_PTR) {
         if (a->kind != BLK_ARG_PTR)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a pointer (%s), got %s",
                         k->f->name, i, p->name, want, arg_kind_name(a->kind));
@@ -428,7 +429,7 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
                         k->f->name, i, p->name, (long long)p->align, (unsigned long long)a->value.ptr);
         return BLK_SUCCESS;
     }
-    if (dtype_is_float(d)) { /* f16 and bf16 take an f32, rounded at launch as `as` rounds */
+    if (takes == BLK_ARG_F32) { /* f16 and bf16 too, rounded at launch as `as` rounds */
         if (a->kind != BLK_ARG_F32)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a float (%s: blk_arg_f32), got %s",
                         k->f->name, i, p->name, want, arg_kind_name(a->kind));
