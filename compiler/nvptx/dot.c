@@ -159,12 +159,23 @@ static LLVMValueRef to_tf32(Gen *g, LLVMValueRef x) {
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, finite, rounded, u, ""), g->f32, "");
 }
 
-/* An operand element as the precision wants it: part 0 as is, 1 the TF32
- * high part, 2 the TF32 low part. */
-static LLVMValueRef operand_part(Gen *g, LLVMValueRef x, int part) {
-    if (part == 0) return x;
-    LLVMValueRef hi = to_tf32(g, x);
-    return part == 1 ? hi : to_tf32(g, LLVMBuildFSub(g->b, x, hi, ""));
+/* An f32 element of shared memory at `at` + 4 idx as mma's tf32 operand
+ * registers: its TF32 high part, and (lo not NULL) the TF32 of the rest. */
+static void tf32_operand(Gen *g, int64_t at, LLVMValueRef idx, LLVMValueRef *hi, LLVMValueRef *lo) {
+    LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, at, idx, 4), "");
+    LLVMValueRef h = to_tf32(g, x);
+    *hi = LLVMBuildBitCast(g->b, h, g->i32, "");
+    if (lo) *lo = LLVMBuildBitCast(g->b, to_tf32(g, LLVMBuildFSub(g->b, x, h, "")), g->i32, "");
+}
+
+/* One mma on the four accumulator registers at acc (args[6..9] are filled
+ * from them), which then hold its result. */
+static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVMValueRef *acc) {
+    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
+    for (int j = 0; j < 4; j++) args[6 + j] = acc[j];
+    LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
+    for (int j = 0; j < 4; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
 /* Two f16 or bf16 elements as one 32-bit operand register of mma. */
@@ -301,8 +312,6 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         if (!staged[w]) F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
-    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
-    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->f16, 2) : g->i32;
     for (int ki = 0; ki < ksteps; ki++) {
@@ -323,10 +332,8 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
                     args[4 + q] = staged[1] ? LLVMBuildBitCast(g->b, F[1].frag[ni * ksteps + ki][q], word, "")
                                             : pack(g, F[1].regs[base], F[1].regs[base + 1], d);
                 }
-                int cbase = ni << 2 | mi << (2 + nbits); /* c0, c1: row; c2, c3: row + 8 */
-                for (int j = 0; j < 4; j++) args[6 + j] = out[cbase + j];
-                LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
-                for (int j = 0; j < 4; j++) out[cbase + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+                /* c0, c1: row; c2, c3: row + 8 */
+                mma_accumulate(g, name, args, out + (ni << 2 | mi << (2 + nbits)));
             }
         }
     }
@@ -354,8 +361,6 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
     bool x3 = op->attr == DOT_TF32X3;
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
-    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
-    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
     /* [tile][part][i]: part 0 the TF32 high part, 1 the low part */
     LLVMValueRef(*fa)[2][4] = arena_alloc(&g->arena, (size_t)mreps * sizeof *fa);
     LLVMValueRef(*fb)[2][2] = arena_alloc(&g->arena, (size_t)nreps * sizeof *fb);
@@ -367,18 +372,14 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
             for (int i = 0; i < 4; i++) { /* (row + 8 (i & 1), k + 4 (i >> 1)) */
                 LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, LLVMBuildAdd(g->b, row, ci32(g, 8 * (i & 1)), ""), ci32(g, lda), ""),
                                                 LLVMBuildAdd(g->b, kt, ci32(g, 4 * (i >> 1)), ""), "");
-                LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, smem_at, idx, 4), "");
-                fa[mi][0][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 1), g->i32, "");
-                if (x3) fa[mi][1][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 2), g->i32, "");
+                tf32_operand(g, smem_at, idx, &fa[mi][0][i], x3 ? &fa[mi][1][i] : NULL);
             }
         }
         for (int ni = 0; ni < nreps; ni++) {
             LLVMValueRef col = LLVMBuildAdd(g->b, n0, ci32(g, nvptx_layout_coord(lc, 1, ni << 2, 0, 0)), "");
             for (int i = 0; i < 2; i++) { /* (k + 4 i, col) */
                 LLVMValueRef idx = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, LLVMBuildAdd(g->b, kt, ci32(g, 4 * i), ""), ci32(g, ldb), ""), col, "");
-                LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, b_at, idx, 4), "");
-                fb[ni][0][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 1), g->i32, "");
-                if (x3) fb[ni][1][i] = LLVMBuildBitCast(g->b, operand_part(g, x, 2), g->i32, "");
+                tf32_operand(g, b_at, idx, &fb[ni][0][i], x3 ? &fb[ni][1][i] : NULL);
             }
         }
         /* tf32x3: lo*hi, hi*lo, then hi*hi, as the interpreter's passes */
@@ -390,10 +391,7 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
                     LLVMValueRef args[10];
                     for (int i = 0; i < 4; i++) args[i] = fa[mi][passes[p][0]][i];
                     for (int i = 0; i < 2; i++) args[4 + i] = fb[ni][passes[p][1]][i];
-                    int cbase = ni << 2 | mi << (2 + nbits);
-                    for (int j = 0; j < 4; j++) args[6 + j] = out[cbase + j];
-                    LLVMValueRef res = nvptx_call(g, "llvm.nvvm.mma.m16n8k8.row.col.tf32", ret, args, 10);
-                    for (int j = 0; j < 4; j++) out[cbase + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+                    mma_accumulate(g, "llvm.nvvm.mma.m16n8k8.row.col.tf32", args, out + (ni << 2 | mi << (2 + nbits)));
                 }
     }
     return true;
