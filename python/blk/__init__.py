@@ -15,6 +15,7 @@ import ctypes
 import os
 
 from . import _lib
+from ._args import Marshal
 from ._lib import BlkError
 
 __all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2"]
@@ -83,6 +84,7 @@ class Module:
         self.text, self.device, self.name = text, device, name
         self.num_warps, self.num_stages = num_warps, num_stages
         self._compiled = {}  # (defines, num_warps, num_stages) -> blk_module
+        self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [(name, type, kind)])
 
     def __getitem__(self, kernel):
         return Kernel(self, kernel)
@@ -105,6 +107,18 @@ class Module:
             self._compiled[key] = mod
         return self._compiled[key]
 
+    def _kernel(self, name, defines, num_warps, num_stages):
+        """The kernel's handle and its runtime parameters, looked up once per combination."""
+        key = ((defines, num_warps, num_stages), name)
+        if key not in self._kernels:
+            mod = self._module(defines, num_warps, num_stages)
+            k = ctypes.c_void_p()
+            _lib.check(_lib.lib.blk_module_get_kernel(mod, name.encode(), ctypes.byref(k)))
+            params = [(_lib.lib.blk_kernel_arg_name(k, i).decode(), _lib.lib.blk_kernel_arg_type(k, i).decode(),
+                       _lib.lib.blk_kernel_arg_kind(k, i)) for i in range(_lib.lib.blk_kernel_num_args(k))]
+            self._kernels[key] = (k, params)
+        return self._kernels[key]
+
     def __del__(self):
         for mod in getattr(self, "_compiled", {}).values():
             _lib.lib.blk_module_destroy(mod)
@@ -120,41 +134,36 @@ class Kernel:
         return lambda *args, **consts: self.run(grid, *args, **consts)
 
     def _handle(self, consts):
+        """(blk_kernel, its parameters) for these const parameters."""
         num_warps = consts.pop("num_warps", self.module.num_warps)
         num_stages = consts.pop("num_stages", self.module.num_stages)
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
-        mod = self.module._module(defines, num_warps, num_stages)
-        k = ctypes.c_void_p()
-        _lib.check(_lib.lib.blk_module_get_kernel(mod, self.name.encode(), ctypes.byref(k)))
-        return k
+        return self.module._kernel(self.name, defines, num_warps, num_stages)
 
     def signature(self, **consts):
         """[(name, type)] of the runtime parameters, types as blk spells them."""
-        k = self._handle(dict(consts))
-        return [(_lib.lib.blk_kernel_arg_name(k, i).decode(), _lib.lib.blk_kernel_arg_type(k, i).decode())
-                for i in range(_lib.lib.blk_kernel_num_args(k))]
+        return [(name, ptype) for name, ptype, _ in self._handle(consts)[1]]
 
     def ptx(self, **consts):
         """The kernel's PTX for these const parameters (without launch specialization)."""
-        k = self._handle(dict(consts))
+        k = self._handle(consts)[0]
         out = ctypes.c_char_p()
         _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
         return out.value.decode()
 
     def run(self, grid, *args, **consts):
         meta = dict(consts)
-        k = self._handle(dict(consts))
+        k, params = self._handle(consts)
         if callable(grid):
             grid = grid(meta)
         grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
         if not 1 <= len(grid) <= 3:
             raise ValueError(f"kernel '{self.name}': a grid has 1 to 3 dimensions, got {len(grid)}")
         grid += (1,) * (3 - len(grid))
-        n = _lib.lib.blk_kernel_num_args(k)
+        n = len(params)
         if len(args) != n:
-            names = ", ".join(_lib.lib.blk_kernel_arg_name(k, i).decode() for i in range(n))
+            names = ", ".join(name for name, _, _ in params)
             raise TypeError(f"kernel '{self.name}' takes {n} arguments ({names}), got {len(args)}")
-        from ._args import Marshal
-        with Marshal(self.name, self.module.device, _context(self.module.device), k) as m:
+        with Marshal(self.name, self.module.device, _context(self.module.device), params) as m:
             cargs = m.convert(args)
             _lib.check(_lib.lib.blk_launch(k, grid[0], grid[1], grid[2], cargs, n, m.stream))

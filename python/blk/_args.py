@@ -8,21 +8,26 @@ import sys
 
 from . import _lib
 
-# a pointer parameter's element type -> the NumPy / array-interface type it takes
-# (bf16 has no NumPy type: its arrays are uint16 holding the bits)
-_NUMPY = {"*f32": "float32", "*f16": "float16", "*bf16": "uint16", "*i32": "int32", "*u32": "uint32",
-          "*i64": "int64", "*i1": "bool"}
-_TORCH = {"*f32": "torch.float32", "*f16": "torch.float16", "*bf16": "torch.bfloat16", "*i32": "torch.int32",
-          "*u32": "torch.uint32", "*i64": "torch.int64", "*i1": "torch.bool"}
-_TYPESTR = {"*f32": "f4", "*f16": "f2", "*bf16": "u2", "*i32": "i4", "*u32": "u4", "*i64": "i8", "*i1": "b1"}
+# a pointer parameter's type -> what it takes: the NumPy dtype, the PyTorch
+# dtype and the array-interface type (bf16 has no NumPy type: its arrays
+# are uint16 holding the bits)
+_POINTEES = {
+    "*f32": ("float32", "torch.float32", "f4"),
+    "*f16": ("float16", "torch.float16", "f2"),
+    "*bf16": ("uint16", "torch.bfloat16", "u2"),
+    "*i32": ("int32", "torch.int32", "i4"),
+    "*u32": ("uint32", "torch.uint32", "u4"),
+    "*i64": ("int64", "torch.int64", "i8"),
+    "*i1": ("bool", "torch.bool", "b1"),
+}
 
 
 class Marshal:
     """Converts one launch's arguments; on leaving, copies arrays back (if
     the launch succeeded) and frees the blk memory it took."""
 
-    def __init__(self, kernel, device, ctx, handle):
-        self.kernel, self.device, self.ctx, self.handle = kernel, device, ctx, handle
+    def __init__(self, kernel, device, ctx, params):
+        self.kernel, self.device, self.ctx, self.params = kernel, device, ctx, params
         self.copies = []   # (array, blk_ptr): copied in, to copy back
         self.owned = {}    # array data address -> blk_ptr, so one array passed twice is one buffer
         self.stream = None
@@ -46,10 +51,7 @@ class Marshal:
 
     def convert(self, args):
         out = (_lib.Arg * max(len(args), 1))()
-        for i, a in enumerate(args):
-            name = _lib.lib.blk_kernel_arg_name(self.handle, i).decode()
-            ptype = _lib.lib.blk_kernel_arg_type(self.handle, i).decode()
-            kind = _lib.lib.blk_kernel_arg_kind(self.handle, i)
+        for i, (a, (name, ptype, kind)) in enumerate(zip(args, self.params)):
             out[i].kind = kind
             if kind == _lib.PTR:
                 out[i].value.ptr = self._pointer(i, name, ptype, a)
@@ -66,8 +68,9 @@ class Marshal:
     def _pointer(self, i, name, ptype, a):
         if isinstance(a, (int, float)):
             self._fail(i, name, f"expects an array or tensor ({ptype}), got {type(a).__name__}")
+        numpy_type, torch_type, typestr = _POINTEES.get(ptype, (None, None, None))
         if type(a).__module__.startswith("torch"):
-            if str(a.dtype) != _TORCH.get(ptype):
+            if str(a.dtype) != torch_type:
                 self._fail(i, name, f"a tensor of {a.dtype} where the kernel takes {ptype}")
             if a.is_cuda:
                 if self.device != "cuda":
@@ -77,7 +80,7 @@ class Marshal:
             a = a.numpy()  # a CPU tensor: the NumPy view of its memory
         if hasattr(a, "__cuda_array_interface__"):
             iface = a.__cuda_array_interface__
-            if iface["typestr"][1:] != _TYPESTR.get(ptype):
+            if iface["typestr"][1:] != typestr:
                 self._fail(i, name, f"device memory of type {iface['typestr']} where the kernel takes {ptype}")
             if self.device != "cuda":
                 self._fail(i, name, "device memory, but the module is compiled for the cpu device")
@@ -87,7 +90,7 @@ class Marshal:
         if self.device != "cpu":
             self._fail(i, name, "a host array, but the module runs on the GPU: pass device memory "
                                 "(a CUDA tensor)")
-        if str(a.dtype) != _NUMPY.get(ptype):
+        if str(a.dtype) != numpy_type:
             self._fail(i, name, f"an array of {a.dtype} where the kernel takes {ptype}"
                                 + (" (bf16 arrays are uint16 holding the bits)" if ptype == "*bf16" else ""))
         if not a.flags.c_contiguous:
