@@ -12,7 +12,6 @@ arrays (C-contiguous, of the pointer's element type): copied in before the
 launch and back after it.
 """
 import ctypes
-import os
 
 from . import _lib
 from ._args import Marshal
