@@ -6,6 +6,7 @@
 # counts per stage.   scripts/fuzz-coverage.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/fuzz/seeds.sh
 flags="-fprofile-instr-generate -fcoverage-mapping"
 CC=clang-19 cmake -S . -B build-cov -G Ninja -DBLK_FUZZ=ON -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fprofile-instr-generate" >/dev/null
@@ -28,12 +29,8 @@ for name in frontend interp cache; do printf ' fuzz_%s |' "$name"; done
 printf '\n|---|---|---|---|---|\n'
 declare -A report
 for name in frontend interp cache; do
-  case $name in
-    cache) seeds=(tests/fuzz/seeds/cache tests/fuzz/regressions/cache) ;;
-    *) seeds=(dsl_examples tests/diagnostics tests/fuzz/seeds/programs tests/fuzz/regressions/programs) ;;
-  esac
-  dirs=()
-  for d in ".fuzz-corpus/$name" "${seeds[@]}"; do [ -d "$d" ] && dirs+=("$d"); done
+  mapfile -t dirs < <(fuzz_seed_dirs "$name")
+  [ -d ".fuzz-corpus/$name" ] && dirs=(".fuzz-corpus/$name" "${dirs[@]}")
   rm -f build-cov/"$name".profraw
   LLVM_PROFILE_FILE="build-cov/$name.profraw" ./build-cov/tests/fuzz_"$name" -runs=0 -max_len=4096 \
     -rss_limit_mb=4096 "${dirs[@]}" >/dev/null 2>&1

@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh [SECONDS] [NAME ...]     NAME: frontend interp cache
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/fuzz/seeds.sh
 seconds=${1:-60}
 shift || true
 names=("$@")
@@ -16,13 +17,9 @@ cmake --build build-fuzz --target "${names[@]/#/fuzz_}"
 
 for name in "${names[@]}"; do
   mkdir -p ".fuzz-corpus/$name"
-  case $name in
-    cache) seeds=(tests/fuzz/seeds/cache tests/fuzz/regressions/cache) dict=() ;;
-    *) seeds=(dsl_examples tests/diagnostics tests/fuzz/seeds/programs tests/fuzz/regressions/programs)
-       dict=(-dict=tests/fuzz/blk.dict) ;;
-  esac
-  existing=()
-  for d in "${seeds[@]}"; do [ -d "$d" ] && existing+=("$d"); done
+  dict=()
+  [ "$name" = cache ] || dict=(-dict=tests/fuzz/blk.dict)
+  mapfile -t existing < <(fuzz_seed_dirs "$name")
   echo "### fuzz_$name for $seconds s"
   rm -f build-fuzz/"$name"-*
   # the corpus directory comes first: new inputs are written there only
