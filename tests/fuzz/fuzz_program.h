@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "compile.h"
@@ -20,6 +21,14 @@ static void fuzz_drop_diagnostic(void *user, const Diagnostic *d) {
     (void)user;
     if (d->severity == DIAG_ERROR && d->span.line > 0) fuzz_located_errors++;
     free(diag_format(d)); /* formatted, so the formatter is fuzzed too */
+}
+
+/* Where dumps and device_print output go: /dev/null, opened once (NULL if
+ * it cannot be, and then nothing is written). */
+static FILE *fuzz_sink(void) {
+    static FILE *sink;
+    if (!sink) sink = fopen("/dev/null", "w");
+    return sink;
 }
 
 /* The input checked by the front end (lexer, parser, sema). */
