@@ -23,7 +23,7 @@ bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
         {(void **)&d->DeviceGetAttribute, "cuDeviceGetAttribute"},
         {(void **)&d->DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"},
         {(void **)&d->DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
-        {(void **)&d->DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2"},
+        {(void **)&d->DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState"},
         {(void **)&d->CtxSetCurrent, "cuCtxSetCurrent"},
         {(void **)&d->CtxSynchronize, "cuCtxSynchronize"},
         {(void **)&d->ModuleUnload, "cuModuleUnload"},

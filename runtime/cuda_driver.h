@@ -19,7 +19,7 @@ typedef struct {
     CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*DevicePrimaryCtxRelease)(CUdevice);
-    CUresult (*DevicePrimaryCtxReset)(CUdevice);
+    CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned *, int *);
     CUresult (*CtxSetCurrent)(CUcontext);
     CUresult (*CtxSynchronize)(void);
     CUresult (*ModuleUnload)(CUmodule);

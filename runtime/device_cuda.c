@@ -107,9 +107,10 @@ static blk_status cuda_open(blk_context *ctx, int ordinal) {
 
 static void cuda_close(blk_context *ctx) {
     CudaState *st = ctx->state;
-    /* A fault poisons the device's primary context, which every context on
-     * that device shares: reset it, so that a new one starts clean. */
-    if (ctx->lost) st->drv.DevicePrimaryCtxReset(st->dev);
+    /* Never reset the primary context, even after a fault: others in the
+     * process (PyTorch, another blk context) may hold it, and a reset would
+     * free their memory under them. CUDA resets it by itself when its last
+     * holder releases it, so a fault is cleared once nobody uses it. */
     st->drv.DevicePrimaryCtxRelease(st->dev);
     blk_cuda_driver_unload(&st->drv);
     free(st);

@@ -13,6 +13,7 @@
 
 #include "blk.h"
 #include "cache.h"
+#include "cuda_driver.h"
 
 static int failures;
 
@@ -133,6 +134,15 @@ int main(void) {
     }
     if (d) closedir(d);
     expect(run_once(ctx, csrc, x), "a corrupt entry is rebuilt, and the kernel runs");
+    /* Another user of the device's primary context (PyTorch does this):
+     * blk must not reset it from under them, fault or not. */
+    CudaDriver drv;
+    char derr[256];
+    CUdevice dev = 0;
+    CUcontext held = NULL;
+    int holding = blk_cuda_driver_load(&drv, derr, sizeof derr) && !drv.Init(0) && !drv.DeviceGet(&dev, 0) &&
+                  !drv.DevicePrimaryCtxRetain(&held, dev);
+    expect(holding, "a second holder retains the primary context");
     /* a store 2^40 elements away: an illegal address */
     blk_arg wild[] = {blk_arg_ptr(x), blk_arg_i32(128), blk_arg_i64(1LL << 40)};
     blk_status s = blk_launch(k, 1, 1, 1, wild, 3, NULL);
@@ -143,10 +153,23 @@ int main(void) {
     expect(blk_launch(k, 3, 1, 1, args, 3, NULL) == BLK_ERROR_CONTEXT_LOST, "then the context reports itself lost");
     blk_module_destroy(m);
     blk_context_destroy(ctx);
+    if (holding) {
+        unsigned flags = 0;
+        int active = 0;
+        CUcontext again = NULL;
+        expect(!drv.DevicePrimaryCtxGetState(dev, &flags, &active) && active,
+               "destroying the faulted context leaves the shared primary context alive");
+        expect(!drv.DevicePrimaryCtxRetain(&again, dev) && again == held,
+               "and it is the same context the other holder has (not reset and recreated)");
+        if (again) drv.DevicePrimaryCtxRelease(dev);
+        /* the last holder's release is what resets it, clearing the fault */
+        drv.DevicePrimaryCtxRelease(dev);
+        blk_cuda_driver_unload(&drv);
+    }
     blk_context *none;
     expect(blk_context_create_cuda(99, &none) == BLK_ERROR_NO_DEVICE, "device 99 does not exist");
-    /* CUDA keeps an illegal address sticky for the whole process: a new
-     * context on the device must fail cleanly, naming the error, or work */
+    /* Once nobody holds the faulted primary context CUDA has reset it; a
+     * new context must work, or fail cleanly naming the error */
     s = blk_context_create_cuda(0, &ctx);
     expect(s == BLK_SUCCESS || strstr(blk_last_error(), "illegal memory access"),
            "a new context after a fault works, or reports the process-wide CUDA error");
