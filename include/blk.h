@@ -128,6 +128,12 @@ blk_status blk_memset(blk_context *ctx, blk_ptr dst, int byte, size_t bytes);
 /* Waits for every launch and copy; reports a kernel fault that happened meanwhile. */
 blk_status blk_synchronize(blk_context *ctx);
 
+/* The on-disk cache's directory ($BLK_CACHE_DIR, else ~/.cache/blk; created
+ * if needed), so that tools built on blk (the Python autotuner) keep their
+ * files beside the compiled kernels; NULL when the cache is off
+ * (BLK_CACHE_DISABLE=1) or unusable. Valid until the next call on this thread. */
+const char *blk_cache_directory(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "device.h"
 
 /* ---------------------------------------------------------------- errors */
@@ -31,6 +32,12 @@ blk_status blk_fail(blk_status s, const char *fmt, ...) {
 static blk_status ok(void) {
     last_error[0] = 0;
     return BLK_SUCCESS;
+}
+
+const char *blk_cache_directory(void) {
+    static _Thread_local char dir[4096];
+    bool too_long;
+    return blk_cache_dir(dir, sizeof dir, &too_long);
 }
 
 const char *blk_status_string(blk_status s) {

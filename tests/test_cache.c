@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blk.h"
 #include "cache.h"
 
 static char dir[64];
@@ -159,9 +160,11 @@ Test(cache, the_environment_places_or_disables_it) {
     cr_expect_null(blk_cache_dir(buf, sizeof buf, &too_long), "a path cut to fit names another directory");
     cr_expect(too_long);
     setenv("BLK_CACHE_DIR", want, 1);
+    cr_expect_str_eq(blk_cache_directory(), want, "the public API says the same");
     setenv("BLK_CACHE_DISABLE", "1", 1);
     cr_expect_null(blk_cache_dir(buf, sizeof buf, &too_long));
     cr_expect_not(too_long);
+    cr_expect_null(blk_cache_directory());
     unsetenv("BLK_CACHE_DISABLE");
     unsetenv("BLK_CACHE_DIR");
     setenv("HOME", dir, 1);

@@ -14,10 +14,10 @@ launch and back after it.
 import ctypes
 
 from . import _lib
-from ._args import Marshal
+from ._args import Marshal, Param, device_of, packer
 from ._lib import BlkError
 
-__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2"]
+__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "autotune", "Config", "testing"]
 __version__ = "0.1.0"
 
 
@@ -34,16 +34,24 @@ def next_power_of_2(n):
 _contexts = {}
 
 
-def _context(device):
-    """The process's context for "cpu" or "cuda" (device 0), made once."""
-    if device not in _contexts:
+def _context(device, ordinal=0):
+    """The process's context for "cpu", or for CUDA device `ordinal` (its
+    primary context, the one PyTorch uses), made once."""
+    key = (device, ordinal if device == "cuda" else None)
+    if key not in _contexts:
         ctx = ctypes.c_void_p()
         if device == "cpu":
             _lib.check(_lib.lib.blk_context_create_cpu(ctypes.byref(ctx)))
         else:
-            _lib.check(_lib.lib.blk_context_create_cuda(0, ctypes.byref(ctx)))
-        _contexts[device] = ctx
-    return _contexts[device]
+            _lib.check(_lib.lib.blk_context_create_cuda(ordinal, ctypes.byref(ctx)))
+        _contexts[key] = ctx
+    return _contexts[key]
+
+
+def device_name(device="cuda", ordinal=0):
+    """What the runtime calls the device: "NVIDIA H100 80GB HBM3 (sm_90)",
+    "cpu (reference interpreter)"."""
+    return _lib.lib.blk_context_device(_context(device, ordinal)).decode()
 
 
 def _auto_device():
@@ -77,13 +85,14 @@ def _define(value):
 
 
 class Module:
-    """The kernels of one source, compiled per set of const parameters."""
+    """The kernels of one source, compiled per set of const parameters and
+    per GPU (a module belongs to one device's context)."""
 
     def __init__(self, text, device, name, num_warps, num_stages):
         self.text, self.device, self.name = text, device, name
         self.num_warps, self.num_stages = num_warps, num_stages
-        self._compiled = {}  # (defines, num_warps, num_stages) -> blk_module
-        self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [(name, type, kind)])
+        self._compiled = {}  # (defines, num_warps, num_stages, ordinal) -> blk_module
+        self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
 
     def __getitem__(self, kernel):
         return Kernel(self, kernel)
@@ -93,30 +102,30 @@ class Module:
             raise AttributeError(kernel)
         return Kernel(self, kernel)
 
-    def _module(self, defines, num_warps, num_stages):
-        key = (defines, num_warps, num_stages)
+    def _module(self, key):
         if key not in self._compiled:
+            defines, num_warps, num_stages, ordinal = key
             enc = [d.encode() for d in defines]
             arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
             opt = _lib.CompileOptions(arr, len(enc), num_warps, None, self.name.encode(), num_stages)
             mod = ctypes.c_void_p()
             data = self.text.encode()
-            _lib.check(_lib.lib.blk_module_create(_context(self.device), data, len(data), ctypes.byref(opt),
-                                                  ctypes.byref(mod)))
+            _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
+                                                  ctypes.byref(opt), ctypes.byref(mod)))
             self._compiled[key] = mod
         return self._compiled[key]
 
-    def _kernel(self, name, defines, num_warps, num_stages):
-        """The kernel's handle and its runtime parameters, looked up once per combination."""
-        key = ((defines, num_warps, num_stages), name)
-        if key not in self._kernels:
-            mod = self._module(defines, num_warps, num_stages)
+    def _kernel(self, name, key):
+        """The kernel's handle and its runtime parameters, looked up once per
+        combination of const parameters, warps, stages and device."""
+        if (key, name) not in self._kernels:
+            mod = self._module(key)
             k = ctypes.c_void_p()
             _lib.check(_lib.lib.blk_module_get_kernel(mod, name.encode(), ctypes.byref(k)))
-            params = [(_lib.lib.blk_kernel_arg_name(k, i).decode(), _lib.lib.blk_kernel_arg_type(k, i).decode(),
-                       _lib.lib.blk_kernel_arg_kind(k, i)) for i in range(_lib.lib.blk_kernel_num_args(k))]
-            self._kernels[key] = (k, params)
-        return self._kernels[key]
+            params = [Param(i, _lib.lib.blk_kernel_arg_name(k, i).decode(), _lib.lib.blk_kernel_arg_type(k, i).decode(),
+                            _lib.lib.blk_kernel_arg_kind(k, i)) for i in range(_lib.lib.blk_kernel_num_args(k))]
+            self._kernels[(key, name)] = (k, params)
+        return self._kernels[(key, name)]
 
     def __del__(self):
         for mod in getattr(self, "_compiled", {}).values():
@@ -128,41 +137,82 @@ class Kernel:
 
     def __init__(self, module, name):
         self.module, self.name = module, name
+        self._launches = {}  # (consts as given, device ordinal) -> _Launch
 
     def __getitem__(self, grid):
         return lambda *args, **consts: self.run(grid, *args, **consts)
 
-    def _handle(self, consts):
-        """(blk_kernel, its parameters) for these const parameters."""
+    def _key(self, consts, ordinal):
+        """The Module's key for these const parameters (num_warps and
+        num_stages among them) on CUDA device `ordinal`."""
+        consts = dict(consts)
         num_warps = consts.pop("num_warps", self.module.num_warps)
         num_stages = consts.pop("num_stages", self.module.num_stages)
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
-        return self.module._kernel(self.name, defines, num_warps, num_stages)
+        return (defines, num_warps, num_stages, ordinal if self.module.device == "cuda" else None)
 
     def signature(self, **consts):
         """[(name, type)] of the runtime parameters, types as blk spells them."""
-        return [(name, ptype) for name, ptype, _ in self._handle(consts)[1]]
+        return [(p.name, p.type) for p in self.module._kernel(self.name, self._key(consts, 0))[1]]
 
     def ptx(self, **consts):
         """The kernel's PTX for these const parameters (without launch specialization)."""
-        k = self._handle(consts)[0]
+        k = self.module._kernel(self.name, self._key(consts, 0))[0]
         out = ctypes.c_char_p()
         _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
         return out.value.decode()
 
+    def compile(self, ordinal=0, **consts):
+        """Compiles this combination of const parameters now (a launch would
+        do it on first use); BlkError if it does not compile."""
+        self.module._kernel(self.name, self._key(consts, ordinal))
+
     def run(self, grid, *args, **consts):
-        meta = dict(consts)
-        k, params = self._handle(consts)
+        ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
+        cached = (tuple(consts.items()), ordinal)  # as given: another order of the same consts is one more entry
+        launch = self._launches.get(cached)
+        if launch is None:
+            k, params = self.module._kernel(self.name, self._key(consts, ordinal))
+            launch = self._launches[cached] = _Launch(self.name, self.module.device, ordinal, k, params)
         if callable(grid):
-            grid = grid(meta)
-        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
-        if not 1 <= len(grid) <= 3:
-            raise ValueError(f"kernel '{self.name}': a grid has 1 to 3 dimensions, got {len(grid)}")
-        grid += (1,) * (3 - len(grid))
-        n = len(params)
-        if len(args) != n:
-            names = ", ".join(name for name, _, _ in params)
-            raise TypeError(f"kernel '{self.name}' takes {n} arguments ({names}), got {len(args)}")
-        with Marshal(self.name, self.module.device, _context(self.module.device), params) as m:
-            cargs = m.convert(args)
-            _lib.check(_lib.lib.blk_launch(k, grid[0], grid[1], grid[2], cargs, n, m.stream))
+            grid = grid(consts)
+        launch(grid, args)
+
+
+_launch = _lib.lib.blk_launch
+
+
+class _Launch:
+    """What one launch needs that does not change between launches of a
+    kernel with the same const parameters on the same device."""
+    __slots__ = ("name", "device", "ordinal", "ctx", "kernel", "params", "layout")
+
+    def __init__(self, name, device, ordinal, kernel, params):
+        self.name, self.device, self.ordinal, self.kernel, self.params = name, device, ordinal, kernel, params
+        self.ctx = _context(device, ordinal)
+        self.layout = packer(params)
+
+    def __call__(self, grid, args):
+        if isinstance(grid, int):
+            gx, gy, gz = grid, 1, 1
+        else:
+            grid = tuple(grid)
+            if not 1 <= len(grid) <= 3:
+                raise ValueError(f"kernel '{self.name}': a grid has 1 to 3 dimensions, got {len(grid)}")
+            gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1))[:3]
+        if len(args) != len(self.params):
+            names = ", ".join(p.name for p in self.params)
+            raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")
+        m = Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
+        if self.device == "cuda":  # device memory is passed by address: nothing to copy back or free
+            status = _launch(self.kernel, gx, gy, gz, m.pack(args, self.layout), len(self.params), m.stream)
+            if status:
+                _lib.check(status)
+            return
+        with m:
+            packed = m.pack(args, self.layout)
+            _lib.check(_launch(self.kernel, gx, gy, gz, packed, len(self.params), m.stream))
+
+
+from . import testing  # noqa: E402  (they use the above)
+from ._autotune import Config, autotune  # noqa: E402

@@ -1,35 +1,91 @@
-"""Launch arguments: Python values to blk_arg, checked against the kernel's
-parameters (their types from blk_kernel_arg_type). NumPy arrays on the cpu
-device are copied into blk memory before the launch and back after it;
-device memory on the GPU (PyTorch CUDA tensors, __cuda_array_interface__)
-is passed as its address."""
+"""Launch arguments: Python values to the runtime's blk_arg array, checked
+against the kernel's parameters (their types from blk_kernel_arg_type).
+
+On the cpu device a pointer takes host memory (a NumPy array, a CPU tensor,
+a DLPack CPU array), copied into blk memory before the launch and back after
+it. On the GPU it takes device memory, passed as its address: a PyTorch CUDA
+tensor (launched on its device's current stream), an object with
+__cuda_array_interface__, or a DLPack CUDA tensor. Every error names the
+kernel, the argument's position and its name."""
 import ctypes
+import struct
 import sys
 
-from . import _lib
+from . import _dlpack, _lib
 
-# a pointer parameter's type -> what it takes: the NumPy dtype, the PyTorch
-# dtype and the array-interface type (bf16 has no NumPy type: its arrays
-# are uint16 holding the bits)
+# A pointer parameter's type -> what it takes: the NumPy dtype, the PyTorch
+# dtype, the array-interface type and the DLPack (type code, bits). bf16 has
+# no NumPy type: its arrays are uint16 holding the bits.
 _POINTEES = {
-    "*f32": ("float32", "torch.float32", "f4"),
-    "*f16": ("float16", "torch.float16", "f2"),
-    "*bf16": ("uint16", "torch.bfloat16", "u2"),
-    "*i32": ("int32", "torch.int32", "i4"),
-    "*u32": ("uint32", "torch.uint32", "u4"),
-    "*i64": ("int64", "torch.int64", "i8"),
-    "*i1": ("bool", "torch.bool", "b1"),
+    "*f32": ("float32", "float32", "f4", (_dlpack.FLOAT, 32)),
+    "*f16": ("float16", "float16", "f2", (_dlpack.FLOAT, 16)),
+    "*bf16": ("uint16", "bfloat16", "u2", (_dlpack.BFLOAT, 16)),
+    "*i32": ("int32", "int32", "i4", (_dlpack.INT, 32)),
+    "*u32": ("uint32", "uint32", "u4", (_dlpack.UINT, 32)),
+    "*i64": ("int64", "int64", "i8", (_dlpack.INT, 64)),
+    "*i1": ("bool", "bool", "b1", (_dlpack.BOOL, 8)),
 }
+_NONE = (None, None, None, None)
+
+# blk_arg is {int kind; (4 bytes padding); union {u64 ptr; i64 i; float f}}:
+# packing it with struct is several times faster than filling ctypes fields
+_FORMATS = {_lib.PTR: "i4xQ", _lib.F32: "i4xf4x"}  # the integer kinds: "i4xq"
+
+
+class Param:
+    """One runtime parameter of a compiled kernel."""
+    __slots__ = ("index", "name", "type", "kind", "numpy", "torch", "typestr", "dlpack", "_torch_dtype")
+
+    def __init__(self, index, name, ptype, kind):
+        self.index, self.name, self.type, self.kind = index, name, ptype, kind
+        self.numpy, self.torch, self.typestr, self.dlpack = _POINTEES.get(ptype, _NONE)
+
+    def torch_dtype(self, torch):
+        """The PyTorch dtype object this pointer takes (None if not a pointer)."""
+        try:
+            return self._torch_dtype
+        except AttributeError:
+            self._torch_dtype = getattr(torch, self.torch) if self.torch else None
+            return self._torch_dtype
+
+    def fail(self, kernel, what, error=TypeError):
+        raise error(f"kernel '{kernel}', argument {self.index} ('{self.name}'): {what}")
+
+
+def packer(params):
+    """A struct.Struct laying out blk_arg[len(params)]."""
+    return struct.Struct("<" + "".join(_FORMATS.get(p.kind, "i4xq") for p in params))
+
+
+def device_of(args):
+    """The CUDA device index of the first PyTorch CUDA tensor (or CuPy-like
+    array with .device.id) among args; None if there is none."""
+    for a in args:
+        if getattr(a, "is_cuda", False):
+            return a.get_device()
+        dev = getattr(a, "__dlpack_device__", None)
+        if dev is not None and not hasattr(a, "__array_interface__"):
+            kind, index = dev()
+            if kind == _dlpack.CUDA:
+                return index
+    return None
+
+
+def _current_stream(ordinal):
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Triton calls: no Stream object made
+    return raw(ordinal) if raw else torch.cuda.current_stream(ordinal).cuda_stream
 
 
 class Marshal:
-    """Converts one launch's arguments; on leaving, copies arrays back (if
-    the launch succeeded) and frees the blk memory it took."""
+    """One launch's arguments. On leaving, copies host arrays back (if the
+    launch succeeded) and frees the blk memory it took for them."""
 
-    def __init__(self, kernel, device, ctx, params):
-        self.kernel, self.device, self.ctx, self.params = kernel, device, ctx, params
+    def __init__(self, kernel, device, ctx, params, ordinal):
+        self.kernel, self.device, self.ctx, self.params, self.ordinal = kernel, device, ctx, params, ordinal
         self.copies = []   # (array, blk_ptr): copied in, to copy back
         self.owned = {}    # array data address -> blk_ptr, so one array passed twice is one buffer
+        self.keep = []     # DLPack capsules, alive until the launch is issued
         self.stream = None
 
     def __enter__(self):
@@ -46,55 +102,98 @@ class Marshal:
                 _lib.lib.blk_free(self.ctx, ptr)
         return False
 
-    def _fail(self, i, name, what):
-        raise TypeError(f"kernel '{self.kernel}', argument {i} ('{name}'): {what}")
-
-    def convert(self, args):
-        out = (_lib.Arg * max(len(args), 1))()
-        for i, (a, (name, ptype, kind)) in enumerate(zip(args, self.params)):
-            out[i].kind = kind
+    def pack(self, args, layout):
+        values = []
+        gpu = self.device == "cuda"
+        torch = sys.modules.get("torch")
+        tensor = torch.Tensor if torch is not None else ()
+        for a, p in zip(args, self.params):
+            kind = p.kind
+            values.append(kind)
             if kind == _lib.PTR:
-                out[i].value.ptr = self._pointer(i, name, ptype, a)
+                if gpu and isinstance(a, tensor) and a.is_cuda and a.dtype is p.torch_dtype(torch) \
+                        and a.get_device() == self.ordinal:  # the common case, checked without a call
+                    if self.stream is None:
+                        self.stream = _current_stream(self.ordinal)
+                    values.append(a.data_ptr())
+                else:
+                    values.append(self._device_pointer(p, a) if gpu else self._host_pointer(p, a))
+            elif type(a) is int and kind != _lib.F32 and -(1 << 63) <= a < (1 << 63):
+                values.append(a)
             elif kind == _lib.F32:
                 if not isinstance(a, (int, float)) and not hasattr(a, "__float__"):
-                    self._fail(i, name, f"expects a number ({ptype}), got {type(a).__name__}")
-                out[i].value.f = float(a)
+                    p.fail(self.kernel, f"expects a number ({p.type}), got {type(a).__name__}")
+                values.append(float(a))
             else:
                 if isinstance(a, float) or not hasattr(a, "__index__"):
-                    self._fail(i, name, f"expects an integer ({ptype}), got {type(a).__name__}")
-                out[i].value.i = a.__index__()
-        return out
+                    p.fail(self.kernel, f"expects an integer ({p.type}), got {type(a).__name__}")
+                v = a.__index__()
+                if not -(1 << 63) <= v < (1 << 63):  # the runtime checks the parameter's own range
+                    p.fail(self.kernel, f"{v} does not fit {p.type}", OverflowError)
+                values.append(v)
+        return layout.pack(*values)
 
-    def _pointer(self, i, name, ptype, a):
-        if isinstance(a, (int, float)):
-            self._fail(i, name, f"expects an array or tensor ({ptype}), got {type(a).__name__}")
-        numpy_type, torch_type, typestr = _POINTEES.get(ptype, (None, None, None))
-        if type(a).__module__.startswith("torch"):
-            if str(a.dtype) != torch_type:
-                self._fail(i, name, f"a tensor of {a.dtype} where the kernel takes {ptype}")
-            if a.is_cuda:
-                if self.device != "cuda":
-                    self._fail(i, name, "a CUDA tensor, but the module is compiled for the cpu device")
-                self.stream = sys.modules["torch"].cuda.current_stream(a.device).cuda_stream
-                return a.data_ptr()
-            a = a.numpy()  # a CPU tensor: the NumPy view of its memory
-        if hasattr(a, "__cuda_array_interface__"):
-            iface = a.__cuda_array_interface__
-            if iface["typestr"][1:] != typestr:
-                self._fail(i, name, f"device memory of type {iface['typestr']} where the kernel takes {ptype}")
-            if self.device != "cuda":
-                self._fail(i, name, "device memory, but the module is compiled for the cpu device")
-            return iface["data"][0]
+    def _device_pointer(self, p, a):
+        if getattr(a, "is_cuda", None) is not None and hasattr(a, "data_ptr"):  # a PyTorch tensor
+            if str(a.dtype)[6:] != p.torch:
+                p.fail(self.kernel, f"a tensor of {a.dtype} where the kernel takes {p.type}")
+            if not a.is_cuda:
+                p.fail(self.kernel, "a CPU tensor, but the module runs on the GPU: pass a CUDA tensor")
+            if a.get_device() != self.ordinal:
+                p.fail(self.kernel, f"a tensor on cuda:{a.get_device()}, but this launch is on cuda:{self.ordinal} "
+                                    "(all tensors of a launch must be on one device)")
+            if self.stream is None:
+                self.stream = _current_stream(self.ordinal)
+            return a.data_ptr()
+        iface = getattr(a, "__cuda_array_interface__", None)
+        if iface is not None:
+            if iface["typestr"][1:] != p.typestr:
+                p.fail(self.kernel, f"device memory of type {iface['typestr']} where the kernel takes {p.type}")
+            return iface["data"][0] or 0
+        if hasattr(a, "__dlpack__") and not hasattr(a, "__array_interface__"):
+            kind, index = a.__dlpack_device__()
+            if kind != _dlpack.CUDA or index != self.ordinal:
+                p.fail(self.kernel, f"a DLPack tensor on device ({kind}, {index}), but this launch is on "
+                                    f"cuda:{self.ordinal}")
+            return self._dlpack(p, a).address
+        if hasattr(a, "__array_interface__"):
+            p.fail(self.kernel, "a host array, but the module runs on the GPU: pass device memory (a CUDA tensor)")
+        p.fail(self.kernel, f"expects a tensor or device array ({p.type}), got {type(a).__name__}")
+
+    def _dlpack(self, p, a):
+        capsule = a.__dlpack__()
+        self.keep.append(capsule)  # the memory stays the producer's until the capsule goes
+        v = _dlpack.view(capsule)
+        if v.dtype != p.dlpack:
+            p.fail(self.kernel, f"a DLPack tensor of type {_dlpack.type_name(v.dtype)} where the kernel takes {p.type}")
+        return v
+
+    def _host_pointer(self, p, a):
+        if getattr(a, "is_cuda", False) or hasattr(a, "__cuda_array_interface__"):
+            p.fail(self.kernel, "device memory (a CUDA tensor), but the module is compiled for the cpu device")
+        if hasattr(a, "data_ptr") and hasattr(a, "numpy"):  # a CPU PyTorch tensor: the NumPy view of its memory
+            if str(a.dtype)[6:] != p.torch:
+                p.fail(self.kernel, f"a tensor of {a.dtype} where the kernel takes {p.type}")
+            a = a.detach().numpy() if p.type != "*bf16" else a.detach().view(sys.modules["torch"].int16).numpy() \
+                .view("uint16")
+        elif not hasattr(a, "__array_interface__") and hasattr(a, "__dlpack__"):
+            if a.__dlpack_device__()[0] != _dlpack.CPU:
+                p.fail(self.kernel, "device memory (DLPack), but the module is compiled for the cpu device")
+            v = self._dlpack(p, a)
+            if not v.contiguous():
+                p.fail(self.kernel, "a non-contiguous DLPack tensor: it is copied as one block of memory")
+            # a writable NumPy view of its memory (numpy.from_dlpack's is read-only), so results come back
+            numpy = __import__("numpy")
+            n = int(numpy.prod(v.shape)) if v.shape else 1
+            buf = (ctypes.c_byte * (n * numpy.dtype(p.numpy).itemsize)).from_address(v.address)
+            a = numpy.frombuffer(buf, dtype=p.numpy).reshape(v.shape)
         if not hasattr(a, "__array_interface__"):
-            self._fail(i, name, f"expects an array or tensor ({ptype}), got {type(a).__name__}")
-        if self.device != "cpu":
-            self._fail(i, name, "a host array, but the module runs on the GPU: pass device memory "
-                                "(a CUDA tensor)")
-        if str(a.dtype) != numpy_type:
-            self._fail(i, name, f"an array of {a.dtype} where the kernel takes {ptype}"
-                                + (" (bf16 arrays are uint16 holding the bits)" if ptype == "*bf16" else ""))
+            p.fail(self.kernel, f"expects an array or tensor ({p.type}), got {type(a).__name__}")
+        if str(a.dtype) != p.numpy:
+            p.fail(self.kernel, f"an array of {a.dtype} where the kernel takes {p.type}"
+                                + (" (bf16 arrays are uint16 holding the bits)" if p.type == "*bf16" else ""))
         if not a.flags.c_contiguous:
-            self._fail(i, name, "a non-contiguous array: it is copied as one block of memory, so pass "
+            p.fail(self.kernel, "a non-contiguous array: it is copied as one block of memory, so pass "
                                 "numpy.ascontiguousarray(...) and its strides")
         addr = a.__array_interface__["data"][0]
         if addr in self.owned:

@@ -15,14 +15,6 @@ class BlkError(RuntimeError):
         self.status = status
 
 
-class _Value(ctypes.Union):
-    _fields_ = [("ptr", ctypes.c_uint64), ("i", ctypes.c_int64), ("f", ctypes.c_float)]
-
-
-class Arg(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("value", _Value)]
-
-
 class CompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
@@ -62,6 +54,8 @@ lib = _load()
 _P = ctypes.c_void_p
 for name, res, args in [
     ("blk_last_error", ctypes.c_char_p, []),
+    ("blk_status_string", ctypes.c_char_p, [ctypes.c_int]),
+    ("blk_cache_directory", ctypes.c_char_p, []),
     ("blk_context_create_cuda", ctypes.c_int, [ctypes.c_int, ctypes.POINTER(_P)]),
     ("blk_context_create_cpu", ctypes.c_int, [ctypes.POINTER(_P)]),
     ("blk_context_destroy", None, [_P]),
@@ -75,17 +69,34 @@ for name, res, args in [
     ("blk_kernel_arg_kind", ctypes.c_int, [_P, ctypes.c_int]),
     ("blk_kernel_arg_type", ctypes.c_char_p, [_P, ctypes.c_int]),
     ("blk_kernel_ptx", ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_char_p)]),
-    ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(Arg), ctypes.c_int,
+    # args: blk_arg[num_args] packed by _args.packer, passed as bytes
+    ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_int,
                                   _P]),
     ("blk_malloc", ctypes.c_int, [_P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
     ("blk_free", ctypes.c_int, [_P, ctypes.c_uint64]),
     ("blk_memcpy_to_device", ctypes.c_int, [_P, ctypes.c_uint64, _P, ctypes.c_size_t]),
     ("blk_memcpy_to_host", ctypes.c_int, [_P, _P, ctypes.c_uint64, ctypes.c_size_t]),
+    ("blk_memset", ctypes.c_int, [_P, ctypes.c_uint64, ctypes.c_int, ctypes.c_size_t]),
     ("blk_synchronize", ctypes.c_int, [_P]),
 ]:
     fn = getattr(lib, name)
     fn.restype = res
     fn.argtypes = args
+
+
+def _status_names():
+    """blk_status values by name (COMPILE, OUT_OF_MEMORY, ...), read from
+    blk_status_string, so the enum is written down only in blk.h."""
+    names = {}
+    for value in range(1, 64):
+        text = lib.blk_status_string(value).decode()
+        if not text.startswith("BLK_ERROR_"):
+            break
+        names[text.split(":")[0][len("BLK_ERROR_"):]] = value
+    return names
+
+
+globals().update(_status_names())  # COMPILE, OUT_OF_MEMORY, BAD_GRID, CUDA, KERNEL_FAULT, ...
 
 
 def check(status):

@@ -3,6 +3,7 @@ the examples against NumPy references, the launch's conveniences, and the
 errors a user meets. Run: BLK_LIBRARY=build/libblk.so.0 PYTHONPATH=python
 python3 -m unittest discover -s python/tests (CTest does)."""
 import os
+import tempfile
 import unittest
 
 import numpy as np
@@ -116,6 +117,187 @@ class Errors(unittest.TestCase):
             example("add.blk")["nope"][(1,)](self.x)
         with self.assertRaises(ValueError):
             blk.compile("kernel k() {}", device="tpu")
+
+    def test_integer_past_64_bits(self):
+        with self.assertRaisesRegex(OverflowError, r"argument 3 \('n'\): 1180591620717411303424 does not fit i32"):
+            self.add[(1,)](self.x, self.x, self.x, 1 << 70)
+
+
+class DLPackOnly:
+    """Memory reachable only through the DLPack protocol (no NumPy interface)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+class DLPack(unittest.TestCase):
+    def test_capsule_is_read_as_numpy_laid_it_out(self):
+        from blk import _dlpack
+        a = np.arange(24, dtype=np.float32).reshape(4, 6)
+        v = _dlpack.view(a.__dlpack__())
+        self.assertEqual((v.address, v.dtype, v.shape), (a.ctypes.data, (_dlpack.FLOAT, 32), (4, 6)))
+        self.assertTrue(v.contiguous())
+        w = _dlpack.view(a[:, ::2].__dlpack__())
+        self.assertFalse(w.contiguous())
+        self.assertEqual(_dlpack.view(a[1:].__dlpack__()).address, a.ctypes.data + 24)
+
+    def test_dlpack_arrays_on_the_cpu_device_are_read_and_written(self):
+        add = example("add.blk")["add"]
+        x, out = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+        add[(1,)](DLPackOnly(x), x, DLPackOnly(out), 100, BLOCK=128)
+        np.testing.assert_array_equal(out, 2 * x)
+
+    def test_dlpack_dtype_is_checked(self):
+        add = example("add.blk")["add"]
+        x = np.zeros(8, np.float32)
+        with self.assertRaisesRegex(TypeError, r"argument 0 \('x'\): a DLPack tensor of type int32 where the kernel "
+                                               r"takes \*f32"):
+            add[(1,)](DLPackOnly(np.zeros(8, np.int32)), x, x, 8, BLOCK=8)
+
+
+class FakeClock:
+    """A do_bench that says each config's time from its BLOCK, so the choice is known."""
+
+    def __init__(self, times):
+        self.times, self.calls = times, 0
+
+    def __call__(self, fn, warmup, rep):
+        fn()
+        self.calls += 1
+        return self.times[self.block]
+
+
+class Autotune(unittest.TestCase):
+    CONFIGS = [blk.Config(BLOCK=64), blk.Config({"BLOCK": 128}, num_warps=2), blk.Config(BLOCK=256)]
+
+    def setUp(self):
+        self.cache = tempfile.TemporaryDirectory()
+        self.env = {k: os.environ.get(k) for k in ("BLK_CACHE_DIR", "BLK_CACHE_DISABLE")}
+        os.environ["BLK_CACHE_DIR"] = self.cache.name
+        os.environ.pop("BLK_CACHE_DISABLE", None)
+
+    def tearDown(self):
+        for k, v in self.env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        self.cache.cleanup()
+
+    def tuned_add(self, clock, configs=None):
+        add = example("add.blk")["add"]
+        tuned = blk.autotune(configs=configs or self.CONFIGS, key=["n"], do_bench=clock)(add)
+        # the fake clock learns which config it is timing from the grid callable
+        def grid(meta):
+            clock.block = meta["BLOCK"]
+            return (blk.cdiv(meta["n"], meta["BLOCK"]),)
+        return tuned, grid
+
+    def launch(self, tuned, grid, n):
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros(n, np.float32)
+        tuned[lambda meta: grid(dict(meta, n=n))](x, x, out, n)
+        np.testing.assert_array_equal(out, 2 * x)  # every config computes the same sum
+
+    def test_picks_the_fastest_and_caches_it_per_key(self):
+        clock = FakeClock({64: 3.0, 128: 1.0, 256: 2.0})
+        tuned, grid = self.tuned_add(clock)
+        self.launch(tuned, grid, 1000)
+        self.assertEqual(tuned.best_config, blk.Config(BLOCK=128, num_warps=2))
+        self.assertEqual((tuned.tunings, clock.calls), (1, 3))
+        self.launch(tuned, grid, 1000)  # same key: no timing
+        self.assertEqual((tuned.tunings, clock.calls), (1, 3))
+        clock.times = {64: 1.0, 128: 3.0, 256: 2.0}
+        self.launch(tuned, grid, 999)  # a new n is a new key
+        self.assertEqual((tuned.tunings, tuned.best_config), (2, blk.Config(BLOCK=64)))
+        self.launch(tuned, grid, 1000)
+        self.assertEqual(tuned.best_config, blk.Config(BLOCK=128, num_warps=2))
+
+    def test_the_choice_is_kept_on_disk_for_the_next_process(self):
+        tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 2.0, 256: 1.0}))
+        self.launch(tuned, grid, 500)
+        files = os.listdir(os.path.join(self.cache.name, "autotune"))
+        self.assertEqual(len(files), 1)
+        clock = FakeClock({64: 1.0, 128: 2.0, 256: 3.0})  # would choose otherwise if it timed
+        again, grid = self.tuned_add(clock)
+        self.launch(again, grid, 500)
+        self.assertEqual((again.tunings, clock.calls, again.best_config), (0, 0, blk.Config(BLOCK=256)))
+        other, grid = self.tuned_add(clock, configs=self.CONFIGS[:2])  # other configs: another file
+        self.launch(other, grid, 500)
+        self.assertEqual((other.tunings, other.best_config), (1, blk.Config(BLOCK=64)))
+        with open(os.path.join(self.cache.name, "autotune", files[0]), "w") as f:
+            f.write("{damaged")
+        fresh, grid = self.tuned_add(clock)
+        self.launch(fresh, grid, 500)  # a damaged file means tuning again, not an error
+        self.assertEqual((fresh.tunings, fresh.best_config), (1, blk.Config(BLOCK=64)))
+        os.environ["BLK_CACHE_DISABLE"] = "1"
+        off, grid = self.tuned_add(clock)
+        self.launch(off, grid, 500)
+        self.assertEqual(off.tunings, 1)
+
+    def test_a_config_that_does_not_compile_is_ruled_out(self):
+        clock = FakeClock({64: 2.0, 128: 1.0, 100: 0.1})
+        configs = [blk.Config(BLOCK=64), blk.Config(BLOCK=100), blk.Config(BLOCK=128)]  # not a power of two
+        tuned, grid = self.tuned_add(clock, configs)
+        self.launch(tuned, grid, 300)
+        self.assertEqual(tuned.best_config, blk.Config(BLOCK=128))
+        self.assertIsNone(tuned.timings[configs[1]])
+        self.assertIn("BLOCK", tuned.unfit[configs[1]])
+
+    def test_reset_to_zero_and_restore_value(self):
+        mod = blk.compile("kernel acc(x: *f32, total: *f32, n: i32, const BLOCK: i32) {\n"
+                          "  let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                          "  atomic_add(total + offs * 0, load(x + offs, offs < n), offs < n);\n"
+                          "}\n"
+                          "kernel twice(x: *f32, n: i32, const BLOCK: i32) {\n"
+                          "  let offs = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+                          "  store(x + offs, 2.0 * load(x + offs, offs < n), offs < n);\n"
+                          "}\n", device="cpu")
+        configs = [blk.Config(BLOCK=32), blk.Config(BLOCK=64)]
+        bench = lambda fn, warmup, rep: (fn(), fn(), 1.0)[2]  # two timed launches per config
+        grid = lambda meta: (blk.cdiv(100, meta["BLOCK"]),)
+        x = np.ones(100, np.float32)
+        total = np.full(1, 5.0, np.float32)
+        seen = []
+        acc = blk.autotune(configs, key=["n"], reset_to_zero=["total"],
+                           do_bench=lambda fn, warmup, rep: (fn(), seen.append(total[0]), fn(), 1.0)[3])(mod["acc"])
+        acc[grid](x, total, 100)
+        self.assertEqual(seen, [100.0, 100.0])  # zeroed before each timed launch
+        self.assertEqual(total[0], 105.0)  # put back after tuning: the real launch adds to what was given
+        y = np.ones(100, np.float32)
+        tw = blk.autotune(configs, key=["n"], restore_value=["x"], do_bench=bench)(mod["twice"])
+        tw[grid](y, 100)
+        np.testing.assert_array_equal(y, 2.0)  # restored after tuning: doubled once, by the real launch
+
+    def test_errors(self):
+        tuned, grid = self.tuned_add(FakeClock({}))
+        x = np.zeros(8, np.float32)
+        with self.assertRaisesRegex(TypeError, r"BLOCK given at the launch and by the autotuner's configs"):
+            tuned[(1,)](x, x, x, 8, BLOCK=8)
+        bad = blk.autotune(self.CONFIGS, key=["m"])(example("add.blk")["add"])
+        with self.assertRaisesRegex(TypeError, r"no parameter 'm' \(it has x, y, out, n\)"):
+            bad[(1,)](x, x, x, 8)
+        with self.assertRaises(ValueError):
+            blk.autotune([], key=["n"])
+
+
+class Bench(unittest.TestCase):
+    def test_do_bench_times_the_callable(self):
+        import time
+        calls = []
+        ms = blk.testing.do_bench(lambda: (calls.append(1), time.sleep(0.002)), warmup=5, rep=20, device="cpu")
+        self.assertGreaterEqual(ms, 2.0)  # it slept 2 ms each time
+        self.assertLess(ms, 200.0)
+        self.assertGreaterEqual(len(calls), 1 + 1 + 5)  # the first call, warm-up, at least five timed
+        lo, mid, hi = blk.testing.do_bench(lambda: time.sleep(0.001), warmup=1, rep=10, quantiles=[0.2, 0.5, 0.8],
+                                           device="cpu")
+        self.assertTrue(1.0 <= lo <= mid <= hi)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,228 @@
+"""The autotuner: blk.autotune(configs, key)(kernel) launches like the kernel,
+and on the first launch for each value of the key it times every config
+(const parameters, num_warps, num_stages) and keeps the fastest: in memory,
+and on disk beside the kernel cache, so a later process does not time again.
+
+    softmax = blk.autotune(configs=[blk.Config(num_warps=w) for w in (2, 4, 8)],
+                           key=["n_cols"])(mod["softmax"])
+    softmax[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK=blk.next_power_of_2(N))
+"""
+import hashlib
+import json
+import os
+
+from . import _lib, testing
+from ._lib import BlkError
+
+_CACHE_FORMAT = 1
+# errors that rule a config out (it does not compile, or needs more shared
+# memory or threads than the GPU has); any other error is the caller's
+_UNFIT = {_lib.COMPILE, _lib.OUT_OF_MEMORY, _lib.BAD_GRID, _lib.CUDA}
+
+
+class Config:
+    """One configuration: const parameters, and num_warps / num_stages
+    (None: the module's). Config({"BLOCK": 128}, num_warps=4) or
+    Config(BLOCK=128, num_warps=4)."""
+
+    def __init__(self, consts=None, num_warps=None, num_stages=None, **more):
+        self.consts = dict(consts or {}, **more)
+        self.num_warps, self.num_stages = num_warps, num_stages
+
+    def all(self):
+        """The launch's keyword arguments for this config."""
+        out = dict(self.consts)
+        if self.num_warps is not None:
+            out["num_warps"] = self.num_warps
+        if self.num_stages is not None:
+            out["num_stages"] = self.num_stages
+        return out
+
+    def __repr__(self):
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in sorted(self.all().items())) + ")"
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self.all() == other.all()
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+def autotune(configs, key, reset_to_zero=(), restore_value=(), warmup=25, rep=100, do_bench=None):
+    """A decorator for a Kernel (mod["name"]) that picks among configs by
+    timing. key: names of the kernel's runtime parameters whose values (for
+    arrays and tensors: their dtype) select a tuning; reset_to_zero: pointer
+    parameters zeroed before each timed launch (accumulators); restore_value:
+    pointer parameters that timed launches update in place. Both are saved
+    before tuning and put back after it, so the launch that follows finds
+    them as given. do_bench: the timer (blk.testing.do_bench)."""
+    if not configs:
+        raise ValueError("blk.autotune: configs is empty")
+
+    def wrap(kernel):
+        return Autotuner(kernel, list(configs), list(key), list(reset_to_zero), list(restore_value), warmup, rep,
+                         do_bench or testing.do_bench)
+    return wrap
+
+
+class Autotuner:
+    """A kernel that chooses its config per key; autotuner[grid](*args, **consts)."""
+
+    def __init__(self, kernel, configs, key, reset_to_zero, restore_value, warmup, rep, bench):
+        self.kernel, self.configs, self.key = kernel, configs, key
+        self.reset_to_zero, self.restore_value = reset_to_zero, restore_value
+        self.warmup, self.rep, self.bench = warmup, rep, bench
+        self.cache = {}        # key values -> Config
+        self.timings = {}      # of the last tuning: Config -> milliseconds (None: ruled out, with why in .unfit)
+        self.unfit = {}
+        self.tunings = 0       # how many times configs were timed (not read from a cache)
+        self.best_config = None
+        self._names = None
+
+    def __getitem__(self, grid):
+        return lambda *args, **consts: self.run(grid, *args, **consts)
+
+    def _param_names(self, consts):
+        if self._names is None:
+            for config in self.configs:
+                try:
+                    self._names = [name for name, _ in self.kernel.signature(**dict(consts, **config.all()))]
+                    break
+                except BlkError:
+                    continue
+            else:
+                self._names = [name for name, _ in self.kernel.signature(**consts)]  # raises the reason
+        return self._names
+
+    def _arguments(self, args, consts):
+        names = self._param_names(consts)
+        if len(args) != len(names):
+            raise TypeError(f"kernel '{self.kernel.name}' takes {len(names)} arguments ({', '.join(names)}), "
+                            f"got {len(args)}")
+        return dict(zip(names, args))
+
+    def run(self, grid, *args, **consts):
+        for config in self.configs:
+            both = set(config.all()) & set(consts)
+            if both:
+                raise TypeError(f"kernel '{self.kernel.name}': {', '.join(sorted(both))} given at the launch and "
+                                "by the autotuner's configs")
+        named = self._arguments(args, consts)
+        unknown = [k for k in self.key + self.reset_to_zero + self.restore_value if k not in named]
+        if unknown:
+            raise TypeError(f"kernel '{self.kernel.name}' has no parameter {', '.join(map(repr, unknown))} "
+                            f"(it has {', '.join(named)})")
+        key = tuple(_key_value(named[k]) for k in self.key) + tuple(sorted(consts.items()))
+        config = self.cache.get(key)
+        if config is None:
+            config = self._from_disk(key, args)
+        if config is None:
+            config = self._tune(grid, args, consts, named)
+            self.cache[key] = config
+            self._to_disk(key, config, args)
+        self.best_config = config
+        self.kernel.run(grid, *args, **dict(consts, **config.all()))
+
+    def _tune(self, grid, args, consts, named):
+        # what tuning launches write is put back afterwards: the user's launch
+        # then finds its arguments as they were given
+        saved = {name: _copy(named[name]) for name in self.restore_value + self.reset_to_zero}
+        self.timings, self.unfit = {}, {}
+        try:
+            for config in self.configs:
+                launch_consts = dict(consts, **config.all())
+
+                def launch():
+                    for name in self.reset_to_zero:
+                        _zero(named[name])
+                    self.kernel.run(grid, *args, **launch_consts)
+                try:
+                    launch()  # compiles it: a config that cannot run is ruled out here
+                except BlkError as err:
+                    if err.status not in _UNFIT:
+                        raise
+                    self.timings[config], self.unfit[config] = None, str(err)
+                    continue
+                self.timings[config] = self.bench(launch, warmup=self.warmup, rep=self.rep)
+        finally:
+            for name, value in saved.items():
+                _restore(named[name], value)
+        self.tunings += 1
+        timed = [c for c in self.configs if self.timings[c] is not None]
+        if not timed:
+            raise BlkError(_lib.COMPILE, f"kernel '{self.kernel.name}': no config could run:\n"
+                           + "\n".join(f"{c}: {why}" for c, why in self.unfit.items()))
+        return min(timed, key=lambda c: self.timings[c])
+
+    # ---- the disk cache: one JSON file per kernel source, config list and device
+    def _file(self, args):
+        directory = _lib.lib.blk_cache_directory()
+        if not directory:
+            return None
+        from . import _args, device_name
+        module = self.kernel.module
+        ordinal = (_args.device_of(args) or 0) if module.device == "cuda" else 0
+        ident = json.dumps([_CACHE_FORMAT, module.text, self.kernel.name, [repr(c) for c in self.configs],
+                            self.key, device_name(module.device, ordinal)])
+        digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+        return os.path.join(directory.decode(), "autotune", f"{self.kernel.name}-{digest}.json")
+
+    def _from_disk(self, key, args):
+        path = self._file(args)
+        try:
+            with open(path, encoding="utf-8") as f:
+                index = json.load(f).get(repr(key))
+        except (TypeError, OSError, ValueError, AttributeError):
+            return None  # no file, or one damaged: tune again
+        if isinstance(index, int) and 0 <= index < len(self.configs):
+            return self.configs[index]
+        return None
+
+    def _to_disk(self, key, config, args):
+        path = self._file(args)
+        if path is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    choices = json.load(f)
+                if not isinstance(choices, dict):
+                    choices = {}
+            except (OSError, ValueError):
+                choices = {}
+            choices[repr(key)] = self.configs.index(config)
+            tmp = f"{path}.tmp.{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(choices, f, indent=1, sort_keys=True)
+            os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+        except OSError:
+            pass  # a cache that cannot be written costs a tuning next time, nothing more
+
+
+def _key_value(value):
+    """What of an argument selects a tuning: a number itself, an array's dtype."""
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "__index__"):
+        return value.__index__()
+    dtype = getattr(value, "dtype", None)
+    return str(dtype) if dtype is not None else type(value).__name__
+
+
+def _zero(a):
+    if hasattr(a, "zero_"):
+        a.zero_()
+    else:
+        a.fill(0)
+
+
+def _copy(a):
+    return a.clone() if hasattr(a, "clone") else a.copy()
+
+
+def _restore(a, saved):
+    if hasattr(a, "copy_"):
+        a.copy_(saved)
+    else:
+        a[...] = saved
