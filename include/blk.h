@@ -30,11 +30,10 @@ typedef enum blk_status {
     BLK_ERROR_CUDA,           /* a CUDA call failed: blk_last_error() has cuGetErrorString's text */
     BLK_ERROR_KERNEL_FAULT,   /* the kernel faulted (an illegal address on the GPU, an out-of-bounds
                                  access on the cpu device); a GPU context is unusable after it */
-    BLK_ERROR_CONTEXT_LOST,   /* an earlier fault made this context unusable: destroy it. The
-                                 fault stays with the device's primary context, which blk shares
-                                 with the process's other CUDA users (PyTorch) and never resets:
-                                 new contexts work once its last holder has released it, and fail
-                                 with the driver's error text until then */
+    BLK_ERROR_CONTEXT_LOST,   /* an earlier fault made this context unusable: destroy it. CUDA
+                                 keeps such a fault for the rest of the process, so new contexts
+                                 on that device fail too (with the driver's error text). blk never
+                                 resets the primary context it shares with PyTorch */
 } blk_status;
 
 /* "BLK_ERROR_COMPILE: the source did not compile", never NULL. */

@@ -109,8 +109,8 @@ static void cuda_close(blk_context *ctx) {
     CudaState *st = ctx->state;
     /* Never reset the primary context, even after a fault: others in the
      * process (PyTorch, another blk context) may hold it, and a reset would
-     * free their memory under them. CUDA resets it by itself when its last
-     * holder releases it, so a fault is cleared once nobody uses it. */
+     * free their memory under them. (Nor would it help: CUDA keeps a fault
+     * for the rest of the process.) */
     st->drv.DevicePrimaryCtxRelease(st->dev);
     blk_cuda_driver_unload(&st->drv);
     free(st);

@@ -201,13 +201,17 @@ class Autotuner:
 
 
 def _key_value(value):
-    """What of an argument selects a tuning: a number itself, an array's dtype."""
+    """What of an argument selects a tuning: a number itself, an array's or
+    tensor's dtype (NumPy scalars and 0-d tensors count as numbers)."""
     if isinstance(value, (bool, int, float, str)):
         return value
+    if getattr(value, "ndim", 0) or hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):
+        return str(getattr(value, "dtype", type(value).__name__))
     if hasattr(value, "__index__"):
         return value.__index__()
-    dtype = getattr(value, "dtype", None)
-    return str(dtype) if dtype is not None else type(value).__name__
+    if hasattr(value, "__float__"):
+        return float(value)
+    return type(value).__name__
 
 
 def _zero(a):

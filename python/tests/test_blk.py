@@ -219,6 +219,17 @@ class Autotune(unittest.TestCase):
         self.launch(tuned, grid, 1000)
         self.assertEqual(tuned.best_config, blk.Config(BLOCK=128, num_warps=2))
 
+    def test_an_array_in_the_key_selects_by_dtype(self):
+        clock = FakeClock({64: 3.0, 128: 1.0, 256: 2.0})
+        add = example("add.blk")["add"]
+        tuned = blk.autotune(self.CONFIGS, key=["x", "n"], do_bench=clock)(add)
+        for dtype, t in ((np.float32, "f32"), (np.float32, "f32"), (np.float16, "f16")):
+            x = np.ones(100, dtype)
+            tuned[lambda meta: (setattr(clock, "block", meta["BLOCK"]), blk.cdiv(100, meta["BLOCK"]))[1:]](
+                x, x, np.zeros(100, dtype), np.int64(100), T=t)
+        self.assertEqual(tuned.tunings, 2)  # float32 once, float16 once; a NumPy integer is a number
+        self.assertEqual(sorted(k[0] for k in tuned.cache), ["float16", "float32"])
+
     def test_the_choice_is_kept_on_disk_for_the_next_process(self):
         tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 2.0, 256: 1.0}))
         self.launch(tuned, grid, 500)

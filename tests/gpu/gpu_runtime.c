@@ -162,14 +162,14 @@ int main(void) {
         expect(!drv.DevicePrimaryCtxRetain(&again, dev) && again == held,
                "and it is the same context the other holder has (not reset and recreated)");
         if (again) drv.DevicePrimaryCtxRelease(dev);
-        /* the last holder's release is what resets it, clearing the fault */
         drv.DevicePrimaryCtxRelease(dev);
         blk_cuda_driver_unload(&drv);
     }
     blk_context *none;
     expect(blk_context_create_cuda(99, &none) == BLK_ERROR_NO_DEVICE, "device 99 does not exist");
-    /* Once nobody holds the faulted primary context CUDA has reset it; a
-     * new context must work, or fail cleanly naming the error */
+    /* CUDA keeps an illegal address for the whole process, even after the
+     * last holder released the primary context: a new context on the
+     * device must fail cleanly, naming the error, or work */
     s = blk_context_create_cuda(0, &ctx);
     expect(s == BLK_SUCCESS || strstr(blk_last_error(), "illegal memory access"),
            "a new context after a fault works, or reports the process-wide CUDA error");

@@ -1,0 +1,83 @@
+"""Layer norm through dsl_examples/layernorm.blk (Triton's tutorial 05): a
+fused forward, and a backward in two kernels, the first summing partial
+dW/dB rows in GROUP_SIZE_M groups under a lock, the second reducing them.
+
+With PyTorch, layer_norm() is a drop-in for torch.nn.functional.layer_norm
+over the last dimension, differentiable through LayerNorm (an
+autograd.Function). forward() and backward() work on NumPy arrays too, on
+the reference interpreter."""
+import blk
+
+from _common import blk_type, contiguous, empty, is_torch, module, zeros
+
+
+def _sizes(n):
+    block = blk.next_power_of_2(n)
+    if block * 2 > 65536:  # 2 bytes per element; the backward holds a whole row
+        raise ValueError(f"blk layer_norm: rows of {n} elements are more than the backward kernel holds")
+    # the tutorial's choices: rows in blocks of up to 1024 forward, a whole
+    # row backward, and fewer partial-sum groups as rows get longer
+    group = 256 if n <= 1024 else 128 if n <= 4096 else 96 if n <= 8192 else 64
+    return min(block, 1024), block, group
+
+
+def forward(x, weight, bias, eps):
+    """(y, mean, rstd) for x of shape (M, N), weight and bias of shape (N,)."""
+    m, n = x.shape
+    block, _, _ = _sizes(n)
+    y = empty(x, (m, n))
+    mean, rstd = empty(x, (m,), "float32"), empty(x, (m,), "float32")
+    num_warps = min(max(block // 256, 1), 8)
+    module("layernorm.blk", x).layer_norm_fwd[(m,)](x, y, weight, bias, mean, rstd, n, n, eps, T=blk_type(x),
+                                                   BLOCK_SIZE=block, num_warps=num_warps)
+    return y, mean, rstd
+
+
+def backward(dy, x, weight, mean, rstd):
+    """(dx, dweight, dbias) from the forward's saved x, mean and rstd."""
+    m, n = x.shape
+    _, block_n, group = _sizes(n)
+    t = blk_type(x)
+    mod = module("layernorm.blk", x)
+    dx = empty(x, (m, n))
+    # zeroed: the second kernel sums all `group` rows, also those no row of x fell in
+    partial_dw, partial_db = zeros(x, (group, n)), zeros(x, (group, n))
+    locks = zeros(x, (2 * group,), "int32")  # a lock and a "written yet" flag per group
+    num_warps = min(max(block_n // 256, 1), 8)
+    mod.layer_norm_bwd_dx[(m,)](dx, dy, partial_dw, partial_db, x, weight, mean, rstd, locks, n, n, T=t,
+                                GROUP_SIZE_M=group, BLOCK_SIZE_N=block_n, num_warps=num_warps)
+    dw, db = empty(x, (n,)), empty(x, (n,))
+    mod.layer_norm_bwd_dwdb[(blk.cdiv(n, 128),)](partial_dw, partial_db, dw, db, group, n, T=t,
+                                                 BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)
+    return dx, dw, db
+
+
+try:
+    import torch
+
+    class LayerNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, normalized_shape, weight, bias, eps):
+            rows = x.reshape(-1, x.shape[-1]).contiguous()
+            y, mean, rstd = forward(rows, weight.contiguous(), bias.contiguous(), eps)
+            ctx.save_for_backward(rows, weight, mean, rstd)
+            return y.reshape(x.shape)
+
+        @staticmethod
+        def backward(ctx, dy):
+            rows, weight, mean, rstd = ctx.saved_tensors
+            dx, dw, db = backward(dy.reshape(rows.shape).contiguous(), rows, weight.contiguous(), mean, rstd)
+            return dx.reshape(dy.shape), None, dw, db, None
+except ImportError:
+    LayerNorm = None
+
+
+def layer_norm(x, normalized_shape, weight, bias, eps=1e-5):
+    """torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)
+    for a normalized_shape of the last dimension, with weight and bias."""
+    if tuple(normalized_shape) != (x.shape[-1],):
+        raise ValueError("blk layer_norm: normalized_shape must be the last dimension")
+    if is_torch(x):
+        return LayerNorm.apply(x, normalized_shape, weight, bias, eps)
+    rows = contiguous(x).reshape(-1, x.shape[-1])
+    return forward(rows, weight, bias, eps)[0].reshape(x.shape)
