@@ -1,15 +1,15 @@
-"""blk from Python: compile blk kernels and launch them on NumPy arrays (the
-cpu device, the reference interpreter) or, on a GPU, on device memory, the
-way Triton kernels are launched (docs/python.md).
+"""blk from Python: compile blk kernels and launch them the way Triton
+kernels are launched, on PyTorch tensors on the GPU, or on NumPy arrays on
+the cpu device (the reference interpreter, with its bounds checks); with an
+autotuner (blk.autotune) and a timer (blk.testing.do_bench). docs/python.md.
 
     import blk
-    add = blk.compile("dsl_examples/add.blk", device="cpu")["add"]
-    add[(blk.cdiv(n, 256),)](x, y, out, n, BLOCK=256)   # out holds x + y afterwards
+    add = blk.compile("dsl_examples/add.blk")["add"]       # device: the GPU if there is one
+    add[(blk.cdiv(n, 256),)](x, y, out, n, BLOCK=256)      # CUDA tensors; out = x + y
 
 Const parameters are keyword arguments of the launch; each new combination
-is compiled once and kept. Pointer arguments on the cpu device are NumPy
-arrays (C-contiguous, of the pointer's element type): copied in before the
-launch and back after it.
+is compiled once and kept. On the cpu device, host arrays are copied in
+before the launch and back after it.
 """
 import ctypes
 
@@ -17,8 +17,9 @@ from . import _lib
 from ._args import Marshal, Param, device_of, packer
 from ._lib import BlkError
 
-__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "autotune", "Config", "testing"]
-__version__ = "0.1.0"
+__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "device_name", "autotune", "Config",
+           "testing"]
+__version__ = "0.1.0"  # the runtime's BLK_VERSION (a test keeps them equal)
 
 
 def cdiv(a, b):

@@ -66,6 +66,11 @@ class Examples(unittest.TestCase):
         self.assertEqual(out[0], 42)
         self.assertIn(".entry k", mod["k"].ptx())
 
+    def test_version_is_the_runtimes(self):
+        with open(os.path.join(EXAMPLES, "..", "include", "blk.h")) as f:
+            header = f.read()
+        self.assertIn(f'#define BLK_VERSION "{blk.__version__}"', header)
+
     def test_helpers(self):
         self.assertEqual([blk.cdiv(a, 4) for a in (0, 1, 4, 5)], [0, 1, 1, 2])
         self.assertEqual([blk.next_power_of_2(a) for a in (0, 1, 3, 64, 65)], [1, 1, 4, 64, 128])

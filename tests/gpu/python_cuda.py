@@ -1,7 +1,8 @@
 """The Python package on a GPU with PyTorch CUDA tensors (run on the GPU
 machine: BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 tests/gpu/python_cuda.py).
-Checks add and softmax against PyTorch, a launch on a side stream, and the
-errors for a tensor of the wrong dtype and for host memory on the GPU.
+Checks add and softmax against PyTorch, a launch on a side stream, the
+errors for a tensor of the wrong dtype and for host memory on the GPU, and
+CPU tensors on the cpu device.
 Exit status 0 when every check holds."""
 import os
 import sys
@@ -57,6 +58,20 @@ try:
     expect(False, "a NumPy array on the GPU is refused")
 except TypeError as err:
     expect("a host array, but the module runs on the GPU" in str(err), f"a NumPy array on the GPU: {err}")
+
+# CPU tensors on the cpu device (the interpreter): read and written through
+# their NumPy views, bf16 included
+add_cpu = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
+for dtype, t in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+    x = torch.randn(1000, dtype=dtype)
+    out = torch.zeros_like(x)
+    add_cpu[(4,)](x, x, out, 1000, T=t, BLOCK=256)
+    expect(torch.equal(out, x + x), f"add {t} on CPU tensors on the cpu device: equal to x + x")
+try:
+    add_cpu[(4,)](x.cuda(), x, out, 1000, T="bf16", BLOCK=256)
+    expect(False, "a CUDA tensor on the cpu device is refused")
+except TypeError as err:
+    expect("compiled for the cpu device" in str(err), f"a CUDA tensor on the cpu device: {err}")
 
 print(f"\n{failures} failure{'s' * (failures != 1)}")
 sys.exit(failures != 0)
