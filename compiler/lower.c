@@ -341,10 +341,14 @@ static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     int x = lower_expr(L, arg(e, 0));
     DType d = vtype(L, x).dtype;
     if (code == BIR_REDUCE_SUM && (d == DT_F16 || d == DT_BF16)) x = convert(L, x, DT_F32);
-    if (code == BIR_REDUCE_SUM && d == DT_I1) x = convert(L, x, DT_I32);
-    BirOp *op = emit_op(L, code, &x, 1, &e->type);
+    /* reductions take numbers: an i1 block reduces as 0/1 in i32, so max is
+     * "any" and min is "all", converted back to i1 */
+    if (d == DT_I1) x = convert(L, x, DT_I32);
+    BlkType t = e->type;
+    if (t.dtype == DT_I1) t.dtype = DT_I32;
+    BirOp *op = emit_op(L, code, &x, 1, &t);
     op->attr = arg(e, 1) ? arg(e, 1)->cv.i : 0;
-    return op->results[0];
+    return e->type.dtype == DT_I1 ? convert(L, op->results[0], DT_I1) : op->results[0];
 }
 
 static int lower_builtin(Lower *L, const Expr *e) {

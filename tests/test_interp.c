@@ -194,6 +194,29 @@ Test(interp, sum_is_pairwise_max_propagates_nan_argmax_takes_the_first) {
     drop(p);
 }
 
+/* i1 blocks reduce as 0/1: max is "any", min is "all" (a fuzzer found max
+ * of a comparison accepted by sema and refused by the IR verifier) */
+Test(interp, reductions_of_i1_blocks_are_any_all_and_first_index) {
+    Prog *p = build("kernel k(x: *f32, o: *i32) {\n"
+                    "  let m = load(x + arange(0, 8))[:, None] == arange(0, 2)[None, :] as f32;\n"
+                    "  store(o + arange(0, 2), max(m, axis = 0) as i32);\n"
+                    "  store(o + 2 + arange(0, 2), min(m, axis = 0) as i32);\n"
+                    "  store(o + 4 + arange(0, 2), argmax(m, axis = 0));\n"
+                    "  store(o + 6 + arange(0, 2), argmin(m, axis = 0));\n"
+                    "  store(o + 8, min(load(x + arange(0, 8)) >= 0.0) as i32);\n"
+                    "}\n", NULL);
+    /* column 0 is x == 0: true at 2 and 5; column 1 is x == 1: never */
+    float x[8] = {3, 2, 0, 4, 5, 0, 6, 7};
+    int32_t o[9];
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 9)};
+    InterpArg args[] = {{.p = x}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    int32_t want[9] = {1, 0, 0, 0, 2, 0, 0, 0, 1};
+    for (int k = 0; k < 9; k++) cr_expect_eq(o[k], want[k], "o[%d] = %d, want %d", k, o[k], want[k]);
+    drop(p);
+}
+
 Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
     Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
                     "  let r = arange(0, 4); let c = arange(0, 8);\n"
