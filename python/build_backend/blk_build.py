@@ -8,6 +8,7 @@ build/libblk.so.0 (scripts/build.sh makes it); or one built here with CMake
 into build-python/ of the checkout. An editable install (`pip install -e`)
 points at python/ and uses the checkout's library (blk/_lib.py looks there).
 """
+import ast
 import base64
 import hashlib
 import io
@@ -28,7 +29,7 @@ def _version():
     with open(os.path.join(PACKAGE_DIR, NAME, "__init__.py"), encoding="utf-8") as f:
         for line in f:
             if line.startswith("__version__"):
-                return line.split("=", 1)[1].strip().strip("\"'")
+                return ast.literal_eval(line.split("=", 1)[1].split("#", 1)[0].strip())
     raise RuntimeError("blk/__init__.py has no __version__")
 
 
