@@ -120,6 +120,8 @@ typedef struct {
 
 const char *dtype_name(DType t);
 bool dtype_from_name(const char *name, size_t len, DType *out);
+const char *dtype_name_for_triton(const char *triton_name); /* "float32" -> "f32"; NULL if none */
+const char *dtype_name_list(void);                          /* "i1, bool, i32, ...", for messages */
 bool dtype_is_int(DType t);   /* i1 excluded */
 bool dtype_is_float(DType t);
 bool dtype_is_signed(DType t);
@@ -187,7 +189,7 @@ typedef enum {
     TOK_DTYPE, /* i1 bool i32 i64 u32 f16 bf16 f32 */
     /* punctuation */
     TOK_LPAREN, TOK_RPAREN, TOK_LBRACKET, TOK_RBRACKET, TOK_LBRACE, TOK_RBRACE,
-    TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_AT, TOK_ARROW,
+    TOK_COMMA, TOK_SEMI, TOK_COLON, TOK_AT, TOK_ARROW, TOK_DOT,
     /* operators */
     TOK_PLUS, TOK_MINUS, TOK_STAR, TOK_SLASH, TOK_PERCENT,
     TOK_AMP, TOK_PIPE, TOK_CARET, TOK_TILDE, TOK_BANG,
@@ -211,6 +213,10 @@ typedef struct {
     const char *cursor;
     uint32_t line;
     const char *line_start;
+    Token last; /* the token returned last */
+    /* the latest `//` that followed an operand on its line: Triton's floor
+     * division, maybe. The parser names it if the statement then fails. */
+    Span slashes_after_operand;
 } Lexer;
 
 void lexer_init(Lexer *lx, const Source *src, DiagEngine *de);
@@ -256,6 +262,7 @@ struct Expr {
     BlkType type;
     bool is_const; /* folded at compile time; value in cv */
     bool weak;     /* an untyped literal (or a fold of only literals) */
+    bool parenthesized; /* written in parentheses (parser), so `(a < b) < c` is not a chain */
     ConstVal cv;
     union {
         struct { int64_t value; bool invalid; } int_lit; /* invalid: a parse error */
@@ -398,6 +405,9 @@ typedef struct {
 
 const BuiltinSig *builtin_sig(BuiltinId id);
 int builtin_find(const char *name); /* a BuiltinId, or -1 */
+/* The builtin whose name is nearest to `name` (at most a third of its
+ * letters away, by edit distance), for "did you mean"; NULL if none. */
+const char *builtin_nearest(const char *name);
 /* dot's input_precision: "ieee", "tf32" or "tf32x3" -> DotPrecision, else -1. */
 int dot_precision_from_name(const char *text, size_t len);
 

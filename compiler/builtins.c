@@ -20,6 +20,37 @@ int builtin_find(const char *name) {
     return -1;
 }
 
+/* Levenshtein distance, for names of at most 31 letters (longer: "far"). */
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31) return 99;
+    int row[32];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *builtin_nearest(const char *name) {
+    const char *best = NULL;
+    int best_d = (int)strlen(name) / 3 + 1;
+    for (int i = 0; i < BI_COUNT; i++) {
+        int d = edit_distance(name, builtins[i].name);
+        if (d < best_d) best = builtins[i].name, best_d = d;
+    }
+    return best;
+}
+
 int dot_precision_from_name(const char *text, size_t len) {
     static const char *const names[] = {[DOT_IEEE] = "ieee", [DOT_TF32] = "tf32", [DOT_TF32X3] = "tf32x3"};
     for (int i = 0; i < 3; i++)

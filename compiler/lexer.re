@@ -5,11 +5,20 @@
 #include "blkc.h"
 
 void lexer_init(Lexer *lx, const Source *src, DiagEngine *de) {
+    memset(lx, 0, sizeof *lx);
     lx->src = src;
     lx->de = de;
     lx->cursor = src->text;
     lx->line = 1;
     lx->line_start = src->text;
+    lx->last.kind = TOK_EOF;
+}
+
+static Token lex_token(Lexer *lx);
+
+Token lexer_next(Lexer *lx) {
+    lx->last = lex_token(lx);
+    return lx->last;
 }
 
 static Span span_at(const Lexer *lx, const char *start, const char *end) {
@@ -27,6 +36,14 @@ static Token make(const Lexer *lx, TokenKind k, const char *start) {
     t.span = span_at(lx, start, lx->cursor);
     t.text = start;
     return t;
+}
+
+/* A `//` right after an operand on the same line: in Triton that is floor
+ * division, in blk a comment that swallows the rest of the line. */
+static void note_slashes(Lexer *lx, const char *start) {
+    TokenKind k = lx->last.kind;
+    bool operand = k == TOK_IDENT || k == TOK_INT || k == TOK_FLOAT || k == TOK_RPAREN || k == TOK_RBRACKET;
+    if (operand && lx->last.span.line == lx->line) lx->slashes_after_operand = span_at(lx, start, start + 2);
 }
 
 /* Keep line/column right across a block comment. */
@@ -56,7 +73,7 @@ static TokenKind keyword_or_ident(const char *s, size_t n) {
     return TOK_IDENT;
 }
 
-Token lexer_next(Lexer *lx) {
+static Token lex_token(Lexer *lx) {
     const char *start;
     const char *YYMARKER = lx->cursor;
 loop:
@@ -82,7 +99,7 @@ loop:
     }
     [ \t\r\f\v]+ { goto loop; }
     "\n"         { lx->line++; lx->line_start = lx->cursor; goto loop; }
-    "//" [^\n\x00]* { goto loop; }
+    "//" [^\n\x00]* { note_slashes(lx, start); goto loop; }
     "/*" {
         /* Scan by hand to the end of the source: a comment may hold any byte, NUL too. */
         const char *limit = lx->src->text + lx->src->len, *end = NULL;
@@ -106,6 +123,11 @@ loop:
     ident { return make(lx, keyword_or_ident(start, (size_t)(lx->cursor - start)), start); }
     hex | dec { return make(lx, TOK_INT, start); }
     dec "." [0-9]* exp? | dec exp { return make(lx, TOK_FLOAT, start); }
+    "." [0-9]+ exp? {
+        diag_report(lx->de, DIAG_ERROR, lx->src, span_at(lx, start, lx->cursor),
+                    "a float literal starts with a digit in blk: write '0%.*s'", (int)(lx->cursor - start), start);
+        return make(lx, TOK_FLOAT, start); /* strtod reads it: parsing goes on with its value */
+    }
     dec ident {
         diag_report(lx->de, DIAG_ERROR, lx->src, span_at(lx, start, lx->cursor),
                     "invalid numeric literal '%.*s'", (int)(lx->cursor - start), start);
@@ -129,6 +151,7 @@ loop:
     ":" { return make(lx, TOK_COLON, start); }
     "@" { return make(lx, TOK_AT, start); }
     "->" { return make(lx, TOK_ARROW, start); }
+    "." { return make(lx, TOK_DOT, start); }
     "+" { return make(lx, TOK_PLUS, start); }
     "-" { return make(lx, TOK_MINUS, start); }
     "*" { return make(lx, TOK_STAR, start); }
@@ -192,7 +215,7 @@ const char *token_kind_name(TokenKind k) {
         [TOK_TYPE] = "'type'", [TOK_DTYPE] = "type name", [TOK_LPAREN] = "'('",
         [TOK_RPAREN] = "')'", [TOK_LBRACKET] = "'['", [TOK_RBRACKET] = "']'",
         [TOK_LBRACE] = "'{'", [TOK_RBRACE] = "'}'", [TOK_COMMA] = "','", [TOK_SEMI] = "';'",
-        [TOK_COLON] = "':'", [TOK_AT] = "'@'", [TOK_ARROW] = "'->'", [TOK_PLUS] = "'+'",
+        [TOK_COLON] = "':'", [TOK_AT] = "'@'", [TOK_ARROW] = "'->'", [TOK_DOT] = "'.'", [TOK_PLUS] = "'+'",
         [TOK_MINUS] = "'-'", [TOK_STAR] = "'*'", [TOK_SLASH] = "'/'", [TOK_PERCENT] = "'%'",
         [TOK_AMP] = "'&'", [TOK_PIPE] = "'|'", [TOK_CARET] = "'^'", [TOK_TILDE] = "'~'",
         [TOK_BANG] = "'!'", [TOK_SHL] = "'<<'", [TOK_SHR] = "'>>'", [TOK_ANDAND] = "'&&'",

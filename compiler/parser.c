@@ -20,6 +20,7 @@ typedef struct {
     Token prev; /* last consumed */
     bool panic;
     int depth;
+    bool in_to_call; /* inside Triton's x.to(...): its tl.float32 is named in the one error for .to */
 } Parser;
 
 static void advance(Parser *p) {
@@ -42,6 +43,15 @@ static void error_at(Parser *p, Span span, const char *fmt, ...) {
     if (p->panic) return; /* one error per broken construct */
     p->panic = true;
     if (p->tok.kind == TOK_ERROR) return; /* the lexer already said what is wrong */
+    /* A `//` after the last good token, before the error: Triton's floor
+     * division read as a comment. The error itself would land on a later line. */
+    Span c = p->lx.slashes_after_operand;
+    if (c.len && c.offset >= p->prev.span.offset + p->prev.span.len && c.offset < span.offset) {
+        diag_report(p->de, DIAG_ERROR, p->src, c,
+                    "'//' starts a comment in blk, so the rest of the line is ignored; integer division "
+                    "is '/' (it rounds toward zero, as Triton's '//' does for non-negative operands)");
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     diag_vreport(p->de, DIAG_ERROR, p->src, span, fmt, ap);
@@ -229,6 +239,7 @@ static Expr *parse_primary(Parser *p) {
         advance(p);
         Expr *e = parse_expr(p);
         expect(p, TOK_RPAREN, "to close '('");
+        e->parenthesized = true;
         return e;
     }
     case TOK_LBRACKET: {
@@ -251,10 +262,78 @@ static Expr *parse_primary(Parser *p) {
     }
 }
 
-/* postfix = primary { "[" index { "," index } "]" }    index = ":" | "None" */
+static Expr *dtype_expr(Parser *p, const char *blk_name, Span span) {
+    Expr *e = expr_new(p->arena, E_DTYPE, span);
+    e->u.dtype_lit = DT_ERROR;
+    dtype_from_name(blk_name, strlen(blk_name), &e->u.dtype_lit);
+    return e;
+}
+
+static const char *source_text(Parser *p, Span s) {
+    return arena_strndup(p->arena, p->src->text + s.offset, s.len);
+}
+
+/* member = "." IDENT [ call ]: not blk, but what Triton code says (x.to(T),
+ * tl.program_id(0), v.shape[0], x.sum()). Each gets one error that gives the
+ * blk spelling, and parsing goes on as if it had been written that way. */
+static Expr *parse_member(Parser *p, Expr *base) {
+    Token dot = p->tok;
+    advance(p);
+    if (!check(p, TOK_IDENT) && !check(p, TOK_DTYPE)) {
+        error_at(p, dot.span, "blk has no '.' operator (no methods or attributes)");
+        return error_expr(p, dot.span);
+    }
+    Token member = p->tok;
+    const char *name = tok_str(p, member);
+    bool call = p->next.kind == TOK_LPAREN;
+    Span whole = span_join(base->span, member.span);
+    advance(p);
+    if (base->kind == E_NAME && strcmp(base->u.name.name, "tl") == 0) {
+        const char *type = dtype_name_for_triton(name);
+        if (type) {
+            if (!p->in_to_call)
+                error_at(p, whole, "blk's type names are short and have no 'tl.' prefix: write '%s'", type);
+            return dtype_expr(p, type, whole);
+        }
+        error_at(p, whole, "blk's builtins have no 'tl.' prefix: write '%s'", name);
+        if (call) return parse_call(p, member);
+        Expr *e = expr_new(p->arena, E_NAME, member.span);
+        e->u.name.name = name;
+        return e;
+    }
+    bool outer = p->in_to_call;
+    p->in_to_call = strcmp(name, "to") == 0;
+    Expr *args = call ? parse_call(p, member) : NULL;
+    p->in_to_call = outer;
+    if (strcmp(name, "to") == 0 && args && args->u.call.args.len == 1) {
+        Expr *to = args->u.call.args.items[0];
+        bool typed = to->kind == E_DTYPE && to->u.dtype_lit != DT_ERROR;
+        const char *type = typed ? dtype_name((DType)to->u.dtype_lit) : "TYPE";
+        error_at(p, span_from(p, base->span), "blk converts with 'as': write '%s as %s'",
+                 source_text(p, base->span), type);
+        if (!typed) return error_expr(p, span_from(p, base->span));
+        Expr *c = expr_new(p->arena, E_CAST, span_from(p, base->span));
+        c->u.cast.operand = base;
+        c->u.cast.to.span = to->span;
+        c->u.cast.to.dtype = to->u.dtype_lit;
+        return c;
+    }
+    if (strcmp(name, "shape") == 0)
+        error_at(p, whole, "blocks have no '.shape' in blk: a block's size is the const that made it "
+                           "(the BLOCK of arange(0, BLOCK)); use that const");
+    else if (strcmp(name, "dtype") == 0)
+        error_at(p, whole, "blocks have no '.dtype' in blk: name the type (a const type parameter such as T)");
+    else
+        error_at(p, whole, "blk has no methods or attributes: for '.%s', call the builtin with the block "
+                           "as its first argument ('%s(x, ...)')", name, name);
+    return error_expr(p, span_from(p, base->span));
+}
+
+/* postfix = primary { "[" index { "," index } "]" | member }    index = ":" | "None" */
 static Expr *parse_postfix(Parser *p) {
     Expr *e = parse_primary(p);
     int levels = 0;
+    while (check(p, TOK_DOT)) e = parse_member(p, e);
     while (check(p, TOK_LBRACKET)) {
         levels++;
         if (!enter(p)) break;
@@ -350,6 +429,27 @@ static int binary_prec(TokenKind k, OpKind *op) {
     return 0;
 }
 
+static bool is_comparison(OpKind op) {
+    return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
+}
+
+static bool is_chain_link(const Expr *e) {
+    return e->kind == E_BINARY && is_comparison(e->u.binary.op) && !e->parenthesized;
+}
+
+/* `0 <= o < n` is Python's chain; in blk (as in C) it is `(0 <= o) < n`,
+ * which compares a boolean and masks nothing. Say so, with the `&` form. */
+static void report_chain(Parser *p, Span op_span, const Expr *lhs, OpKind op, const Expr *rhs) {
+    const Expr *a, *b, *c;
+    OpKind first, second;
+    if (is_chain_link(lhs)) a = lhs->u.binary.lhs, b = lhs->u.binary.rhs, c = rhs, first = lhs->u.binary.op, second = op;
+    else a = lhs, b = rhs->u.binary.lhs, c = rhs->u.binary.rhs, first = op, second = rhs->u.binary.op;
+    const char *ta = source_text(p, a->span), *tb = source_text(p, b->span), *tc = source_text(p, c->span);
+    error_at(p, op_span, "comparisons do not chain in blk: '%s %s %s %s %s' compares the result of one "
+             "comparison with '%s'; write '(%s %s %s) & (%s %s %s)'", ta, op_name(first), tb, op_name(second), tc,
+             is_chain_link(lhs) ? tc : ta, ta, op_name(first), tb, tb, op_name(second), tc);
+}
+
 /* binary = cast_expr { binary_op cast_expr }, by precedence climbing:
  * operators at or above min_prec bind here, all left-associative. */
 static Expr *parse_binary(Parser *p, int min_prec) {
@@ -362,7 +462,9 @@ static Expr *parse_binary(Parser *p, int min_prec) {
         advance(p);
         levels++;
         if (!enter(p)) break;
+        Span op_span = p->prev.span;
         Expr *rhs = parse_binary(p, prec + 1);
+        if (is_comparison(op) && (is_chain_link(lhs) || is_chain_link(rhs))) report_chain(p, op_span, lhs, op, rhs);
         Expr *e = expr_new(p->arena, E_BINARY, span_join(lhs->span, rhs->span));
         e->u.binary.op = op;
         e->u.binary.lhs = lhs;

@@ -44,21 +44,18 @@ typedef struct {
  * call, long before memory runs out. */
 enum { MAX_INLINE_DEPTH = 32, MAX_INLINED_CALLS = 10000 };
 
-static void error(Sema *S, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void error(Sema *S, Span span, const char *fmt, ...) {
+/* Every diagnostic of sema; error(), warning() and note() name the severity. */
+static void report(Sema *S, DiagSeverity severity, Span span, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void report(Sema *S, DiagSeverity severity, Span span, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    diag_vreport(S->de, DIAG_ERROR, S->src, span, fmt, ap);
+    diag_vreport(S->de, severity, S->src, span, fmt, ap);
     va_end(ap);
 }
-
-static void note(Sema *S, Span span, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note(Sema *S, Span span, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vreport(S->de, DIAG_NOTE, S->src, span, fmt, ap);
-    va_end(ap);
-}
+#define error(S, ...) report(S, DIAG_ERROR, __VA_ARGS__)
+#define warning(S, ...) report(S, DIAG_WARNING, __VA_ARGS__)
+#define note(S, ...) report(S, DIAG_NOTE, __VA_ARGS__)
 
 /* Shape only, for messages: "[16]", "[4, 8]" or "scalar". */
 static const char *sstr(Sema *S, BlkType t) {
@@ -188,7 +185,9 @@ static void report_unknown_name(Sema *S, const char *name, Span use) {
         }
         return;
     }
-    error(S, use, "use of undeclared name '%s'", name);
+    const char *blk_name = dtype_name_for_triton(name);
+    if (blk_name) error(S, use, "use of undeclared name '%s': the type is called '%s' in blk", name, blk_name);
+    else error(S, use, "use of undeclared name '%s'", name);
 }
 
 /* ------------------------------------------------------------- constants */
@@ -280,8 +279,11 @@ static bool resolve_type(Sema *S, const TypeSyntax *ts, BlkType *out) {
     if (ts->name) {
         Symbol *sym = lookup(S, ts->name);
         if (!sym || sym->type.dtype != DT_TYPE) {
+            const char *blk_name = dtype_name_for_triton(ts->name);
             if (sym) error(S, ts->span, "'%s' is not a type", ts->name);
-            else error(S, ts->span, "unknown type '%s'", ts->name);
+            else if (blk_name) error(S, ts->span, "unknown type '%s': blk calls it '%s'", ts->name, blk_name);
+            else error(S, ts->span, "unknown type '%s' (the types are %s, and the const type parameters in scope)",
+                       ts->name, dtype_name_list());
             return false;
         }
         dt = sym->cv.dtype;
@@ -425,6 +427,20 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     set_const_int(e, v);
 }
 
+/* Triton's '/' on two integers gives a float; blk's truncates toward zero,
+ * as C's does. They differ where arithmetic then turns the integer quotient
+ * into a float (`x * (i / n)`, `1 / 2 * x`): warn there, unless the quotient is
+ * a constant that divides exactly. '(a / b) as f32' says truncation is meant. */
+static void warn_truncating_division(Sema *S, const Expr *q, DType to) {
+    if (q->kind != E_BINARY || q->u.binary.op != OP_DIV || !dtype_is_int((DType)q->type.dtype) || !dtype_is_float(to))
+        return;
+    const Expr *a = q->u.binary.lhs, *b = q->u.binary.rhs;
+    if (a->is_const && b->is_const && b->cv.i != 0 && a->cv.i % b->cv.i == 0) return;
+    warning(S, q->span, "integer division truncates in blk, and the quotient then becomes %s (Triton's '/' gives "
+            "the exact quotient): write 'a as %s / b' for that, or '(a / b) as %s' to keep the truncation",
+            dtype_name(to), dtype_name(to), dtype_name(to));
+}
+
 static void check_binary(Sema *S, Expr *e) {
     Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
     check_expr(S, l);
@@ -460,6 +476,8 @@ static void check_binary(Sema *S, Expr *e) {
     }
 
     operand = dtype_promote(ld, l->weak, rd, r->weak);
+    warn_truncating_division(S, l, operand);
+    warn_truncating_division(S, r, operand);
     switch (op) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         if (ld == DT_I1 || rd == DT_I1) {
@@ -1228,6 +1246,9 @@ static void check_call(Sema *S, Expr *e) {
     if (is_kernel_name(S, e->u.call.name))
         error(S, e->u.call.name_span, "kernel '%s' cannot be called; move shared code into a 'fn' helper",
               e->u.call.name);
+    else if (builtin_nearest(e->u.call.name))
+        error(S, e->u.call.name_span, "call to unknown function '%s'; did you mean '%s'?", e->u.call.name,
+              builtin_nearest(e->u.call.name));
     else
         error(S, e->u.call.name_span, "call to unknown function '%s'", e->u.call.name);
 }

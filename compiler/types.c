@@ -1,4 +1,5 @@
 /* types.c: element types, shapes, broadcasting and promotion (docs/language.md §3, §5). */
+#include <stdio.h>
 #include <string.h>
 
 #include "blkc.h"
@@ -14,18 +15,38 @@ const char *dtype_name(DType t) {
     return (unsigned)t < sizeof dtype_names / sizeof *dtype_names ? dtype_names[t] : "?";
 }
 
+/* The type names of the language, with Triton's name for each (for the
+ * errors that catch Triton habits: `tl.float32`, `x: *float32`). */
+static const struct { const char *name; DType t; const char *triton; } type_names[] = {
+    {"i1", DT_I1, "int1"},    {"bool", DT_I1, NULL},          {"i32", DT_I32, "int32"}, {"i64", DT_I64, "int64"},
+    {"u32", DT_U32, "uint32"}, {"f16", DT_F16, "float16"},    {"bf16", DT_BF16, "bfloat16"},
+    {"f32", DT_F32, "float32"},
+};
+
 bool dtype_from_name(const char *name, size_t len, DType *out) {
-    static const struct { const char *name; DType t; } table[] = {
-        {"i1", DT_I1},   {"bool", DT_I1}, {"i32", DT_I32},   {"i64", DT_I64},
-        {"u32", DT_U32}, {"f16", DT_F16}, {"bf16", DT_BF16}, {"f32", DT_F32},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        if (strlen(table[i].name) == len && memcmp(table[i].name, name, len) == 0) {
-            *out = table[i].t;
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++) {
+        if (strlen(type_names[i].name) == len && memcmp(type_names[i].name, name, len) == 0) {
+            *out = type_names[i].t;
             return true;
         }
     }
     return false;
+}
+
+const char *dtype_name_for_triton(const char *triton_name) {
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (type_names[i].triton && strcmp(type_names[i].triton, triton_name) == 0) return type_names[i].name;
+    return NULL;
+}
+
+const char *dtype_name_list(void) {
+    static char list[128];
+    if (!list[0])
+        for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++) {
+            size_t n = strlen(list);
+            snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", type_names[i].name);
+        }
+    return list;
 }
 
 bool dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64 || t == DT_U32; }
