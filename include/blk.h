@@ -58,6 +58,13 @@ blk_status blk_context_create_cuda(int ordinal, blk_context **out);
  * this thread, every access is bounds-checked against blk_malloc'ed memory. */
 blk_status blk_context_create_cpu(blk_context **out);
 void blk_context_destroy(blk_context *ctx);
+/* On the cpu device: run the programs of each later launch in an order
+ * shuffled by `seed` (0: in order, 0, 1, 2, ..., the default), so that a
+ * kernel whose result depends on the order programs run in shows it there
+ * rather than on a GPU. $BLK_CPU_SHUFFLE=seed does the same for contexts
+ * left at 0. BLK_ERROR_INVALID_VALUE on a GPU context, whose order is the
+ * hardware's. */
+blk_status blk_context_shuffle_programs(blk_context *ctx, uint64_t seed);
 /* "NVIDIA H100 80GB HBM3 (sm_90)" or "cpu (reference interpreter)"; owned by the context. */
 const char *blk_context_device(const blk_context *ctx);
 

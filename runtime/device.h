@@ -24,6 +24,7 @@ struct blk_context {
     char device[192];     /* blk_context_device's text */
     char arch[16];        /* the PTX target of modules without opt->arch */
     int max_grid[3];      /* the largest grid per dimension; 0: no limit */
+    uint64_t shuffle_seed; /* cpu device: programs in a seeded random order; 0: in order */
 };
 
 /* What a launch's arguments let the code assume (Triton's specialization):

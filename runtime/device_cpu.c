@@ -142,7 +142,9 @@ static void cpu_unload(blk_context *ctx, void *code) { (void)ctx, (void)code; }
 
 /* An interpreter budget from the environment: unset or empty leaves *out
  * alone (the default), anything but a positive integer is an error. */
-static blk_status budget_from_env(const BirFunction *f, const char *var, uint64_t *out) {
+/* A positive integer from the environment variable `var`, into *out; unset
+ * or empty leaves *out as it is. */
+static blk_status positive_from_env(const BirFunction *f, const char *var, uint64_t *out) {
     const char *text = getenv(var);
     if (!text || !*text) return BLK_SUCCESS;
     char *end;
@@ -177,11 +179,14 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     pthread_mutex_unlock(&st->lock);
     if (!bufs) return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     InterpOptions opt = {0};
-    blk_status st_budget = budget_from_env(f, "BLK_CPU_MAX_LOOP_ITERATIONS", &opt.max_loop_iterations);
-    if (st_budget == BLK_SUCCESS) st_budget = budget_from_env(f, "BLK_CPU_MAX_STEPS", &opt.max_steps);
-    if (st_budget != BLK_SUCCESS) {
+    blk_status st_env = positive_from_env(f, "BLK_CPU_MAX_LOOP_ITERATIONS", &opt.max_loop_iterations);
+    if (st_env == BLK_SUCCESS) st_env = positive_from_env(f, "BLK_CPU_MAX_STEPS", &opt.max_steps);
+    opt.shuffle_seed = ctx->shuffle_seed;
+    if (st_env == BLK_SUCCESS && !opt.shuffle_seed) st_env = positive_from_env(f, "BLK_CPU_SHUFFLE", &opt.shuffle_seed);
+    opt.shuffle = opt.shuffle_seed != 0;
+    if (st_env != BLK_SUCCESS) {
         free(bufs);
-        return st_budget;
+        return st_env;
     }
     char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, &opt);
     free(bufs);

@@ -93,6 +93,15 @@ void blk_context_destroy(blk_context *ctx) {
 
 const char *blk_context_device(const blk_context *ctx) { return ctx ? ctx->device : ""; }
 
+blk_status blk_context_shuffle_programs(blk_context *ctx, uint64_t seed) {
+    if (!ctx) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_context_shuffle_programs: NULL context");
+    if (ctx->dev != &blk_device_cpu)
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_context_shuffle_programs: only the cpu device runs programs in "
+                        "an order blk chooses (%s is a GPU)", ctx->device);
+    ctx->shuffle_seed = seed;
+    return ok();
+}
+
 /* ---------------------------------------------------------------- memory */
 
 static blk_status done(blk_status s) { return s ? s : ok(); }

@@ -64,6 +64,60 @@ Test(runtime, cpu_device_runs_a_kernel_end_to_end) {
     teardown(&fx);
 }
 
+/* Each program takes the next slot of a counter and writes its id there: the
+ * order the programs ran in. */
+static void program_order(blk_context *ctx, int32_t order[64]) {
+    const char *src = "kernel k(counter: *i32, order: *i32) {\n"
+                      "  store(order + atomic_add(counter, 1), program_id(0));\n"
+                      "}\n";
+    blk_compile_options opt = {.name = "order.blk"};
+    blk_module *m;
+    blk_kernel *k;
+    cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+    blk_ptr counter, out;
+    cr_assert_eq(blk_malloc(ctx, 4, &counter), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, 64 * 4, &out), BLK_SUCCESS);
+    cr_assert_eq(blk_memset(ctx, counter, 0, 4), BLK_SUCCESS);
+    blk_arg args[] = {blk_arg_ptr(counter), blk_arg_ptr(out)};
+    cr_assert_eq(blk_launch(k, 64, 1, 1, args, 2, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_memcpy_to_host(ctx, order, out, 64 * 4), BLK_SUCCESS);
+    blk_free(ctx, counter);
+    blk_free(ctx, out);
+    blk_module_destroy(m);
+}
+
+static bool in_order(const int32_t order[64]) {
+    for (int i = 0; i < 64; i++)
+        if (order[i] != i) return false;
+    return true;
+}
+
+Test(runtime, programs_run_in_a_shuffled_order_on_request) {
+    unsetenv("BLK_CPU_SHUFFLE");
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    int32_t a[64], b[64], c[64];
+    program_order(ctx, a);
+    cr_expect(in_order(a), "programs run 0, 1, 2, ... by default");
+    cr_assert_eq(blk_context_shuffle_programs(ctx, 12345), BLK_SUCCESS);
+    program_order(ctx, a);
+    program_order(ctx, b);
+    cr_expect_not(in_order(a), "a seed shuffles them");
+    cr_expect_arr_eq(a, b, sizeof a, "the same seed gives the same order");
+    bool seen[64] = {false};
+    for (int i = 0; i < 64; i++) seen[a[i] & 63] = true;
+    for (int i = 0; i < 64; i++) cr_expect(seen[i], "program %d ran", i);
+    cr_assert_eq(blk_context_shuffle_programs(ctx, 0), BLK_SUCCESS);
+    setenv("BLK_CPU_SHUFFLE", "999", 1);
+    program_order(ctx, c);
+    cr_expect_not(in_order(c), "BLK_CPU_SHUFFLE shuffles a context left at 0");
+    cr_expect(memcmp(a, c, sizeof a) != 0, "another seed, another order");
+    unsetenv("BLK_CPU_SHUFFLE");
+    cr_expect_eq(blk_context_shuffle_programs(NULL, 1), BLK_ERROR_INVALID_VALUE);
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, defines_specialize_the_module) {
     const char *defs[] = {"T=f16", "BLOCK=64"};
     enum { N = 100 };

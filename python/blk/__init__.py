@@ -17,7 +17,7 @@ from . import _lib
 from ._args import Marshal, Param, device_of, packer
 from ._lib import BlkError
 
-__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "device_name", "autotune", "Config",
+__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
            "testing"]
 __version__ = "0.1.0"  # the runtime's BLK_VERSION (a test keeps them equal)
 
@@ -53,6 +53,13 @@ def device_name(device="cuda", ordinal=0):
     """What the runtime calls the device: "NVIDIA H100 80GB HBM3 (sm_90)",
     "cpu (reference interpreter)"."""
     return _lib.lib.blk_context_device(_context(device, ordinal)).decode()
+
+
+def shuffle_programs(seed):
+    """On the cpu device, run each later launch's programs in an order
+    shuffled by `seed` (0: in order, the default): a kernel whose result
+    depends on the order its programs run in shows it."""
+    _lib.check(_lib.lib.blk_context_shuffle_programs(_context("cpu"), seed))
 
 
 def _auto_device():

@@ -60,6 +60,7 @@ for name, res, args in [
     ("blk_context_create_cpu", ctypes.c_int, [ctypes.POINTER(_P)]),
     ("blk_context_destroy", None, [_P]),
     ("blk_context_device", ctypes.c_char_p, [_P]),
+    ("blk_context_shuffle_programs", ctypes.c_int, [_P, ctypes.c_uint64]),
     ("blk_module_create", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(CompileOptions),
                                          ctypes.POINTER(_P)]),
     ("blk_module_destroy", None, [_P]),

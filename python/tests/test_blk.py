@@ -71,6 +71,21 @@ class Examples(unittest.TestCase):
             header = f.read()
         self.assertIn(f'#define BLK_VERSION "{blk.__version__}"', header)
 
+    def test_programs_run_shuffled_on_request(self):
+        k = blk.compile("kernel k(c: *i32, order: *i32) {\n  store(order + atomic_add(c, 1), program_id(0));\n}\n",
+                        device="cpu")["k"]
+        orders = []
+        for seed in (0, 7, 7, 0):
+            blk.shuffle_programs(seed)
+            order = np.zeros(32, np.int32)
+            k[(32,)](np.zeros(1, np.int32), order)
+            orders.append(order)
+        self.assertEqual(orders[0].tolist(), list(range(32)))
+        self.assertNotEqual(orders[1].tolist(), list(range(32)))
+        self.assertEqual(sorted(orders[1].tolist()), list(range(32)))
+        self.assertEqual(orders[1].tolist(), orders[2].tolist())  # the same seed, the same order
+        self.assertEqual(orders[3].tolist(), list(range(32)))
+
     def test_helpers(self):
         self.assertEqual([blk.cdiv(a, 4) for a in (0, 1, 4, 5)], [0, 1, 1, 2])
         self.assertEqual([blk.next_power_of_2(a) for a in (0, 1, 3, 64, 65)], [1, 1, 4, 64, 128])
