@@ -509,6 +509,10 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         ARITY(2);
         NEED(dtype_is_int(r.dtype), "shifts on integers");
         return same_types(V, op, 2);
+    case BIR_UMULHI:
+        ARITY(2);
+        NEED(r.dtype == DT_I32 || r.dtype == DT_U32, "umulhi on 32-bit integers");
+        return same_types(V, op, 2);
     case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE:
         ARITY(2);
         NEED(r.dtype == DT_I1 && shape_equal(vt(V, a[0]), r), "a comparison gives i1 of the operands' shape");

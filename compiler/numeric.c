@@ -162,6 +162,97 @@ float f32_to_tf32(float f) {
 }
 
 /* ------------------------------------------------------------------ math */
+/* blk's own f32 functions (tanh, sigmoid, erf, expm1, log1p): IEEE
+ * operations only (fma, +, -, *, correctly rounded /, rint, comparisons,
+ * bit moves), so that compiler/nvptx/mathlib.c, which issues the same
+ * operations in the same order, gives the same bits on the GPU. Each
+ * function's paths are all computed there and selected; here they branch,
+ * which gives the same result. Coefficients: mathlib.h. */
+#include "mathlib.h"
+
+static float horner(const float *c, int n, float x) {
+    float p = c[n - 1];
+    for (int i = n - 2; i >= 0; i--) p = fmaf(p, x, c[i]);
+    return p;
+}
+
+/* 2^k for k in [-126, 127], from its bits */
+static float pow2i(int32_t k) {
+    uint32_t u = (uint32_t)(k + 127) << 23;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float mathlib_exp(float x) {
+    if (x != x) return x;
+    float xc = x > 89.0f ? 89.0f : x;
+    xc = xc < -104.0f ? -104.0f : xc;
+    float k = rintf(xc * MATHLIB_LOG2E);
+    float r = fmaf(-k, MATHLIB_LN2_HI, xc);
+    r = fmaf(-k, MATHLIB_LN2_LO, r);
+    float p = horner(MATHLIB_EXP, 8, r);
+    int32_t ki = (int32_t)k, k1 = ki / 2; /* two steps: 2^k itself may not be a float */
+    return p * pow2i(k1) * pow2i(ki - k1);
+}
+
+static float math_tanh(float x) {
+    float a = fabsf(x);
+    if (x == 0.0f) return x; /* -0 stays -0 */
+    if (a < 0.625f) {
+        float x2 = x * x;
+        return fmaf(x * x2, horner(MATHLIB_TANH_SMALL, 8, x2), x);
+    }
+    if (a >= 9.0f) return copysignf(1.0f, x);
+    return copysignf(1.0f - 2.0f / (mathlib_exp(2.0f * a) + 1.0f), x);
+}
+
+/* with e = exp(-|x|) <= 1, so nothing overflows: 1/(1+e) for x >= 0, e/(1+e) below */
+static float math_sigmoid(float x) {
+    float e = mathlib_exp(-fabsf(x));
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+
+static float math_erf(float x) {
+    float a = fabsf(x);
+    if (x != x) return x;
+    if (a < 1.0f) return x * horner(MATHLIB_ERF_SMALL, 8, x * x);
+    if (a >= 4.0f) return copysignf(1.0f, x);
+    float a2 = a * a, lo = fmaf(a, a, -a2); /* a^2 = a2 + lo exactly */
+    float e = mathlib_exp(-a2);
+    e = fmaf(e, -lo, e); /* exp(-a2 - lo) */
+    return copysignf(1.0f - e * horner(MATHLIB_ERFC_SCALED, 15, a - 2.5f), x);
+}
+
+static float math_expm1(float x) {
+    if (x == 0.0f) return x; /* -0 stays -0 */
+    if (fabsf(x) < 0.5f) return fmaf(x * x, horner(MATHLIB_EXPM1_SMALL, 9, x), x);
+    return mathlib_exp(x) - 1.0f;
+}
+
+static float math_log1p(float x) {
+    if (x != x || x == INFINITY) return x;
+    if (x < -1.0f) return NAN;
+    if (x == -1.0f) return -INFINITY;
+    if (x == 0.0f) return x; /* -0 stays -0 */
+    float u = 1.0f + x;
+    float c = (x - (u - 1.0f)) / u; /* what rounding 1 + x lost, relative to u */
+    uint32_t bits;
+    memcpy(&bits, &u, 4);
+    int32_t e = (int32_t)(bits >> 23) - 127;
+    uint32_t mbits = (bits & 0x7fffffu) | 0x3f800000u;
+    float m;
+    memcpy(&m, &mbits, 4);
+    if (m > MATHLIB_SQRT2) {
+        m = m * 0.5f;
+        e = e + 1;
+    }
+    float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+    float log_m = fmaf(s * s2, horner(MATHLIB_LOG, 5, s2), 2.0f * s);
+    float fe = (float)e;
+    return fe * MATHLIB_LN2_HI + fmaf(fe, MATHLIB_LN2_LO, log_m) + c;
+}
+
 /* One function per MATH_OP row of ops.def; a row without one fails to build. */
 static float math_exp(float x) { return expf(x); }
 static float math_exp2(float x) { return exp2f(x); }
@@ -169,6 +260,11 @@ static float math_log(float x) { return logf(x); }
 static float math_log2(float x) { return log2f(x); }
 static float math_sqrt(float x) { return sqrtf(x); }
 static float math_rsqrt(float x) { return 1.0f / sqrtf(x); }
+static float math_floor(float x) { return floorf(x); }
+static float math_ceil(float x) { return ceilf(x); }
+static float math_trunc(float x) { return truncf(x); }
+static float math_rint(float x) { return rintf(x); } /* to nearest, ties to even */
+static float math_round(float x) { return roundf(x); } /* to nearest, ties away from zero */
 
 float blk_math_f32(BirOpcode code, float x) {
     switch (code) {

@@ -1027,8 +1027,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    case BI_MINIMUM: case BI_MAXIMUM: case BI_FMA: case BI_CDIV: {
-        int n = id == BI_FMA ? 3 : 2;
+    case BI_MINIMUM: case BI_MAXIMUM: case BI_FMA: case BI_CDIV: case BI_CLAMP: case BI_UMULHI: {
+        int n = id == BI_FMA || id == BI_CLAMP ? 3 : 2;
         Expr *ops[3] = {a0, a1, a2};
         BlkType shape = {0};
         DType d = DT_ERROR;
@@ -1045,6 +1045,10 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         if (id == BI_CDIV && !dtype_is_int(d)) {
             error(S, e->span, "'cdiv' needs integers, got %s", dtype_name(d));
+            return;
+        }
+        if (id == BI_UMULHI && d != DT_I32 && d != DT_U32) {
+            error(S, e->span, "'umulhi' takes 32-bit integers (i32 or u32), got %s", dtype_name(d));
             return;
         }
         if (id == BI_FMA && !dtype_is_float(d)) d = DT_F32;

@@ -217,6 +217,42 @@ Test(interp, reductions_of_i1_blocks_are_any_all_and_first_index) {
     drop(p);
 }
 
+Test(interp, clamp_umulhi_and_the_math_library) {
+    Prog *p = build("kernel k(x: *f32, o: *f32, a: *i32, b: *u32, oi: *i32, ou: *u32) {\n"
+                    "  let i = arange(0, 8);\n"
+                    "  let v = load(x + i);\n"
+                    "  store(o + i, clamp(v, -1.0, 2.0));\n"
+                    "  store(o + 8 + i, tanh(v)); store(o + 16 + i, erf(v)); store(o + 24 + i, floor(v));\n"
+                    "  store(o + 32, sigmoid(0.5) + log1p(0.25));\n" /* folded at compile time */
+                    "  store(oi + i, umulhi(load(a + i), -3)); store(ou + i, umulhi(load(b + i), 4000000000));\n"
+                    "  store(oi + 8 + i, clamp(load(a + i), -5, 5));\n"
+                    "}\n", NULL);
+    float x[8] = {-3.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.75f, 9.0f, NAN}, o[33];
+    int32_t a[8] = {1, -1, 7, -7, INT32_MAX, INT32_MIN, 100, 0}, oi[16];
+    uint32_t b[8] = {1, 2, 3, 4000000000u, UINT32_MAX, 65536, 0, 123456789}, ou[8];
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 33), BUF(a, 8), BUF(b, 8), BUF(oi, 16), BUF(ou, 8)};
+    InterpArg args[] = {{.p = x}, {.p = o}, {.p = a}, {.p = b}, {.p = oi}, {.p = ou}};
+    char *err = run(p, args, 1, bufs, 6);
+    cr_assert_null(err, "%s", err);
+    float want_clamp[8] = {-1, -1, -0.25f, 0, 0.5f, 1.75f, 2, NAN};
+    for (int k = 0; k < 8; k++) {
+        cr_expect(o[k] == want_clamp[k] || (isnan(o[k]) && isnan(want_clamp[k])), "clamp(%g) = %g", x[k], o[k]);
+        cr_expect(o[8 + k] == blk_math_f32(BIR_TANH, x[k]) || isnan(x[k]), "tanh(%g) as blk_math_f32 says", x[k]);
+        cr_expect(o[16 + k] == blk_math_f32(BIR_ERF, x[k]) || isnan(x[k]), "erf(%g)", x[k]);
+        cr_expect(o[24 + k] == floorf(x[k]) || isnan(x[k]), "floor(%g)", x[k]);
+        /* the high word of the unsigned 64-bit product of the 32-bit patterns */
+        uint32_t hi = (uint32_t)(((uint64_t)(uint32_t)a[k] * (uint32_t)-3) >> 32);
+        cr_expect_eq((uint32_t)oi[k], hi, "umulhi(%d, -3) = %d", a[k], oi[k]);
+        cr_expect_eq(ou[k], (uint32_t)(((uint64_t)b[k] * 4000000000u) >> 32), "umulhi(%u, 4e9)", b[k]);
+        int32_t c = a[k] < -5 ? -5 : a[k] > 5 ? 5 : a[k];
+        cr_expect_eq(oi[8 + k], c, "clamp(%d, -5, 5)", a[k]);
+    }
+    cr_expect(isnan(o[15]) && isnan(o[23]), "NaN through tanh and erf");
+    float folded = (float)(blk_math_f32(BIR_SIGMOID, 0.5f) + blk_math_f32(BIR_LOG1P, 0.25f));
+    cr_expect_eq(o[32], folded, "constant folding uses the same functions: %a vs %a", o[32], folded);
+    drop(p);
+}
+
 Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
     Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
                     "  let r = arange(0, 4); let c = arange(0, 8);\n"

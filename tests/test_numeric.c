@@ -139,3 +139,71 @@ Test(numeric, literal_rules) {
     cr_expect(parse_float_literal("3.4028234e38", 12, &f, &why));
     cr_expect_not(parse_float_literal("3.5e38", 6, &f, &why));
 }
+
+/* ---- blk's math library (numeric.c), which the GPU reproduces bit for bit ---- */
+
+/* |got - ref| in units of the f32 spacing at ref (2^-149 below the normals);
+ * 0 when got is ref rounded to f32 (an infinity included). */
+static double ulp_error(float got, double ref) {
+    if ((float)ref == got || (isnan(ref) && isnan(got))) return 0;
+    double a = fabs(ref);
+    int e;
+    frexp(a, &e);
+    double ulp = a < 0x1p-126 ? 0x1p-149 : ldexp(1, e - 24);
+    return fabs((double)got - ref) / ulp;
+}
+
+typedef struct {
+    BirOpcode op;
+    const char *name;
+    double (*ref)(double);
+    double lo, hi; /* the range sampled: evenly, and log-spaced in magnitude */
+    double bound;  /* the largest error allowed, in ulp (docs/language.md §8) */
+} MathCase;
+
+static double ref_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+
+Test(numeric, math_library_errors_in_ulp_within_their_bounds) {
+    const MathCase cases[] = {
+        {BIR_TANH, "tanh", tanh, -12, 12, 1.5},
+        {BIR_SIGMOID, "sigmoid", ref_sigmoid, -110, 110, 2.5},
+        {BIR_ERF, "erf", erf, -6, 6, 2.5},
+        {BIR_EXPM1, "expm1", expm1, -30, 88.7, 1.5},
+        {BIR_LOG1P, "log1p", log1p, -0.9999, 3e38, 2.5},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const MathCase *m = &cases[c];
+        double worst = 0, at = 0;
+        for (int i = 0; i <= 400000; i++) {
+            double t = i / 400000.0;
+            float xs[3] = {(float)(m->lo + (m->hi - m->lo) * t), /* even */
+                           (float)(m->hi * pow(1e-30 / (m->hi > 1 ? m->hi : 1), t)),
+                           (float)(m->lo < 0 ? -fmin(-m->lo, 1e30) * pow(1e-30, t) : m->lo)};
+            for (int k = 0; k < 3; k++) {
+                double err = ulp_error(blk_math_f32(m->op, xs[k]), m->ref(xs[k]));
+                if (err > worst) worst = err, at = xs[k];
+            }
+        }
+        cr_expect(worst <= m->bound, "%s: %.3f ulp at %a, more than the %.1f stated", m->name, worst, at, m->bound);
+    }
+}
+
+Test(numeric, math_library_special_values) {
+    struct { BirOpcode op; float x, want; } cases[] = {
+        {BIR_TANH, INFINITY, 1}, {BIR_TANH, -INFINITY, -1}, {BIR_TANH, -0.0f, -0.0f},
+        {BIR_SIGMOID, INFINITY, 1}, {BIR_SIGMOID, -INFINITY, 0}, {BIR_SIGMOID, 0, 0.5f},
+        {BIR_ERF, INFINITY, 1}, {BIR_ERF, -INFINITY, -1}, {BIR_ERF, -0.0f, -0.0f},
+        {BIR_EXPM1, INFINITY, INFINITY}, {BIR_EXPM1, -INFINITY, -1}, {BIR_EXPM1, -0.0f, -0.0f},
+        {BIR_LOG1P, INFINITY, INFINITY}, {BIR_LOG1P, -1, -INFINITY}, {BIR_LOG1P, -0.0f, -0.0f},
+        {BIR_FLOOR, -2.5f, -3}, {BIR_CEIL, -2.5f, -2}, {BIR_TRUNC, -2.7f, -2}, {BIR_RINT, 2.5f, 2},
+        {BIR_RINT, 3.5f, 4}, {BIR_ROUND, 2.5f, 3}, {BIR_ROUND, -2.5f, -3}, {BIR_FLOOR, -0.0f, -0.0f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        float got = blk_math_f32(cases[i].op, cases[i].x);
+        cr_expect(got == cases[i].want && signbit(got) == signbit(cases[i].want), "case %zu: f(%g) = %g, want %g", i,
+                  cases[i].x, got, cases[i].want);
+    }
+    BirOpcode all[] = {BIR_TANH, BIR_SIGMOID, BIR_ERF, BIR_EXPM1, BIR_LOG1P, BIR_FLOOR, BIR_ROUND};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) cr_expect(isnan(blk_math_f32(all[i], NAN)), "NaN in, NaN out");
+    cr_expect(isnan(blk_math_f32(BIR_LOG1P, -2)), "log1p below -1 is NaN");
+}

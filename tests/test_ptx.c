@@ -391,3 +391,38 @@ Test(ptx, device_print_prefix_is_text_not_format) {
     cr_expect_not(strstr(ptx, "48, 37, 115"), "%s", ptx);
     free(ptx);
 }
+
+/* The math library's functions are IEEE operations only (no .approx: that
+ * is what makes them equal to the interpreter's bit for bit), the rounding
+ * functions one cvt each, umulhi a mul.hi; ptxas accepts all of it. */
+Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
+    const char *src = "kernel k(x: *f32, o: *f32, u: *u32) {\n"
+                      "  let i = arange(0, 128);\n"
+                      "  let v = load(x + i);\n"
+                      "  store(o + i, tanh(v)); store(o + 128 + i, sigmoid(v)); store(o + 256 + i, erf(v));\n"
+                      "  store(o + 384 + i, expm1(v)); store(o + 512 + i, log1p(v));\n"
+                      "}\n"
+                      "kernel r(x: *f32, o: *f32, u: *u32) {\n"
+                      "  let i = arange(0, 128);\n"
+                      "  let v = load(x + i);\n"
+                      "  store(o + i, floor(v) + ceil(v) + trunc(v) + rint(v) + round(v) + clamp(v, -1.0, 1.0));\n"
+                      "  store(u + i, umulhi(load(u + i), 2654435761));\n"
+                      "}\n";
+    const char *arches[] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2; a++) {
+        char *ptx = ptx_of(src, NULL, arches[a], 4);
+        const char *lib = strstr(ptx, ".entry k"), *rounding = strstr(ptx, ".entry r");
+        cr_assert(lib && rounding);
+        char *lib_body = strndup(lib, (size_t)(rounding > lib ? rounding - lib : (long)strlen(lib)));
+        cr_expect_eq(count_of(lib_body, ".approx"), 0, "%s: the library uses no approximate instruction", arches[a]);
+        cr_expect_gt(count_of(lib_body, "fma.rn.f32"), 20, "%s: its polynomials are fma chains", arches[a]);
+        cr_expect_gt(count_of(lib_body, "div.rn.f32"), 0, "%s: its divisions are IEEE-rounded", arches[a]);
+        for (const char *w = "cvt.rmi.f32.f32\0cvt.rpi.f32.f32\0cvt.rzi.f32.f32\0cvt.rni.f32.f32\0mul.hi.u32\0"; *w;
+             w += strlen(w) + 1)
+            cr_expect(strstr(rounding, w), "%s: %s in the rounding kernel", arches[a], w);
+        char log[4096];
+        cr_expect_eq(ptxas(ptx, arches[a], log, sizeof log), 0, "%s: ptxas: %s", arches[a], log);
+        free(lib_body);
+        free(ptx);
+    }
+}

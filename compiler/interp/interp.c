@@ -276,6 +276,9 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     case BIR_XOR: r.i = a ^ b; break;
     case BIR_SHL: r.i = shift(a, b, d, true); break;
     case BIR_SHR: r.i = shift(a, b, d, false); break;
+    case BIR_UMULHI: /* the high word of the unsigned product of the 32-bit patterns */
+        r.i = wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
+        break;
     case BIR_MIN: r.i = a < b ? a : b; break;
     case BIR_MAX: r.i = a > b ? a : b; break;
     default: break; /* exec_op sends only the ops above */
@@ -639,7 +642,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         return FLOW_NEXT;
     }
     case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND:
-    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_MIN: case BIR_MAX: {
+    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_MIN: case BIR_MAX: case BIR_UMULHI: {
         const Elem *x = V(I, a[0]), *y = V(I, a[1]);
         DType d = rt.dtype;
         if (d == DT_F32 && (op->code == BIR_ADD || op->code == BIR_MUL || op->code == BIR_SUB)) {

@@ -1,6 +1,6 @@
 /* elementwise.c: one element of an elementwise op, in LLVM IR: arithmetic,
- * comparisons, conversions, math (the approximations Triton uses unless
- * --precise-math), and Philox for rand. */
+ * comparisons, conversions, the dispatch to the math functions (math.c),
+ * and Philox for rand. */
 #include "gen.h"
 
 /* --------------------------------------------------------- elementwise */
@@ -73,28 +73,6 @@ LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
     return x; /* i32 <-> u32: the same bits */
 }
 
-/* The math functions, one per MATH_OP row of ops.def (a row without one
- * fails to build): the approximations Triton uses, or with --precise-math
- * the IEEE-rounded sqrt and 1/sqrt. */
-static LLVMValueRef ex2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.ex2.approx.f", g->f32, &x, 1); }
-static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->f32, &x, 1); }
-static LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
-    return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->f32, 1.4426950408889634), "")));
-}
-static LLVMValueRef gen_math_exp2(Gen *g, LLVMValueRef x) { return ex2(g, x); }
-static LLVMValueRef gen_math_log(Gen *g, LLVMValueRef x) {
-    return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->f32, 0.6931471805599453), ""));
-}
-static LLVMValueRef gen_math_log2(Gen *g, LLVMValueRef x) { return lg2(g, x); }
-static LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
-    return nvptx_call(g, g->opt->precise_math ? "llvm.sqrt.f32" : "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
-}
-static LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
-    if (g->opt->precise_math)
-        return LLVMBuildFDiv(g->b, LLVMConstReal(g->f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->f32, &x, 1), "");
-    return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->f32, &x, 1);
-}
-
 static LLVMValueRef mulhi(Gen *g, uint32_t a, LLVMValueRef b) {
     LLVMValueRef args[2] = {LLVMConstInt(g->i32, a, 0), b};
     return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->i32, args, 2);
@@ -162,6 +140,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_XOR: return LLVMBuildXor(b, x[0], x[1], "");
     case BIR_SHL: return shift(g, true, x[0], x[1], d);
     case BIR_SHR: return shift(g, false, x[0], x[1], d);
+    case BIR_UMULHI: return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->i32, x, 2);
     case BIR_MIN: return nvptx_minmax(g, false, x[0], x[1], d);
     case BIR_MAX: return nvptx_minmax(g, true, x[0], x[1], d);
     case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: {

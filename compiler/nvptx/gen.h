@@ -197,6 +197,11 @@ static inline LLVMValueRef from_mem(Gen *g, LLVMValueRef v, DType d) {
 }
 static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->i64, ""); }
 
+/* The math functions (math.c), one per MATH_OP row of ops.def. */
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) LLVMValueRef gen_math_##fn(Gen *g, LLVMValueRef x);
+#include "ops.def"
+
 LLVMValueRef *nvptx_new_regs(Gen *g, int v);
 /* An intrinsic or external function by name, declared on first use. */
 LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);

@@ -1,0 +1,143 @@
+/* math.c: the math functions on the GPU, one gen_math_fn per MATH_OP row of
+ * ops.def (a row without one fails to build).
+ * - exp, exp2, log, log2, sqrt, rsqrt: the approximations Triton uses
+ *   (ex2/lg2.approx), or with --precise-math the IEEE-rounded sqrt and 1/sqrt.
+ * - floor, ceil, trunc, rint, round: exact, one instruction each (cvt.rmi...).
+ * - tanh, sigmoid, erf, expm1, log1p: blk's own library. The same IEEE
+ *   operations in the same order as compiler/numeric.c, so that the GPU and
+ *   the interpreter give the same bits. No instruction here carries the
+ *   `contract` flag; each branch of the C code is computed and selected. */
+#include <math.h>
+
+#include "gen.h"
+#include "mathlib.h"
+
+static LLVMValueRef ex2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.ex2.approx.f", g->f32, &x, 1); }
+static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->f32, &x, 1); }
+LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
+    return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->f32, 1.4426950408889634), "")));
+}
+LLVMValueRef gen_math_exp2(Gen *g, LLVMValueRef x) { return ex2(g, x); }
+LLVMValueRef gen_math_log(Gen *g, LLVMValueRef x) {
+    return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->f32, 0.6931471805599453), ""));
+}
+LLVMValueRef gen_math_log2(Gen *g, LLVMValueRef x) { return lg2(g, x); }
+LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
+    return nvptx_call(g, g->opt->precise_math ? "llvm.sqrt.f32" : "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
+}
+LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
+    if (g->opt->precise_math)
+        return LLVMBuildFDiv(g->b, LLVMConstReal(g->f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->f32, &x, 1), "");
+    return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->f32, &x, 1);
+}
+LLVMValueRef gen_math_floor(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.floor.f32", g->f32, &x, 1); }
+LLVMValueRef gen_math_ceil(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.ceil.f32", g->f32, &x, 1); }
+LLVMValueRef gen_math_trunc(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.trunc.f32", g->f32, &x, 1); }
+LLVMValueRef gen_math_rint(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.rint.f32", g->f32, &x, 1); }
+LLVMValueRef gen_math_round(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.round.f32", g->f32, &x, 1); }
+
+/* ---- blk's library: IEEE operations, no contraction ---- */
+static LLVMValueRef cf(Gen *g, float v) { return LLVMConstReal(g->f32, v); }
+static LLVMValueRef fmul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
+static LLVMValueRef fadd(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
+static LLVMValueRef fsub(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
+static LLVMValueRef fdiv_rn(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(g->b, a, b, ""); }
+static LLVMValueRef fma3(Gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMValueRef args[3] = {a, b, c};
+    return nvptx_call(g, "llvm.fma.f32", g->f32, args, 3);
+}
+static LLVMValueRef fabs1(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.fabs.f32", g->f32, &x, 1); }
+static LLVMValueRef copy_sign(Gen *g, LLVMValueRef mag, LLVMValueRef sign) {
+    LLVMValueRef args[2] = {mag, sign};
+    return nvptx_call(g, "llvm.copysign.f32", g->f32, args, 2);
+}
+static LLVMValueRef fcmp(Gen *g, LLVMRealPredicate p, LLVMValueRef a, float b) {
+    return LLVMBuildFCmp(g->b, p, a, cf(g, b), "");
+}
+static LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildSelect(g->b, c, a, b, ""); }
+static LLVMValueRef is_nan(Gen *g, LLVMValueRef x) { return LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""); }
+
+static LLVMValueRef horner(Gen *g, const float *c, int n, LLVMValueRef x) {
+    LLVMValueRef p = cf(g, c[n - 1]);
+    for (int i = n - 2; i >= 0; i--) p = fma3(g, p, x, cf(g, c[i]));
+    return p;
+}
+
+/* 2^k for an i32 k in [-126, 127], from its bits */
+static LLVMValueRef pow2i(Gen *g, LLVMValueRef k) {
+    LLVMValueRef bits = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, k, ci32(g, 127), ""), ci32(g, 23), "");
+    return LLVMBuildBitCast(g->b, bits, g->f32, "");
+}
+
+static LLVMValueRef lib_exp(Gen *g, LLVMValueRef x) {
+    LLVMValueRef xc = sel(g, fcmp(g, LLVMRealOGT, x, 89.0f), cf(g, 89.0f), x);
+    xc = sel(g, fcmp(g, LLVMRealOLT, xc, -104.0f), cf(g, -104.0f), xc);
+    LLVMValueRef t = fmul(g, xc, cf(g, MATHLIB_LOG2E));
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->f32, &t, 1);
+    LLVMValueRef nk = LLVMBuildFNeg(g->b, k, "");
+    LLVMValueRef r = fma3(g, nk, cf(g, MATHLIB_LN2_HI), xc);
+    r = fma3(g, nk, cf(g, MATHLIB_LN2_LO), r);
+    LLVMValueRef p = horner(g, MATHLIB_EXP, 8, r);
+    LLVMValueRef ki = LLVMBuildFPToSI(g->b, k, g->i32, ""); /* k is NaN only for a NaN x, selected away */
+    LLVMValueRef k1 = LLVMBuildSDiv(g->b, ki, ci32(g, 2), "");
+    LLVMValueRef y = fmul(g, fmul(g, p, pow2i(g, k1)), pow2i(g, LLVMBuildSub(g->b, ki, k1, "")));
+    return sel(g, is_nan(g, x), x, y);
+}
+
+LLVMValueRef gen_math_tanh(Gen *g, LLVMValueRef x) {
+    LLVMValueRef a = fabs1(g, x);
+    LLVMValueRef x2 = fmul(g, x, x);
+    LLVMValueRef small = fma3(g, fmul(g, x, x2), horner(g, MATHLIB_TANH_SMALL, 8, x2), x);
+    LLVMValueRef e = lib_exp(g, fmul(g, cf(g, 2.0f), a));
+    LLVMValueRef mid = copy_sign(g, fsub(g, cf(g, 1.0f), fdiv_rn(g, cf(g, 2.0f), fadd(g, e, cf(g, 1.0f)))), x);
+    LLVMValueRef big = sel(g, fcmp(g, LLVMRealOGE, a, 9.0f), copy_sign(g, cf(g, 1.0f), x), mid);
+    LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, a, 0.625f), small, big);
+    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+}
+
+LLVMValueRef gen_math_sigmoid(Gen *g, LLVMValueRef x) {
+    LLVMValueRef e = lib_exp(g, LLVMBuildFNeg(g->b, fabs1(g, x), ""));
+    LLVMValueRef d = fadd(g, cf(g, 1.0f), e);
+    return sel(g, fcmp(g, LLVMRealOGE, x, 0.0f), fdiv_rn(g, cf(g, 1.0f), d), fdiv_rn(g, e, d));
+}
+
+LLVMValueRef gen_math_erf(Gen *g, LLVMValueRef x) {
+    LLVMValueRef a = fabs1(g, x);
+    LLVMValueRef small = fmul(g, x, horner(g, MATHLIB_ERF_SMALL, 8, fmul(g, x, x)));
+    LLVMValueRef a2 = fmul(g, a, a), lo = fma3(g, a, a, LLVMBuildFNeg(g->b, a2, ""));
+    LLVMValueRef e = lib_exp(g, LLVMBuildFNeg(g->b, a2, ""));
+    e = fma3(g, e, LLVMBuildFNeg(g->b, lo, ""), e);
+    LLVMValueRef q = fmul(g, e, horner(g, MATHLIB_ERFC_SCALED, 15, fsub(g, a, cf(g, 2.5f))));
+    LLVMValueRef mid = copy_sign(g, fsub(g, cf(g, 1.0f), q), x);
+    LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, a, 1.0f), small,
+                         sel(g, fcmp(g, LLVMRealOGE, a, 4.0f), copy_sign(g, cf(g, 1.0f), x), mid));
+    return sel(g, is_nan(g, x), x, y);
+}
+
+LLVMValueRef gen_math_expm1(Gen *g, LLVMValueRef x) {
+    LLVMValueRef small = fma3(g, fmul(g, x, x), horner(g, MATHLIB_EXPM1_SMALL, 9, x), x);
+    LLVMValueRef big = fsub(g, lib_exp(g, x), cf(g, 1.0f));
+    LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, fabs1(g, x), 0.5f), small, big);
+    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+}
+
+LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
+    LLVMValueRef one = cf(g, 1.0f);
+    LLVMValueRef u = fadd(g, one, x);
+    LLVMValueRef c = fdiv_rn(g, fsub(g, x, fsub(g, u, one)), u);
+    LLVMValueRef bits = LLVMBuildBitCast(g->b, u, g->i32, "");
+    LLVMValueRef e = LLVMBuildSub(g->b, LLVMBuildLShr(g->b, bits, ci32(g, 23), ""), ci32(g, 127), "");
+    LLVMValueRef mbits = LLVMBuildOr(g->b, LLVMBuildAnd(g->b, bits, ci32(g, 0x7fffff), ""), ci32(g, 0x3f800000), "");
+    LLVMValueRef m = LLVMBuildBitCast(g->b, mbits, g->f32, "");
+    LLVMValueRef halve = fcmp(g, LLVMRealOGT, m, MATHLIB_SQRT2);
+    m = sel(g, halve, fmul(g, m, cf(g, 0.5f)), m);
+    e = sel(g, halve, LLVMBuildAdd(g->b, e, ci32(g, 1), ""), e);
+    LLVMValueRef s = fdiv_rn(g, fsub(g, m, one), fadd(g, m, one)), s2 = fmul(g, s, s);
+    LLVMValueRef log_m = fma3(g, fmul(g, s, s2), horner(g, MATHLIB_LOG, 5, s2), fmul(g, cf(g, 2.0f), s));
+    LLVMValueRef fe = LLVMBuildSIToFP(g->b, e, g->f32, "");
+    LLVMValueRef y = fadd(g, fadd(g, fmul(g, fe, cf(g, MATHLIB_LN2_HI)), fma3(g, fe, cf(g, MATHLIB_LN2_LO), log_m)), c);
+    y = sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+    y = sel(g, fcmp(g, LLVMRealOEQ, x, -1.0f), cf(g, -INFINITY), y);
+    y = sel(g, fcmp(g, LLVMRealOLT, x, -1.0f), cf(g, NAN), y);
+    return sel(g, LLVMBuildOr(g->b, is_nan(g, x), fcmp(g, LLVMRealOEQ, x, INFINITY), ""), x, y);
+}
