@@ -49,6 +49,8 @@ static Config configs[] = {
     {"softmax.blk", {"T=f16", "BLOCK=4096", NULL}},
     {"dropout.blk", {NULL}},
     {"dropout.blk", {"T=bf16", "BLOCK=128", NULL}},
+    {"activations.blk", {NULL}},
+    {"activations.blk", {"T=f16", "APPROX_TANH=true", NULL}},
     {"layernorm.blk", {NULL}},
     {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=16384", NULL}},
     {"layernorm.blk", {"GROUP_SIZE_M=32", "BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", NULL}},

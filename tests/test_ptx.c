@@ -58,6 +58,8 @@ static const Config configs[] = {
     {"softmax.blk", {"BLOCK=16384", NULL}},
     {"dropout.blk", {NULL}},
     {"dropout.blk", {"T=f16", "BLOCK=512", NULL}},
+    {"activations.blk", {NULL}},
+    {"activations.blk", {"T=bf16", "APPROX_TANH=true", "BLOCK=512", NULL}},
     {"layernorm.blk", {NULL}},
     {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=2048", "BLOCK_SIZE_M=8", NULL}},
     {"layernorm.blk", {"BLOCK_SIZE_M=64", "BLOCK_SIZE_N=64", NULL}},

@@ -433,6 +433,47 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
     return r;
 }
 
+/* The unit roundoff of the 16-bit types (half an ulp, relative), and half
+ * their smallest subnormal spacing: the error of one rounding to T is at
+ * most u |x| + sub. */
+static double unit_roundoff(DType dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
+static double subnormal_half(DType dt) { return dt == DT_BF16 ? 0x1p-134 : 0x1p-25; }
+
+/* Tolerance, per element: the library's functions are within 2.5 ulp and
+ * each of the kernel's other f32 operations rounds once (at most 8 of them,
+ * the GPU contracting some): 8e-7 |ref|. 1 + erf and 1 + tanh cancel for
+ * negative x, turning the function's absolute error near -1 (2.5 ulp of 1,
+ * 1.5e-7) into 0.5 |x| 1.5e-7: allow 1e-7 |x|. Storing in f16/bf16 adds one
+ * rounding (unit roundoff u) and its subnormal spacing. Inputs x ~ 4 N(0,1)
+ * reach the tails; they are exact in T, and the reference reads them from T. */
+CheckResult check_activation(const ExampleRunner *run, Activation act, int n, DType dt, int block) {
+    static const char *const names[] = {"gelu", "gelu (tanh)", "silu"};
+    CheckResult r = {0};
+    set_name(&r, "%s n=%d %s BLOCK=%d", names[act], n, tname(dt), block);
+    RefRng rng = {9};
+    TBuf x = tb_new(dt, n), out = tb_new(dt, n);
+    for (int i = 0; i < n; i++) tb_set(&x, i, 4 * ref_normal(&rng));
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"activations.blk", act == ACT_SILU ? "silu" : "gelu",
+                       {t, b, act == ACT_GELU_TANH ? "APPROX_TANH=true" : NULL, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
+    InterpArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}};
+    if (launch(run, &r, &k, args, 3, (uint32_t)((n + block - 1) / block), bufs, 2)) {
+        float *xf = tb_floats(&x);
+        double *ref = malloc((size_t)n * sizeof *ref), *bound = malloc((size_t)n * sizeof *bound);
+        ref_activation(act, xf, (size_t)n, ref);
+        double u = dt == DT_F32 ? 0 : unit_roundoff(dt), sub = dt == DT_F32 ? 0 : subnormal_half(dt);
+        for (int i = 0; i < n; i++)
+            bound[i] = (8e-7 + u) * fabs(ref[i]) + 1e-7 * fabs(xf[i]) + sub + 1e-44;
+        compare_bound(&r, "out", &out, n, ref, bound, 1, n, "8e-7 |ref| + 1e-7 |x| (+ one rounding to T)", true);
+        free(xf), free(ref), free(bound);
+    }
+    tb_free(&x), tb_free(&out);
+    return r;
+}
+
 CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed, DType dt, int block) {
     CheckResult r = {0};
     set_name(&r, "dropout n=%d p=%g seed=%d %s BLOCK=%d", n, p, seed, tname(dt), block);
@@ -472,12 +513,6 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
     tb_free(&x), tb_free(&out);
     return r;
 }
-
-/* The unit roundoff of the 16-bit types (half an ulp, relative), and half
- * their smallest subnormal spacing: the error of one rounding to T is at
- * most u |x| + sub. */
-static double unit_roundoff(DType dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
-static double subnormal_half(DType dt) { return dt == DT_BF16 ? 0x1p-134 : 0x1p-25; }
 
 CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad) {
@@ -707,6 +742,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96));
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
+    CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
+    CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
+    CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64));
@@ -728,6 +766,11 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
         CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
         CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
+        CHECK(check_activation(r, ACT_GELU, 1, DT_F32, 1024));
+        CHECK(check_activation(r, ACT_GELU, 5000, DT_F16, 512));
+        CHECK(check_activation(r, ACT_GELU_TANH, 4099, DT_BF16, 256));
+        CHECK(check_activation(r, ACT_SILU, 3000, DT_F16, 1024));
+        CHECK(check_activation(r, ACT_SILU, 777, DT_BF16, 128));
         /* matmul: sizes not multiples of the blocks, K below BLOCK_K, M below
          * the block (1, 7, 16 rows), transposed B, padded rows, both 16-bit
          * types, GROUP_M 1, 4 and 8 (and a last group of fewer tile rows) */

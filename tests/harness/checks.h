@@ -9,6 +9,7 @@
 
 #include "compile.h"
 #include "interp/interp.h"
+#include "reference.h"
 
 typedef struct {
     const char *file;      /* in the examples directory, e.g. "softmax.blk" */
@@ -54,6 +55,7 @@ CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int strid
 /* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
 CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,
                                  int block_n, int group_m);
+CheckResult check_activation(const ExampleRunner *r, Activation act, int n, DType dtype, int block);
 CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
 /* C = A B, dtype DT_F16 or DT_BF16; A row-major, B row-major or (trans_b)
  * column-major; every row (column for a column-major B) pad elements longer

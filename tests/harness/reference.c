@@ -77,6 +77,15 @@ void ref_layer_norm_bwd(const float *x, const float *dy, const float *w, int M, 
     }
 }
 
+void ref_activation(Activation act, const float *x, size_t n, double *out) {
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i];
+        if (act == ACT_GELU) out[i] = 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+        else if (act == ACT_GELU_TANH) out[i] = 0.5 * v * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (v + 0.044715 * v * v * v)));
+        else out[i] = v / (1.0 + exp(-v));
+    }
+}
+
 void ref_dropout(const float *x, size_t n, float p, int32_t seed, double *out, uint8_t *keep) {
     float scale_div = 1.0f - p;
     for (size_t i = 0; i < n; i++) {

@@ -31,6 +31,11 @@ void ref_layer_norm_fwd(const float *x, const float *w, const float *b, int M, i
 void ref_layer_norm_bwd(const float *x, const float *dy, const float *w, int M, int N, int stride,
                         double eps, double *dx, double *dw, double *db);
 
+/* Activations in double: GELU exact (0.5 x (1 + erf(x / sqrt 2))) or with the
+ * tanh approximation, and SiLU (x / (1 + e^-x)). */
+typedef enum { ACT_GELU, ACT_GELU_TANH, ACT_SILU } Activation;
+void ref_activation(Activation act, const float *x, size_t n, double *out);
+
 /* Seeded dropout: keep[i] = rand(seed, i) > p (Triton's tl.rand, numeric.c);
  * out[i] = keep ? x[i] / (1 - p) : 0, the division in f32 as the kernel
  * writes it. */
