@@ -264,7 +264,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put_operands(p, op, 0);
         put(p, ", axis %lld", (long long)op->attr);
         break;
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD: {
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_RMW_CASES: {
         /* the optional operands are shown by name */
         int fixed = op->code == BIR_LOAD ? 1 : 2;
         put(p, " ");
@@ -566,7 +566,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r) && type_equal(vt(V, a[2]), r), "cmp and val have the pointee type");
         return true;
-    case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_ATOMIC_RMW_CASES:
         ARITY(3);
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r), "val has the pointee type");

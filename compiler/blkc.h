@@ -153,6 +153,12 @@ typedef enum {
     BIR_OPCODE_COUNT
 } BirOpcode;
 
+/* The read-modify-write atomics (ptr, val[, mask] -> the old value), for
+ * `case BIR_ATOMIC_RMW_CASES:`; with atomic_cas, every atomic. */
+#define BIR_ATOMIC_RMW_CASES \
+    BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD: case BIR_ATOMIC_MAX: case BIR_ATOMIC_MIN: case BIR_ATOMIC_AND: \
+    case BIR_ATOMIC_OR: case BIR_ATOMIC_XOR
+
 typedef enum {
     BIR_KIND_LEAF, BIR_KIND_SHAPE, BIR_KIND_ELEMENTWISE, BIR_KIND_MATH, BIR_KIND_MEMORY, BIR_KIND_REDUCE,
     BIR_KIND_DOT, BIR_KIND_CONTROL, BIR_KIND_TERMINATOR, BIR_KIND_EFFECT,
@@ -395,6 +401,10 @@ typedef enum {
 #include "ops.def"
     BI_COUNT
 } BuiltinId;
+
+#define BI_ATOMIC_RMW_CASES \
+    BI_ATOMIC_XCHG: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN: case BI_ATOMIC_AND: \
+    case BI_ATOMIC_OR: case BI_ATOMIC_XOR
 
 typedef struct {
     const char *name;

@@ -275,7 +275,7 @@ static bool may_trap(const Expr *e) {
     case E_CALL:
         if (e->u.call.helper) return true;
         switch (e->u.call.builtin) {
-        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD:
+        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
         case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV:
             return true;
         default: break;
@@ -419,16 +419,20 @@ static int lower_builtin(Lower *L, const Expr *e) {
         int num = emit2(L, BIR_SUB, emit2(L, BIR_ADD, a, b, t), one, t);
         return emit2(L, BIR_DIV, num, b, t);
     }
-    case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD: {
+    case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES: {
+        static const struct { BuiltinId builtin; BirOpcode op; } atomics[] = {
+            {BI_ATOMIC_CAS, BIR_ATOMIC_CAS}, {BI_ATOMIC_XCHG, BIR_ATOMIC_XCHG}, {BI_ATOMIC_ADD, BIR_ATOMIC_ADD},
+            {BI_ATOMIC_MAX, BIR_ATOMIC_MAX}, {BI_ATOMIC_MIN, BIR_ATOMIC_MIN},   {BI_ATOMIC_AND, BIR_ATOMIC_AND},
+            {BI_ATOMIC_OR, BIR_ATOMIC_OR},   {BI_ATOMIC_XOR, BIR_ATOMIC_XOR},
+        };
+        BirOpcode code = BIR_ATOMIC_CAS;
+        for (size_t i = 0; i < sizeof atomics / sizeof *atomics; i++)
+            if (atomics[i].builtin == (BuiltinId)e->u.call.builtin) code = atomics[i].op;
         int p = lower_expr(L, a0);
         DType el = t.dtype;
         int ops[3] = {p, lower_as(L, a1, el, t), BIR_NONE};
-        BirOpcode code = BIR_ATOMIC_CAS;
-        if (e->u.call.builtin == BI_ATOMIC_CAS) ops[2] = lower_as(L, a2, el, t);
-        else {
-            code = e->u.call.builtin == BI_ATOMIC_XCHG ? BIR_ATOMIC_XCHG : BIR_ATOMIC_ADD;
-            if (a2) ops[2] = lower_as(L, a2, DT_I1, t);
-        }
+        if (code == BIR_ATOMIC_CAS) ops[2] = lower_as(L, a2, el, t);
+        else if (a2) ops[2] = lower_as(L, a2, DT_I1, t);
         return emit(L, code, ops, 3, t);
     }
     case BI_RAND: case BI_RANDINT: {

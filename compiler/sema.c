@@ -868,10 +868,12 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     Expr *p = arg(e, 0);
     if (!require_value(S, p) || !pointer_arg(S, e, p)) return;
     DType elem = p->type.elem;
-    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (id != BI_ATOMIC_CAS && elem == DT_F32);
+    /* f32: add, exchange, max and min; the bitwise ones and cas on integers only */
+    bool f32_ok = id == BI_ATOMIC_XCHG || id == BI_ATOMIC_ADD || id == BI_ATOMIC_MAX || id == BI_ATOMIC_MIN;
+    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (f32_ok && elem == DT_F32);
     if (!ok) {
         error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64%s)",
-              e->u.call.name, dtype_name(elem), id != BI_ATOMIC_CAS ? ", f32" : "");
+              e->u.call.name, dtype_name(elem), f32_ok ? ", f32" : "");
         return;
     }
     BlkType shape = type_with_shape(type_scalar(elem), p->type.rank, p->type.shape);
@@ -1066,7 +1068,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    case BI_ATOMIC_CAS: case BI_ATOMIC_XCHG: case BI_ATOMIC_ADD:
+    case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
         check_atomic(S, e, id);
         return;
     case BI_DOT:

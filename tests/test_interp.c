@@ -253,6 +253,53 @@ Test(interp, clamp_umulhi_and_the_math_library) {
     drop(p);
 }
 
+/* atomic_max/min/and/or/xor from several programs, masked, on every type
+ * they take; each returns the value it found */
+Test(interp, read_modify_write_atomics) {
+    Prog *p = build("kernel k(i: *i32, u: *u32, l: *i64, f: *f32, old: *i32) {\n"
+                    "  let pid = program_id(0);\n"
+                    "  let o = arange(0, 4);\n"
+                    "  let v = (pid * 4 + o) * 7 % 11 - 5;\n" /* -5 .. 5, each program its own */
+                    "  atomic_max(i + o, v); atomic_min(i + 4 + o, v, o != 3);\n"
+                    "  atomic_and(u + o, (v + 8) as u32); atomic_or(u + 4 + o, (1 << (v + 5)) as u32);\n"
+                    "  atomic_xor(l + o, (v as i64) << 40);\n"
+                    "  atomic_max(f + o, v as f32 * 0.5); atomic_min(f + 4 + o, v as f32 * 0.5);\n"
+                    "  store(old + pid * 4 + o, atomic_max(i + 8 + o, pid));\n"
+                    "}\n", NULL);
+    int32_t i[12] = {-100, -100, -100, -100, 100, 100, 100, 100, 0, 0, 0, 0}, old[12];
+    uint32_t u[8] = {~0u, ~0u, ~0u, ~0u, 0, 0, 0, 0};
+    int64_t l[4] = {0};
+    float f[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    InterpBuffer bufs[] = {BUF(i, 12), BUF(u, 8), BUF(l, 4), BUF(f, 8), BUF(old, 12)};
+    InterpArg args[] = {{.p = i}, {.p = u}, {.p = l}, {.p = f}, {.p = old}};
+    char *err = run(p, args, 3, bufs, 5);
+    cr_assert_null(err, "%s", err);
+    for (int o = 0; o < 4; o++) {
+        int32_t mx = INT32_MIN, mn = 100, fmn = 100;
+        uint32_t an = ~0u, orr = 0;
+        int64_t x = 0;
+        for (int pid = 0; pid < 3; pid++) {
+            int32_t v = (pid * 4 + o) * 7 % 11 - 5;
+            mx = v > mx ? v : mx;
+            if (o != 3) mn = v < mn ? v : mn;
+            fmn = v < fmn ? v : fmn;
+            an &= (uint32_t)(v + 8);
+            orr |= 1u << (v + 5);
+            x ^= (int64_t)v << 40;
+        }
+        cr_expect_eq(i[o], mx, "atomic_max i32[%d]", o);
+        cr_expect_eq(i[4 + o], mn, "atomic_min i32[%d], masked", o);
+        cr_expect_eq(u[o], an, "atomic_and u32[%d]", o);
+        cr_expect_eq(u[4 + o], orr, "atomic_or u32[%d]", o);
+        cr_expect_eq(l[o], x, "atomic_xor i64[%d]", o);
+        cr_expect_eq(f[o], mx * 0.5f, "atomic_max f32[%d]", o);
+        cr_expect_eq(f[4 + o], fmn * 0.5f, "atomic_min f32[%d]", o);
+        cr_expect_eq(i[8 + o], 2, "the last program's max");
+        for (int pid = 0; pid < 3; pid++) cr_expect_eq(old[pid * 4 + o], pid == 0 ? 0 : pid - 1, "the value found");
+    }
+    drop(p);
+}
+
 Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
     Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
                     "  let r = arange(0, 4); let c = arange(0, 8);\n"

@@ -394,6 +394,26 @@ Test(ptx, device_print_prefix_is_text_not_format) {
     free(ptx);
 }
 
+/* Each read-modify-write atomic is one atom instruction of its type; f32
+ * max/min split on the sign into integer max and min. */
+Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
+    const char *src = "kernel k(i: *i32, u: *u32, l: *i64, f: *f32) {\n"
+                      "  let o = arange(0, 128);\n"
+                      "  atomic_max(i + o, o); atomic_min(u + o, o as u32); atomic_max(l + o, o as i64);\n"
+                      "  atomic_and(i + o, o); atomic_or(u + o, o as u32); atomic_xor(l + o, o as i64);\n"
+                      "  atomic_max(f + o, o as f32);\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_80", 4);
+    for (const char *w = "atom.acq_rel.gpu.global.max.s32\0atom.acq_rel.gpu.global.min.u32\0"
+                         "atom.acq_rel.gpu.global.max.s64\0atom.acq_rel.gpu.global.and.b32\0"
+                         "atom.acq_rel.gpu.global.or.b32\0atom.acq_rel.gpu.global.xor.b64\0";
+         *w; w += strlen(w) + 1)
+        cr_expect(strstr(ptx, w), "%s", w);
+    char log[4096];
+    cr_expect_eq(ptxas(ptx, "sm_80", log, sizeof log), 0, "ptxas: %s", log);
+    free(ptx);
+}
+
 /* The math library's functions are IEEE operations only (no .approx: that
  * is what makes them equal to the interpreter's bit for bit), the rounding
  * functions one cvt each, umulhi a mul.hi; ptxas accepts all of it. */

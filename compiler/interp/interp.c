@@ -496,7 +496,7 @@ static Flow exec_memory(Interp *I, const BirOp *op) {
         }
         return FLOW_NEXT;
     }
-    default: { /* xchg, add: elements in order */
+    default: { /* the read-modify-write atomics: elements in order */
         const Elem *val = V(I, a[1]);
         for (int64_t k = 0; k < n; k++) {
             if (mask && !mask[k].i) {
@@ -504,7 +504,12 @@ static Flow exec_memory(Interp *I, const BirOp *op) {
                 continue;
             }
             Elem old = mem_read(ptr[k].u, d);
-            Elem nv = op->code == BIR_ATOMIC_XCHG ? val[k] : binary(BIR_ADD, old, val[k], d);
+            static const BirOpcode update[][2] = {{BIR_ATOMIC_ADD, BIR_ADD}, {BIR_ATOMIC_MAX, BIR_MAX},
+                                                  {BIR_ATOMIC_MIN, BIR_MIN}, {BIR_ATOMIC_AND, BIR_AND},
+                                                  {BIR_ATOMIC_OR, BIR_OR},   {BIR_ATOMIC_XOR, BIR_XOR}};
+            Elem nv = val[k]; /* exchange */
+            for (size_t u = 0; u < sizeof update / sizeof *update; u++)
+                if (update[u][0] == op->code) nv = binary(update[u][1], old, val[k], d);
             mem_write(I, ptr[k].u, d, nv);
             out[k] = old;
         }
@@ -691,7 +696,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         }
         return FLOW_NEXT;
     }
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         return exec_memory(I, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return exec_reduce(I, op);

@@ -33,7 +33,7 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t smem_need(Gen *g, const BirOp *op) {
     const int *a = op->operands;
     switch (op->code) {
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE ? 0 : 8;
         return operands_need(g, op, &g->plan->layouts[a[0]], 1);
     case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
@@ -85,7 +85,7 @@ static bool smem_error(Gen *g, const BirOp *op) {
         why = "to move its operand between threads";
         fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
         break;
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to bring its operands to the threads that hold its pointers";
         fix = "use a smaller block";
@@ -151,7 +151,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         if (g->staged[r]) return true; /* a pipelined load's view, in its ring slot */
         return nvptx_gen_reshape(g, op, slot);
     case BIR_DOT: return nvptx_gen_dot(g, op, slot);
-    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD:
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (nvptx_pipelined_load(g, op)) return true; /* its data is in a ring slot */
         return nvptx_gen_memory(g, op, slot);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:

@@ -446,8 +446,7 @@ static int mask_operand(const BirOp *op) {
 static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *op) {
     int p = op->operands[0];
     BlkType pt = f->values[p].type;
-    if (pt.rank == 0 || op->code == BIR_ATOMIC_CAS || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD)
-        return 1;
+    if (pt.rank == 0 || (op->code != BIR_LOAD && op->code != BIR_STORE)) return 1;
     int es = dtype_bytes(pt.elem);
     int64_t w = min64(ax[p].contig, min64(ax[p].div / es, 16 / es));
     int m = mask_operand(op);

@@ -99,17 +99,15 @@ static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
     return from_mem(g, v, d);
 }
 
-/* One GPU-scope acquire-release atomic on one element. */
-static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
-                           LLVMValueRef b, DType d) {
-    bool wide = d == DT_I64, fl = d == DT_F32;
-    const char *op = code == BIR_ATOMIC_CAS ? "cas" : code == BIR_ATOMIC_XCHG ? "exch" : "add";
-    const char *type = code == BIR_ATOMIC_ADD ? (fl ? "f32" : wide ? "u64" : "u32") : (wide ? "b64" : "b32");
-    const char *rc = fl ? "f" : wide ? "l" : "r";
+/* One GPU-scope acquire-release atom instruction: `op` and `type` as PTX
+ * spells them, a/b in registers of d's class. */
+static LLVMValueRef atom(Gen *g, const char *op, const char *type, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
+                         LLVMValueRef b, DType d) {
+    const char *rc = d == DT_F32 ? "f" : d == DT_I64 ? "l" : "r";
     char text[128], cons[64];
     LLVMValueRef args[5] = {pred, addr_i64(g, p), a, b, NULL};
     LLVMTypeRef t = ty(g, d);
-    if (code == BIR_ATOMIC_CAS) {
+    if (b) {
         snprintf(text, sizeof text, "@$1 atom.acq_rel.gpu.global.%s.%s $0, [$2], $3, $4;", op, type);
         snprintf(cons, sizeof cons, "=%s,b,l,%s,%s,0,~{memory}", rc, rc, rc);
         args[4] = LLVMConstNull(t);
@@ -119,6 +117,34 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     snprintf(cons, sizeof cons, "=%s,b,l,%s,0,~{memory}", rc, rc);
     args[3] = LLVMConstNull(t);
     return nvptx_asm_call(g, t, text, cons, args, 4, true);
+}
+
+/* One atomic of the block IR on one element (b: cas's new value). */
+static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
+                           LLVMValueRef b, DType d) {
+    bool wide = d == DT_I64;
+    const char *bits = wide ? "b64" : "b32";
+    switch (code) {
+    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, pred, p, a, b, d);
+    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, pred, p, a, NULL, d);
+    case BIR_ATOMIC_ADD: return atom(g, "add", d == DT_F32 ? "f32" : wide ? "u64" : "u32", pred, p, a, NULL, d);
+    case BIR_ATOMIC_AND: return atom(g, "and", bits, pred, p, a, NULL, d);
+    case BIR_ATOMIC_OR: return atom(g, "or", bits, pred, p, a, NULL, d);
+    case BIR_ATOMIC_XOR: return atom(g, "xor", bits, pred, p, a, NULL, d);
+    default: break; /* max, min */
+    }
+    bool is_max = code == BIR_ATOMIC_MAX;
+    if (d != DT_F32) return atom(g, is_max ? "max" : "min", wide ? "s64" : d == DT_U32 ? "u32" : "s32", pred, p, a, NULL, d);
+    /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
+     * integer among all floats, and a negative one as an unsigned integer
+     * the other way round (Triton's way; NaN is not supported) */
+    LLVMValueRef ibits = LLVMBuildBitCast(g->b, a, g->i32, "");
+    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, ibits, ci32(g, 0), "");
+    LLVMValueRef pos_pred = LLVMBuildAnd(g->b, pred, LLVMBuildNot(g->b, neg, ""), "");
+    LLVMValueRef neg_pred = LLVMBuildAnd(g->b, pred, neg, "");
+    LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", pos_pred, p, ibits, NULL, DT_I32);
+    LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", neg_pred, p, ibits, NULL, DT_I32);
+    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->f32, "");
 }
 
 /* A scalar load or atomic runs on thread 0, and every thread reads its
@@ -187,7 +213,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef *mask = mask_at >= 1 && a[mask_at] != BIR_NONE ? in[mask_at - 1] : NULL;
     LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
     int32_t copies = nvptx_layout_copy_regs(l); /* registers that repeat others: written once */
-    if (op->code == BIR_ATOMIC_CAS || op->code == BIR_ATOMIC_XCHG || op->code == BIR_ATOMIC_ADD) {
+    if (op->code != BIR_LOAD && op->code != BIR_STORE) { /* an atomic */
         LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
         for (int k = 0; k < l->nregs; k++) {
             int canon = k & ~copies;

@@ -80,6 +80,21 @@ static const OpCase cases[] = {
      "  atomic_xchg(x + o, 7, o >= 60);\n"
      "}\n",
      3, {DT_I32, DT_F32, DT_I32}, {64, 8, 64}, {1, 1, 1}, 0, {0}, 37, 0, 0},
+    /* max, min, and, or, xor commute: the final memory is the same in any
+     * order (the values each atomic found are not, so they are not kept);
+     * f32 max/min take Triton's sign split over integer atomics */
+    {"atomic max, min (i32, u32, i64, f32 with both signs), and, or, xor from many programs",
+     "kernel k(i: *i32, u: *u32, l: *i64, f: *f32) {\n"
+     "  let o = arange(0, 64);\n"
+     "  let v = (program_id(0) * 64 + o) * 2654435761 as u32;\n"
+     "  let s = v as i32;\n"
+     "  atomic_max(i + o % 16, s); atomic_min(i + 16 + o % 16, s, o < 50);\n"
+     "  atomic_max(u + o % 16, v); atomic_min(u + 16 + o % 16, v);\n"
+     "  atomic_and(u + 32 + o % 8, v | 0x0f0f0f0f); atomic_or(u + 40 + o % 8, v & 0x11111111);\n"
+     "  atomic_xor(l + o % 8, (s as i64) << 20);\n"
+     "  atomic_max(f + o % 16, (s >> 8) as f32); atomic_min(f + 16 + o % 16, (s >> 8) as f32);\n"
+     "}\n",
+     4, {DT_I32, DT_U32, DT_I64, DT_F32}, {32, 48, 8, 32}, {1, 1, 1, 1}, 0, {0}, 37, 0, 0},
     {"loops, branches, early return, short circuit",
      "fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
      "kernel k(o: *i32, n: i32) {\n"
