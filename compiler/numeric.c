@@ -253,6 +253,42 @@ static float math_log1p(float x) {
     return fe * MATHLIB_LN2_HI + fmaf(fe, MATHLIB_LN2_LO, log_m) + c;
 }
 
+/* sin and cos: x = k pi/2 + r with |r| <= pi/4 (pi/2 in three parts, each
+ * step one fma), then the polynomial of the quadrant k mod 4. Accurate while
+ * k pi/2 is, for |x| up to about 1e5; NaN for infinities. */
+static float reduce_pio2(float x, float *quadrant) {
+    float k = rintf(x * MATHLIB_2_OVER_PI);
+    float r = fmaf(-k, MATHLIB_PIO2_1, x);
+    r = fmaf(-k, MATHLIB_PIO2_2, r);
+    r = fmaf(-k, MATHLIB_PIO2_3, r);
+    *quadrant = k - 4.0f * floorf(k * 0.25f); /* 0, 1, 2 or 3 (NaN for NaN) */
+    return r;
+}
+
+static float sin_poly(float r) {
+    float r2 = r * r;
+    return fmaf(r * r2, horner(MATHLIB_SIN, 5, r2), r);
+}
+
+static float cos_poly(float r) {
+    float r2 = r * r;
+    return fmaf(r2, fmaf(r2, horner(MATHLIB_COS, 5, r2), -0.5f), 1.0f);
+}
+
+/* sin of quadrant q + r: sin r, cos r, -sin r, -cos r */
+static float by_quadrant(float q, float s, float c) { return q == 0.0f ? s : q == 1.0f ? c : q == 2.0f ? -s : -c; }
+
+static float math_sin(float x) {
+    if (x == 0.0f) return x; /* -0 stays -0 */
+    float q, r = reduce_pio2(x, &q);
+    return by_quadrant(q, sin_poly(r), cos_poly(r));
+}
+
+static float math_cos(float x) {
+    float q, r = reduce_pio2(x, &q);
+    return by_quadrant(q == 3.0f ? 0.0f : q + 1.0f, sin_poly(r), cos_poly(r)); /* cos x = sin(x + pi/2) */
+}
+
 /* One function per MATH_OP row of ops.def; a row without one fails to build. */
 static float math_exp(float x) { return expf(x); }
 static float math_exp2(float x) { return exp2f(x); }

@@ -10,6 +10,7 @@ same f32 operations in the same order, so the GPU and the interpreter agree
 bit for bit; tests/test_numeric.c measures each function's error in ulp
 against a double-precision reference."""
 import math
+from decimal import Decimal, getcontext
 
 import numpy as np
 
@@ -40,7 +41,15 @@ ln2_hi = float(np.float32(0.693145751953125))
 print(f"#define MATHLIB_LN2_HI {ln2_hi!r}f")
 print(f"#define MATHLIB_LN2_LO {float(np.float32(math.log(2) - ln2_hi))!r}f")
 print(f"#define MATHLIB_LOG2E {float(np.float32(1 / math.log(2)))!r}f")
-print(f"#define MATHLIB_SQRT2 {float(np.float32(math.sqrt(2)))!r}f\n")
+print(f"#define MATHLIB_SQRT2 {float(np.float32(math.sqrt(2)))!r}f")
+# pi/2 in three f32 parts, each the rounded remainder of the one before (in 50 digits)
+getcontext().prec = 60
+pio2 = Decimal("3.14159265358979323846264338327950288419716939937510") / 2
+p1 = float(np.float32(float(pio2)))
+p2 = float(np.float32(float(pio2 - Decimal(p1))))
+p3 = float(np.float32(float(pio2 - Decimal(p1) - Decimal(p2))))
+print(f"#define MATHLIB_2_OVER_PI {float(np.float32(2 / math.pi))!r}f")
+print(f"#define MATHLIB_PIO2_1 {p1!r}f\n#define MATHLIB_PIO2_2 {p2!r}f\n#define MATHLIB_PIO2_3 {p3!r}f\n")
 
 # exp(r) on [-ln2/2, ln2/2]: 1 + r + ... as Taylor's coefficients (error < 1e-9)
 emit("MATHLIB_EXP", [float(np.float32(1 / math.factorial(i))) for i in range(8)],
@@ -70,5 +79,11 @@ emit("MATHLIB_EXPM1_SMALL", [float(np.float32(1 / math.factorial(i + 2))) for i 
 # with atanh's series, 2/3, 2/5, ..., 2/11 (the next term is below 1e-10 of the sum)
 emit("MATHLIB_LOG", [float(np.float32(2 / (2 * i + 3))) for i in range(5)],
      "log(m) = 2s + s^3 P(s^2), s = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2))")
+
+# sin(r) = r + r^3 P(r^2) and cos(r) = 1 + r^2 (-1/2 + r^2 Q(r^2)) for |r| <= pi/4 (Taylor)
+emit("MATHLIB_SIN", [float(np.float32((-1) ** (i + 1) / math.factorial(2 * i + 3))) for i in range(5)],
+     "sin(r) = r + r^3 P(r^2) for |r| <= pi/4")
+emit("MATHLIB_COS", [float(np.float32((-1) ** i / math.factorial(2 * i + 4))) for i in range(5)],
+     "cos(r) = 1 + r^2 (-1/2 + r^2 P(r^2)) for |r| <= pi/4")
 
 print("\n#endif")

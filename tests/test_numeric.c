@@ -170,6 +170,8 @@ Test(numeric, math_library_errors_in_ulp_within_their_bounds) {
         {BIR_ERF, "erf", erf, -6, 6, 2.5},
         {BIR_EXPM1, "expm1", expm1, -30, 88.7, 1.5},
         {BIR_LOG1P, "log1p", log1p, -0.9999, 3e38, 2.5},
+        {BIR_SIN, "sin", sin, -1e5, 1e5, 1.5},
+        {BIR_COS, "cos", cos, -1e5, 1e5, 1.5},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const MathCase *m = &cases[c];
@@ -195,6 +197,7 @@ Test(numeric, math_library_special_values) {
         {BIR_ERF, INFINITY, 1}, {BIR_ERF, -INFINITY, -1}, {BIR_ERF, -0.0f, -0.0f},
         {BIR_EXPM1, INFINITY, INFINITY}, {BIR_EXPM1, -INFINITY, -1}, {BIR_EXPM1, -0.0f, -0.0f},
         {BIR_LOG1P, INFINITY, INFINITY}, {BIR_LOG1P, -1, -INFINITY}, {BIR_LOG1P, -0.0f, -0.0f},
+        {BIR_SIN, -0.0f, -0.0f}, {BIR_COS, 0, 1}, {BIR_SIN, 0x1p-100f, 0x1p-100f}, {BIR_COS, -0.0f, 1},
         {BIR_FLOOR, -2.5f, -3}, {BIR_CEIL, -2.5f, -2}, {BIR_TRUNC, -2.7f, -2}, {BIR_RINT, 2.5f, 2},
         {BIR_RINT, 3.5f, 4}, {BIR_ROUND, 2.5f, 3}, {BIR_ROUND, -2.5f, -3}, {BIR_FLOOR, -0.0f, -0.0f},
     };
@@ -206,4 +209,5 @@ Test(numeric, math_library_special_values) {
     BirOpcode all[] = {BIR_TANH, BIR_SIGMOID, BIR_ERF, BIR_EXPM1, BIR_LOG1P, BIR_FLOOR, BIR_ROUND};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) cr_expect(isnan(blk_math_f32(all[i], NAN)), "NaN in, NaN out");
     cr_expect(isnan(blk_math_f32(BIR_LOG1P, -2)), "log1p below -1 is NaN");
+    cr_expect(isnan(blk_math_f32(BIR_SIN, INFINITY)) && isnan(blk_math_f32(BIR_COS, -INFINITY)), "sin/cos of inf: NaN");
 }

@@ -3,7 +3,7 @@
  * - exp, exp2, log, log2, sqrt, rsqrt: the approximations Triton uses
  *   (ex2/lg2.approx), or with --precise-math the IEEE-rounded sqrt and 1/sqrt.
  * - floor, ceil, trunc, rint, round: exact, one instruction each (cvt.rmi...).
- * - tanh, sigmoid, erf, expm1, log1p: blk's own library. The same IEEE
+ * - tanh, sigmoid, erf, expm1, log1p, sin, cos: blk's own library. The same IEEE
  *   operations in the same order as compiler/numeric.c, so that the GPU and
  *   the interpreter give the same bits. No instruction here carries the
  *   `contract` flag; each branch of the C code is computed and selected. */
@@ -119,6 +119,48 @@ LLVMValueRef gen_math_expm1(Gen *g, LLVMValueRef x) {
     LLVMValueRef big = fsub(g, lib_exp(g, x), cf(g, 1.0f));
     LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, fabs1(g, x), 0.5f), small, big);
     return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+}
+
+static LLVMValueRef reduce_pio2(Gen *g, LLVMValueRef x, LLVMValueRef *quadrant) {
+    LLVMValueRef t = fmul(g, x, cf(g, MATHLIB_2_OVER_PI));
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->f32, &t, 1);
+    LLVMValueRef nk = LLVMBuildFNeg(g->b, k, "");
+    LLVMValueRef r = fma3(g, nk, cf(g, MATHLIB_PIO2_1), x);
+    r = fma3(g, nk, cf(g, MATHLIB_PIO2_2), r);
+    r = fma3(g, nk, cf(g, MATHLIB_PIO2_3), r);
+    LLVMValueRef quarter = fmul(g, k, cf(g, 0.25f));
+    LLVMValueRef fl = nvptx_call(g, "llvm.floor.f32", g->f32, &quarter, 1);
+    *quadrant = fsub(g, k, fmul(g, cf(g, 4.0f), fl));
+    return r;
+}
+
+static LLVMValueRef sin_poly(Gen *g, LLVMValueRef r) {
+    LLVMValueRef r2 = fmul(g, r, r);
+    return fma3(g, fmul(g, r, r2), horner(g, MATHLIB_SIN, 5, r2), r);
+}
+
+static LLVMValueRef cos_poly(Gen *g, LLVMValueRef r) {
+    LLVMValueRef r2 = fmul(g, r, r);
+    return fma3(g, r2, fma3(g, r2, horner(g, MATHLIB_COS, 5, r2), cf(g, -0.5f)), cf(g, 1.0f));
+}
+
+static LLVMValueRef by_quadrant(Gen *g, LLVMValueRef q, LLVMValueRef s, LLVMValueRef c) {
+    LLVMValueRef neg_c = LLVMBuildFNeg(g->b, c, "");
+    LLVMValueRef y = sel(g, fcmp(g, LLVMRealOEQ, q, 2.0f), LLVMBuildFNeg(g->b, s, ""), neg_c);
+    y = sel(g, fcmp(g, LLVMRealOEQ, q, 1.0f), c, y);
+    return sel(g, fcmp(g, LLVMRealOEQ, q, 0.0f), s, y);
+}
+
+LLVMValueRef gen_math_sin(Gen *g, LLVMValueRef x) {
+    LLVMValueRef q, r = reduce_pio2(g, x, &q);
+    LLVMValueRef y = by_quadrant(g, q, sin_poly(g, r), cos_poly(g, r));
+    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+}
+
+LLVMValueRef gen_math_cos(Gen *g, LLVMValueRef x) {
+    LLVMValueRef q, r = reduce_pio2(g, x, &q);
+    LLVMValueRef next = sel(g, fcmp(g, LLVMRealOEQ, q, 3.0f), cf(g, 0.0f), fadd(g, q, cf(g, 1.0f)));
+    return by_quadrant(g, next, sin_poly(g, r), cos_poly(g, r));
 }
 
 LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
