@@ -279,6 +279,12 @@ static void check_tail(CheckResult *r, const char *what, const TBuf *b, int64_t 
 
 /* ------------------------------------------------------------- checks */
 
+/* The unit roundoff of the 16-bit types (half an ulp, relative), and half
+ * their smallest subnormal spacing: the error of one rounding to T is at
+ * most u |x| + sub. */
+static double unit_roundoff(DType dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
+static double subnormal_half(DType dt) { return dt == DT_BF16 ? 0x1p-134 : 0x1p-25; }
+
 CheckResult check_add(const ExampleRunner *run, int n, DType dt, int block) {
     CheckResult r = {0};
     set_name(&r, "add n=%d %s BLOCK=%d", n, tname(dt), block);
@@ -305,9 +311,9 @@ CheckResult check_add(const ExampleRunner *run, int n, DType dt, int block) {
     return r;
 }
 
-CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DType dt, int block, bool online) {
     CheckResult r = {0};
-    set_name(&r, "softmax M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    set_name(&r, "softmax%s M=%d N=%d stride=%d %s BLOCK=%d", online ? " (online)" : "", M, N, stride, tname(dt), block);
     RefRng rng = {2};
     TBuf in = tb_new(dt, (int64_t)M * stride), out = tb_new(dt, (int64_t)M * N);
     for (int64_t i = 0; i < (int64_t)M * stride; i++)
@@ -315,7 +321,7 @@ CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DT
     char t[16], b[32];
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
-    ExampleKernel k = {"softmax.blk", "softmax", {t, b, NULL}};
+    ExampleKernel k = {online ? "softmax_online.blk" : "softmax.blk", online ? "softmax_online" : "softmax", {t, b, NULL}};
     InterpBuffer bufs[] = {tb_buf(&out, "out"), tb_buf(&in, "input")};
     InterpArg args[] = {{.p = out.data}, {.p = in.data}, {.i = stride}, {.i = N}, {.i = N}};
     if (launch(run, &r, &k, args, 5, (uint32_t)M, bufs, 2)) {
@@ -327,6 +333,73 @@ CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DT
         free(xf), free(ref);
     }
     tb_free(&in), tb_free(&out);
+    return r;
+}
+
+/* RMSNorm: x = 1 + 2 N(0,1), w ~ U(0,1). The sum of squares and 1/sqrt
+ * (rsqrt.approx on the GPU, 2 ulp) are f32: 1e-5 relative covers them; a
+ * 16-bit Y rounds once more (unit roundoff u) and may be subnormal. */
+CheckResult check_rms_norm(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "rms_norm_fwd M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {10};
+    TBuf x = tb_new(dt, (int64_t)M * stride), y = tb_new(dt, (int64_t)M * stride), w = tb_new(dt, N);
+    TBuf rstd = tb_new(DT_F32, M);
+    for (int64_t i = 0; i < x.n; i++) tb_set(&x, i, i % stride < N ? 1 + 2 * ref_normal(&rng) : NAN);
+    for (int i = 0; i < N; i++) tb_set(&w, i, ref_uniform(&rng));
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"rmsnorm.blk", "rms_norm_fwd", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&rstd, "Rstd")};
+    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = w.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = 1e-6}};
+    if (launch(run, &r, &k, args, 7, (uint32_t)M, bufs, 4)) {
+        float *xf = tb_floats(&x), *wf = tb_floats(&w);
+        double *ry = malloc((size_t)M * N * sizeof *ry), *rr = malloc((size_t)M * sizeof *rr);
+        ref_rms_norm_fwd(xf, wf, M, N, stride, (double)1e-6f, ry, rr);
+        double u = dt == DT_F32 ? 0 : unit_roundoff(dt);
+        compare(&r, "Y", &y, stride, ry, M, N, TOL_REL, dt == DT_F32 ? 0 : subnormal_half(dt), 1e-5 + u, true);
+        compare(&r, "Rstd", &rstd, 1, rr, M, 1, TOL_REL, 0, 1e-5, false);
+        free(xf), free(wf), free(ry), free(rr);
+    }
+    tb_free(&x), tb_free(&y), tb_free(&w), tb_free(&rstd);
+    return r;
+}
+
+/* Cross-entropy: logits 2 N(0,1), targets uniform. Per lane the running sum
+ * adds N / BLOCK terms in f32 with exp.approx (2 ulp) on the GPU: its
+ * relative error stays below 1e-5 for these sizes, an absolute 1e-5 in the
+ * log; 2e-5 on LSE and loss. */
+CheckResult check_cross_entropy(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "cross_entropy_fwd M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {11};
+    TBuf logits = tb_new(dt, (int64_t)M * stride), targets = tb_new(DT_I32, M);
+    TBuf loss = tb_new(DT_F32, M), lse = tb_new(DT_F32, M);
+    for (int64_t i = 0; i < logits.n; i++) tb_set(&logits, i, i % stride < N ? 2 * ref_normal(&rng) : NAN);
+    int32_t *tgt = malloc((size_t)M * sizeof *tgt);
+    for (int i = 0; i < M; i++) {
+        tgt[i] = (int32_t)(ref_uniform(&rng) * N) % N;
+        tb_set(&targets, i, tgt[i]);
+    }
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"cross_entropy.blk", "cross_entropy_fwd", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&logits, "logits"), tb_buf(&targets, "targets"), tb_buf(&loss, "loss"),
+                           tb_buf(&lse, "lse")};
+    InterpArg args[] = {{.p = logits.data}, {.p = targets.data}, {.p = loss.data}, {.p = lse.data}, {.i = stride},
+                        {.i = N}};
+    if (launch(run, &r, &k, args, 6, (uint32_t)M, bufs, 4)) {
+        float *lf = tb_floats(&logits);
+        double *rl = malloc((size_t)M * sizeof *rl), *rs = malloc((size_t)M * sizeof *rs);
+        ref_cross_entropy(lf, tgt, M, N, stride, rl, rs);
+        compare(&r, "loss", &loss, 1, rl, M, 1, TOL_ABS, 2e-5, 0, true);
+        compare(&r, "lse", &lse, 1, rs, M, 1, TOL_ABS, 2e-5, 0, false);
+        free(lf), free(rl), free(rs);
+    }
+    free(tgt);
+    tb_free(&logits), tb_free(&targets), tb_free(&loss), tb_free(&lse);
     return r;
 }
 
@@ -432,12 +505,6 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
     return r;
 }
-
-/* The unit roundoff of the 16-bit types (half an ulp, relative), and half
- * their smallest subnormal spacing: the error of one rounding to T is at
- * most u |x| + sub. */
-static double unit_roundoff(DType dt) { return dt == DT_BF16 ? 0x1p-8 : 0x1p-11; }
-static double subnormal_half(DType dt) { return dt == DT_BF16 ? 0x1p-134 : 0x1p-25; }
 
 /* Tolerance, per element: the library's functions are within 2.5 ulp and
  * each of the kernel's other f32 operations rounds once (at most 8 of them,
@@ -738,10 +805,13 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     int n = 0;
 #define CHECK(call) do { if (n < max) out[n++] = (call); } while (0)
     CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
-    CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024)); /* the tutorial's test shape */
+    CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024, false)); /* the tutorial's test shape */
     CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96));
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
+    CHECK(check_softmax(r, 64, 20000, 20000, DT_F32, 1024, true)); /* rows longer than the block */
+    CHECK(check_rms_norm(r, 1151, 8192, 8192, DT_F16, 1024));
+    CHECK(check_cross_entropy(r, 64, 32000, 32000, DT_F32, 1024)); /* a vocabulary's width */
     CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
@@ -752,10 +822,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
         CHECK(check_add(r, 4097, DT_F16, 512));
-        CHECK(check_softmax(r, 1, 1024, 1024, DT_F32, 1024)); /* M = 1, N = the block */
-        CHECK(check_softmax(r, 33, 1000, 1100, DT_F32, 1024)); /* stride > N */
-        CHECK(check_softmax(r, 7, 5, 5, DT_F32, 8)); /* tiny rows */
-        CHECK(check_softmax(r, 64, 300, 320, DT_F16, 512));
+        CHECK(check_softmax(r, 1, 1024, 1024, DT_F32, 1024, false)); /* M = 1, N = the block */
+        CHECK(check_softmax(r, 33, 1000, 1100, DT_F32, 1024, false)); /* stride > N */
+        CHECK(check_softmax(r, 7, 5, 5, DT_F32, 8, false)); /* tiny rows */
+        CHECK(check_softmax(r, 64, 300, 320, DT_F16, 512, false));
         CHECK(check_layer_norm_fwd(r, 37, 781, 781, DT_F16, 1024)); /* N < block, not 2^k */
         CHECK(check_layer_norm_fwd(r, 50, 500, 640, DT_F16, 256)); /* stride > N */
         CHECK(check_layer_norm_fwd(r, 1, 3000, 3000, DT_F32, 512)); /* M = 1, f32 */
@@ -766,6 +836,12 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
         CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
         CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
+        CHECK(check_softmax(r, 3, 5000, 5100, DT_F16, 512, true)); /* stride > N, N not a multiple */
+        CHECK(check_softmax(r, 5, 100, 100, DT_F32, 1024, true)); /* N below the block: padding lanes */
+        CHECK(check_rms_norm(r, 37, 781, 800, DT_F32, 256));
+        CHECK(check_rms_norm(r, 1, 3000, 3000, DT_BF16, 1024));
+        CHECK(check_cross_entropy(r, 7, 1000, 1024, DT_F16, 256));
+        CHECK(check_cross_entropy(r, 3, 50, 50, DT_BF16, 1024)); /* N below the block */
         CHECK(check_activation(r, ACT_GELU, 1, DT_F32, 1024));
         CHECK(check_activation(r, ACT_GELU, 5000, DT_F16, 512));
         CHECK(check_activation(r, ACT_GELU_TANH, 4099, DT_BF16, 256));
@@ -803,7 +879,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
-        CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384));
+        CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));
         CHECK(check_layer_norm_fwd(r, 4096, 15872, 15872, DT_F16, 16384));
         CHECK(check_layer_norm_fwd(r, 4096, 16384, 16384, DT_F16, 1024));
         CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64));

@@ -50,7 +50,9 @@ typedef struct {
 
 /* dtype: DT_F32 or DT_F16 (the kernels' T). */
 CheckResult check_add(const ExampleRunner *r, int n, DType dtype, int block);
-CheckResult check_softmax(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+CheckResult check_softmax(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block, bool online);
+CheckResult check_rms_norm(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+CheckResult check_cross_entropy(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 /* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
 CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,

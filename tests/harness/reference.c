@@ -43,6 +43,28 @@ static void row_stats(const float *row, int N, double eps, double *mean, double 
     *rstd = 1.0 / sqrt(v / N + eps);
 }
 
+void ref_rms_norm_fwd(const float *x, const float *w, int M, int N, int stride, double eps, double *y, double *rstd) {
+    for (int r = 0; r < M; r++) {
+        const float *row = x + (size_t)r * stride;
+        double ss = 0;
+        for (int c = 0; c < N; c++) ss += (double)row[c] * row[c];
+        rstd[r] = 1 / sqrt(ss / N + eps);
+        for (int c = 0; c < N; c++) y[(size_t)r * N + c] = row[c] * rstd[r] * w[c];
+    }
+}
+
+void ref_cross_entropy(const float *logits, const int32_t *target, int M, int N, int stride, double *loss,
+                       double *lse) {
+    for (int r = 0; r < M; r++) {
+        const float *row = logits + (size_t)r * stride;
+        double mx = -INFINITY, sum = 0;
+        for (int c = 0; c < N; c++) mx = row[c] > mx ? row[c] : mx;
+        for (int c = 0; c < N; c++) sum += exp(row[c] - mx);
+        lse[r] = mx + log(sum);
+        loss[r] = lse[r] - row[target[r]];
+    }
+}
+
 void ref_layer_norm_fwd(const float *x, const float *w, const float *b, int M, int N, int stride,
                         double eps, double *y, double *mean, double *rstd) {
     for (int r = 0; r < M; r++) {

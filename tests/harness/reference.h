@@ -20,6 +20,11 @@ void ref_add(const float *x, const float *y, double *out, size_t n);
 
 /* Row-wise softmax of an M x N matrix whose rows are `stride` apart; out is M x N dense. */
 void ref_softmax(const float *x, int M, int N, int stride, double *out);
+/* RMSNorm: y = x / sqrt(mean(x^2) + eps) * w; rstd[r] = 1 / sqrt(mean + eps). */
+void ref_rms_norm_fwd(const float *x, const float *w, int M, int N, int stride, double eps, double *y, double *rstd);
+/* Cross-entropy: lse[r] = log sum exp(row), loss[r] = lse[r] - row[target[r]]. */
+void ref_cross_entropy(const float *logits, const int32_t *target, int M, int N, int stride, double *loss,
+                       double *lse);
 
 /* Layer norm forward over rows (stride apart): y = (x - mean) * rstd * w + b,
  * rstd = 1 / sqrt(var + eps) with the biased variance. y dense M x N. */
