@@ -285,7 +285,7 @@ Test(interp, read_modify_write_atomics) {
             fmn = v < fmn ? v : fmn;
             an &= (uint32_t)(v + 8);
             orr |= 1u << (v + 5);
-            x ^= (int64_t)v << 40;
+            x ^= (int64_t)((uint64_t)(int64_t)v << 40); /* blk's << wraps; C's on a negative is undefined */
         }
         cr_expect_eq(i[o], mx, "atomic_max i32[%d]", o);
         cr_expect_eq(i[4 + o], mn, "atomic_min i32[%d], masked", o);
