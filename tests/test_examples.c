@@ -18,13 +18,14 @@ static void expect_ok(CheckResult r) {
 }
 
 Test(examples, every_example_at_every_shape, .timeout = 600) {
-    CheckResult results[96];
-    int n = run_example_suite(&on_interp, 1, results, 96);
+    CheckResult results[EXAMPLE_SUITE_MAX];
+    int n = run_example_suite(&on_interp, 1, results, EXAMPLE_SUITE_MAX);
     cr_expect_geq(n, 20);
     for (int i = 0; i < n; i++) expect_ok(results[i]);
 }
 
 Test(examples, layer_norm_backward_shuffled_through_the_lock) {
-    expect_ok(check_layer_norm_bwd(&on_interp_shuffled, 1151, 8192, 8192, DT_F16, 8192, 96));
-    expect_ok(check_layer_norm_bwd(&on_interp_shuffled, 200, 781, 800, DT_F32, 1024, 16));
+    expect_ok(check_layer_norm_bwd(&on_interp_shuffled, 1151, 8192, 8192, DT_F16, 8192, 96, false));
+    expect_ok(check_layer_norm_bwd(&on_interp_shuffled, 200, 781, 800, DT_F32, 1024, 16, false));
+    expect_ok(check_layer_norm_bwd(&on_interp_shuffled, 200, 781, 800, DT_F32, 1024, 16, true));
 }

@@ -28,8 +28,8 @@ Test(gpu, every_example_at_every_shape, .timeout = 600) {
         cr_skip_test("%s", reason);
     }
     ExampleRunner run = {example_launch_runtime, &gpu};
-    CheckResult results[96];
-    int n = run_example_suite(&run, 2, results, 96);
+    CheckResult results[EXAMPLE_SUITE_MAX];
+    int n = run_example_suite(&run, 2, results, EXAMPLE_SUITE_MAX);
     cr_expect_geq(n, 20);
     for (int i = 0; i < n; i++) cr_expect(results[i].ok, "%s: %s", results[i].name, results[i].detail);
 }

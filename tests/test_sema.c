@@ -54,11 +54,11 @@ Test(sema_examples, dropout) {
     compilation_free(c);
 }
 
-Test(sema_examples, layernorm_all_three_kernels) {
+Test(sema_examples, layernorm_all_four_kernels) {
     Captured cap = {0};
     Compilation *c = compile_example("layernorm.blk", NULL, 0, &cap);
     cr_assert(c->ok, "%s", cap.text);
-    cr_expect_eq(c->module->kernels.len, 3);
+    cr_expect_eq(c->module->kernels.len, 4);
     EXPECT_TYPE(c, "layer_norm_fwd", "X", "*f16");
     EXPECT_TYPE(c, "layer_norm_fwd", "acc", "[1024] f32");
     EXPECT_TYPE(c, "layer_norm_fwd", "mean", "f32");
@@ -66,7 +66,8 @@ Test(sema_examples, layernorm_all_three_kernels) {
     EXPECT_TYPE(c, "layer_norm_fwd", "y", "[1024] f32");
     EXPECT_TYPE(c, "layer_norm_bwd_dx", "Count", "*i32");
     EXPECT_TYPE(c, "layer_norm_bwd_dx", "DW", "[1024] *f16");
-    EXPECT_TYPE(c, "layer_norm_bwd_dx", "c1", "f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx", "wdy", "[1024] f32");
+    EXPECT_TYPE(c, "layer_norm_bwd_dx_det", "dw", "[1024] f32");
     EXPECT_TYPE(c, "layer_norm_bwd_dx", "partial_dw", "[1024] f16");
     EXPECT_TYPE(c, "layer_norm_bwd_dx", "count", "i32");
     EXPECT_TYPE(c, "layer_norm_bwd_dwdb", "mask", "[32, 128] i1");

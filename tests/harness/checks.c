@@ -113,9 +113,11 @@ typedef struct {
     void *data;
 } TBuf;
 
+static size_t elem_bytes(DType dt) { return dt == DT_F16 || dt == DT_BF16 ? 2 : 4; }
+static size_t tb_elem_bytes(const TBuf *b) { return elem_bytes(b->dt); }
+
 static TBuf tb_new(DType dt, int64_t n) {
-    size_t size = dt == DT_F16 || dt == DT_BF16 ? 2 : 4;
-    TBuf b = {dt, n, calloc((size_t)(n ? n : 1), size)};
+    TBuf b = {dt, n, calloc((size_t)(n ? n : 1), elem_bytes(dt))};
     return b;
 }
 
@@ -443,11 +445,13 @@ CheckResult check_layer_norm_fwd(const ExampleRunner *run, int M, int N, int str
     return r;
 }
 
+/* deterministic: layer_norm_bwd_dx_det on group_m programs (no lock), run
+ * twice, and dW and dB must be the same bits both times. */
 CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int stride, DType dt,
-                                 int block_n, int group_m) {
+                                 int block_n, int group_m, bool deterministic) {
     CheckResult r = {0};
-    set_name(&r, "layer_norm_bwd M=%d N=%d stride=%d %s BLOCK_N=%d GROUP_M=%d", M, N, stride, tname(dt),
-             block_n, group_m);
+    set_name(&r, "layer_norm_bwd%s M=%d N=%d stride=%d %s BLOCK_N=%d GROUP_M=%d", deterministic ? " (deterministic)" : "",
+             M, N, stride, tname(dt), block_n, group_m);
     RefRng rng = {4};
     const double sentinel = 1234.0, eps = 1e-5;
     int64_t total = (int64_t)M * stride;
@@ -484,8 +488,27 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
                         {.i = stride}, {.i = N}};
     ExampleKernel kdw = {"layernorm.blk", "layer_norm_bwd_dwdb", {t, "BLOCK_SIZE_M=32", "BLOCK_SIZE_N=128", NULL}};
     InterpArg args2[] = {{.p = pdw.data}, {.p = pdb.data}, {.p = dw.data}, {.p = db.data}, {.i = group_m}, {.i = N}};
-    if (launch(run, &r, &kdx, args, 11, (uint32_t)M, bufs, 9) &&
-        launch(run, &r, &kdw, args2, 6, (uint32_t)((N + 127) / 128), (InterpBuffer[]){bufs[2], bufs[3], bufs[9], bufs[10]}, 4)) {
+    ExampleKernel kdet = {"layernorm.blk", "layer_norm_bwd_dx_det", {t, bn, NULL}};
+    InterpArg args_det[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
+                            {.p = w.data}, {.p = mean.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.i = M}};
+    InterpBuffer bufs_det[] = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7]};
+    InterpBuffer bufs_dw[] = {bufs[2], bufs[3], bufs[9], bufs[10]};
+    uint32_t dw_grid = (uint32_t)((N + 127) / 128);
+    bool ran = deterministic ? launch(run, &r, &kdet, args_det, 11, (uint32_t)group_m, bufs_det, 8)
+                             : launch(run, &r, &kdx, args, 11, (uint32_t)M, bufs, 9);
+    ran = ran && launch(run, &r, &kdw, args2, 6, dw_grid, bufs_dw, 4);
+    if (ran && deterministic) { /* again, from scratch: the same bits */
+        TBuf first_dw = tb_new(dt, N), first_db = tb_new(dt, N);
+        memcpy(first_dw.data, dw.data, (size_t)N * tb_elem_bytes(&dw));
+        memcpy(first_db.data, db.data, (size_t)N * tb_elem_bytes(&db));
+        ran = launch(run, &r, &kdet, args_det, 11, (uint32_t)group_m, bufs_det, 8) &&
+              launch(run, &r, &kdw, args2, 6, dw_grid, bufs_dw, 4);
+        if (ran && (memcmp(first_dw.data, dw.data, (size_t)N * tb_elem_bytes(&dw)) != 0 ||
+                    memcmp(first_db.data, db.data, (size_t)N * tb_elem_bytes(&db)) != 0))
+            failf(&r, "dW or dB differ between two runs of the deterministic backward");
+        tb_free(&first_dw), tb_free(&first_db);
+    }
+    if (ran) {
         double *rdx = malloc((size_t)M * N * sizeof *rdx), *rdw = malloc((size_t)N * sizeof *rdw);
         double *rdb = malloc((size_t)N * sizeof *rdb);
         ref_layer_norm_bwd(xf, dyf, wf, M, N, stride, eps, rdx, rdw, rdb);
@@ -496,7 +519,7 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
         double watol = dt == DT_F16 && M > 1151 ? atol * (M / 1151.0) : atol;
         compare(&r, "DW", &dw, N, rdw, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
         compare(&r, "DB", &db, N, rdb, 1, N, rtol ? TOL_REL : TOL_ABS, watol, rtol, true);
-        for (int i = 0; i < group_m; i++)
+        for (int i = 0; i < group_m && !deterministic; i++)
             if (tb_get(&lock, i) != 0) failf(&r, "Lock[%d] = %g: a lock was left taken", i, tb_get(&lock, i));
         free(rdx), free(rdw), free(rdb);
     }
@@ -803,14 +826,22 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max) {
     bool all = level >= 1;
     int n = 0;
-#define CHECK(call) do { if (n < max) out[n++] = (call); } while (0)
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        if (n >= max) { /* never drop a check silently */                                    \
+            fprintf(stderr, "run_example_suite: more checks than the %d there is room for\n", max); \
+            abort();                                                                         \
+        }                                                                                    \
+        out[n++] = (call);                                                                   \
+    } while (0)
     CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
     CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024, false)); /* the tutorial's test shape */
     CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
-    CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96));
+    CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, false));
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
     CHECK(check_softmax(r, 64, 20000, 20000, DT_F32, 1024, true)); /* rows longer than the block */
     CHECK(check_rms_norm(r, 1151, 8192, 8192, DT_F16, 1024));
+    CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, true));
     CHECK(check_cross_entropy(r, 64, 32000, 32000, DT_F32, 1024)); /* a vocabulary's width */
     CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
@@ -830,15 +861,17 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_layer_norm_fwd(r, 50, 500, 640, DT_F16, 256)); /* stride > N */
         CHECK(check_layer_norm_fwd(r, 1, 3000, 3000, DT_F32, 512)); /* M = 1, f32 */
         CHECK(check_layer_norm_fwd(r, 20, 1000, 1024, DT_F32, 128));
-        CHECK(check_layer_norm_bwd(r, 37, 781, 800, DT_F32, 1024, 8));
-        CHECK(check_layer_norm_bwd(r, 1, 100, 100, DT_F16, 128, 4));
-        CHECK(check_layer_norm_bwd(r, 200, 781, 800, DT_F32, 1024, 16));
+        CHECK(check_layer_norm_bwd(r, 37, 781, 800, DT_F32, 1024, 8, false));
+        CHECK(check_layer_norm_bwd(r, 1, 100, 100, DT_F16, 128, 4, false));
+        CHECK(check_layer_norm_bwd(r, 200, 781, 800, DT_F32, 1024, 16, false));
         CHECK(check_dropout(r, 100003, 0.5f, 123, DT_F32, 1024));
         CHECK(check_dropout(r, 5000, 0.2f, -7, DT_F32, 1024)); /* negative seed */
         CHECK(check_dropout(r, 4099, 0.75f, 42, DT_F16, 512));
         CHECK(check_softmax(r, 3, 5000, 5100, DT_F16, 512, true)); /* stride > N, N not a multiple */
         CHECK(check_softmax(r, 5, 100, 100, DT_F32, 1024, true)); /* N below the block: padding lanes */
         CHECK(check_rms_norm(r, 37, 781, 800, DT_F32, 256));
+        CHECK(check_layer_norm_bwd(r, 37, 781, 800, DT_F32, 1024, 8, true));
+        CHECK(check_layer_norm_bwd(r, 5, 100, 100, DT_F16, 128, 8, true)); /* more programs than rows */
         CHECK(check_rms_norm(r, 1, 3000, 3000, DT_BF16, 1024));
         CHECK(check_cross_entropy(r, 7, 1000, 1024, DT_F16, 256));
         CHECK(check_cross_entropy(r, 3, 50, 50, DT_BF16, 1024)); /* N below the block */
@@ -882,9 +915,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));
         CHECK(check_layer_norm_fwd(r, 4096, 15872, 15872, DT_F16, 16384));
         CHECK(check_layer_norm_fwd(r, 4096, 16384, 16384, DT_F16, 1024));
-        CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64));
-        CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64));
-        CHECK(check_layer_norm_bwd(r, 4096, 4096, 4096, DT_F32, 4096, 128));
+        CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64, false));
+        CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64, false));
+        CHECK(check_layer_norm_bwd(r, 4096, 4096, 4096, DT_F32, 4096, 128, false));
         CHECK(check_matmul(r, 1024, 1024, 1024, DT_F16, 128, 128, 32, 8, false, 0));
         CHECK(check_matmul(r, 1024, 1024, 1024, DT_BF16, 128, 128, 32, 8, true, 0));
         CHECK(check_matmul(r, 2048, 512, 1024, DT_F16, 128, 128, 32, 8, true, 8));

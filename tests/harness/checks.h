@@ -56,7 +56,7 @@ CheckResult check_cross_entropy(const ExampleRunner *r, int M, int N, int stride
 CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 /* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
 CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,
-                                 int block_n, int group_m);
+                                 int block_n, int group_m, bool deterministic);
 CheckResult check_activation(const ExampleRunner *r, Activation act, int n, DType dtype, int block);
 CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
 /* C = A B, dtype DT_F16 or DT_BF16; A row-major, B row-major or (trans_b)
@@ -82,6 +82,8 @@ CheckResult check_attention_bwd(const ExampleRunner *r, int Z, int H, int N_CTX,
  * the GPU's large ones (M = 4096, N up to 16384; matmul 1024^3 and
  * 2048x512x1024; attention Z=2 H=4 N_CTX=1024). Fills up to max results;
  * returns how many. */
+/* Room for every check of the suite (more than max aborts it). */
+#define EXAMPLE_SUITE_MAX 160
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max);
 
 #endif

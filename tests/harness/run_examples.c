@@ -55,9 +55,9 @@ int main(int argc, char **argv) {
     if (!example_open_device(shuffle ? "cpu" : device, &rt)) return 1;
     ExampleRunner run = {example_launch_runtime, &rt};
     if (shuffle) run = (ExampleRunner){example_launch_interp, &shuffled};
-    CheckResult results[96];
+    CheckResult results[EXAMPLE_SUITE_MAX];
     bool on_gpu = strncmp(blk_context_device(rt.ctx), "cpu", 3) != 0;
-    int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, 96);
+    int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, EXAMPLE_SUITE_MAX);
     printf("device: %s%s\n\n", blk_context_device(rt.ctx), shuffle ? ", shuffled program order" : "");
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
            "seconds", "result");
