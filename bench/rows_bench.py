@@ -1,7 +1,7 @@
 """Row kernels beside PyTorch in one run on one GPU, through the blk Python
 package: RMSNorm (F.rms_norm), softmax of rows longer than a block
-(torch.softmax) and cross-entropy per row (F.cross_entropy,
-reduction="none"). For each shape: the largest difference from PyTorch's
+(torch.softmax), cross-entropy per row (F.cross_entropy, reduction="none")
+and GroupNorm (F.group_norm). For each shape: the largest difference from PyTorch's
 result computed in f64, then the median kernel time (blk.testing.do_bench:
 CUDA events, L2 flushed before each call) and GB/s (the bytes each must move).
 
@@ -19,6 +19,7 @@ T = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 rms = blk.compile(os.path.join(EX, "rmsnorm.blk")).rms_norm_fwd
 soft = blk.compile(os.path.join(EX, "softmax_online.blk")).softmax_online
 ce = blk.compile(os.path.join(EX, "cross_entropy.blk")).cross_entropy_fwd
+gn = blk.compile(os.path.join(EX, "groupnorm.blk")).group_norm_fwd
 
 
 def row(name, shape, dtype, err, blk_fn, torch_fn, nbytes):
@@ -57,6 +58,18 @@ def main():
         tl = t.long()
         row("cross_entropy", f"{m}x{n}", dtype, err, fn, lambda: F.cross_entropy(x, tl, reduction="none"),
             x.numel() * x.element_size())
+
+    for b, c, hw, g, dtype in ((32, 256, 56 * 56, 32, torch.float16), (16, 512, 28 * 28, 32, torch.bfloat16),
+                               (8, 128, 128 * 128, 32, torch.float32)):
+        x = torch.randn(b, c, hw, device="cuda", dtype=dtype)
+        w, bias = torch.rand(c, device="cuda", dtype=dtype), torch.rand(c, device="cuda", dtype=dtype)
+        y = torch.empty_like(x)
+        mean, rstd = torch.empty(b * g, device="cuda"), torch.empty(b * g, device="cuda")
+        fn = lambda: gn[(b * g,)](x, y, w, bias, mean, rstd, c, hw, g, 1e-5, T=T[dtype], BLOCK=4096, num_warps=8)
+        fn()
+        err = (y.double() - F.group_norm(x.double(), g, w.double(), bias.double(), 1e-5)).abs().max().item()
+        row("group_norm", f"{b}x{c}x{hw} G={g}", dtype, err, fn, lambda: F.group_norm(x, g, w, bias, 1e-5),
+            2 * x.numel() * x.element_size())
 
 
 if __name__ == "__main__":

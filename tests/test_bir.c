@@ -52,6 +52,7 @@ static Config configs[] = {
     {"activations.blk", {NULL}},
     {"softmax_online.blk", {NULL}},
     {"rmsnorm.blk", {"T=bf16", NULL}},
+    {"groupnorm.blk", {NULL}},
     {"cross_entropy.blk", {NULL}},
     {"activations.blk", {"T=f16", "APPROX_TANH=true", NULL}},
     {"layernorm.blk", {NULL}},

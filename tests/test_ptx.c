@@ -62,6 +62,7 @@ static const Config configs[] = {
     {"softmax_online.blk", {NULL}},
     {"softmax_online.blk", {"T=bf16", "BLOCK=4096", NULL}},
     {"rmsnorm.blk", {NULL}},
+    {"groupnorm.blk", {"T=bf16", NULL}},
     {"cross_entropy.blk", {"T=f16", NULL}},
     {"activations.blk", {"T=bf16", "APPROX_TANH=true", "BLOCK=512", NULL}},
     {"layernorm.blk", {NULL}},

@@ -368,6 +368,43 @@ CheckResult check_rms_norm(const ExampleRunner *run, int M, int N, int stride, D
     return r;
 }
 
+/* GroupNorm: x = 3 + 2 N(0,1), w, b ~ U(0,1). Sums over a group in f32
+ * (sizes to 2^18: relative error below 1e-6 in lane-wise then pairwise
+ * order), rsqrt.approx (2 ulp): y within 2e-5 absolute of values up to ~5;
+ * a 16-bit Y adds one rounding. */
+CheckResult check_group_norm(const ExampleRunner *run, int batch, int C, int HW, int groups, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "group_norm_fwd batch=%d C=%d HW=%d groups=%d %s BLOCK=%d", batch, C, HW, groups, tname(dt), block);
+    RefRng rng = {12};
+    int64_t total = (int64_t)batch * C * HW;
+    TBuf x = tb_new(dt, total), y = tb_new(dt, total), w = tb_new(dt, C), b = tb_new(dt, C);
+    TBuf mean = tb_new(DT_F32, batch * groups), rstd = tb_new(DT_F32, batch * groups);
+    for (int64_t i = 0; i < total; i++) tb_set(&x, i, 3 + 2 * ref_normal(&rng));
+    for (int c = 0; c < C; c++) tb_set(&w, c, ref_uniform(&rng)), tb_set(&b, c, ref_uniform(&rng));
+    char t[16], bl[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(bl, sizeof bl, "BLOCK=%d", block);
+    ExampleKernel k = {"groupnorm.blk", "group_norm_fwd", {t, bl, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&b, "B"), tb_buf(&mean, "Mean"),
+                           tb_buf(&rstd, "Rstd")};
+    InterpArg args[] = {{.p = x.data}, {.p = y.data},   {.p = w.data}, {.p = b.data},     {.p = mean.data},
+                        {.p = rstd.data}, {.i = C}, {.i = HW}, {.i = groups}, {.f = 1e-5}};
+    if (launch(run, &r, &k, args, 10, (uint32_t)(batch * groups), bufs, 6)) {
+        float *xf = tb_floats(&x), *wf = tb_floats(&w), *bf = tb_floats(&b);
+        double *ry = malloc((size_t)total * sizeof *ry), *rm = malloc((size_t)batch * groups * sizeof *rm);
+        double *rr = malloc((size_t)batch * groups * sizeof *rr);
+        ref_group_norm_fwd(xf, wf, bf, batch, C, HW, groups, (double)1e-5f, ry, rm, rr);
+        double u = dt == DT_F32 ? 0 : unit_roundoff(dt);
+        compare(&r, "Y", &y, total, ry, 1, total, TOL_REL, 2e-5, u, true);
+        compare(&r, "Mean", &mean, batch * groups, rm, 1, batch * groups, TOL_REL, 0, 1e-5, false);
+        compare(&r, "Rstd", &rstd, batch * groups, rr, 1, batch * groups, TOL_REL, 0, 1e-5, false);
+        free(xf), free(wf), free(bf), free(ry), free(rm), free(rr);
+    }
+    TBuf *all[] = {&x, &y, &w, &b, &mean, &rstd};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
+    return r;
+}
+
 /* Cross-entropy: logits 2 N(0,1), targets uniform. Per lane the running sum
  * adds N / BLOCK terms in f32 with exp.approx (2 ulp) on the GPU: its
  * relative error stays below 1e-5 for these sizes, an absolute 1e-5 in the
@@ -843,6 +880,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_rms_norm(r, 1151, 8192, 8192, DT_F16, 1024));
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, true));
     CHECK(check_cross_entropy(r, 64, 32000, 32000, DT_F32, 1024)); /* a vocabulary's width */
+    CHECK(check_group_norm(r, 4, 64, 1024, 32, DT_F32, 1024)); /* 2 channels of 32x32 per group */
     CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
@@ -874,6 +912,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_layer_norm_bwd(r, 5, 100, 100, DT_F16, 128, 8, true)); /* more programs than rows */
         CHECK(check_rms_norm(r, 1, 3000, 3000, DT_BF16, 1024));
         CHECK(check_cross_entropy(r, 7, 1000, 1024, DT_F16, 256));
+        CHECK(check_group_norm(r, 2, 12, 49, 3, DT_F32, 128)); /* 7x7 maps, 4 channels a group */
+        CHECK(check_group_norm(r, 1, 32, 100, 32, DT_BF16, 64)); /* one channel a group */
         CHECK(check_cross_entropy(r, 3, 50, 50, DT_BF16, 1024)); /* N below the block */
         CHECK(check_activation(r, ACT_GELU, 1, DT_F32, 1024));
         CHECK(check_activation(r, ACT_GELU, 5000, DT_F16, 512));

@@ -53,6 +53,24 @@ void ref_rms_norm_fwd(const float *x, const float *w, int M, int N, int stride, 
     }
 }
 
+void ref_group_norm_fwd(const float *x, const float *w, const float *b, int batch, int C, int HW, int groups,
+                        double eps, double *y, double *mean, double *rstd) {
+    int channels = C / groups;
+    size_t size = (size_t)channels * HW;
+    for (int p = 0; p < batch * groups; p++) {
+        const float *g = x + p * size;
+        double s = 0, v = 0;
+        for (size_t i = 0; i < size; i++) s += g[i];
+        mean[p] = s / (double)size;
+        for (size_t i = 0; i < size; i++) v += (g[i] - mean[p]) * (g[i] - mean[p]);
+        rstd[p] = 1 / sqrt(v / (double)size + eps);
+        for (size_t i = 0; i < size; i++) {
+            int c = (p % groups) * channels + (int)(i / (size_t)HW);
+            y[p * size + i] = (g[i] - mean[p]) * rstd[p] * w[c] + b[c];
+        }
+    }
+}
+
 void ref_cross_entropy(const float *logits, const int32_t *target, int M, int N, int stride, double *loss,
                        double *lse) {
     for (int r = 0; r < M; r++) {

@@ -22,6 +22,10 @@ void ref_add(const float *x, const float *y, double *out, size_t n);
 void ref_softmax(const float *x, int M, int N, int stride, double *out);
 /* RMSNorm: y = x / sqrt(mean(x^2) + eps) * w; rstd[r] = 1 / sqrt(mean + eps). */
 void ref_rms_norm_fwd(const float *x, const float *w, int M, int N, int stride, double eps, double *y, double *rstd);
+/* GroupNorm on x [batch, C, HW]: per (sample, group) mean and rstd over the
+ * group's C / groups channels; y = (x - mean) rstd w[c] + b[c]. */
+void ref_group_norm_fwd(const float *x, const float *w, const float *b, int batch, int C, int HW, int groups,
+                        double eps, double *y, double *mean, double *rstd);
 /* Cross-entropy: lse[r] = log sum exp(row), loss[r] = lse[r] - row[target[r]]. */
 void ref_cross_entropy(const float *logits, const int32_t *target, int M, int N, int stride, double *loss,
                        double *lse);
