@@ -54,7 +54,7 @@ Expr *expr_clone(Arena *a, const Expr *e) {
         c->u.call.inline_result = NULL;
         break;
     case E_INDEX: c->u.index.operand = expr_clone(a, e->u.index.operand); break;
-    case E_SHAPE: c->u.shape.dims = clone_exprs(a, &e->u.shape.dims); break;
+    case E_SHAPE: case E_TUPLE: c->u.shape.dims = clone_exprs(a, &e->u.shape.dims); break;
     default: break;
     }
     return c;
@@ -68,6 +68,9 @@ Stmt *stmt_clone(Arena *a, const Stmt *s) {
     case S_LET:
         c->u.let.init = expr_clone(a, s->u.let.init);
         c->u.let.sym = NULL;
+        memset(&c->u.let.parts, 0, sizeof c->u.let.parts);
+        for (int i = 0; i < s->u.let.parts.len; i++)
+            ptrvec_push(a, &c->u.let.parts, stmt_clone(a, s->u.let.parts.items[i]));
         break;
     case S_ASSIGN:
         c->u.assign.value = expr_clone(a, s->u.assign.value);
@@ -158,6 +161,7 @@ static void dump_expr(FILE *out, const Expr *e, int depth, const char *label) {
         fputs("]", out);
         break;
     case E_SHAPE: fputs("shape", out); break;
+    case E_TUPLE: fputs("tuple", out); break;
     }
     dump_type_suffix(out, e);
     fputs("\n", out);
@@ -169,7 +173,7 @@ static void dump_expr(FILE *out, const Expr *e, int depth, const char *label) {
         break;
     case E_CAST: dump_expr(out, e->u.cast.operand, depth + 1, NULL); break;
     case E_INDEX: dump_expr(out, e->u.index.operand, depth + 1, NULL); break;
-    case E_SHAPE:
+    case E_SHAPE: case E_TUPLE:
         for (int i = 0; i < e->u.shape.dims.len; i++)
             dump_expr(out, e->u.shape.dims.items[i], depth + 1, NULL);
         break;
@@ -202,8 +206,8 @@ static void dump_stmt(FILE *out, const Stmt *s, int depth) {
     indent(out, depth);
     switch (s->kind) {
     case S_LET:
-        fprintf(out, "%s %s  (line %u)\n", s->u.let.is_var ? "var" : "let", s->u.let.name,
-                s->span.line);
+        fprintf(out, "%s %s%s  (line %u)\n", s->u.let.is_var ? "var" : "let", s->u.let.name,
+                s->u.let.parts.len ? ", ..." : "", s->span.line);
         dump_expr(out, s->u.let.init, depth + 1, NULL);
         break;
     case S_ASSIGN:

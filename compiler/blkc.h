@@ -103,6 +103,7 @@ typedef enum {
     DT_TYPE,  /* a compile-time type value (const T: type) */
     DT_STRING,
     DT_SHAPE, /* a shape list [a, b] */
+    DT_TUPLE, /* several values: a helper call that returns (a, b, ...) */
 } DType;
 
 #define BLK_MAX_RANK 2
@@ -233,6 +234,7 @@ const char *token_kind_name(TokenKind k);
 typedef enum {
     E_INT, E_FLOAT, E_BOOL, E_STRING, E_NAME, E_DTYPE, E_UNARY, E_BINARY, E_CAST,
     E_CALL, E_INDEX, E_SHAPE,
+    E_TUPLE, /* (a, b, ...): only a helper's returned value; elements in u.shape.dims */
 } ExprKind;
 
 typedef enum {
@@ -316,6 +318,9 @@ struct Stmt {
             TypeSyntax type;
             Expr *init;
             Symbol *sym;
+            /* `let (a, b) = f(...)`: one S_LET per name (its name, span and
+             * sym; no init), taking the tuple's elements in order */
+            PtrVec parts;
         } let;
         struct {
             const char *name;

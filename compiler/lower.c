@@ -185,6 +185,9 @@ static void collect_assigned_expr(Lower *L, const Expr *e, PtrVec *out) {
         collect_assigned(L, e->u.call.inline_body, out);
         collect_assigned_expr(L, e->u.call.inline_result, out);
         return;
+    case E_TUPLE:
+        for (int i = 0; i < e->u.shape.dims.len; i++) collect_assigned_expr(L, e->u.shape.dims.items[i], out);
+        return;
     default: return;
     }
 }
@@ -459,12 +462,16 @@ static int lower_builtin(Lower *L, const Expr *e) {
     return BIR_NONE;
 }
 
-static int lower_call(Lower *L, const Expr *e) {
-    if (!e->u.call.helper) return lower_builtin(L, e);
-    /* an inlined helper: parameters bound to the argument values */
+/* An inlined helper's body, its parameters bound to the argument values. */
+static void lower_helper_body(Lower *L, const Expr *e) {
     for (int i = 0; i < e->u.call.inline_params.len; i++)
         env_set(L, e->u.call.inline_params.items[i], lower_expr(L, e->u.call.args.items[i]));
     lower_stmt(L, e->u.call.inline_body);
+}
+
+static int lower_call(Lower *L, const Expr *e) {
+    if (!e->u.call.helper) return lower_builtin(L, e);
+    lower_helper_body(L, e);
     return e->u.call.inline_result ? lower_expr(L, e->u.call.inline_result) : BIR_NONE;
 }
 
@@ -594,6 +601,17 @@ static void lower_stmt(Lower *L, const Stmt *s) {
     L->at = s->span;
     switch (s->kind) {
     case S_LET: {
+        if (s->u.let.parts.len) { /* let (a, b) = helper(...): the body once, then each value */
+            const Expr *values = s->u.let.init->u.call.inline_result;
+            lower_helper_body(L, s->u.let.init);
+            for (int i = 0; i < s->u.let.parts.len; i++) {
+                const Symbol *part = ((const Stmt *)s->u.let.parts.items[i])->u.let.sym;
+                if (part->is_const) continue;
+                int v = lower_expr(L, values->u.shape.dims.items[i]);
+                env_set(L, part, coerce(L, v, part->type.dtype, part->type));
+            }
+            return;
+        }
         const Symbol *sym = s->u.let.sym;
         if (sym->is_const) return; /* its uses fold to constants */
         int v = lower_expr(L, s->u.let.init);

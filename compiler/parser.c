@@ -238,8 +238,15 @@ static Expr *parse_primary(Parser *p) {
     case TOK_LPAREN: {
         advance(p);
         Expr *e = parse_expr(p);
+        if (check(p, TOK_COMMA)) { /* (a, b, ...): a helper's values */
+            Expr *t = expr_new(p->arena, E_TUPLE, e->span);
+            ptrvec_push(p->arena, &t->u.shape.dims, e);
+            while (accept(p, TOK_COMMA) && !check(p, TOK_RPAREN)) ptrvec_push(p->arena, &t->u.shape.dims, parse_expr(p));
+            e = t;
+        }
         expect(p, TOK_RPAREN, "to close '('");
         e->parenthesized = true;
+        if (e->kind == E_TUPLE) e->span = span_from(p, t.span);
         return e;
     }
     case TOK_LBRACKET: {
@@ -553,6 +560,25 @@ static Stmt *parse_let(Parser *p) {
     advance(p);
     Stmt *s = stmt_new(p->arena, S_LET, kw.span);
     s->u.let.is_var = kw.kind == TOK_VAR;
+    if (accept(p, TOK_LPAREN)) { /* let (a, b) = helper(...) */
+        do {
+            if (!expect(p, TOK_IDENT, "in 'let (...)': the names the values are bound to")) return s;
+            Stmt *part = stmt_new(p->arena, S_LET, p->prev.span);
+            part->u.let.is_var = s->u.let.is_var;
+            part->u.let.name = tok_str(p, p->prev);
+            part->u.let.name_span = p->prev.span;
+            ptrvec_push(p->arena, &s->u.let.parts, part);
+        } while (accept(p, TOK_COMMA) && !check(p, TOK_RPAREN));
+        if (!expect(p, TOK_RPAREN, "to close the names")) return s;
+        Stmt *first = s->u.let.parts.items[0];
+        s->u.let.name = first->u.let.name; /* for messages; each part is declared */
+        s->u.let.name_span = span_from(p, first->u.let.name_span);
+        if (!expect(p, TOK_ASSIGN, "in a declaration (every binding needs an initial value)")) return s;
+        s->u.let.init = parse_expr(p);
+        expect(p, TOK_SEMI, "after the declaration");
+        s->span = span_from(p, kw.span);
+        return s;
+    }
     if (!expect(p, TOK_IDENT, kw.kind == TOK_VAR ? "after 'var'" : "after 'let'")) return s;
     s->u.let.name = tok_str(p, p->prev);
     s->u.let.name_span = p->prev.span;

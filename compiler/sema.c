@@ -144,7 +144,8 @@ static void collect_decls(Sema *S, const Stmt *s) {
     if (!s) return;
     switch (s->kind) {
     case S_LET:
-        if (s->u.let.name) {
+        for (int i = 0; i < s->u.let.parts.len; i++) collect_decls(S, s->u.let.parts.items[i]);
+        if (s->u.let.name && !s->u.let.parts.len) {
             DeclSite *d = arena_alloc(S->a, sizeof *d);
             d->name = s->u.let.name;
             d->span = s->u.let.name_span;
@@ -243,6 +244,9 @@ static bool require_value(Sema *S, const Expr *e) {
     case DT_STRING: error(S, e->span, "a string literal is not allowed here"); return false;
     case DT_SHAPE:
         error(S, e->span, "a shape list is only allowed as the shape of zeros or full");
+        return false;
+    case DT_TUPLE:
+        error(S, e->span, "several values are only a helper's result, taken apart with 'let (a, b) = f(...)'");
         return false;
     default: return true;
     }
@@ -1217,6 +1221,11 @@ static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
     for (int i = 0; i < stmts->len; i++) check_stmt(S, stmts->items[i]);
     if (S->misplaced_returns != misplaced_before) {
         e->type = type_scalar(DT_ERROR); /* its value is unknowable; already reported */
+    } else if (result && result->kind == E_TUPLE) {
+        check_expr(S, result);
+        bool ok = true;
+        for (int i = 0; i < result->u.shape.dims.len; i++) ok &= require_value(S, result->u.shape.dims.items[i]);
+        e->type = type_scalar(ok ? DT_TUPLE : DT_ERROR);
     } else if (result) {
         check_expr(S, result);
         if (require_value(S, result)) {
@@ -1292,6 +1301,10 @@ static void check_expr(Sema *S, Expr *e) {
         for (int i = 0; i < e->u.shape.dims.len; i++) check_expr(S, e->u.shape.dims.items[i]);
         e->type = type_scalar(DT_SHAPE);
         return;
+    case E_TUPLE: /* a helper's values; check_helper_call takes them, anywhere else it is an error */
+        for (int i = 0; i < e->u.shape.dims.len; i++) check_expr(S, e->u.shape.dims.items[i]);
+        e->type = type_scalar(DT_TUPLE);
+        return;
     }
 }
 
@@ -1329,9 +1342,39 @@ static bool assignable(Sema *S, Expr *v, BlkType t, const char *name, Span span)
     return true;
 }
 
+/* let (a, b) = helper(...): each name takes one of the helper's values. */
+static void check_let_parts(Sema *S, Stmt *s) {
+    Expr *init = s->u.let.init;
+    check_expr(S, init);
+    const PtrVec *parts = &s->u.let.parts;
+    const Expr *values = init->type.dtype == DT_TUPLE ? init->u.call.inline_result : NULL;
+    if (!values && init->type.dtype != DT_ERROR)
+        error(S, init->span, "'let (...)' takes apart the values a helper returns as (a, b, ...); this is one value");
+    else if (values && values->u.shape.dims.len != parts->len)
+        error(S, s->u.let.name_span, "%d names for the %d values '%s' returns", parts->len, values->u.shape.dims.len,
+              init->u.call.name);
+    bool ok = values && values->u.shape.dims.len == parts->len;
+    for (int i = 0; i < parts->len; i++) {
+        Stmt *part = parts->items[i];
+        const Expr *v = ok ? values->u.shape.dims.items[i] : NULL;
+        Symbol *sym = declare(S, part->u.let.is_var ? SYM_VAR : SYM_LET, part->u.let.name, part->u.let.name_span,
+                              v ? v->type : type_scalar(DT_ERROR));
+        part->u.let.sym = sym;
+        if (v && !part->u.let.is_var) {
+            sym->is_const = v->is_const;
+            sym->weak = v->weak;
+            sym->cv = v->cv;
+        }
+    }
+}
+
 static void check_let(Sema *S, Stmt *s) {
     Expr *init = s->u.let.init;
     if (!init || !s->u.let.name) return; /* parse error already reported */
+    if (s->u.let.parts.len) {
+        check_let_parts(S, s);
+        return;
+    }
     check_expr(S, init);
     BlkType t = init->type;
     bool ok = require_value(S, init);

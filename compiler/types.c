@@ -8,7 +8,7 @@ static const char *const dtype_names[] = {
     [DT_ERROR] = "<error>", [DT_VOID] = "void", [DT_I1] = "i1",     [DT_I32] = "i32",
     [DT_I64] = "i64",       [DT_U32] = "u32",   [DT_F16] = "f16",   [DT_BF16] = "bf16",
     [DT_F32] = "f32",       [DT_PTR] = "ptr",   [DT_TYPE] = "type", [DT_STRING] = "string",
-    [DT_SHAPE] = "shape",
+    [DT_SHAPE] = "shape",   [DT_TUPLE] = "tuple",
 };
 
 const char *dtype_name(DType t) {

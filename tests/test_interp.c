@@ -300,6 +300,43 @@ Test(interp, read_modify_write_atomics) {
     drop(p);
 }
 
+/* a helper returning two values (an online-softmax state), taken apart by
+ * let (a, b) in a loop, and three constants folded */
+Test(interp, helpers_return_several_values) {
+    Prog *p = build("fn online_update(m, l, x) {\n"
+                    "  let m_new = maximum(m, x);\n"
+                    "  let l_new = where(m_new == -inf, 0.0, l * exp(m - m_new) + exp(x - m_new));\n"
+                    "  return (m_new, l_new);\n"
+                    "}\n"
+                    "fn three(a) { return (a + 1, a * 2, 7); }\n"
+                    "kernel k(x: *f32, o: *f32, n: i32) {\n"
+                    "  var m = full([4], -inf, f32);\n"
+                    "  var l = zeros([4], f32);\n"
+                    "  for off in range(0, n, 4) {\n"
+                    "    let cols = off + arange(0, 4);\n"
+                    "    let (m2, l2) = online_update(m, l, load(x + cols, cols < n, other = -inf));\n"
+                    "    m = m2;\n"
+                    "    l = l2;\n"
+                    "  }\n"
+                    "  let (a, b, c) = three(3);\n"
+                    "  static_assert(a + b + c == 17);\n"
+                    "  store(o + arange(0, 4), l); store(o + 4 + arange(0, 4), m);\n"
+                    "}\n", NULL);
+    float x[10] = {0.5f, -1, 2, 0, 3, 1, -2, 0.25f, 1.5f, -0.5f}, o[8];
+    InterpBuffer bufs[] = {BUF(x, 10), BUF(o, 8)};
+    InterpArg args[] = {{.p = x}, {.p = o}, {.i = 10}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int lane = 0; lane < 4; lane++) { /* lane j saw x[j], x[j + 4], x[j + 8] (while < 10) */
+        double mx = -INFINITY, sum = 0;
+        for (int i = lane; i < 10; i += 4) mx = x[i] > mx ? x[i] : mx;
+        for (int i = lane; i < 10; i += 4) sum += exp(x[i] - mx);
+        cr_expect_eq(o[4 + lane], (float)mx, "lane %d max", lane);
+        cr_expect(fabs(o[lane] - sum) <= 1e-6 * sum, "lane %d sum %g, want %g", lane, o[lane], sum);
+    }
+    drop(p);
+}
+
 Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
     Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
                     "  let r = arange(0, 4); let c = arange(0, 8);\n"
