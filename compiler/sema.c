@@ -872,12 +872,14 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     Expr *p = arg(e, 0);
     if (!require_value(S, p) || !pointer_arg(S, e, p)) return;
     DType elem = p->type.elem;
-    /* f32: add, exchange, max and min; the bitwise ones and cas on integers only */
+    /* f32: add, exchange, max and min; f16 and bf16: add; the bitwise ones and cas on integers only */
     bool f32_ok = id == BI_ATOMIC_XCHG || id == BI_ATOMIC_ADD || id == BI_ATOMIC_MAX || id == BI_ATOMIC_MIN;
-    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (f32_ok && elem == DT_F32);
+    bool half_ok = id == BI_ATOMIC_ADD;
+    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (f32_ok && elem == DT_F32) ||
+              (half_ok && (elem == DT_F16 || elem == DT_BF16));
     if (!ok) {
-        error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64%s)",
-              e->u.call.name, dtype_name(elem), f32_ok ? ", f32" : "");
+        error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64%s%s)",
+              e->u.call.name, dtype_name(elem), f32_ok ? ", f32" : "", half_ok ? ", f16, bf16" : "");
         return;
     }
     BlkType shape = type_with_shape(type_scalar(elem), p->type.rank, p->type.shape);

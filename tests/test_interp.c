@@ -302,6 +302,33 @@ Test(interp, read_modify_write_atomics) {
 
 /* a helper returning two values (an online-softmax state), taken apart by
  * let (a, b) in a loop, and three constants folded */
+/* f16 and bf16 atomic_add: each addition rounds to the type, as the GPU's
+ * atom.add.noftz does; sums of halves stay exact here */
+Test(interp, half_precision_atomic_add) {
+    Prog *p = build("kernel k(h: *f16, b: *bf16) {\n"
+                    "  let o = arange(0, 16);\n"
+                    "  atomic_add(h + o % 4, (o as f16) * 0.5);\n"
+                    "  atomic_add(b + o % 4, 1.5, o < 10);\n"
+                    "  atomic_add(h + 4, 2048.0);\n" /* 2048 + 1 in f16 rounds back to 2048 */
+                    "  atomic_add(h + 4, 1.0);\n"
+                    "}\n", NULL);
+    uint16_t h[5] = {0}, b[4] = {0};
+    InterpBuffer bufs[] = {BUF(h, 5), BUF(b, 4)};
+    InterpArg args[] = {{.p = h}, {.p = b}};
+    char *err = run(p, args, 2, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 4; k++) {
+        float want = 0; /* elements k, k + 4, k + 8, k + 12, from 2 programs */
+        for (int o = k; o < 16; o += 4) want += 2 * 0.5f * o;
+        cr_expect_eq(f16_to_f32(h[k]), want, "h[%d] = %g, want %g", k, f16_to_f32(h[k]), want);
+        int kept = 0;
+        for (int o = k; o < 10; o += 4) kept++;
+        cr_expect_eq(bf16_to_f32(b[k]), 2 * 1.5f * kept, "b[%d]", k);
+    }
+    cr_expect_eq(f16_to_f32(h[4]), 4096.0f, "each addition rounds in f16: (2048 + 2048) + 1 + 1 = 4096");
+    drop(p);
+}
+
 Test(interp, helpers_return_several_values) {
     Prog *p = build("fn online_update(m, l, x) {\n"
                     "  let m_new = maximum(m, x);\n"

@@ -409,6 +409,15 @@ Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
                       "  atomic_max(f + o, o as f32);\n"
                       "}\n";
     char *ptx = ptx_of(src, NULL, "sm_80", 4);
+    const char *half = "kernel h(x: *f16, y: *bf16) {\n"
+                       "  let o = arange(0, 128); atomic_add(x + o, 1.0); atomic_add(y + o, 1.0);\n"
+                       "}\n";
+    char *half_ptx = ptx_of(half, NULL, "sm_90", 4);
+    cr_expect(strstr(half_ptx, "atom.acq_rel.gpu.global.add.noftz.f16"), "f16 atomic add");
+    cr_expect(strstr(half_ptx, "atom.acq_rel.gpu.global.add.noftz.bf16"), "bf16 atomic add on sm_90");
+    char half_log[4096];
+    cr_expect_eq(ptxas(half_ptx, "sm_90", half_log, sizeof half_log), 0, "ptxas: %s", half_log);
+    free(half_ptx);
     for (const char *w = "atom.acq_rel.gpu.global.max.s32\0atom.acq_rel.gpu.global.min.u32\0"
                          "atom.acq_rel.gpu.global.max.s64\0atom.acq_rel.gpu.global.and.b32\0"
                          "atom.acq_rel.gpu.global.or.b32\0atom.acq_rel.gpu.global.xor.b64\0";

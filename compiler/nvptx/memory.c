@@ -100,13 +100,18 @@ static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
 }
 
 /* One GPU-scope acquire-release atom instruction: `op` and `type` as PTX
- * spells them, a/b in registers of d's class. */
+ * spells them; a and b (cas) in the registers of their LLVM type. f16 and
+ * bf16 travel as their 16 bits, in "h" registers. */
 static LLVMValueRef atom(Gen *g, const char *op, const char *type, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
-                         LLVMValueRef b, DType d) {
-    const char *rc = d == DT_F32 ? "f" : d == DT_I64 ? "l" : "r";
+                         LLVMValueRef b) {
+    LLVMTypeRef t = LLVMTypeOf(a);
+    if (t == g->f16 || t == g->bf16) {
+        LLVMValueRef old = atom(g, op, type, pred, p, LLVMBuildBitCast(g->b, a, g->i16, ""), NULL);
+        return LLVMBuildBitCast(g->b, old, t, "");
+    }
+    const char *rc = t == g->f32 ? "f" : t == g->i64 ? "l" : t == g->i16 ? "h" : "r";
     char text[128], cons[64];
     LLVMValueRef args[5] = {pred, addr_i64(g, p), a, b, NULL};
-    LLVMTypeRef t = ty(g, d);
     if (b) {
         snprintf(text, sizeof text, "@$1 atom.acq_rel.gpu.global.%s.%s $0, [$2], $3, $4;", op, type);
         snprintf(cons, sizeof cons, "=%s,b,l,%s,%s,0,~{memory}", rc, rc, rc);
@@ -125,16 +130,19 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     bool wide = d == DT_I64;
     const char *bits = wide ? "b64" : "b32";
     switch (code) {
-    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, pred, p, a, b, d);
-    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, pred, p, a, NULL, d);
-    case BIR_ATOMIC_ADD: return atom(g, "add", d == DT_F32 ? "f32" : wide ? "u64" : "u32", pred, p, a, NULL, d);
-    case BIR_ATOMIC_AND: return atom(g, "and", bits, pred, p, a, NULL, d);
-    case BIR_ATOMIC_OR: return atom(g, "or", bits, pred, p, a, NULL, d);
-    case BIR_ATOMIC_XOR: return atom(g, "xor", bits, pred, p, a, NULL, d);
+    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, pred, p, a, b);
+    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, pred, p, a, NULL);
+    case BIR_ATOMIC_ADD: {
+        const char *type = d == DT_F32 ? "f32" : d == DT_F16 ? "noftz.f16" : d == DT_BF16 ? "noftz.bf16" : wide ? "u64" : "u32";
+        return atom(g, "add", type, pred, p, a, NULL);
+    }
+    case BIR_ATOMIC_AND: return atom(g, "and", bits, pred, p, a, NULL);
+    case BIR_ATOMIC_OR: return atom(g, "or", bits, pred, p, a, NULL);
+    case BIR_ATOMIC_XOR: return atom(g, "xor", bits, pred, p, a, NULL);
     default: break; /* max, min */
     }
     bool is_max = code == BIR_ATOMIC_MAX;
-    if (d != DT_F32) return atom(g, is_max ? "max" : "min", wide ? "s64" : d == DT_U32 ? "u32" : "s32", pred, p, a, NULL, d);
+    if (d != DT_F32) return atom(g, is_max ? "max" : "min", wide ? "s64" : d == DT_U32 ? "u32" : "s32", pred, p, a, NULL);
     /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
      * integer among all floats, and a negative one as an unsigned integer
      * the other way round (Triton's way; NaN is not supported) */
@@ -142,8 +150,8 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, ibits, ci32(g, 0), "");
     LLVMValueRef pos_pred = LLVMBuildAnd(g->b, pred, LLVMBuildNot(g->b, neg, ""), "");
     LLVMValueRef neg_pred = LLVMBuildAnd(g->b, pred, neg, "");
-    LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", pos_pred, p, ibits, NULL, DT_I32);
-    LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", neg_pred, p, ibits, NULL, DT_I32);
+    LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", pos_pred, p, ibits, NULL);
+    LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", neg_pred, p, ibits, NULL);
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->f32, "");
 }
 
@@ -199,6 +207,9 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     const int *a = op->operands;
     BlkType pt = vtype(g, a[0]);
+    if (op->code == BIR_ATOMIC_ADD && pt.elem == DT_BF16 && g->m->arch->sm < 90)
+        return nvptx_gen_fail(g, op, "atomic_add on bf16 needs sm_90 or newer (%s has no bf16 atomics); "
+                                     "accumulate in f32 or f16 instead", g->m->arch->name);
     if (pt.rank == 0) return gen_scalar_memory(g, op, slot);
     DType d = pt.elem;
     const Layout *l = &g->plan->layouts[a[0]];

@@ -201,8 +201,8 @@ class _Launch:
         self.layout = packer(params)
 
     def __call__(self, grid, args):
-        if isinstance(grid, int):
-            gx, gy, gz = grid, 1, 1
+        if hasattr(grid, "__index__"):  # an int, a NumPy integer
+            gx, gy, gz = grid.__index__(), 1, 1
         else:
             grid = tuple(grid)
             if not 1 <= len(grid) <= 3:

@@ -41,6 +41,13 @@ class Examples(unittest.TestCase):
         # f32 softmax: exp and the sums round in f32, relative error well below 1e-5
         np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-7)
 
+    def test_grid_as_a_numpy_integer(self):
+        add = example("add.blk")["add"]
+        x = np.ones(300, np.float32)
+        out = np.zeros(300, np.float32)
+        add[np.int64(3)](x, x, out, 300, BLOCK=128)  # a grid of 3 programs, given as a NumPy integer
+        np.testing.assert_array_equal(out, 2)
+
     def test_grid_callable_and_one_array_passed_twice(self):
         add = example("add.blk")["add"]
         x = np.arange(300, dtype=np.float32)

@@ -95,6 +95,15 @@ static const OpCase cases[] = {
      "  atomic_max(f + o % 16, (s >> 8) as f32); atomic_min(f + 16 + o % 16, (s >> 8) as f32);\n"
      "}\n",
      4, {DT_I32, DT_U32, DT_I64, DT_F32}, {32, 48, 8, 32}, {1, 1, 1, 1}, 0, {0}, 37, 0, 0},
+    /* half-precision atomic adds of multiples of 1/4 that stay exact, so
+     * any order gives the same bits (bf16 atomics need sm_90) */
+    {"atomic_add on f16 and bf16 from many programs",
+     "kernel k(h: *f16, b: *bf16) {\n"
+     "  let o = arange(0, 64);\n"
+     "  atomic_add(h + o % 16, ((program_id(0) + o) % 8) as f16 * 0.25);\n"
+     "  atomic_add(b + o % 16, 0.5, o < 40);\n"
+     "}\n",
+     2, {DT_F16, DT_BF16}, {16, 16}, {1, 1}, 0, {0}, 9, 0, 0},
     {"loops, branches, early return, short circuit",
      "fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
      "kernel k(o: *i32, n: i32) {\n"
