@@ -509,6 +509,10 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         ARITY(2);
         NEED(dtype_is_int(r.dtype), "shifts on integers");
         return same_types(V, op, 2);
+    case BIR_POW:
+        ARITY(2);
+        NEED(r.dtype == DT_F32, "pow on f32");
+        return same_types(V, op, 2);
     case BIR_UMULHI:
         ARITY(2);
         NEED(r.dtype == DT_I32 || r.dtype == DT_U32, "umulhi on 32-bit integers");

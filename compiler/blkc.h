@@ -476,6 +476,9 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to);
  * computes them, and constant folding with it: the C library's f32 ones.
  * code must be a MATH_OP opcode. */
 float blk_math_f32(BirOpcode code, float x);
+/* x^y with C's special cases, correctly rounded but for cases within ~1e-14
+ * of a tie (numeric.c; nvptx/math.c gives the same bits). */
+float blk_pow_f32(float x, float y);
 
 /* The one rule for numeric literals (docs/language.md §2), used for source
  * literals and -D values alike. An integer is decimal without leading zeros

@@ -410,6 +410,10 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return emit2(L, BIR_MIN, emit2(L, BIR_MAX, lower_as(L, a0, t.dtype, t), lower_as(L, a1, t.dtype, t), t),
                      lower_as(L, a2, t.dtype, t), t);
     case BI_UMULHI: return emit2(L, BIR_UMULHI, lower_as(L, a0, t.dtype, t), lower_as(L, a1, t.dtype, t), t);
+    case BI_POW: { /* in f32, like the math functions */
+        BlkType f32 = type_with_shape(type_scalar(DT_F32), t.rank, t.shape);
+        return convert(L, emit2(L, BIR_POW, lower_as(L, a0, DT_F32, t), lower_as(L, a1, DT_F32, t), f32), t.dtype);
+    }
     case BI_FMA: {
         BlkType f32 = type_with_shape(type_scalar(DT_F32), t.rank, t.shape);
         int ops[3] = {lower_as(L, a0, DT_F32, t), lower_as(L, a1, DT_F32, t), lower_as(L, a2, DT_F32, t)};

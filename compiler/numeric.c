@@ -289,6 +289,58 @@ static float math_cos(float x) {
     return by_quadrant(q == 3.0f ? 0.0f : q + 1.0f, sin_poly(r), cos_poly(r)); /* cos x = sin(x + pi/2) */
 }
 
+/* pow: |x|^y = exp(y log|x|) in double (IEEE double operations only, the
+ * same on the GPU), rounded once to f32, so within 0.5 ulp plus the double
+ * computation's ~1e-14; the special cases of C's powf around it. */
+static double horner_d(const double *c, int n, double x) {
+    double p = c[n - 1];
+    for (int i = n - 2; i >= 0; i--) p = fma(p, x, c[i]);
+    return p;
+}
+
+static const double SQRT2_D = 1.4142135623730951, INV_LN2_D = 1.4426950408889634;
+
+/* |x|^y for a finite nonzero |x| and a finite y; its log is log1p's reduction, in double */
+static double pow_core(float ax, float y) {
+    double d = ax; /* exact, f32 subnormals included */
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    int64_t e = (int64_t)(bits >> 52) - 1023;
+    uint64_t mbits = (bits & 0xfffffffffffffull) | 0x3ff0000000000000ull;
+    double m;
+    memcpy(&m, &mbits, 8);
+    if (m > SQRT2_D) {
+        m = m * 0.5;
+        e = e + 1;
+    }
+    double s = (m - 1.0) / (m + 1.0), s2 = s * s;
+    double log_m = fma(s * s2, horner_d(MATHLIB_LOG_D, 10, s2), 2.0 * s);
+    double fe = (double)e;
+    double t = (double)y * fma(fe, MATHLIB_LN2_D_HI, fma(fe, MATHLIB_LN2_D_LO, log_m));
+    t = t > 90.0 ? 90.0 : t; /* beyond, the f32 result is inf or 0 either way */
+    t = t < -110.0 ? -110.0 : t;
+    double k = rint(t * INV_LN2_D);
+    double r = fma(-k, MATHLIB_LN2_D_HI, t);
+    r = fma(-k, MATHLIB_LN2_D_LO, r);
+    uint64_t scale = (uint64_t)((int64_t)k + 1023) << 52;
+    double two_k;
+    memcpy(&two_k, &scale, 8);
+    return horner_d(MATHLIB_EXP_D, 13, r) * two_k;
+}
+
+float blk_pow_f32(float x, float y) {
+    if (y == 0.0f || x == 1.0f) return 1.0f;
+    if (x != x || y != y) return NAN;
+    float ax = fabsf(x), half = y * 0.5f;
+    bool y_int = truncf(y) == y, y_odd = y_int && truncf(half) != half;
+    if (fabsf(y) == INFINITY) return ax == 1.0f ? 1.0f : (ax < 1.0f) == (y < 0.0f) ? INFINITY : 0.0f;
+    if (x < 0.0f && !y_int) return NAN;
+    float sign = signbit(x) && y_odd ? -1.0f : 1.0f;
+    if (ax == 0.0f) return copysignf(y < 0.0f ? INFINITY : 0.0f, sign);
+    if (ax == INFINITY) return copysignf(y < 0.0f ? 0.0f : INFINITY, sign);
+    return copysignf((float)pow_core(ax, y), sign);
+}
+
 /* One function per MATH_OP row of ops.def; a row without one fails to build. */
 static float math_exp(float x) { return expf(x); }
 static float math_exp2(float x) { return exp2f(x); }

@@ -1035,7 +1035,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    case BI_MINIMUM: case BI_MAXIMUM: case BI_FMA: case BI_CDIV: case BI_CLAMP: case BI_UMULHI: {
+    case BI_MINIMUM: case BI_MAXIMUM: case BI_FMA: case BI_CDIV: case BI_CLAMP: case BI_UMULHI: case BI_POW: {
         int n = id == BI_FMA || id == BI_CLAMP ? 3 : 2;
         Expr *ops[3] = {a0, a1, a2};
         BlkType shape = {0};
@@ -1059,7 +1059,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             error(S, e->span, "'umulhi' takes 32-bit integers (i32 or u32), got %s", dtype_name(d));
             return;
         }
-        if (id == BI_FMA && !dtype_is_float(d)) d = DT_F32;
+        if ((id == BI_FMA || id == BI_POW) && !dtype_is_float(d)) d = DT_F32;
         for (int i = 0; i < n; i++)
             if (!check_literal_fits(S, ops[i], d)) return;
         e->type = type_with_shape(type_scalar(d), shape.rank, shape.shape);

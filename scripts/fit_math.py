@@ -86,4 +86,18 @@ emit("MATHLIB_SIN", [float(np.float32((-1) ** (i + 1) / math.factorial(2 * i + 3
 emit("MATHLIB_COS", [float(np.float32((-1) ** i / math.factorial(2 * i + 4))) for i in range(5)],
      "cos(r) = 1 + r^2 (-1/2 + r^2 P(r^2)) for |r| <= pi/4")
 
+# pow: log and exp in double (Taylor), so x^y = exp(y log x) rounds once to f32
+def emit_double(name, coeffs, what):
+    print(f"/* {what} */")
+    print(f"static const double {name}[{len(coeffs)}] = {{{', '.join(repr(c) for c in coeffs)}}};")
+
+
+emit_double("MATHLIB_LOG_D", [2 / (2 * i + 3) for i in range(10)],
+            "log(m) = 2s + s^3 P(s^2) in double, s = (m-1)/(m+1), m in [sqrt(1/2), sqrt(2))")
+emit_double("MATHLIB_EXP_D", [1 / math.factorial(i) for i in range(13)], "exp(r) in double for |r| <= ln2/2")
+getcontext().prec = 60
+ln2 = Decimal("0.693147180559945309417232121458176568075500134360255254120680")
+ln2_hi = float(ln2)
+print(f"#define MATHLIB_LN2_D_HI {ln2_hi!r}\n#define MATHLIB_LN2_D_LO {float(ln2 - Decimal(ln2_hi))!r}")
+
 print("\n#endif")

@@ -437,7 +437,7 @@ Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
                       "  let v = load(x + i);\n"
                       "  store(o + i, tanh(v)); store(o + 128 + i, sigmoid(v)); store(o + 256 + i, erf(v));\n"
                       "  store(o + 384 + i, expm1(v)); store(o + 512 + i, log1p(v));\n"
-                      "  store(o + 640 + i, sin(v)); store(o + 768 + i, cos(v));\n"
+                      "  store(o + 640 + i, sin(v)); store(o + 768 + i, cos(v)); store(o + 896 + i, pow(v, 2.5));\n"
                       "}\n"
                       "kernel r(x: *f32, o: *f32, u: *u32) {\n"
                       "  let i = arange(0, 128);\n"

@@ -259,6 +259,7 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
         /* NaN propagates through min and max */
         case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
         case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
+        case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
         default: v = NAN; break; /* no other binary op takes floats */
         }
         r.f = round_to(v, d);
@@ -647,7 +648,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         return FLOW_NEXT;
     }
     case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND:
-    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_MIN: case BIR_MAX: case BIR_UMULHI: {
+    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_MIN: case BIR_MAX: case BIR_UMULHI: case BIR_POW: {
         const Elem *x = V(I, a[0]), *y = V(I, a[1]);
         DType d = rt.dtype;
         if (d == DT_F32 && (op->code == BIR_ADD || op->code == BIR_MUL || op->code == BIR_SUB)) {

@@ -141,6 +141,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_SHL: return shift(g, true, x[0], x[1], d);
     case BIR_SHR: return shift(g, false, x[0], x[1], d);
     case BIR_UMULHI: return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->i32, x, 2);
+    case BIR_POW: return nvptx_pow(g, x[0], x[1]);
     case BIR_MIN: return nvptx_minmax(g, false, x[0], x[1], d);
     case BIR_MAX: return nvptx_minmax(g, true, x[0], x[1], d);
     case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: {

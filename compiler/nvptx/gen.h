@@ -202,6 +202,8 @@ static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPt
 #define MATH_OP(ID, fn) LLVMValueRef gen_math_##fn(Gen *g, LLVMValueRef x);
 #include "ops.def"
 
+LLVMValueRef nvptx_pow(Gen *g, LLVMValueRef x, LLVMValueRef y); /* math.c: numeric.c's blk_pow_f32 */
+
 LLVMValueRef *nvptx_new_regs(Gen *g, int v);
 /* An intrinsic or external function by name, declared on first use. */
 LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);

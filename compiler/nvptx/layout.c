@@ -116,7 +116,7 @@ static void analyze_op(Analysis *A, const BirOp *op) {
         set(A, r, (AxisInfo){1, 1, k, false});
         return;
     }
-    case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_UMULHI:
+    case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_UMULHI: case BIR_POW:
         set(A, r, (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
         return;
     case BIR_SELECT: {

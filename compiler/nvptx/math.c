@@ -183,3 +183,69 @@ LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
     y = sel(g, fcmp(g, LLVMRealOLT, x, -1.0f), cf(g, NAN), y);
     return sel(g, LLVMBuildOr(g->b, is_nan(g, x), fcmp(g, LLVMRealOEQ, x, INFINITY), ""), x, y);
 }
+
+/* ---- pow: numeric.c's blk_pow_f32, the core in double ---- */
+static LLVMValueRef cd(Gen *g, double v) { return LLVMConstReal(g->f64, v); }
+static LLVMValueRef fma_d(Gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMValueRef args[3] = {a, b, c};
+    return nvptx_call(g, "llvm.fma.f64", g->f64, args, 3);
+}
+static LLVMValueRef horner_d(Gen *g, const double *c, int n, LLVMValueRef x) {
+    LLVMValueRef p = cd(g, c[n - 1]);
+    for (int i = n - 2; i >= 0; i--) p = fma_d(g, p, x, cd(g, c[i]));
+    return p;
+}
+
+static LLVMValueRef pow_core(Gen *g, LLVMValueRef ax, LLVMValueRef y) {
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef d = LLVMBuildFPExt(b, ax, g->f64, "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, d, g->i64, "");
+    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ci64(g, 52), ""), ci64(g, 1023), "");
+    LLVMValueRef mbits = LLVMBuildOr(b, LLVMBuildAnd(b, bits, ci64(g, 0xfffffffffffffLL), ""),
+                                     ci64(g, 0x3ff0000000000000LL), "");
+    LLVMValueRef m = LLVMBuildBitCast(b, mbits, g->f64, "");
+    LLVMValueRef halve = LLVMBuildFCmp(b, LLVMRealOGT, m, cd(g, 1.4142135623730951), "");
+    m = sel(g, halve, LLVMBuildFMul(b, m, cd(g, 0.5), ""), m);
+    e = sel(g, halve, LLVMBuildAdd(b, e, ci64(g, 1), ""), e);
+    LLVMValueRef s = LLVMBuildFDiv(b, LLVMBuildFSub(b, m, cd(g, 1.0), ""), LLVMBuildFAdd(b, m, cd(g, 1.0), ""), "");
+    LLVMValueRef s2 = LLVMBuildFMul(b, s, s, "");
+    LLVMValueRef log_m = fma_d(g, LLVMBuildFMul(b, s, s2, ""), horner_d(g, MATHLIB_LOG_D, 10, s2),
+                               LLVMBuildFMul(b, cd(g, 2.0), s, ""));
+    LLVMValueRef fe = LLVMBuildSIToFP(b, e, g->f64, "");
+    LLVMValueRef lx = fma_d(g, fe, cd(g, MATHLIB_LN2_D_HI), fma_d(g, fe, cd(g, MATHLIB_LN2_D_LO), log_m));
+    LLVMValueRef t = LLVMBuildFMul(b, LLVMBuildFPExt(b, y, g->f64, ""), lx, "");
+    t = sel(g, LLVMBuildFCmp(b, LLVMRealOGT, t, cd(g, 90.0), ""), cd(g, 90.0), t);
+    t = sel(g, LLVMBuildFCmp(b, LLVMRealOLT, t, cd(g, -110.0), ""), cd(g, -110.0), t);
+    LLVMValueRef q = LLVMBuildFMul(b, t, cd(g, 1.4426950408889634), "");
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f64", g->f64, &q, 1);
+    LLVMValueRef nk = LLVMBuildFNeg(b, k, "");
+    LLVMValueRef r = fma_d(g, nk, cd(g, MATHLIB_LN2_D_HI), t);
+    r = fma_d(g, nk, cd(g, MATHLIB_LN2_D_LO), r);
+    /* k is NaN or huge only for inputs the callers select away: the saturating conversion keeps it defined */
+    LLVMValueRef ki = nvptx_call(g, "llvm.fptosi.sat.i64.f64", g->i64, &k, 1);
+    LLVMValueRef scale = LLVMBuildShl(b, LLVMBuildAdd(b, ki, ci64(g, 1023), ""), ci64(g, 52), "");
+    LLVMValueRef y_d = LLVMBuildFMul(b, horner_d(g, MATHLIB_EXP_D, 13, r), LLVMBuildBitCast(b, scale, g->f64, ""), "");
+    return LLVMBuildFPTrunc(b, y_d, g->f32, "");
+}
+
+LLVMValueRef nvptx_pow(Gen *g, LLVMValueRef x, LLVMValueRef y) {
+    LLVMValueRef zero = cf(g, 0.0f), one = cf(g, 1.0f), inf = cf(g, INFINITY);
+    LLVMValueRef ax = fabs1(g, x), half = fmul(g, y, cf(g, 0.5f));
+    LLVMValueRef ty_ = nvptx_call(g, "llvm.trunc.f32", g->f32, &y, 1), th = nvptx_call(g, "llvm.trunc.f32", g->f32, &half, 1);
+    LLVMValueRef y_int = LLVMBuildFCmp(g->b, LLVMRealOEQ, ty_, y, "");
+    LLVMValueRef y_odd = LLVMBuildAnd(g->b, y_int, LLVMBuildFCmp(g->b, LLVMRealUNE, th, half, ""), "");
+    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildBitCast(g->b, x, g->i32, ""), ci32(g, 0), "");
+    LLVMValueRef sign = sel(g, LLVMBuildAnd(g->b, neg, y_odd, ""), cf(g, -1.0f), one);
+    LLVMValueRef y_neg = fcmp(g, LLVMRealOLT, y, 0.0f);
+    /* from the last case of numeric.c's to the first: each select overrides the ones before */
+    LLVMValueRef out = copy_sign(g, pow_core(g, ax, y), sign);
+    out = sel(g, fcmp(g, LLVMRealOEQ, ax, INFINITY), copy_sign(g, sel(g, y_neg, zero, inf), sign), out);
+    out = sel(g, fcmp(g, LLVMRealOEQ, ax, 0.0f), copy_sign(g, sel(g, y_neg, inf, zero), sign), out);
+    out = sel(g, LLVMBuildAnd(g->b, fcmp(g, LLVMRealOLT, x, 0.0f), LLVMBuildNot(g->b, y_int, ""), ""), cf(g, NAN), out);
+    LLVMValueRef small = fcmp(g, LLVMRealOLT, ax, 1.0f);
+    LLVMValueRef inf_y = sel(g, fcmp(g, LLVMRealOEQ, ax, 1.0f), one,
+                             sel(g, LLVMBuildICmp(g->b, LLVMIntEQ, small, y_neg, ""), inf, zero));
+    out = sel(g, fcmp(g, LLVMRealOEQ, fabs1(g, y), INFINITY), inf_y, out);
+    out = sel(g, LLVMBuildOr(g->b, is_nan(g, x), is_nan(g, y), ""), cf(g, NAN), out);
+    return sel(g, LLVMBuildOr(g->b, fcmp(g, LLVMRealOEQ, y, 0.0f), fcmp(g, LLVMRealOEQ, x, 1.0f), ""), one, out);
+}

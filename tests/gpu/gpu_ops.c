@@ -160,7 +160,7 @@ static const OpCase cases[] = {
      2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5, 0},
     /* blk's own math library: IEEE operations only, so bit for bit (tolerance 0);
      * inputs spread over each function's regions (v is N(0,1)); no a * b + c */
-    {"math library (tanh, sigmoid, erf, expm1, log1p, sin, cos), rounding, clamp, umulhi",
+    {"math library (tanh, sigmoid, erf, expm1, log1p, sin, cos, pow), rounding, clamp, umulhi",
      "kernel k(x: *f32, o: *f32, u: *u32) {\n"
      "  let i = program_id(0) * 512 + arange(0, 512);\n"
      "  let v = load(x + i);\n"
@@ -172,8 +172,9 @@ static const OpCase cases[] = {
      "  store(o + 20480 + i, round(v * 7.0)); store(o + 22528 + i, clamp(v, -0.5, 0.75));\n"
      "  store(u + i, umulhi(randint(7, i), 2654435761));\n"
      "  store(o + 24576 + i, sin(v * 100.0)); store(o + 26624 + i, cos(v * 1000.0));\n"
+     "  store(o + 28672 + i, pow(abs(v) * 10.0, v * 8.0)); store(o + 30720 + i, pow(v, 3.0));\n"
      "}\n",
-     3, {DT_F32, DT_F32, DT_U32}, {2048, 28672, 2048}, {0, 1, 1}, 0, {0}, 4, 0, 0},
+     3, {DT_F32, DT_F32, DT_U32}, {2048, 32768, 2048}, {0, 1, 1}, 0, {0}, 4, 0, 0},
     /* f16 and bf16 dots run on tensor cores, which add a k-group's exact
      * products in an order of their own: |gpu - cpu| <= 2 K 2^-24 sum |ab|;
      * here K = 32 in all (two chained dots of 16) and sum |ab| ~ 32 E|ab| =
