@@ -403,6 +403,13 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return op->results[0];
     }
     case BI_TRANS: return emit1(L, BIR_TRANS, lower_expr(L, a0), t);
+    case BI_EXPAND_DIMS: {
+        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, (int[]){lower_expr(L, a0)}, 1, &t);
+        op->attr = a1->cv.i;
+        return op->results[0];
+    }
+    case BI_BROADCAST_TO: return broadcast(L, lower_expr(L, a0), t);
+    case BI_SHAPE: return BIR_NONE; /* a constant: sema folded it */
     case BI_MINIMUM: case BI_MAXIMUM:
         return emit2(L, e->u.call.builtin == BI_MINIMUM ? BIR_MIN : BIR_MAX,
                      lower_as(L, a0, t.dtype, t), lower_as(L, a1, t.dtype, t), t);

@@ -326,8 +326,7 @@ static Expr *parse_member(Parser *p, Expr *base) {
         return c;
     }
     if (strcmp(name, "shape") == 0)
-        error_at(p, whole, "blocks have no '.shape' in blk: a block's size is the const that made it "
-                           "(the BLOCK of arange(0, BLOCK)); use that const");
+        error_at(p, whole, "blocks have no '.shape' in blk: write 'shape(x, axis)' (a compile-time constant)");
     else if (strcmp(name, "dtype") == 0)
         error_at(p, whole, "blocks have no '.dtype' in blk: name the type (a const type parameter such as T)");
     else

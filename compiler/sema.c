@@ -944,6 +944,44 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_with_shape(type_scalar(DT_I32), 1, &n);
         return;
     }
+    case BI_SHAPE: case BI_EXPAND_DIMS: { /* shape(x, axis): a block's size, a constant */
+        int64_t axis;
+        if (!require_value(S, a0) || !const_int_arg(S, e, a1, "the axis", &axis)) return;
+        int rank = a0->type.rank, limit = id == BI_SHAPE ? rank : rank + 1;
+        if (id == BI_SHAPE && rank == 0) {
+            error(S, a0->span, "'shape' of a scalar: it has no dimensions");
+            return;
+        }
+        if (id == BI_EXPAND_DIMS && rank + 1 > BLK_MAX_RANK) {
+            error(S, a0->span, "'expand_dims' of a %s block would have more than %d dimensions", tstr(S, a0->type),
+                  BLK_MAX_RANK);
+            return;
+        }
+        if (axis < 0 || axis >= limit) {
+            error(S, a1->span, "axis %lld is out of range for %s", (long long)axis, tstr(S, a0->type));
+            return;
+        }
+        if (id == BI_SHAPE) {
+            e->type = type_scalar(DT_I32);
+            set_const_int(e, a0->type.shape[axis]);
+            return;
+        }
+        int32_t shape[BLK_MAX_RANK];
+        for (int i = 0, src = 0; i < rank + 1; i++) shape[i] = i == axis ? 1 : a0->type.shape[src++];
+        e->type = type_with_shape(a0->type, rank + 1, shape);
+        return;
+    }
+    case BI_BROADCAST_TO: {
+        BlkType target = a0->type, out;
+        if (!require_value(S, a0) || !shape_arg(S, a1, &target)) return;
+        if (!broadcast_or_error(S, e->span, a0->type, target, &out)) return;
+        if (!shape_equal(out, target)) {
+            error(S, e->span, "'broadcast_to' cannot shrink %s to %s", tstr(S, a0->type), tstr(S, target));
+            return;
+        }
+        e->type = target;
+        return;
+    }
     case BI_ZEROS:
     case BI_FULL: {
         DType dt;

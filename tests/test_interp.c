@@ -329,6 +329,33 @@ Test(interp, half_precision_atomic_add) {
     drop(p);
 }
 
+/* shape(x, axis) folds to a constant a helper can use; expand_dims and
+ * broadcast_to give the same blocks as x[None, :] and broadcasting */
+Test(interp, shape_expand_dims_and_broadcast_to) {
+    Prog *p = build("fn weighted(v) { return sum(v * (arange(0, shape(v, 0)) as f32), axis = 0); }\n"
+                    "kernel k(x: *f32, o: *f32) {\n"
+                    "  let v = load(x + arange(0, 8));\n"
+                    "  let m = broadcast_to(expand_dims(v, 0), [4, 8]);\n"
+                    "  let c = broadcast_to(expand_dims(v, 1), [8, 2]);\n"
+                    "  store(o + arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :], m);\n"
+                    "  store(o + 32 + arange(0, 8)[:, None] * 2 + arange(0, 2)[None, :], c);\n"
+                    "  store(o + 48, weighted(v) + shape(m, 0) as f32 * 1000.0);\n"
+                    "}\n", NULL);
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, o[49];
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 49)};
+    InterpArg args[] = {{.p = x}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 8; c++) cr_expect_eq(o[r * 8 + c], x[c], "row %d of the broadcast row", r);
+    for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 2; c++) cr_expect_eq(o[32 + r * 2 + c], x[r], "column %d of the broadcast column", c);
+    float w = 0;
+    for (int i = 0; i < 8; i++) w += i * x[i];
+    cr_expect_eq(o[48], w + 4000, "shape(v, 0) = 8 inside the helper, shape(m, 0) = 4");
+    drop(p);
+}
+
 Test(interp, helpers_return_several_values) {
     Prog *p = build("fn online_update(m, l, x) {\n"
                     "  let m_new = maximum(m, x);\n"
