@@ -399,6 +399,16 @@ Test(ptx, device_print_prefix_is_text_not_format) {
     free(ptx);
 }
 
+/* Every one of the NUL-separated `words` (ending in an empty one) is in text. */
+static void expect_all_in(const char *text, const char *words, const char *what) {
+    for (const char *w = words; *w; w += strlen(w) + 1) cr_expect(strstr(text, w), "%s: %s", what, w);
+}
+
+static void expect_assembles(const char *ptx, const char *arch) {
+    char log[4096];
+    cr_expect_eq(ptxas(ptx, arch, log, sizeof log), 0, "%s: ptxas: %s", arch, log);
+}
+
 /* Each read-modify-write atomic is one atom instruction of its type; f32
  * max/min split on the sign into integer max and min. */
 Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
@@ -409,23 +419,20 @@ Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
                       "  atomic_max(f + o, o as f32);\n"
                       "}\n";
     char *ptx = ptx_of(src, NULL, "sm_80", 4);
+    expect_all_in(ptx, "atom.acq_rel.gpu.global.max.s32\0atom.acq_rel.gpu.global.min.u32\0"
+                       "atom.acq_rel.gpu.global.max.s64\0atom.acq_rel.gpu.global.and.b32\0"
+                       "atom.acq_rel.gpu.global.or.b32\0atom.acq_rel.gpu.global.xor.b64\0",
+                  "sm_80");
+    expect_assembles(ptx, "sm_80");
+    free(ptx);
+    /* f16 and bf16 add (bf16 from sm_90 on) */
     const char *half = "kernel h(x: *f16, y: *bf16) {\n"
                        "  let o = arange(0, 128); atomic_add(x + o, 1.0); atomic_add(y + o, 1.0);\n"
                        "}\n";
     char *half_ptx = ptx_of(half, NULL, "sm_90", 4);
-    cr_expect(strstr(half_ptx, "atom.acq_rel.gpu.global.add.noftz.f16"), "f16 atomic add");
-    cr_expect(strstr(half_ptx, "atom.acq_rel.gpu.global.add.noftz.bf16"), "bf16 atomic add on sm_90");
-    char half_log[4096];
-    cr_expect_eq(ptxas(half_ptx, "sm_90", half_log, sizeof half_log), 0, "ptxas: %s", half_log);
+    expect_all_in(half_ptx, "atom.acq_rel.gpu.global.add.noftz.f16\0atom.acq_rel.gpu.global.add.noftz.bf16\0", "sm_90");
+    expect_assembles(half_ptx, "sm_90");
     free(half_ptx);
-    for (const char *w = "atom.acq_rel.gpu.global.max.s32\0atom.acq_rel.gpu.global.min.u32\0"
-                         "atom.acq_rel.gpu.global.max.s64\0atom.acq_rel.gpu.global.and.b32\0"
-                         "atom.acq_rel.gpu.global.or.b32\0atom.acq_rel.gpu.global.xor.b64\0";
-         *w; w += strlen(w) + 1)
-        cr_expect(strstr(ptx, w), "%s", w);
-    char log[4096];
-    cr_expect_eq(ptxas(ptx, "sm_80", log, sizeof log), 0, "ptxas: %s", log);
-    free(ptx);
 }
 
 /* The math library's functions are IEEE operations only (no .approx: that
@@ -454,11 +461,9 @@ Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
         cr_expect_eq(count_of(lib_body, ".approx"), 0, "%s: the library uses no approximate instruction", arches[a]);
         cr_expect_gt(count_of(lib_body, "fma.rn.f32"), 20, "%s: its polynomials are fma chains", arches[a]);
         cr_expect_gt(count_of(lib_body, "div.rn.f32"), 0, "%s: its divisions are IEEE-rounded", arches[a]);
-        for (const char *w = "cvt.rmi.f32.f32\0cvt.rpi.f32.f32\0cvt.rzi.f32.f32\0cvt.rni.f32.f32\0mul.hi.u32\0"; *w;
-             w += strlen(w) + 1)
-            cr_expect(strstr(rounding, w), "%s: %s in the rounding kernel", arches[a], w);
-        char log[4096];
-        cr_expect_eq(ptxas(ptx, arches[a], log, sizeof log), 0, "%s: ptxas: %s", arches[a], log);
+        expect_all_in(rounding, "cvt.rmi.f32.f32\0cvt.rpi.f32.f32\0cvt.rzi.f32.f32\0cvt.rni.f32.f32\0mul.hi.u32\0",
+                      arches[a]);
+        expect_assembles(ptx, arches[a]);
         free(lib_body);
         free(ptx);
     }

@@ -64,17 +64,23 @@ Test(runtime, cpu_device_runs_a_kernel_end_to_end) {
     teardown(&fx);
 }
 
+/* Kernel `k` of src, compiled in ctx (the module into *m). */
+static blk_kernel *compile_k(blk_context *ctx, const char *src, const char *name, blk_module **m) {
+    blk_compile_options opt = {.name = name};
+    cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, m), BLK_SUCCESS, "%s", blk_last_error());
+    blk_kernel *k;
+    cr_assert_eq(blk_module_get_kernel(*m, "k", &k), BLK_SUCCESS);
+    return k;
+}
+
 /* Each program takes the next slot of a counter and writes its id there: the
  * order the programs ran in. */
 static void program_order(blk_context *ctx, int32_t order[64]) {
     const char *src = "kernel k(counter: *i32, order: *i32) {\n"
                       "  store(order + atomic_add(counter, 1), program_id(0));\n"
                       "}\n";
-    blk_compile_options opt = {.name = "order.blk"};
     blk_module *m;
-    blk_kernel *k;
-    cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
-    cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+    blk_kernel *k = compile_k(ctx, src, "order.blk", &m);
     blk_ptr counter, out;
     cr_assert_eq(blk_malloc(ctx, 4, &counter), BLK_SUCCESS);
     cr_assert_eq(blk_malloc(ctx, 64 * 4, &out), BLK_SUCCESS);
@@ -233,13 +239,20 @@ Test(runtime, unknown_kernels_and_bad_memory_calls_are_errors) {
 }
 
 /* A cpu context with the module of src (named name) and its kernel 'k'. */
+/* compile_k in a new cpu context. */
 static blk_kernel *kernel_k(const char *src, const char *name, blk_context **ctx, blk_module **m) {
     cr_assert_eq(blk_context_create_cpu(ctx), BLK_SUCCESS, "%s", blk_last_error());
-    blk_compile_options opt = {.name = name};
-    cr_assert_eq(blk_module_create(*ctx, src, strlen(src), &opt, m), BLK_SUCCESS, "%s", blk_last_error());
-    blk_kernel *k;
-    cr_assert_eq(blk_module_get_kernel(*m, "k", &k), BLK_SUCCESS);
-    return k;
+    return compile_k(*ctx, src, name, m);
+}
+
+/* With `var` set to `value`, a launch of `programs` programs fails with
+ * `status` and an error that says `want`. */
+static void expect_launch_under_env(blk_kernel *k, blk_arg *args, unsigned programs, const char *var,
+                                    const char *value, blk_status status, const char *want) {
+    setenv(var, value, 1);
+    cr_expect_eq(blk_launch(k, programs, 1, 1, args, 1, NULL), status, "%s=%s", var, value);
+    cr_expect(strstr(blk_last_error(), want), "%s", blk_last_error());
+    unsetenv(var);
 }
 
 Test(runtime, a_spin_on_the_cpu_device_ends_at_the_loop_budget) {
@@ -250,23 +263,15 @@ Test(runtime, a_spin_on_the_cpu_device_ends_at_the_loop_budget) {
     blk_ptr lock;
     blk_malloc(ctx, sizeof(int32_t), &lock);
     blk_arg args[] = {blk_arg_ptr(lock)};
-    setenv("BLK_CPU_MAX_LOOP_ITERATIONS", "5000", 1);
-    cr_expect_eq(blk_launch(k, 2, 1, 1, args, 1, NULL), BLK_ERROR_KERNEL_FAULT);
-    cr_expect(strstr(blk_last_error(), "kernel 'k', spin.blk:2: program (1, 0, 0): this while loop ran 5000 iterations"),
-              "%s", blk_last_error());
-    setenv("BLK_CPU_MAX_LOOP_ITERATIONS", "lots", 1);
-    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_INVALID_VALUE);
-    cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_LOOP_ITERATIONS='lots'"), "%s", blk_last_error());
-    unsetenv("BLK_CPU_MAX_LOOP_ITERATIONS");
+    expect_launch_under_env(k, args, 2, "BLK_CPU_MAX_LOOP_ITERATIONS", "5000", BLK_ERROR_KERNEL_FAULT,
+                            "kernel 'k', spin.blk:2: program (1, 0, 0): this while loop ran 5000 iterations");
+    expect_launch_under_env(k, args, 1, "BLK_CPU_MAX_LOOP_ITERATIONS", "lots", BLK_ERROR_INVALID_VALUE,
+                            "BLK_CPU_MAX_LOOP_ITERATIONS='lots'");
     /* the per-launch step budget (the lock is still held from the launches above) */
-    setenv("BLK_CPU_MAX_STEPS", "2000", 1);
-    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_KERNEL_FAULT);
-    cr_expect(strstr(blk_last_error(), "spin.blk:2: program (0, 0, 0): the launch ran past its budget of 2000 element"),
-              "%s", blk_last_error());
-    setenv("BLK_CPU_MAX_STEPS", "-3", 1);
-    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_ERROR_INVALID_VALUE);
-    cr_expect(strstr(blk_last_error(), "BLK_CPU_MAX_STEPS='-3' is not a positive integer"), "%s", blk_last_error());
-    unsetenv("BLK_CPU_MAX_STEPS");
+    expect_launch_under_env(k, args, 1, "BLK_CPU_MAX_STEPS", "2000", BLK_ERROR_KERNEL_FAULT,
+                            "spin.blk:2: program (0, 0, 0): the launch ran past its budget of 2000 element");
+    expect_launch_under_env(k, args, 1, "BLK_CPU_MAX_STEPS", "-3", BLK_ERROR_INVALID_VALUE,
+                            "BLK_CPU_MAX_STEPS='-3' is not a positive integer");
     blk_free(ctx, lock);
     blk_module_destroy(m);
     blk_context_destroy(ctx);

@@ -56,6 +56,10 @@ static LLVMValueRef fcmp(Gen *g, LLVMRealPredicate p, LLVMValueRef a, float b) {
 }
 static LLVMValueRef sel(Gen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildSelect(g->b, c, a, b, ""); }
 static LLVMValueRef is_nan(Gen *g, LLVMValueRef x) { return LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""); }
+/* y, but x itself where x is ±0: the odd functions keep -0 (numeric.c returns x early) */
+static LLVMValueRef zero_as_is(Gen *g, LLVMValueRef x, LLVMValueRef y) {
+    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y);
+}
 
 static LLVMValueRef horner(Gen *g, const float *c, int n, LLVMValueRef x) {
     LLVMValueRef p = cf(g, c[n - 1]);
@@ -92,7 +96,7 @@ LLVMValueRef gen_math_tanh(Gen *g, LLVMValueRef x) {
     LLVMValueRef mid = copy_sign(g, fsub(g, cf(g, 1.0f), fdiv_rn(g, cf(g, 2.0f), fadd(g, e, cf(g, 1.0f)))), x);
     LLVMValueRef big = sel(g, fcmp(g, LLVMRealOGE, a, 9.0f), copy_sign(g, cf(g, 1.0f), x), mid);
     LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, a, 0.625f), small, big);
-    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+    return zero_as_is(g, x, y);
 }
 
 LLVMValueRef gen_math_sigmoid(Gen *g, LLVMValueRef x) {
@@ -118,7 +122,7 @@ LLVMValueRef gen_math_expm1(Gen *g, LLVMValueRef x) {
     LLVMValueRef small = fma3(g, fmul(g, x, x), horner(g, MATHLIB_EXPM1_SMALL, 9, x), x);
     LLVMValueRef big = fsub(g, lib_exp(g, x), cf(g, 1.0f));
     LLVMValueRef y = sel(g, fcmp(g, LLVMRealOLT, fabs1(g, x), 0.5f), small, big);
-    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+    return zero_as_is(g, x, y);
 }
 
 static LLVMValueRef reduce_pio2(Gen *g, LLVMValueRef x, LLVMValueRef *quadrant) {
@@ -154,7 +158,7 @@ static LLVMValueRef by_quadrant(Gen *g, LLVMValueRef q, LLVMValueRef s, LLVMValu
 LLVMValueRef gen_math_sin(Gen *g, LLVMValueRef x) {
     LLVMValueRef q, r = reduce_pio2(g, x, &q);
     LLVMValueRef y = by_quadrant(g, q, sin_poly(g, r), cos_poly(g, r));
-    return sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+    return zero_as_is(g, x, y);
 }
 
 LLVMValueRef gen_math_cos(Gen *g, LLVMValueRef x) {
@@ -178,7 +182,7 @@ LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
     LLVMValueRef log_m = fma3(g, fmul(g, s, s2), horner(g, MATHLIB_LOG, 5, s2), fmul(g, cf(g, 2.0f), s));
     LLVMValueRef fe = LLVMBuildSIToFP(g->b, e, g->f32, "");
     LLVMValueRef y = fadd(g, fadd(g, fmul(g, fe, cf(g, MATHLIB_LN2_HI)), fma3(g, fe, cf(g, MATHLIB_LN2_LO), log_m)), c);
-    y = sel(g, fcmp(g, LLVMRealOEQ, x, 0.0f), x, y); /* -0 stays -0 */
+    y = zero_as_is(g, x, y);
     y = sel(g, fcmp(g, LLVMRealOEQ, x, -1.0f), cf(g, -INFINITY), y);
     y = sel(g, fcmp(g, LLVMRealOLT, x, -1.0f), cf(g, NAN), y);
     return sel(g, LLVMBuildOr(g->b, is_nan(g, x), fcmp(g, LLVMRealOEQ, x, INFINITY), ""), x, y);
