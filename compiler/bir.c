@@ -484,8 +484,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_CONVERT:
         ARITY(1);
         NEED(shape_equal(vt(V, a[0]), r), "convert keeps the shape");
-        NEED((is_num(r.dtype) || r.dtype == DT_I1) &&
-             (is_num(vt(V, a[0]).dtype) || vt(V, a[0]).dtype == DT_I1), "convert is numeric");
+        NEED(dtype_is_numeric_elem(r.dtype) && dtype_is_numeric_elem(vt(V, a[0]).dtype), "convert is numeric");
         return true;
     case BIR_PTR_CAST:
         ARITY(1);
@@ -540,7 +539,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return same_types(V, op, 1);
     case BIR_FMA:
         ARITY(3);
-        NEED(r.dtype == DT_F32, "fma computes in f32");
+        NEED(r.dtype == DT_F32 || r.dtype == DT_F64, "fma computes in f32 or f64");
         return same_types(V, op, 3);
     case BIR_SELECT:
         ARITY(3);
@@ -583,7 +582,8 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         for (int i = 0, j = 0; i < x.rank; i++)
             if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
         bool arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
-        NEED(is_num(x.dtype), "reductions take numbers");
+        NEED(dtype_is_float(x.dtype) || (dtype_is_int(x.dtype) && dtype_bits(x.dtype) >= 32),
+             "reductions take floats, or integers of 32 or 64 bits");
         NEED(r.dtype == (arg ? DT_I32 : x.dtype), arg ? "arg reductions give i32" : "the dtype is kept");
         NEED(op->code != BIR_REDUCE_SUM || (x.dtype != DT_F16 && x.dtype != DT_BF16),
              "f16/bf16 sums are converted to f32 first");

@@ -92,13 +92,8 @@ Span span_join(Span a, Span b);
 typedef enum {
     DT_ERROR = 0, /* result of an expression that already produced an error */
     DT_VOID,
-    DT_I1,
-    DT_I32,
-    DT_I64,
-    DT_U32,
-    DT_F16,
-    DT_BF16,
-    DT_F32,
+#define DTYPE(ID, ...) DT_##ID,
+#include "dtypes.def"
     DT_PTR,   /* pointer; BlkType.elem holds the pointee */
     DT_TYPE,  /* a compile-time type value (const T: type) */
     DT_STRING,
@@ -123,10 +118,15 @@ const char *dtype_name(DType t);
 bool dtype_from_name(const char *name, size_t len, DType *out);
 const char *dtype_name_for_triton(const char *triton_name); /* "float32" -> "f32"; NULL if none */
 const char *dtype_name_list(void);                          /* "i1, bool, i32, ...", for messages */
-bool dtype_is_int(DType t);   /* i1 excluded */
-bool dtype_is_float(DType t);
+bool dtype_is_int(DType t);      /* i1 excluded */
+bool dtype_is_float(DType t);    /* f16, bf16, f32, f64: the types with arithmetic */
+bool dtype_is_fp8(DType t);      /* f8e4m3, f8e5m2: storage and conversion only */
 bool dtype_is_signed(DType t);
+bool dtype_is_unsigned(DType t); /* u8 ... u64 */
+bool dtype_is_numeric_elem(DType t); /* any row of dtypes.def */
+bool dtype_holds_float(DType t);     /* float or fp8: a ConstVal's .f, not .i */
 int dtype_bits(DType t);
+bool dtype_fits_int(DType t, int64_t v); /* v is a value of the integer (or i1) type t */
 int dtype_bytes(DType t); /* in memory: i1 takes a byte, a pointer 8 */
 BlkType type_scalar(DType t);
 BlkType type_ptr(DType elem);
@@ -273,7 +273,7 @@ struct Expr {
     bool parenthesized; /* written in parentheses (parser), so `(a < b) < c` is not a chain */
     ConstVal cv;
     union {
-        struct { int64_t value; bool invalid; } int_lit; /* invalid: a parse error */
+        struct { int64_t value; bool invalid, is_u64; } int_lit; /* invalid: a parse error; is_u64: above i64, value holds the bits */
         double float_lit;
         bool bool_lit;
         struct { const char *text; size_t len; } str; /* unescaped */
@@ -463,13 +463,26 @@ float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 float bf16_to_f32(uint16_t b);
 uint16_t f32_to_bf16(float f);
+/* fp8: the two OCP formats (dtypes.def's DK_FP8 rows). f32 to fp8 rounds to
+ * nearest even; beyond the largest finite value e5m2 gives inf and e4m3
+ * (which has no inf) NaN, as PyTorch's conversions do. */
+typedef struct {
+    DType dtype;
+    int man_bits, bias;
+    unsigned max_finite; /* the largest finite code without its sign */
+    bool ieee;           /* all-ones exponent holds inf and NaNs (e5m2); else only 0x7f is NaN */
+} Fp8Format;
+const Fp8Format *fp8_format(DType d); /* NULL if d is not an fp8 type */
+uint8_t f32_to_fp8(float f, const Fp8Format *fmt);
+float fp8_to_f32(uint8_t code, const Fp8Format *fmt);
 /* f32 rounded to TF32 (10 mantissa bits), as cvt.rna.tf32.f32: to nearest,
  * ties away from zero; the result is an f32 with the low 13 bits clear. */
 float f32_to_tf32(float f);
 /* A numeric value converted with the semantics of `as` (docs/language.md §5):
  * floats held as doubles exactly representable in their dtype, integers
- * normalized (i32 sign-extended, u32 zero-extended, i1 0 or 1). Float to int
- * truncates and saturates, NaN giving 0. Shared by the lowering's constant
+ * normalized (signed types sign-extended, unsigned zero-extended, u64 as its
+ * bits, i1 0 or 1). Float to int truncates and saturates, NaN giving 0; f64
+ * to f16/bf16 and anything to fp8 round through f32, as PyTorch does. Shared by the lowering's constant
  * folding and the interpreter, so both agree bit for bit. */
 ConstVal convert_scalar(ConstVal v, DType from, DType to);
 /* The f32 math functions (the MATH_OP rows of ops.def) as the interpreter
@@ -482,11 +495,13 @@ float blk_pow_f32(float x, float y);
 
 /* The one rule for numeric literals (docs/language.md §2), used for source
  * literals and -D values alike. An integer is decimal without leading zeros
- * (blk has no octal) or 0x hex, and fits in i64; a float is read whole, must
+ * (blk has no octal) or 0x hex, and fits in i64 (in u64 where a literal may); a float is read whole, must
  * be finite in f32 and, unless it is zero, must not round to zero there.
  * On failure they return false and set *why to the reason, to follow
  * "literal 'TEXT' ". text need not be NUL-terminated. */
-bool parse_int_literal(const char *text, size_t len, int64_t *out, const char **why);
+/* above_i64 NULL: an integer must fit i64; else it may take up to u64's
+ * range (*out then holds the bits) and *above_i64 says whether it did. */
+bool parse_int_literal(const char *text, size_t len, int64_t *out, bool *above_i64, const char **why);
 bool parse_float_literal(const char *text, size_t len, double *out, const char **why);
 
 /* ------------------------------------------------------------------ bir.c */

@@ -121,11 +121,20 @@ static bool is_const_scalar(const Expr *e) {
 }
 
 /* e as dtype d with the shape of `shape`; a constant is made in d directly. */
+/* A float literal's value in f64: the literal itself, not its f32 rounding
+ * (a negated literal too); anything else as folded. */
+static ConstVal const_in(const Expr *e, DType d) {
+    const Expr *lit = e->kind == E_UNARY && e->u.binary.op == OP_NEG ? e->u.binary.lhs : e;
+    if (d == DT_F64 && e->weak && lit->kind == E_FLOAT)
+        return (ConstVal){.f = lit == e ? lit->u.float_lit : -lit->u.float_lit};
+    return convert_scalar(e->cv, e->type.dtype, d);
+}
+
 static int lower_as(Lower *L, const Expr *e, DType d, BlkType shape) {
     if (is_const_scalar(e) && d != DT_PTR) {
         Span saved = L->at;
         L->at = e->span;
-        int c = emit_const(L, d, convert_scalar(e->cv, e->type.dtype, d));
+        int c = emit_const(L, d, const_in(e, d));
         L->at = saved;
         return broadcast(L, c, shape);
     }
@@ -344,14 +353,17 @@ static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     int x = lower_expr(L, arg(e, 0));
     DType d = vtype(L, x).dtype;
     if (code == BIR_REDUCE_SUM && (d == DT_F16 || d == DT_BF16)) x = convert(L, x, DT_F32);
-    /* reductions take numbers: an i1 block reduces as 0/1 in i32, so max is
-     * "any" and min is "all", converted back to i1 */
-    if (d == DT_I1) x = convert(L, x, DT_I32);
+    /* the backends reduce 32- and 64-bit values: an i1 block reduces as 0/1
+     * in i32 (max is "any", min "all"), 8- and 16-bit integers in (u)i32;
+     * max and min convert back, exactly */
+    DType wide = d == DT_I1 || dtype_is_signed(d) ? DT_I32 : DT_U32;
+    bool narrow = d == DT_I1 || (dtype_is_int(d) && dtype_bits(d) < 32);
+    if (narrow) x = convert(L, x, wide);
     BlkType t = e->type;
-    if (t.dtype == DT_I1) t.dtype = DT_I32;
+    if (narrow && (code == BIR_REDUCE_MAX || code == BIR_REDUCE_MIN)) t.dtype = wide;
     BirOp *op = emit_op(L, code, &x, 1, &t);
     op->attr = arg(e, 1) ? arg(e, 1)->cv.i : 0;
-    return e->type.dtype == DT_I1 ? convert(L, op->results[0], DT_I1) : op->results[0];
+    return convert(L, op->results[0], e->type.dtype);
 }
 
 static int lower_builtin(Lower *L, const Expr *e) {
@@ -421,10 +433,11 @@ static int lower_builtin(Lower *L, const Expr *e) {
         BlkType f32 = type_with_shape(type_scalar(DT_F32), t.rank, t.shape);
         return convert(L, emit2(L, BIR_POW, lower_as(L, a0, DT_F32, t), lower_as(L, a1, DT_F32, t), f32), t.dtype);
     }
-    case BI_FMA: {
-        BlkType f32 = type_with_shape(type_scalar(DT_F32), t.rank, t.shape);
-        int ops[3] = {lower_as(L, a0, DT_F32, t), lower_as(L, a1, DT_F32, t), lower_as(L, a2, DT_F32, t)};
-        return convert(L, emit(L, BIR_FMA, ops, 3, f32), t.dtype);
+    case BI_FMA: { /* in f32 (f64 in f64), one rounding */
+        DType d = t.dtype == DT_F64 ? DT_F64 : DT_F32;
+        BlkType ft = type_with_shape(type_scalar(d), t.rank, t.shape);
+        int ops[3] = {lower_as(L, a0, d, t), lower_as(L, a1, d, t), lower_as(L, a2, d, t)};
+        return convert(L, emit(L, BIR_FMA, ops, 3, ft), t.dtype);
     }
     case BI_CDIV: {
         /* (a + b - 1) / b */

@@ -1,6 +1,6 @@
 /* numeric.c: bit-exact scalar semantics shared by the interpreter and the C
- * references: Triton's tl.rand (Philox4x32-10) and f16/bf16 conversions with
- * round-to-nearest-even. */
+ * references: Triton's tl.rand (Philox4x32-10), f16/bf16/fp8 conversions with
+ * round-to-nearest-even, and the conversions of `as` between all dtypes. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -91,62 +91,132 @@ uint16_t f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
+/* fp8 (OCP formats, as PyTorch's float8_e4m3fn and float8_e5m2). e4m3 has
+ * no infinities: 0x7f is NaN and everything beyond 448 converts to NaN;
+ * e5m2 is IEEE-like (inf 0x7c, NaNs above). nvptx/convert.c issues the same
+ * integer operations on the GPU. */
+static const Fp8Format fp8_formats[] = {
+    {DT_F8E4M3, 3, 7, 0x7e, false},
+    {DT_F8E5M2, 2, 15, 0x7b, true},
+};
+
+const Fp8Format *fp8_format(DType d) {
+    for (size_t i = 0; i < sizeof fp8_formats / sizeof *fp8_formats; i++)
+        if (fp8_formats[i].dtype == d) return &fp8_formats[i];
+    return NULL;
+}
+
+uint8_t f32_to_fp8(float f, const Fp8Format *fmt) {
+    uint32_t u = f32_bits(f), a = u & 0x7fffffffu;
+    uint8_t sign = (uint8_t)((u >> 24) & 0x80);
+    int drop = 23 - fmt->man_bits, emin = 1 - fmt->bias;
+    uint32_t code;
+    if (a < (uint32_t)(emin + 127) << 23) {
+        /* below the smallest normal: the code is |f| in units of the smallest
+         * subnormal, rounded to even (exact scaling; 2^man_bits is the smallest normal) */
+        code = (uint32_t)rintf(bits_f32(a) * ldexpf(1.0f, fmt->man_bits - emin));
+    } else {
+        /* round the dropped mantissa bits to even, then rebase the exponent */
+        uint32_t r = a + ((1u << (drop - 1)) - 1) + ((a >> drop) & 1);
+        code = (r >> drop) - ((uint32_t)(127 - fmt->bias) << fmt->man_bits);
+    }
+    if (a > 0x7f800000u) code = 0x7f; /* NaN */
+    else if (code > fmt->max_finite) code = fmt->ieee ? fmt->max_finite + 1u : 0x7fu; /* inf, or NaN for e4m3 */
+    return (uint8_t)(sign | code);
+}
+
+float fp8_to_f32(uint8_t c, const Fp8Format *fmt) {
+    uint32_t sign = (uint32_t)(c & 0x80) << 24, mag = c & 0x7fu;
+    uint32_t e = mag >> fmt->man_bits, m = mag & ((1u << fmt->man_bits) - 1);
+    int shift = 23 - fmt->man_bits;
+    if (!fmt->ieee && mag == 0x7f) return bits_f32(sign | 0x7ff00000u);        /* NaN, as PyTorch's bits */
+    if (fmt->ieee && e == (1u << (7 - fmt->man_bits)) - 1) return bits_f32(sign | 0x7f800000u | (m << shift)); /* inf, NaN */
+    if (e == 0) { /* zero or subnormal: m units of 2^(1 - bias - man_bits), exact */
+        float v = ldexpf((float)m, 1 - fmt->bias - fmt->man_bits);
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((e + 127 - (uint32_t)fmt->bias) << 23) | (m << shift));
+}
+
 /* An integer as an f32 rounded to odd: exact when it fits in 24 bits, else
  * its top 24 bits with the lowest one set if any bit below was dropped. A
  * second rounding of this to f16 or bf16 then equals rounding the integer
  * once (f32 keeps more than two extra bits), which a plain (float) would not. */
-static float int_to_f32_round_odd(int64_t x) {
-    uint64_t m = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+static float magnitude_to_f32_round_odd(uint64_t m, bool negative) {
     int bits = 64 - __builtin_clzll(m | 1);
-    if (bits <= 24) return (float)x;
+    if (bits <= 24) return negative ? -(float)m : (float)m;
     int shift = bits - 24;
     uint64_t top = m >> shift;
     if (m & ((UINT64_C(1) << shift) - 1)) top |= 1;
     float f = ldexpf((float)top, shift);
-    return x < 0 ? -f : f;
+    return negative ? -f : f;
 }
 
-static int64_t saturate_float(double f, double lo, double hi) {
-    if (f != f) return 0; /* NaN converts to 0, as PTX cvt.rzi does */
-    if (f <= lo) return (int64_t)lo;
-    if (f >= hi) return (int64_t)hi;
-    return (int64_t)f; /* truncates toward zero */
+/* v of integer dtype `from` (u64 held as its bits) as an f32, rounded to odd */
+static float int_to_f32_round_odd(int64_t x, DType from) {
+    if (dtype_is_unsigned(from)) return magnitude_to_f32_round_odd((uint64_t)x, false);
+    return magnitude_to_f32_round_odd(x < 0 ? 0 - (uint64_t)x : (uint64_t)x, x < 0);
 }
 
+static float int_to_f32(int64_t x, DType from) { return dtype_is_unsigned(from) ? (float)(uint64_t)x : (float)x; }
+
+/* An integer of dtype `from` as the nearest double (one rounding) */
+static double int_to_double(int64_t x, DType from) { return dtype_is_unsigned(from) ? (double)(uint64_t)x : (double)x; }
+
+/* An f32 as a value of the float or fp8 dtype `to` (rounded to nearest even) */
 static double narrow_float(float f, DType to) {
     if (to == DT_F16) return f16_to_f32(f32_to_f16(f));
     if (to == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
+    const Fp8Format *fmt = fp8_format(to);
+    if (fmt) return fp8_to_f32(f32_to_fp8(f, fmt), fmt);
     return f;
+}
+
+/* An integer wrapped to the integer dtype `to`: sign- or zero-extended from its width */
+static int64_t wrap_int(int64_t v, DType to) {
+    int bits = dtype_bits(to);
+    if (bits >= 64) return v;
+    uint64_t low = (uint64_t)v & ((UINT64_C(1) << bits) - 1);
+    if (dtype_is_signed(to) && (low >> (bits - 1))) return (int64_t)(low | ~((UINT64_C(1) << bits) - 1));
+    return (int64_t)low;
+}
+
+/* A float truncated toward zero into the integer dtype `to`, saturating; NaN gives 0 (PTX cvt.rzi) */
+static int64_t float_to_int(double f, DType to) {
+    if (f != f) return 0;
+    int bits = dtype_bits(to);
+    if (dtype_is_unsigned(to)) {
+        double top = ldexp(1.0, bits); /* 2^bits: the first value out of range */
+        if (f <= 0) return 0;
+        if (f >= top) return bits == 64 ? -1 : (int64_t)((UINT64_C(1) << bits) - 1); /* all ones */
+        return (int64_t)(uint64_t)f;
+    }
+    double top = ldexp(1.0, bits - 1);
+    if (f >= top) return (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
+    if (f <= -top) return bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+    return (int64_t)f;
 }
 
 ConstVal convert_scalar(ConstVal v, DType from, DType to) {
     ConstVal out = {0};
-    bool from_float = dtype_is_float(from);
-    if (dtype_is_float(to)) {
-        float f = from_float ? (float)v.f : to == DT_F32 ? (float)v.i : int_to_f32_round_odd(v.i);
+    bool from_float = dtype_is_float(from) || dtype_is_fp8(from);
+    if (to == DT_F64) {
+        out.f = from_float ? v.f : int_to_double(v.i, from);
+        return out;
+    }
+    if (dtype_is_float(to) || dtype_is_fp8(to)) {
+        /* f64 to f16/bf16 and anything to fp8 go through f32, as in PyTorch */
+        float f = from_float ? (float)v.f
+                  : to == DT_F32 || dtype_is_fp8(to) ? int_to_f32(v.i, from) /* one rounding */
+                  : int_to_f32_round_odd(v.i, from);
         out.f = narrow_float(f, to);
         return out;
     }
-    if (from_float) {
-        switch (to) {
-        case DT_I1: out.i = v.f != 0.0; break;
-        case DT_I32: out.i = saturate_float(v.f, INT32_MIN, INT32_MAX); break;
-        case DT_U32: out.i = saturate_float(v.f, 0, UINT32_MAX); break;
-        /* 2^63 as a double bounds the range; the top converts to INT64_MAX */
-        default:
-            out.i = v.f != v.f ? 0 : v.f >= 9223372036854775807.0 ? INT64_MAX
-                  : v.f <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v.f;
-            break;
-        }
+    if (to == DT_I1) {
+        out.i = from_float ? v.f != 0.0 : v.i != 0;
         return out;
     }
-    /* integers are kept normalized: i32 sign-extended, u32 zero-extended, i1 0/1 */
-    switch (to) {
-    case DT_I1: out.i = v.i != 0; break;
-    case DT_I32: out.i = (int32_t)(uint32_t)(uint64_t)v.i; break;
-    case DT_U32: out.i = (uint32_t)(uint64_t)v.i; break;
-    default: out.i = v.i; break;
-    }
+    out.i = from_float ? float_to_int(v.f, to) : wrap_int(v.i, to);
     return out;
 }
 
@@ -363,7 +433,7 @@ float blk_math_f32(BirOpcode code, float x) {
     }
 }
 
-bool parse_int_literal(const char *text, size_t len, int64_t *out, const char **why) {
+bool parse_int_literal(const char *text, size_t len, int64_t *out, bool *above_i64, const char **why) {
     bool hex = len > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
     size_t i = hex ? 2 : 0;
     if (i == len) {
@@ -385,13 +455,15 @@ bool parse_int_literal(const char *text, size_t len, int64_t *out, const char **
             *why = "is not a number";
             return false;
         }
-        if (v > ((uint64_t)INT64_MAX - (uint64_t)d) / base) {
-            *why = "is too large for i64";
+        uint64_t limit = above_i64 ? UINT64_MAX : (uint64_t)INT64_MAX;
+        if (v > (limit - (uint64_t)d) / base) {
+            *why = above_i64 ? "is too large for u64" : "is too large for i64";
             return false;
         }
         v = v * base + (uint64_t)d;
     }
     *out = (int64_t)v;
+    if (above_i64) *above_i64 = v > (uint64_t)INT64_MAX;
     return true;
 }
 

@@ -127,7 +127,7 @@ static Expr *error_expr(Parser *p, Span span) {
 static Expr *parse_int_literal_token(Parser *p, Token t) {
     Expr *e = expr_new(p->arena, E_INT, t.span);
     const char *why;
-    if (!parse_int_literal(t.text, t.span.len, &e->u.int_lit.value, &why)) {
+    if (!parse_int_literal(t.text, t.span.len, &e->u.int_lit.value, &e->u.int_lit.is_u64, &why)) {
         diag_report(p->de, DIAG_ERROR, p->src, t.span, "integer literal '%.*s%s' %s",
                     t.span.len > 40 ? 40 : (int)t.span.len, t.text, t.span.len > 40 ? "..." : "",
                     why);
@@ -712,6 +712,10 @@ static void parse_attribute(Parser *p, Param *prm) {
     expect(p, TOK_RPAREN, "to close the attribute");
     Span span = span_from(p, at.span);
     if (!slot || v->u.int_lit.invalid) return;
+    if (v->u.int_lit.is_u64) {
+        error_at(p, span, "the attribute's value is too large");
+        return;
+    }
     if (v->u.int_lit.value <= 0 || (slot == &prm->align && !is_pow2(v->u.int_lit.value))) {
         diag_report(p->de, DIAG_ERROR, p->src, span, "@%s needs a %s value, got %lld",
                     slot == &prm->align ? "align" : "multiple_of",

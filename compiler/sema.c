@@ -193,15 +193,7 @@ static void report_unknown_name(Sema *S, const char *name, Span use) {
 
 /* ------------------------------------------------------------- constants */
 
-static bool int_fits(DType t, int64_t v) {
-    switch (t) {
-    case DT_I1: return v == 0 || v == 1;
-    case DT_I32: return v >= INT32_MIN && v <= INT32_MAX;
-    case DT_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
-    case DT_I64: return true;
-    default: return true;
-    }
-}
+static bool int_fits(DType t, int64_t v) { return !dtype_is_int(t) && t != DT_I1 ? true : dtype_fits_int(t, v); }
 
 static void set_const_int(Expr *e, int64_t v) {
     e->is_const = true;
@@ -218,7 +210,7 @@ static void set_const_float(Expr *e, double v) {
  * interpreter): float to integer truncates and saturates. Only f32 floats
  * are folded; f16 and bf16 stay runtime values. */
 static bool fold_convert(Expr *e, BlkType from, DType to, ConstVal *out) {
-    if (dtype_is_float(to) && to != DT_F32) return false;
+    if ((dtype_is_float(to) && to != DT_F32) || dtype_is_fp8(to)) return false;
     *out = convert_scalar(e->cv, from.dtype, to);
     return true;
 }
@@ -226,7 +218,12 @@ static bool fold_convert(Expr *e, BlkType from, DType to, ConstVal *out) {
 /* A weak literal used as dtype `to`: its value must fit. */
 static bool check_literal_fits(Sema *S, Expr *lit, DType to) {
     if (!lit->weak || !lit->is_const || !dtype_is_int(lit->type.dtype)) return true;
-    if (dtype_is_int(to) && !int_fits(to, lit->cv.i)) {
+    bool above_i64 = lit->type.dtype == DT_U64 && lit->cv.i < 0; /* its bits, 2^63 or more */
+    if (above_i64 ? to != DT_U64 : dtype_is_int(to) && !int_fits(to, lit->cv.i)) {
+        if (above_i64) {
+            error(S, lit->span, "literal %llu does not fit in %s", (unsigned long long)lit->cv.i, dtype_name(to));
+            return false;
+        }
         error(S, lit->span, "literal %lld does not fit in %s", (long long)lit->cv.i, dtype_name(to));
         return false;
     }
@@ -253,6 +250,15 @@ static bool require_value(Sema *S, const Expr *e) {
 }
 
 static bool is_numeric(DType d) { return dtype_is_int(d) || dtype_is_float(d); }
+
+/* fp8 values only move and convert; arithmetic on them is refused here,
+ * with the conversion to write. */
+static bool reject_fp8(Sema *S, const Expr *x, const char *what) {
+    if (!dtype_is_fp8((DType)x->type.dtype)) return false;
+    error(S, x->span, "'%s' on %s: fp8 types are for storage and conversion; convert first ('x as f32', or f16)",
+          what, tstr(S, x->type));
+    return true;
+}
 
 static bool broadcast_or_error(Sema *S, Span span, BlkType a, BlkType b, BlkType *out) {
     if (!shape_broadcast(a, b, out)) {
@@ -369,14 +375,14 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
         return;
     }
     int64_t x = a.i, y = b.i, v = 0;
-    int cmp = compare_result(op, x < y, x == y, x > y);
+    bool is_unsigned = dtype_is_unsigned(od);
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* unsigned arithmetic wraps, as in C */
+    int cmp = is_unsigned ? compare_result(op, ux < uy, ux == uy, ux > uy) : compare_result(op, x < y, x == y, x > y);
     if (cmp >= 0) {
         set_const_int(e, cmp);
         return;
     }
     bool ovf = false;
-    bool is_unsigned = od == DT_U32;
-    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* u32 arithmetic wraps, as in C */
     switch (op) {
     case OP_ADD:
         if (is_unsigned) v = (int64_t)(ux + uy);
@@ -397,7 +403,8 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
             e->type.dtype = DT_ERROR;
             return;
         }
-        if (x == INT64_MIN && y == -1) ovf = true;
+        if (is_unsigned) v = (int64_t)(op == OP_DIV ? ux / uy : ux % uy);
+        else if (x == INT64_MIN && y == -1) ovf = true;
         else v = op == OP_DIV ? x / y : x % y;
         break;
     case OP_AND: v = x & y; break;
@@ -419,7 +426,7 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     default: return;
     }
     if (is_unsigned) {
-        v = (int64_t)(uint32_t)(uint64_t)v;
+        v = convert_scalar((ConstVal){.i = v}, DT_I64, od).i;
     } else if (e->weak && !ovf) {
         if (!int_fits(DT_I32, v)) e->type.dtype = DT_I64; /* literals widen as needed */
     } else if (ovf || !int_fits(e->type.dtype, v)) {
@@ -452,6 +459,7 @@ static void check_binary(Sema *S, Expr *e) {
     if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
     if (!require_value(S, l) || !require_value(S, r)) return;
     OpKind op = e->u.binary.op;
+    if (reject_fp8(S, l, op_name(op)) || reject_fp8(S, r, op_name(op))) return;
     BlkType shape = {0};
     if (!broadcast_or_error(S, e->span, l->type, r->type, &shape)) return;
     DType ld = l->type.dtype, rd = r->type.dtype;
@@ -531,6 +539,7 @@ static void check_unary(Sema *S, Expr *e) {
     if (!require_value(S, x)) return;
     DType d = x->type.dtype;
     OpKind op = e->u.binary.op;
+    if (reject_fp8(S, x, op_name(op))) return;
     bool ok = op == OP_NEG ? is_numeric(d) : op == OP_NOT ? d == DT_I1 : dtype_is_int(d) || d == DT_I1;
     if (!ok) {
         const char *need = op == OP_NEG ? "a number" : op == OP_NOT ? "an i1" : "an integer";
@@ -547,13 +556,14 @@ static void check_unary(Sema *S, Expr *e) {
         return;
     }
     int64_t v = x->cv.i;
+    /* the result wrapped to d, as convert_scalar normalizes integers */
     if (op == OP_NOT) v = !v;
-    else if (op == OP_BITNOT) v = d == DT_U32 ? (int64_t)(uint32_t)~(uint64_t)v : d == DT_I1 ? !v : ~v;
-    else if (v == INT64_MIN || (!x->weak && d == DT_I32 && v == INT32_MIN)) {
+    else if (op == OP_BITNOT) v = d == DT_I1 ? !v : convert_scalar((ConstVal){.i = ~v}, DT_I64, d).i;
+    else if (v == INT64_MIN || (!x->weak && dtype_is_signed(d) && !int_fits(d, -v))) {
         error(S, e->span, "integer overflow in a constant expression");
         e->type.dtype = DT_ERROR;
         return;
-    } else v = d == DT_U32 ? (int64_t)(uint32_t)(0u - (uint32_t)v) : -v;
+    } else v = convert_scalar((ConstVal){.i = (int64_t)(0 - (uint64_t)v)}, DT_I64, d).i;
     set_const_int(e, v);
 }
 
@@ -781,6 +791,7 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
         error(S, x->span, "'%s' cannot reduce pointers", e->u.call.name);
         return;
     }
+    if (reject_fp8(S, x, e->u.call.name)) return;
     int64_t axis = 0;
     if (ax) {
         if (!const_int_arg(S, e, ax, "the axis", &axis)) return;
@@ -794,9 +805,9 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
         return;
     }
     DType d = x->type.dtype;
-    if (id == BI_SUM) {
+    if (id == BI_SUM) { /* as Triton: f16/bf16 sum in f32, integers narrower than 32 bits in (u)i32 */
         if (d == DT_F16 || d == DT_BF16) d = DT_F32;
-        if (d == DT_I1) d = DT_I32;
+        if (d == DT_I1 || (dtype_is_int(d) && dtype_bits(d) < 32)) d = dtype_is_unsigned(d) ? DT_U32 : DT_I32;
     } else if (id == BI_ARGMAX || id == BI_ARGMIN) {
         d = DT_I32;
     }
@@ -875,10 +886,10 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     /* f32: add, exchange, max and min; f16 and bf16: add; the bitwise ones and cas on integers only */
     bool f32_ok = id == BI_ATOMIC_XCHG || id == BI_ATOMIC_ADD || id == BI_ATOMIC_MAX || id == BI_ATOMIC_MIN;
     bool half_ok = id == BI_ATOMIC_ADD;
-    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || (f32_ok && elem == DT_F32) ||
+    bool ok = elem == DT_I32 || elem == DT_U32 || elem == DT_I64 || elem == DT_U64 || (f32_ok && elem == DT_F32) ||
               (half_ok && (elem == DT_F16 || elem == DT_BF16));
     if (!ok) {
-        error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64%s%s)",
+        error(S, p->span, "'%s' does not support elements of type %s (supported: i32, u32, i64, u64%s%s)",
               e->u.call.name, dtype_name(elem), f32_ok ? ", f32" : "", half_ok ? ", f16, bf16" : "");
         return;
     }
@@ -991,7 +1002,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         if (!shape_arg(S, a0, &t)) return;
         if (id == BI_FULL) {
             if (!require_value(S, a1)) return;
-            if (a1->type.rank != 0 || !(is_numeric(a1->type.dtype) || a1->type.dtype == DT_I1)) {
+            if (a1->type.rank != 0 || !dtype_is_numeric_elem(a1->type.dtype)) {
                 error(S, a1->span, "the value of 'full' must be a number, got %s", tstr(S, a1->type));
                 return;
             }
@@ -1006,7 +1017,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         if (!mask_arg(S, e, a1, t)) return;
         if (a2) {
             if (!value_fits(S, e, a2, t, "other")) return;
-            if (!is_numeric(a2->type.dtype) && a2->type.dtype != DT_I1) {
+            if (!dtype_is_numeric_elem(a2->type.dtype)) {
                 error(S, a2->span, "'other' must be a number, got %s", tstr(S, a2->type));
                 return;
             }
@@ -1019,7 +1030,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         if (!require_value(S, a0) || !pointer_arg(S, e, a0)) return;
         BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
         if (!value_fits(S, e, a1, t, "a value")) return;
-        if (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1) {
+        if (!dtype_is_numeric_elem(a1->type.dtype)) {
             error(S, a1->span, "'store' needs a numeric value, got %s", tstr(S, a1->type));
             return;
         }
@@ -1060,8 +1071,14 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         if (id != BI_ABS && sig->math_op < 0) return; /* BI_COUNT: not a builtin */
         if (!require_value(S, a0)) return;
         DType d = a0->type.dtype;
+        if (reject_fp8(S, a0, sig->name)) return;
         if (!is_numeric(d)) {
             error(S, a0->span, "'%s' needs a number, got %s", sig->name, tstr(S, a0->type));
+            return;
+        }
+        if (id != BI_ABS && d == DT_F64) {
+            error(S, a0->span, "'%s' computes in f32 and has no f64 version yet: write '%s(x as f32)'", sig->name,
+                  sig->name);
             return;
         }
         if (id != BI_ABS && dtype_is_int(d)) d = DT_F32;
@@ -1080,7 +1097,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         DType d = DT_ERROR;
         bool weak = true;
         for (int i = 0; i < n; i++) {
-            if (!require_value(S, ops[i])) return;
+            if (!require_value(S, ops[i]) || reject_fp8(S, ops[i], sig->name)) return;
             if (!is_numeric(ops[i]->type.dtype)) {
                 error(S, ops[i]->span, "'%s' needs numbers, got %s", sig->name, tstr(S, ops[i]->type));
                 return;
@@ -1098,6 +1115,10 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             return;
         }
         if ((id == BI_FMA || id == BI_POW) && !dtype_is_float(d)) d = DT_F32;
+        if (id == BI_POW && d == DT_F64) {
+            error(S, e->span, "'pow' computes in f32 and has no f64 version yet: convert its operands with 'as f32'");
+            return;
+        }
         for (int i = 0; i < n; i++)
             if (!check_literal_fits(S, ops[i], d)) return;
         e->type = type_with_shape(type_scalar(d), shape.rank, shape.shape);
@@ -1312,7 +1333,7 @@ static void check_expr(Sema *S, Expr *e) {
     switch (e->kind) {
     case E_INT:
         if (e->u.int_lit.invalid) return; /* the parser reported it */
-        e->type = type_scalar(int_fits(DT_I32, e->u.int_lit.value) ? DT_I32 : DT_I64);
+        e->type = type_scalar(e->u.int_lit.is_u64 ? DT_U64 : int_fits(DT_I32, e->u.int_lit.value) ? DT_I32 : DT_I64);
         e->weak = true;
         set_const_int(e, e->u.int_lit.value);
         return;
@@ -1598,7 +1619,7 @@ static bool parse_def_value(const char *text, DType t, ConstVal *out) {
         return true;
     }
     int64_t v;
-    if (!parse_int_literal(digits, strlen(digits), &v, &why)) return false;
+    if (!parse_int_literal(digits, strlen(digits), &v, NULL, &why)) return false;
     if (negative) v = -v;
     out->i = v;
     return int_fits(t, v);
@@ -1612,9 +1633,8 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
         ok = false;
     } else if (!resolve_type(S, &prm->type, &t)) {
         ok = false;
-    } else if (!(t.dtype == DT_TYPE || t.dtype == DT_I1 || t.dtype == DT_I32 || t.dtype == DT_I64 ||
-                 t.dtype == DT_U32 || t.dtype == DT_F32)) {
-        error(S, prm->type.span, "const parameters must be i1, i32, i64, u32, f32 or type; got %s",
+    } else if (!(t.dtype == DT_TYPE || t.dtype == DT_I1 || dtype_is_int(t.dtype) || t.dtype == DT_F32)) {
+        error(S, prm->type.span, "const parameters must be an integer type, i1, f32 or type; got %s",
               tstr(S, t));
         ok = false;
     }
@@ -1667,6 +1687,11 @@ static void bind_runtime_param(Sema *S, Param *prm) {
     bool ok = resolve_type(S, &prm->type, &t);
     if (ok && t.dtype == DT_TYPE) {
         error(S, prm->type.span, "a 'type' parameter must be declared 'const'");
+        ok = false;
+    }
+    if (ok && dtype_is_fp8(t.dtype)) {
+        error(S, prm->type.span, "a scalar parameter cannot be %s: pass an f32 and convert it with 'as'",
+              dtype_name(t.dtype));
         ok = false;
     }
     if (ok && prm->align && t.dtype != DT_PTR) {

@@ -4,29 +4,31 @@
 
 #include "blkc.h"
 
-static const char *const dtype_names[] = {
-    [DT_ERROR] = "<error>", [DT_VOID] = "void", [DT_I1] = "i1",     [DT_I32] = "i32",
-    [DT_I64] = "i64",       [DT_U32] = "u32",   [DT_F16] = "f16",   [DT_BF16] = "bf16",
-    [DT_F32] = "f32",       [DT_PTR] = "ptr",   [DT_TYPE] = "type", [DT_STRING] = "string",
-    [DT_SHAPE] = "shape",   [DT_TUPLE] = "tuple",
+typedef enum { DK_NONE, DK_BOOL, DK_SINT, DK_UINT, DK_FLOAT, DK_FP8 } DtypeClass;
+
+static const struct { const char *name, *triton; int bits; DtypeClass cls; } dtypes[] = {
+    [DT_ERROR] = {"<error>", NULL, 0, DK_NONE}, [DT_VOID] = {"void", NULL, 0, DK_NONE},
+#define DTYPE(ID, name, triton, bits, cls) [DT_##ID] = {name, triton, bits, cls},
+#include "dtypes.def"
+    [DT_PTR] = {"ptr", NULL, 64, DK_NONE},      [DT_TYPE] = {"type", NULL, 0, DK_NONE},
+    [DT_STRING] = {"string", NULL, 0, DK_NONE}, [DT_SHAPE] = {"shape", NULL, 0, DK_NONE},
+    [DT_TUPLE] = {"tuple", NULL, 0, DK_NONE},
 };
+enum { NDTYPES = sizeof dtypes / sizeof *dtypes };
 
-const char *dtype_name(DType t) {
-    return (unsigned)t < sizeof dtype_names / sizeof *dtype_names ? dtype_names[t] : "?";
-}
+static DtypeClass dclass(DType t) { return (unsigned)t < NDTYPES ? dtypes[t].cls : DK_NONE; }
 
-/* The type names of the language, with Triton's name for each (for the
- * errors that catch Triton habits: `tl.float32`, `x: *float32`). */
-static const struct { const char *name; DType t; const char *triton; } type_names[] = {
-    {"i1", DT_I1, "int1"},    {"bool", DT_I1, NULL},          {"i32", DT_I32, "int32"}, {"i64", DT_I64, "int64"},
-    {"u32", DT_U32, "uint32"}, {"f16", DT_F16, "float16"},    {"bf16", DT_BF16, "bfloat16"},
-    {"f32", DT_F32, "float32"},
-};
+const char *dtype_name(DType t) { return (unsigned)t < NDTYPES && dtypes[t].name ? dtypes[t].name : "?"; }
 
+/* `bool` is the one name besides the table's */
 bool dtype_from_name(const char *name, size_t len, DType *out) {
-    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++) {
-        if (strlen(type_names[i].name) == len && memcmp(type_names[i].name, name, len) == 0) {
-            *out = type_names[i].t;
+    if (len == 4 && memcmp(name, "bool", 4) == 0) {
+        *out = DT_I1;
+        return true;
+    }
+    for (int t = 0; t < NDTYPES; t++) {
+        if (dtypes[t].cls != DK_NONE && strlen(dtypes[t].name) == len && memcmp(dtypes[t].name, name, len) == 0) {
+            *out = (DType)t;
             return true;
         }
     }
@@ -34,32 +36,38 @@ bool dtype_from_name(const char *name, size_t len, DType *out) {
 }
 
 const char *dtype_name_for_triton(const char *triton_name) {
-    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
-        if (type_names[i].triton && strcmp(type_names[i].triton, triton_name) == 0) return type_names[i].name;
+    for (int t = 0; t < NDTYPES; t++)
+        if (dtypes[t].triton && strcmp(dtypes[t].triton, triton_name) == 0) return dtypes[t].name;
     return NULL;
 }
 
 const char *dtype_name_list(void) {
-    static char list[128];
+    static char list[256];
     if (!list[0])
-        for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++) {
+        for (int t = 0; t < NDTYPES; t++) {
+            if (dtypes[t].cls == DK_NONE) continue;
             size_t n = strlen(list);
-            snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", type_names[i].name);
+            snprintf(list + n, sizeof list - n, "%s%s%s", n ? ", " : "", dtypes[t].name, t == DT_I1 ? " (bool)" : "");
         }
     return list;
 }
 
-bool dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64 || t == DT_U32; }
-bool dtype_is_float(DType t) { return t == DT_F16 || t == DT_BF16 || t == DT_F32; }
-bool dtype_is_signed(DType t) { return t == DT_I32 || t == DT_I64; }
+bool dtype_is_int(DType t) { return dclass(t) == DK_SINT || dclass(t) == DK_UINT; }
+bool dtype_is_float(DType t) { return dclass(t) == DK_FLOAT; }
+bool dtype_is_fp8(DType t) { return dclass(t) == DK_FP8; }
+bool dtype_is_signed(DType t) { return dclass(t) == DK_SINT; }
+bool dtype_is_unsigned(DType t) { return dclass(t) == DK_UINT; }
+bool dtype_is_numeric_elem(DType t) { return dclass(t) != DK_NONE; }
+bool dtype_holds_float(DType t) { return dclass(t) == DK_FLOAT || dclass(t) == DK_FP8; }
+int dtype_bits(DType t) { return (unsigned)t < NDTYPES ? dtypes[t].bits : 0; }
 
-int dtype_bits(DType t) {
-    switch (t) {
-    case DT_I1: return 1;
-    case DT_F16: case DT_BF16: return 16;
-    case DT_I32: case DT_U32: case DT_F32: return 32;
-    case DT_I64: case DT_PTR: return 64;
-    default: return 0;
+bool dtype_fits_int(DType t, int64_t v) {
+    int bits = dtype_bits(t);
+    switch (dclass(t)) {
+    case DK_BOOL: return v == 0 || v == 1;
+    case DK_SINT: return bits == 64 || (v >= -(INT64_C(1) << (bits - 1)) && v < (INT64_C(1) << (bits - 1)));
+    case DK_UINT: return v >= 0 && (bits == 64 || v < (INT64_C(1) << bits));
+    default: return false;
     }
 }
 
@@ -119,7 +127,8 @@ bool shape_broadcast(BlkType a, BlkType b, BlkType *out) {
     return true;
 }
 
-static int float_rank(DType t) { return t == DT_F32 ? 2 : 1; }
+/* f16 and bf16 share a rank: neither holds the other */
+static int float_rank(DType t) { return t == DT_F64 ? 3 : t == DT_F32 ? 2 : 1; }
 
 DType dtype_promote(DType a, bool a_weak, DType b, bool b_weak) {
     if (a == DT_ERROR || b == DT_ERROR) return DT_ERROR;
@@ -148,10 +157,6 @@ DType dtype_promote(DType a, bool a_weak, DType b, bool b_weak) {
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 int dtype_bytes(DType t) {
-    switch (t) {
-    case DT_I1: return 1;
-    case DT_F16: case DT_BF16: return 2;
-    case DT_I32: case DT_U32: case DT_F32: return 4;
-    default: return 8;
-    }
+    int bits = dtype_bits(t);
+    return bits <= 8 ? 1 : bits / 8;
 }

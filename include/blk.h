@@ -92,14 +92,18 @@ int blk_kernel_num_args(const blk_kernel *kernel); /* its runtime (non-const) pa
 blk_status blk_kernel_ptx(blk_kernel *kernel, const char **ptx);
 blk_status blk_kernel_llvm_ir(blk_kernel *kernel, const char **llvm_ir);
 
-typedef enum blk_arg_kind { BLK_ARG_PTR, BLK_ARG_I32, BLK_ARG_U32, BLK_ARG_I64, BLK_ARG_F32 } blk_arg_kind;
+typedef enum blk_arg_kind {
+    BLK_ARG_PTR, BLK_ARG_I32, BLK_ARG_U32, BLK_ARG_I64, BLK_ARG_F32, BLK_ARG_U64, BLK_ARG_F64
+} blk_arg_kind;
 
 typedef struct blk_arg {
     blk_arg_kind kind;
     union {
         blk_ptr ptr;
-        int64_t i; /* I32, U32 and I64 */
-        float f;   /* F32: for f32, f16 and bf16 parameters (rounded to those at launch) */
+        int64_t i;  /* I32, U32 and I64: for any integer parameter the value fits */
+        uint64_t u; /* U64 */
+        float f;    /* F32: for f32, f16 and bf16 parameters (rounded to those at launch), or f64 */
+        double d;   /* F64: for f64 parameters, or the others (rounded at launch) */
     } value;
 } blk_arg;
 
@@ -108,6 +112,8 @@ static inline blk_arg blk_arg_i32(int32_t v) { blk_arg a; a.kind = BLK_ARG_I32; 
 static inline blk_arg blk_arg_u32(uint32_t v) { blk_arg a; a.kind = BLK_ARG_U32; a.value.i = v; return a; }
 static inline blk_arg blk_arg_i64(int64_t v) { blk_arg a; a.kind = BLK_ARG_I64; a.value.i = v; return a; }
 static inline blk_arg blk_arg_f32(float v) { blk_arg a; a.kind = BLK_ARG_F32; a.value.f = v; return a; }
+static inline blk_arg blk_arg_u64(uint64_t v) { blk_arg a; a.kind = BLK_ARG_U64; a.value.u = v; return a; }
+static inline blk_arg blk_arg_f64(double v) { blk_arg a; a.kind = BLK_ARG_F64; a.value.d = v; return a; }
 
 /* Argument i: its parameter's name, and the kind of blk_arg it takes (an
  * integer parameter takes any integer kind in range); NULL / -1 when i is

@@ -56,7 +56,8 @@ typedef struct {
 /* A checked launch. */
 typedef struct {
     const BirFunction *f; /* the kernel: its parameters' types */
-    const blk_arg *args;  /* one per parameter, checked against it */
+    const blk_arg *args;  /* one per parameter, checked against it: pointers, floats as F64 (value.d),
+                           * integers as I64 (value.i, normalized to the parameter's type) */
     uint32_t grid[3];     /* not empty, within max_grid */
     void *stream;         /* a CUstream or NULL */
     void *code;           /* the specialization's, from load */

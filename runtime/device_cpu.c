@@ -163,7 +163,7 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     for (int i = 0; i < f->nparams; i++) {
         DType d = f->params[i].type.dtype;
         if (d == DT_PTR) iargs[i].p = (void *)(uintptr_t)l->args[i].value.ptr;
-        else if (dtype_is_float(d)) iargs[i].f = l->args[i].value.f; /* the interpreter rounds f16 and bf16 */
+        else if (dtype_is_float(d)) iargs[i].f = l->args[i].value.d; /* the interpreter rounds to the type */
         else iargs[i].i = l->args[i].value.i;
     }
     pthread_mutex_lock(&st->lock);

@@ -284,18 +284,18 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
     CudaState *st = ctx->state;
     const CudaCode *c = l->code;
     const BirFunction *f = l->f;
-    union { CUdeviceptr p; int32_t i32; int64_t i64; float f32; uint16_t bits16; uint8_t u8; } vals[64];
+    /* each parameter in its own bytes, little-endian: the low bytes of an integer */
+    union { CUdeviceptr p; int64_t i64; double f64; float f32; uint16_t bits16; } vals[64];
     void *params[64];
     for (int i = 0; i < f->nparams; i++) {
         DType d = f->params[i].type.dtype;
         const blk_arg *a = &l->args[i];
         if (d == DT_PTR) vals[i].p = a->value.ptr;
-        else if (d == DT_F32) vals[i].f32 = a->value.f;
-        else if (d == DT_F16) vals[i].bits16 = f32_to_f16(a->value.f);
-        else if (d == DT_BF16) vals[i].bits16 = f32_to_bf16(a->value.f);
-        else if (d == DT_I64) vals[i].i64 = a->value.i;
-        else if (d == DT_I1) vals[i].u8 = (uint8_t)a->value.i;
-        else vals[i].i32 = (int32_t)a->value.i;
+        else if (d == DT_F64) vals[i].f64 = a->value.d;
+        else if (d == DT_F32) vals[i].f32 = (float)a->value.d;
+        else if (d == DT_F16) vals[i].bits16 = f32_to_f16((float)a->value.d);
+        else if (d == DT_BF16) vals[i].bits16 = f32_to_bf16((float)a->value.d);
+        else vals[i].i64 = a->value.i;
         params[i] = &vals[i];
     }
     snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);

@@ -348,13 +348,12 @@ const char *blk_kernel_arg_name(const blk_kernel *k, int i) {
 
 int blk_kernel_arg_kind(const blk_kernel *k, int i) {
     if (!k || i < 0 || i >= k->f->nparams) return -1;
-    switch (k->f->params[i].type.dtype) {
-    case DT_PTR: return BLK_ARG_PTR;
-    case DT_F32: case DT_F16: case DT_BF16: return BLK_ARG_F32; /* rounded at launch */
-    case DT_I64: return BLK_ARG_I64;
-    case DT_U32: return BLK_ARG_U32;
-    default: return BLK_ARG_I32;
-    }
+    DType d = k->f->params[i].type.dtype;
+    if (d == DT_PTR) return BLK_ARG_PTR;
+    if (d == DT_F64) return BLK_ARG_F64;
+    if (dtype_is_float(d)) return BLK_ARG_F32; /* f16 and bf16 rounded at launch */
+    if (dtype_bits(d) == 64) return dtype_is_unsigned(d) ? BLK_ARG_U64 : BLK_ARG_I64;
+    return dtype_is_unsigned(d) ? BLK_ARG_U32 : BLK_ARG_I32; /* narrower integers and i1 too */
 }
 
 const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
@@ -362,8 +361,8 @@ const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
     /* static strings, so the caller may keep them: a scalar's type name, or
      * "*" and the element type's (indexed by DType) */
     static const char *const pointers[] = {
-        [DT_I1] = "*i1", [DT_I32] = "*i32", [DT_I64] = "*i64", [DT_U32] = "*u32",
-        [DT_F16] = "*f16", [DT_BF16] = "*bf16", [DT_F32] = "*f32",
+#define DTYPE(ID, name, ...) [DT_##ID] = "*" name,
+#include "dtypes.def"
     };
     BlkType t = k->f->params[i].type;
     if (t.dtype != DT_PTR) return dtype_name(t.dtype);
@@ -415,20 +414,25 @@ static const char *arg_kind_name(blk_arg_kind k) {
     case BLK_ARG_U32: return "a u32";
     case BLK_ARG_I64: return "an i64";
     case BLK_ARG_F32: return "an f32";
+    case BLK_ARG_U64: return "a u64";
+    case BLK_ARG_F64: return "an f64";
     }
     return "an unknown kind";
 }
 
-/* Checks one argument against its parameter. */
-static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
+/* Checks one argument against its parameter, and gives it as the devices
+ * take it: a float as F64 (value.d), an integer as I64 with value.i
+ * normalized to the parameter's type (a u64 as its bits). */
+static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_arg *out) {
     const BirParam *p = &k->f->params[i];
     DType d = p->type.dtype;
     char want[32];
     type_str(p->type, want, sizeof want);
-    if ((unsigned)a->kind > BLK_ARG_F32)
+    if ((unsigned)a->kind > BLK_ARG_F64)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): unknown argument kind %d", k->f->name,
                     i, p->name, (int)a->kind);
-    bool is_int_kind = a->kind == BLK_ARG_I32 || a->kind == BLK_ARG_U32 || a->kind == BLK_ARG_I64;
+    *out = *a;
+    bool is_int_kind = a->kind == BLK_ARG_I32 || a->kind == BLK_ARG_U32 || a->kind == BLK_ARG_I64 || a->kind == BLK_ARG_U64;
     int takes = blk_kernel_arg_kind(k, i); /* the one mapping of parameter types to argument kinds */
     if (takes == BLK_ARG_PTR) {
         if (a->kind != BLK_ARG_PTR)
@@ -445,25 +449,30 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a) {
                         k->f->name, i, p->name, (long long)p->align, (unsigned long long)a->value.ptr);
         return BLK_SUCCESS;
     }
-    if (takes == BLK_ARG_F32) { /* f16 and bf16 too, rounded at launch as `as` rounds */
-        if (a->kind != BLK_ARG_F32)
-            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a float (%s: blk_arg_f32), got %s",
-                        k->f->name, i, p->name, want, arg_kind_name(a->kind));
+    if (dtype_is_float(d)) { /* f32, f16, bf16 and f64 take blk_arg_f32 or blk_arg_f64, rounded at launch as `as` rounds */
+        if (a->kind != BLK_ARG_F32 && a->kind != BLK_ARG_F64)
+            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a float (%s: blk_arg_%s), got %s",
+                        k->f->name, i, p->name, want, takes == BLK_ARG_F64 ? "f64" : "f32", arg_kind_name(a->kind));
+        out->kind = BLK_ARG_F64;
+        out->value.d = a->kind == BLK_ARG_F32 ? (double)a->value.f : a->value.d;
         return BLK_SUCCESS;
     }
     if (!is_int_kind)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects an integer (%s), got %s",
                     k->f->name, i, p->name, want, arg_kind_name(a->kind));
+    bool big = a->kind == BLK_ARG_U64 && a->value.u > (uint64_t)INT64_MAX; /* fits a u64 only */
     int64_t v = a->value.i;
-    bool fits = d == DT_I32 ? v >= INT32_MIN && v <= INT32_MAX
-              : d == DT_U32 ? v >= 0 && v <= (int64_t)UINT32_MAX
-              : d == DT_I1 ? v == 0 || v == 1 : true;
-    if (!fits)
+    if (big ? d != DT_U64 : !dtype_fits_int(d, v)) {
+        if (big)
+            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): %llu does not fit %s", k->f->name, i,
+                            p->name, (unsigned long long)a->value.u, want);
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): %lld does not fit %s", k->f->name, i,
                     p->name, (long long)v, want);
-    if (p->multiple_of && v % p->multiple_of)
+    }
+    if (p->multiple_of && (big ? a->value.u % (uint64_t)p->multiple_of : (uint64_t)(v % p->multiple_of)))
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): declared @multiple_of(%lld) but is %lld",
                     k->f->name, i, p->name, (long long)p->multiple_of, (long long)v);
+    out->kind = BLK_ARG_I64;
     return BLK_SUCCESS;
 }
 
@@ -520,9 +529,10 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
     }
     if (nargs > BLK_MAX_KERNEL_ARGS)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s': more than %d arguments", f->name, BLK_MAX_KERNEL_ARGS);
+    blk_arg checked[BLK_MAX_KERNEL_ARGS];
     for (int i = 0; i < nargs; i++)
-        if ((s = check_arg(k, i, &args[i]))) return s;
-    BlkLaunch launch = {f, args, {gx, gy, gz}, stream, NULL};
+        if ((s = check_arg(k, i, &args[i], &checked[i]))) return s;
+    BlkLaunch launch = {f, checked, {gx, gy, gz}, stream, NULL};
     if (!gx || !gy || !gz)
         return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': the grid (%u, %u, %u) is empty", f->name, gx, gy, gz);
     if ((uint64_t)gx * gy > UINT64_MAX / gz)
@@ -532,6 +542,6 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
         if (ctx->max_grid[d] > 0 && launch.grid[d] > (unsigned)ctx->max_grid[d])
             return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': grid dimension %c is %u, the device allows %d", f->name,
                             "xyz"[d], launch.grid[d], ctx->max_grid[d]);
-    if ((s = variant_for(k, launch_facts(f, args), &launch.code))) return s;
+    if ((s = variant_for(k, launch_facts(f, checked), &launch.code))) return s;
     return done(ctx->dev->launch(ctx, &launch));
 }

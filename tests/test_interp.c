@@ -853,3 +853,72 @@ Test(interp, min_and_max_of_two_scalars) {
     cr_expect_eq(o[2], 0, "min of a block over axis 0 is still a reduction");
     drop(p);
 }
+
+/* The narrow and wide types: 8- and 16-bit integers wrap in their width,
+ * sum in (u)i32 and keep their type under max; u64 divides, compares and
+ * shifts unsigned; f64 keeps double precision (a literal too); fp8 loads,
+ * converts and stores (values from numeric.c's tested conversions). */
+Test(interp, narrow_and_wide_dtypes) {
+    Prog *p = build("kernel k(a: *i8, b: *u8, c: *i16, d: *u16, e: *u64, f: *f64, g: *f8e4m3, h: *f8e5m2,\n"
+                    "         sums: *i32, usum: *u32, mx: *i8, ue: *u64, lt: *i1, fo: *f64, go: *f32, ho: *f8e5m2) {\n"
+                    "  let o = arange(0, 4);\n"
+                    "  let x = load(a + o); let y = load(b + o);\n"
+                    "  store(a + o, x * 3);\n"
+                    "  store(b + o, y + 100);\n"
+                    "  store(c + o, load(c + o) * 2);\n"
+                    "  store(d + o, load(d + o) >> 1);\n"
+                    "  store(sums, sum(x)); store(usum, sum(y));\n"
+                    "  store(mx, max(x)); store(mx + 1, min(x));\n"
+                    "  let u = load(e + o);\n"
+                    "  store(ue + o, u / 3); store(lt + o, u > 5);\n"
+                    "  store(fo + o, load(f + o) * 0.1 + 1.0);\n"
+                    "  store(go + o, load(g + o) as f32);\n"
+                    "  store(ho + o, load(h + o) as f32 * 2.0);\n"
+                    "}\n", NULL);
+    int8_t a[4] = {100, -100, 5, -128}, mx[2];
+    uint8_t b[4] = {200, 10, 155, 0};
+    int16_t c[4] = {20000, -3, 7, -20000};
+    uint16_t d[4] = {65535, 2, 3, 0};
+    uint64_t e[4] = {UINT64_MAX, 3, 6, UINT64_C(1) << 63}, ue[4];
+    double f[4] = {1.0, 3.0, -0.5, 1e300}, fo[4];
+    uint8_t g[4] = {0x7e, 0x01, 0xb8, 0x7f}, h[4] = {0x7b, 0x3c, 0x01, 0x80}, ho[4];
+    int32_t sums[1];
+    uint32_t usum[1];
+    bool lt[4];
+    float go[4];
+    InterpBuffer bufs[] = {BUF(a, 4),  BUF(b, 4),  BUF(c, 4),  BUF(d, 4),   BUF(e, 4),  BUF(f, 4),
+                           BUF(g, 4),  BUF(h, 4),  BUF(sums, 1), BUF(usum, 1), BUF(mx, 2), BUF(ue, 4),
+                           BUF(lt, 4), BUF(fo, 4), BUF(go, 4), BUF(ho, 4)};
+    InterpArg args[16];
+    for (int i = 0; i < 16; i++) args[i].p = bufs[i].base;
+    char *err = run(p, args, 1, bufs, 16);
+    cr_assert_null(err, "%s", err);
+    int8_t a0[4] = {100, -100, 5, -128};
+    uint8_t b0[4] = {200, 10, 155, 0};
+    int16_t c0[4] = {20000, -3, 7, -20000};
+    uint16_t d0[4] = {65535, 2, 3, 0};
+    uint64_t e0[4] = {UINT64_MAX, 3, 6, UINT64_C(1) << 63};
+    double f0[4] = {1.0, 3.0, -0.5, 1e300};
+    for (int k = 0; k < 4; k++) {
+        cr_expect_eq(a[k], (int8_t)(uint8_t)(a0[k] * 3), "i8 wraps: %d", a[k]);
+        cr_expect_eq(b[k], (uint8_t)(b0[k] + 100), "u8 wraps");
+        cr_expect_eq(c[k], (int16_t)(uint16_t)(c0[k] * 2), "i16 wraps");
+        cr_expect_eq(d[k], d0[k] >> 1, "u16 shifts logically");
+        cr_expect_eq(ue[k], e0[k] / 3, "u64 divides unsigned");
+        cr_expect_eq(lt[k], e0[k] > 5, "u64 compares unsigned");
+        cr_expect_eq(fo[k], f0[k] * 0.1 + 1.0, "f64 keeps double precision and the literal 0.1 as a double");
+    }
+    cr_expect_eq(sums[0], 100 - 100 + 5 - 128, "an i8 sum is an i32, without wrapping");
+    cr_expect_eq(usum[0], 200 + 10 + 155 + 0u, "a u8 sum is a u32");
+    cr_expect_eq(mx[0], 100);
+    cr_expect_eq(mx[1], -128);
+    cr_expect_eq(go[0], 448.0f);
+    cr_expect_eq(go[1], 0x1p-9f, "the smallest subnormal");
+    cr_expect_eq(go[2], -1.0f);
+    cr_expect(go[3] != go[3], "0x7f is NaN");
+    cr_expect_eq(ho[0], 0x7c, "57344 * 2 overflows e5m2 to inf");
+    cr_expect_eq(ho[1], 0x40, "1.0 * 2");
+    cr_expect_eq(ho[2], 0x02, "a subnormal doubles");
+    cr_expect_eq(ho[3], 0x80, "-0 stays -0");
+    drop(p);
+}

@@ -122,16 +122,22 @@ Test(numeric, literal_rules) {
     int64_t i;
     double f;
     const char *why;
-    cr_expect(parse_int_literal("0", 1, &i, &why) && i == 0);
-    cr_expect(parse_int_literal("9223372036854775807", 19, &i, &why) && i == INT64_MAX);
-    cr_expect_not(parse_int_literal("9223372036854775808", 19, &i, &why));
+    cr_expect(parse_int_literal("0", 1, &i, NULL, &why) && i == 0);
+    cr_expect(parse_int_literal("9223372036854775807", 19, &i, NULL, &why) && i == INT64_MAX);
+    cr_expect_not(parse_int_literal("9223372036854775808", 19, &i, NULL, &why));
     cr_expect(strstr(why, "too large"));
-    cr_expect(parse_int_literal("0x7FFFFFFFFFFFFFFF", 18, &i, &why) && i == INT64_MAX);
-    cr_expect_not(parse_int_literal("0x8000000000000000", 18, &i, &why));
-    cr_expect_not(parse_int_literal("0777", 4, &i, &why));
+    cr_expect(parse_int_literal("0x7FFFFFFFFFFFFFFF", 18, &i, NULL, &why) && i == INT64_MAX);
+    cr_expect_not(parse_int_literal("0x8000000000000000", 18, &i, NULL, &why));
+    bool big;
+    cr_expect(parse_int_literal("0x8000000000000000", 18, &i, &big, &why) && big && (uint64_t)i == UINT64_C(1) << 63,
+              "a literal may take u64's range where asked");
+    cr_expect(parse_int_literal("18446744073709551615", 20, &i, &big, &why) && big && i == -1);
+    cr_expect_not(parse_int_literal("18446744073709551616", 20, &i, &big, &why));
+    cr_expect(parse_int_literal("5", 1, &i, &big, &why) && !big);
+    cr_expect_not(parse_int_literal("0777", 4, &i, NULL, &why));
     cr_expect(strstr(why, "octal"));
-    cr_expect(parse_int_literal("1234xyz", 4, &i, &why) && i == 1234, "text need not end at len");
-    cr_expect_not(parse_int_literal("0x", 2, &i, &why));
+    cr_expect(parse_int_literal("1234xyz", 4, &i, NULL, &why) && i == 1234, "text need not end at len");
+    cr_expect_not(parse_int_literal("0x", 2, &i, NULL, &why));
     cr_expect(parse_float_literal("0.5e1", 5, &f, &why) && f == 5.0);
     cr_expect(parse_float_literal("0.0", 3, &f, &why) && f == 0.0, "zero itself is fine");
     cr_expect(parse_float_literal("1e-45", 5, &f, &why), "the smallest f32 subnormal rounds to nonzero");
@@ -241,4 +247,133 @@ Test(numeric, math_library_special_values) {
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) cr_expect(isnan(blk_math_f32(all[i], NAN)), "NaN in, NaN out");
     cr_expect(isnan(blk_math_f32(BIR_LOG1P, -2)), "log1p below -1 is NaN");
     cr_expect(isnan(blk_math_f32(BIR_SIN, INFINITY)) && isnan(blk_math_f32(BIR_COS, -INFINITY)), "sin/cos of inf: NaN");
+}
+
+/* ------------------------------------------------------------------ fp8 */
+/* An independent reference: a code's value from the format's definition,
+ * and f32 -> fp8 by searching every finite code for the nearest (ties to
+ * the even code), with one code past the largest for overflow: e4m3 (no
+ * inf) gives NaN there, e5m2 inf, as PyTorch's float8_e4m3fn and
+ * float8_e5m2 conversions do. */
+typedef struct {
+    DType d;
+    int man, bias;
+    bool ieee;
+} RefFormat;
+
+static const RefFormat ref_formats[] = {{DT_F8E4M3, 3, 7, false}, {DT_F8E5M2, 2, 15, true}};
+
+static double ref_value(const RefFormat *f, int code) { /* code without the sign; NaN for the NaN codes */
+    int e = code >> f->man, m = code & ((1 << f->man) - 1), top = (1 << (7 - f->man)) - 1;
+    if (!f->ieee && code == 0x7f) return NAN;
+    if (f->ieee && e == top) return m ? NAN : INFINITY;
+    return e == 0 ? ldexp(m, 1 - f->bias - f->man) : ldexp(1.0 + ldexp(m, -f->man), e - f->bias);
+}
+
+static uint8_t ref_encode(const RefFormat *f, float x) {
+    uint8_t sign = signbit(x) ? 0x80 : 0;
+    if (x != x) return sign | 0x7f;
+    double a = fabs((double)x);
+    int best = -1, max_code = 0;
+    for (int c = 0; c < 0x80; c++)
+        if (isfinite(ref_value(f, c))) max_code = c;
+    /* one past the largest finite value: the next value of its binade */
+    double past = ref_value(f, max_code) + ldexp(1.0, (max_code >> f->man) - f->bias - f->man);
+    if (a >= past) return sign | (f->ieee ? 0x7c : 0x7f);
+    double best_err = INFINITY;
+    for (int c = 0; c <= max_code + 1; c++) {
+        double v = c <= max_code ? ref_value(f, c) : past;
+        double err = fabs(a - v);
+        if (err < best_err || (err == best_err && !(c & 1))) best = c, best_err = err;
+    }
+    if (best > max_code) return sign | (f->ieee ? 0x7c : 0x7f);
+    return sign | (uint8_t)best;
+}
+
+Test(numeric, fp8_decodes_every_code_as_the_format_defines) {
+    for (size_t k = 0; k < 2; k++) {
+        const RefFormat *rf = &ref_formats[k];
+        const Fp8Format *fmt = fp8_format(rf->d);
+        cr_assert(fmt);
+        for (int c = 0; c < 256; c++) {
+            double want = ref_value(rf, c & 0x7f);
+            if (c & 0x80) want = -want;
+            float got = fp8_to_f32((uint8_t)c, fmt);
+            if (want != want) cr_expect(got != got, "%s code %#x: NaN, got %g", dtype_name(rf->d), c, got);
+            else cr_expect_eq(got, want, "%s code %#x: %g, got %g", dtype_name(rf->d), c, want, got);
+        }
+        /* PyTorch's NaN bits: e4m3's 0x7f decodes to 0x7ff00000; e5m2's keep their payload */
+        cr_expect_eq(bits(fp8_to_f32(0x7f, fp8_format(DT_F8E4M3))), 0x7ff00000u);
+        cr_expect_eq(bits(fp8_to_f32(0xfd, fp8_format(DT_F8E5M2))), 0xffa00000u);
+    }
+}
+
+Test(numeric, f32_to_fp8_rounds_to_nearest_even_and_overflows_as_pytorch) {
+    for (size_t k = 0; k < 2; k++) {
+        const RefFormat *rf = &ref_formats[k];
+        const Fp8Format *fmt = fp8_format(rf->d);
+        int checked = 0, wrong = 0;
+        /* every f16 value (all exponents fp8 can reach and beyond), each code's
+         * value, the midpoints between codes and one f32 ulp either side */
+        for (uint32_t h = 0; h < 0x10000; h++) {
+            float x = f16_to_f32((uint16_t)h);
+            float xs[] = {x, nextafterf(x, INFINITY), nextafterf(x, -INFINITY)};
+            for (int j = 0; j < 3; j++, checked++)
+                if (f32_to_fp8(xs[j], fmt) != ref_encode(rf, xs[j])) wrong++;
+        }
+        for (int c = 0; c < 0x7f; c++) {
+            float lo = (float)ref_value(rf, c), hi = (float)ref_value(rf, c + 1);
+            if (!isfinite(hi)) continue;
+            float mid = (lo + hi) / 2; /* exact: few bits */
+            float xs[] = {mid, nextafterf(mid, 0), nextafterf(mid, INFINITY), -mid, 1e-30f, -1e-45f, 1e30f, -INFINITY};
+            for (int j = 0; j < 8; j++, checked++) {
+                uint8_t got = f32_to_fp8(xs[j], fmt), want = ref_encode(rf, xs[j]);
+                if (got != want) wrong++;
+                cr_expect_eq(got, want, "%s(%a): %#x, want %#x", dtype_name(rf->d), xs[j], got, want);
+            }
+        }
+        cr_expect_eq(wrong, 0, "%s: %d of %d conversions differ from the reference", dtype_name(rf->d), wrong, checked);
+    }
+    /* the edges, as PyTorch gives them */
+    const Fp8Format *e4 = fp8_format(DT_F8E4M3), *e5 = fp8_format(DT_F8E5M2);
+    cr_expect_eq(f32_to_fp8(448.0f, e4), 0x7e);
+    cr_expect_eq(f32_to_fp8(464.0f, e4), 0x7e, "the tie beyond 448 rounds to even, 448");
+    cr_expect_eq(f32_to_fp8(464.5f, e4), 0x7f, "beyond: NaN, e4m3 has no inf");
+    cr_expect_eq(f32_to_fp8(-INFINITY, e4), 0xff);
+    cr_expect_eq(f32_to_fp8(57344.0f, e5), 0x7b);
+    cr_expect_eq(f32_to_fp8(61440.0f, e5), 0x7c, "the tie beyond the largest goes to the even code, inf");
+    cr_expect_eq(f32_to_fp8(-INFINITY, e5), 0xfc);
+    cr_expect_eq(f32_to_fp8(NAN, e5), 0x7f);
+}
+
+/* `as` between the integer types and from floats: wrap, saturate, NaN to 0;
+ * f64 to f16 and to fp8 go through f32 (PyTorch's rule). */
+Test(numeric, conversions_between_all_widths) {
+    struct { DType from, to; ConstVal v; int64_t want; } ints[] = {
+        {DT_I32, DT_I8, {.i = 200}, -56},         {DT_I32, DT_U8, {.i = -1}, 255},
+        {DT_I64, DT_I16, {.i = 70000}, 4464},     {DT_I8, DT_U16, {.i = -2}, 65534},
+        {DT_U8, DT_I8, {.i = 255}, -1},           {DT_I32, DT_U64, {.i = -1}, -1 /* all ones */},
+        {DT_U64, DT_I32, {.i = -1}, -1},          {DT_F32, DT_I8, {.f = 300.7}, 127},
+        {DT_F32, DT_I8, {.f = -300.7}, -128},     {DT_F32, DT_U8, {.f = -5.0}, 0},
+        {DT_F32, DT_U16, {.f = 65535.9}, 65535},  {DT_F32, DT_I16, {.f = NAN}, 0},
+        {DT_F64, DT_U64, {.f = 1e19}, (int64_t)UINT64_C(10000000000000000000)},
+        {DT_F64, DT_U64, {.f = 1e30}, -1},        {DT_F64, DT_I64, {.f = -1e30}, INT64_MIN},
+        {DT_F8E4M3, DT_I8, {.f = -448.0}, -128},
+    };
+    for (size_t k = 0; k < sizeof ints / sizeof *ints; k++) {
+        int64_t got = convert_scalar(ints[k].v, ints[k].from, ints[k].to).i;
+        cr_expect_eq(got, ints[k].want, "%s -> %s: %lld, want %lld", dtype_name(ints[k].from), dtype_name(ints[k].to),
+                     (long long)got, (long long)ints[k].want);
+    }
+    /* u64 to floats: the unsigned value, one rounding */
+    cr_expect_eq(convert_scalar((ConstVal){.i = -1}, DT_U64, DT_F64).f, 18446744073709551616.0);
+    cr_expect_eq(convert_scalar((ConstVal){.i = -1}, DT_U64, DT_F32).f, 18446744073709551616.0);
+    cr_expect_eq(convert_scalar((ConstVal){.i = -1}, DT_U64, DT_F16).f, INFINITY);
+    /* 1 + 2^-11 + 2^-40: f16 rounds it up once, but through f32 it is the tie 1 + 2^-11, to even: 1 */
+    double x = 1.0 + ldexp(1, -11) + ldexp(1, -40);
+    cr_expect_eq(convert_scalar((ConstVal){.f = x}, DT_F64, DT_F16).f, 1.0);
+    cr_expect_eq(convert_scalar((ConstVal){.f = x}, DT_F64, DT_F32).f, 1.0 + ldexp(1, -11));
+    cr_expect_eq(convert_scalar((ConstVal){.f = x}, DT_F64, DT_F64).f, x);
+    cr_expect_eq(convert_scalar((ConstVal){.i = 300}, DT_I32, DT_F8E4M3).f, 288.0);
+    cr_expect_eq(convert_scalar((ConstVal){.f = -0.09375}, DT_F8E5M2, DT_F32).f, -0.09375, "fp8 to f32 keeps the value");
 }

@@ -181,29 +181,43 @@ static Flow check_access(Interp *I, const BirOp *op, const char *what, const Ele
 static Elem mem_read(uint64_t ptr, DType d) {
     Elem e = {0};
     void *p = (void *)(uintptr_t)addr_of(ptr);
+    const Fp8Format *fp8 = fp8_format(d);
     switch (d) {
     case DT_I1: e.i = *(uint8_t *)p != 0; break;
+    case DT_I8: e.i = *(int8_t *)p; break;
+    case DT_U8: e.i = *(uint8_t *)p; break;
+    case DT_I16: e.i = *(int16_t *)p; break;
+    case DT_U16: e.i = *(uint16_t *)p; break;
     case DT_I32: e.i = *(int32_t *)p; break;
     case DT_U32: e.i = *(uint32_t *)p; break;
-    case DT_I64: e.i = *(int64_t *)p; break;
     case DT_F16: e.f = f16_to_f32(*(uint16_t *)p); break;
     case DT_BF16: e.f = bf16_to_f32(*(uint16_t *)p); break;
     case DT_F32: e.f = *(float *)p; break;
-    default: e.u = *(uint64_t *)p; break;
+    case DT_F64: e.f = *(double *)p; break;
+    default:
+        if (fp8) e.f = fp8_to_f32(*(uint8_t *)p, fp8);
+        else e.u = *(uint64_t *)p; /* i64, u64, pointers */
+        break;
     }
     return e;
 }
 
 static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
     void *p = (void *)(uintptr_t)addr_of(ptr);
+    const Fp8Format *fp8 = fp8_format(d);
     switch (d) {
     case DT_I1: *(uint8_t *)p = e.i != 0; break;
+    case DT_I8: case DT_U8: *(uint8_t *)p = (uint8_t)e.i; break;
+    case DT_I16: case DT_U16: *(uint16_t *)p = (uint16_t)e.i; break;
     case DT_I32: case DT_U32: *(uint32_t *)p = (uint32_t)e.i; break;
-    case DT_I64: *(int64_t *)p = e.i; break;
     case DT_F16: *(uint16_t *)p = f32_to_f16((float)e.f); break;
     case DT_BF16: *(uint16_t *)p = f32_to_bf16((float)e.f); break;
     case DT_F32: *(float *)p = (float)e.f; break;
-    default: *(uint64_t *)p = e.u; break;
+    case DT_F64: *(double *)p = e.f; break;
+    default:
+        if (fp8) *(uint8_t *)p = f32_to_fp8((float)e.f, fp8);
+        else *(uint64_t *)p = e.u;
+        break;
     }
     I->writes++;
 }
@@ -212,27 +226,29 @@ static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
 
 /* A double rounded to the float dtype d (once, to nearest even). */
 static double round_to(double x, DType d) {
+    if (d == DT_F64) return x;
     float f = (float)x;
     if (d == DT_F16) return f16_to_f32(f32_to_f16(f));
     if (d == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
     return f;
 }
 
-/* Wraps an int64 result to the integer dtype d. */
+/* Wraps an int64 result to the integer dtype d: sign- or zero-extended from its width. */
 static int64_t wrap(int64_t x, DType d) {
-    switch (d) {
-    case DT_I32: return (int32_t)(uint32_t)(uint64_t)x;
-    case DT_U32: return (uint32_t)(uint64_t)x;
-    case DT_I1: return x & 1;
-    default: return x;
-    }
+    int bits = dtype_bits(d);
+    if (bits >= 64) return x;
+    if (d == DT_I1) return x & 1;
+    uint64_t mask = (UINT64_C(1) << bits) - 1, low = (uint64_t)x & mask;
+    return dtype_is_signed(d) && (low >> (bits - 1)) ? (int64_t)(low | ~mask) : (int64_t)low;
 }
 
 static int64_t int_div(int64_t a, int64_t b, DType d, bool rem) {
     /* x / 0 is undefined on the GPU; the interpreter gives all ones (and
      * x % 0 gives x) rather than trapping, since masked-off lanes may
-     * divide by anything. MIN / -1 wraps. */
+     * divide by anything. MIN / -1 wraps. Unsigned values are normalized
+     * (zero-extended), so dividing their bits as uint64 is right for all widths. */
     if (b == 0) return rem ? a : wrap(-1, d);
+    if (dtype_is_unsigned(d)) return (int64_t)(rem ? (uint64_t)a % (uint64_t)b : (uint64_t)a / (uint64_t)b);
     if (b == -1) return rem ? 0 : wrap((int64_t)(0 - (uint64_t)a), d);
     return rem ? a % b : a / b;
 }
@@ -245,6 +261,9 @@ static int64_t shift(int64_t a, int64_t b, DType d, bool left) {
     if (dtype_is_signed(d)) return big ? (a < 0 ? -1 : 0) : a >> b;
     return big ? 0 : (int64_t)((uint64_t)a >> b);
 }
+
+/* a < b for integers of dtype d (u64 compares its bits unsigned) */
+static bool int_less(int64_t a, int64_t b, DType d) { return dtype_is_unsigned(d) ? (uint64_t)a < (uint64_t)b : a < b; }
 
 static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     Elem r = {0};
@@ -280,8 +299,8 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     case BIR_UMULHI: /* the high word of the unsigned product of the 32-bit patterns */
         r.i = wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
         break;
-    case BIR_MIN: r.i = a < b ? a : b; break;
-    case BIR_MAX: r.i = a > b ? a : b; break;
+    case BIR_MIN: r.i = int_less(a, b, d) ? a : b; break;
+    case BIR_MAX: r.i = int_less(b, a, d) ? a : b; break;
     default: break; /* exec_op sends only the ops above */
     }
     return r;
@@ -295,8 +314,8 @@ static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
     } else if (d == DT_PTR) {
         uint64_t a = addr_of(x.u), b = addr_of(y.u);
         lt = a < b, eq = a == b, gt = a > b;
-    } else { /* normalized, so u32 compares correctly too */
-        lt = x.i < y.i, eq = x.i == y.i, gt = x.i > y.i;
+    } else {
+        lt = int_less(x.i, y.i, d), eq = x.i == y.i, gt = int_less(y.i, x.i, d);
     }
     switch (code) {
     case BIR_EQ: return eq;
@@ -324,7 +343,7 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
     switch (code) {
     case BIR_NEG: r.i = wrap((int64_t)(0 - (uint64_t)x.i), d); break;
     case BIR_NOT: r.i = wrap(~x.i, d); break;
-    case BIR_ABS: r.i = x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
+    case BIR_ABS: r.i = dtype_is_signed(d) && x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
     default: break; /* no other unary op takes integers */
     }
     return r;
@@ -416,7 +435,7 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
                     if (b.f != b.f) break;
                     better = c.f != c.f || (want_max ? c.f > b.f : c.f < b.f);
                 } else {
-                    better = want_max ? c.i > b.i : c.i < b.i;
+                    better = want_max ? int_less(b.i, c.i, d) : int_less(c.i, b.i, d);
                 }
                 if (better) best = k;
             }
@@ -438,7 +457,8 @@ static void copy_value(Interp *I, int dst, int src) {
 }
 
 static void print_elem(FILE *out, Elem e, DType d) {
-    if (dtype_is_float(d)) fprintf(out, "%.9g", e.f);
+    if (dtype_holds_float(d)) fprintf(out, d == DT_F64 ? "%.17g" : "%.9g", e.f);
+    else if (dtype_is_unsigned(d)) fprintf(out, "%llu", (unsigned long long)e.i);
     else if (d == DT_PTR) fprintf(out, "0x%llx", (unsigned long long)addr_of(e.u));
     else fprintf(out, "%lld", (long long)e.i);
 }
@@ -590,7 +610,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     int64_t n = numel(rt);
     switch (op->code) {
     case BIR_CONST:
-        if (dtype_is_float(rt.dtype)) out[0].f = op->value.f;
+        if (dtype_holds_float(rt.dtype)) out[0].f = op->value.f;
         else out[0].i = op->value.i;
         return FLOW_NEXT;
     case BIR_PROGRAM_ID: out[0].i = I->pid[op->attr]; return FLOW_NEXT;
@@ -628,14 +648,14 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_CONVERT: {
         DType from = vtype(I, a[0]).dtype, to = rt.dtype;
         const Elem *x = V(I, a[0]);
-        if (dtype_is_float(from) && to == DT_F32) {
-            memcpy(out, x, (size_t)n * sizeof(Elem)); /* f16/bf16 values are exact in f32 */
+        if (dtype_holds_float(from) && from != DT_F64 && (to == DT_F32 || to == DT_F64)) {
+            memcpy(out, x, (size_t)n * sizeof(Elem)); /* f16/bf16/fp8 values are exact in f32 */
             return FLOW_NEXT;
         }
         for (int64_t k = 0; k < n; k++) {
-            ConstVal c = dtype_is_float(from) ? (ConstVal){.f = x[k].f} : (ConstVal){.i = x[k].i};
+            ConstVal c = dtype_holds_float(from) ? (ConstVal){.f = x[k].f} : (ConstVal){.i = x[k].i};
             c = convert_scalar(c, from, to);
-            if (dtype_is_float(to)) out[k].f = c.f;
+            if (dtype_holds_float(to)) out[k].f = c.f;
             else out[k].i = c.i;
         }
         return FLOW_NEXT;
@@ -683,7 +703,8 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     }
     case BIR_FMA: {
         const Elem *x = V(I, a[0]), *y = V(I, a[1]), *z = V(I, a[2]);
-        for (int64_t k = 0; k < n; k++) out[k].f = fmaf((float)x[k].f, (float)y[k].f, (float)z[k].f);
+        for (int64_t k = 0; k < n; k++)
+            out[k].f = rt.dtype == DT_F64 ? fma(x[k].f, y[k].f, z[k].f) : fmaf((float)x[k].f, (float)y[k].f, (float)z[k].f);
         return FLOW_NEXT;
     }
     case BIR_RAND: case BIR_RANDINT: {
@@ -847,6 +868,7 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
                 if (in_buf(&bufs[b], a, a)) tag = b + 1;
             slot->u = a | (uint64_t)tag << ADDR_BITS;
         }
+        else if (d == DT_F64) slot->f = args[p].f;
         else if (dtype_is_float(d)) /* rounded to the parameter's type, as `as` would */
             slot->f = convert_scalar((ConstVal){.f = (float)args[p].f}, DT_F32, d).f;
         else slot->i = wrap(args[p].i, d);

@@ -72,8 +72,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         next_vals = carried_in(g, op->results, n, y->operands);
         /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
         char name[48];
-        const char *bits = d == DT_I64 ? "i64" : "i32";
-        snprintf(name, sizeof name, "llvm.%s.with.overflow.%s", dtype_is_signed(d) ? "sadd" : "uadd", bits);
+        snprintf(name, sizeof name, "llvm.%s.with.overflow.i%d", dtype_is_signed(d) ? "sadd" : "uadd", dtype_bits(d));
         LLVMTypeRef fields[2] = {ty(g, d), g->i1};
         LLVMValueRef args[2] = {iv, step};
         LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->ctx, fields, 2, 0), args, 2);

@@ -1,7 +1,11 @@
 /* elementwise.c: one element of an elementwise op, in LLVM IR: arithmetic,
  * comparisons, conversions, the dispatch to the math functions (math.c),
  * and Philox for rand. */
+#include <math.h>
+
 #include "gen.h"
+
+static const char *llvm_float_name(DType d) { return d == DT_F64 ? "f64" : d == DT_F32 ? "f32" : d == DT_F16 ? "f16" : "bf16"; }
 
 /* --------------------------------------------------------- elementwise */
 
@@ -33,9 +37,8 @@ static LLVMValueRef fdiv(Gen *g, LLVMValueRef a, LLVMValueRef b, DType d) {
 LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, DType d) {
     if (dtype_is_float(d)) {
         /* NaN propagates: max.NaN / min.NaN */
-        const char *name = d == DT_F32 ? (is_max ? "llvm.maximum.f32" : "llvm.minimum.f32")
-                         : d == DT_F16 ? (is_max ? "llvm.maximum.f16" : "llvm.minimum.f16")
-                                       : (is_max ? "llvm.maximum.bf16" : "llvm.minimum.bf16");
+        char name[32];
+        snprintf(name, sizeof name, "llvm.%s.%s", is_max ? "maximum" : "minimum", llvm_float_name(d));
         LLVMValueRef args[2] = {a, b};
         return nvptx_call(g, name, ty(g, d), args, 2);
     }
@@ -43,34 +46,90 @@ LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, D
     return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, p, a, b, ""), a, b, "");
 }
 
+/* fp8 <-> f32 in integer operations, the same as numeric.c's (bit for bit,
+ * NaN payloads included, which the hardware's cvt would not keep). */
+static LLVMValueRef gen_fp8_to_f32(Gen *g, LLVMValueRef code, const Fp8Format *fmt) {
+    LLVMBuilderRef b = g->b;
+    int shift = 23 - fmt->man_bits;
+    LLVMValueRef c = LLVMBuildZExt(b, code, g->i32, "");
+    LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, c, ci32(g, 0x80), ""), ci32(g, 24), "");
+    LLVMValueRef mag = LLVMBuildAnd(b, c, ci32(g, 0x7f), "");
+    LLVMValueRef e = LLVMBuildLShr(b, mag, ci32(g, fmt->man_bits), "");
+    LLVMValueRef m = LLVMBuildAnd(b, mag, ci32(g, (1 << fmt->man_bits) - 1), "");
+    LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, ci32(g, 127 - fmt->bias), ""), ci32(g, 23), ""),
+                                      LLVMBuildShl(b, m, ci32(g, shift), ""), "");
+    LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, g->f32, ""),
+                                     LLVMConstReal(g->f32, ldexp(1.0, 1 - fmt->bias - fmt->man_bits)), "");
+    LLVMValueRef bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ci32(g, 0), ""),
+                                        LLVMBuildBitCast(b, sub, g->i32, ""), normal, "");
+    if (fmt->ieee) {
+        LLVMValueRef special = LLVMBuildOr(b, ci32(g, 0x7f800000), LLVMBuildShl(b, m, ci32(g, shift), ""), "");
+        LLVMValueRef top = ci32(g, (1 << (7 - fmt->man_bits)) - 1);
+        bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, top, ""), special, bits, "");
+    } else {
+        bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, ci32(g, 0x7f), ""), ci32(g, 0x7ff00000), bits, "");
+    }
+    return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), g->f32, "");
+}
+
+static LLVMValueRef gen_f32_to_fp8(Gen *g, LLVMValueRef f, const Fp8Format *fmt) {
+    LLVMBuilderRef b = g->b;
+    int drop = 23 - fmt->man_bits, emin = 1 - fmt->bias;
+    LLVMValueRef u = LLVMBuildBitCast(b, f, g->i32, "");
+    LLVMValueRef a = LLVMBuildAnd(b, u, ci32(g, 0x7fffffff), "");
+    LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, u, ci32(g, 24), ""), ci32(g, 0x80), "");
+    /* below the smallest normal: |f| in units of the smallest subnormal, rounded to even */
+    LLVMValueRef scaled = LLVMBuildFMul(b, LLVMBuildBitCast(b, a, g->f32, ""),
+                                        LLVMConstReal(g->f32, ldexp(1.0, fmt->man_bits - emin)), "");
+    LLVMValueRef rounded = nvptx_call(g, "llvm.rint.f32", g->f32, &scaled, 1);
+    LLVMValueRef sub = nvptx_call(g, "llvm.fptoui.sat.i32.f32", g->i32, &rounded, 1);
+    /* normal: round the dropped mantissa bits to even, rebase the exponent */
+    LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, a, ci32(g, drop), ""), ci32(g, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, a, ci32(g, (1 << (drop - 1)) - 1), ""), odd, "");
+    LLVMValueRef normal = LLVMBuildSub(b, LLVMBuildLShr(b, r, ci32(g, drop), ""),
+                                       ci32(g, (127 - fmt->bias) << fmt->man_bits), "");
+    LLVMValueRef is_sub = LLVMBuildICmp(b, LLVMIntULT, a, ci32(g, (int64_t)(emin + 127) << 23), "");
+    LLVMValueRef code = LLVMBuildSelect(b, is_sub, sub, normal, "");
+    LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, code, ci32(g, fmt->max_finite), "");
+    code = LLVMBuildSelect(b, over, ci32(g, fmt->ieee ? fmt->max_finite + 1 : 0x7f), code, "");
+    code = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, a, ci32(g, 0x7f800000), ""), ci32(g, 0x7f), code, "");
+    return LLVMBuildTrunc(b, LLVMBuildOr(b, code, sign, ""), g->i8, "");
+}
+
+/* `as` (docs/language.md §5; numeric.c's convert_scalar is the reference) */
 LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
     if (from == to) return x;
+    const Fp8Format *from8 = fp8_format(from), *to8 = fp8_format(to);
+    if (from8) /* exact in f32 */
+        return nvptx_convert_dtype(g, gen_fp8_to_f32(g, x, from8), DT_F32, to);
+    if (to8) /* through f32, as PyTorch */
+        return gen_f32_to_fp8(g, nvptx_convert_dtype(g, x, from, DT_F32), to8);
     LLVMTypeRef t = ty(g, to);
     bool ff = dtype_is_float(from), tf = dtype_is_float(to);
     if (to == DT_I1)
         return ff ? LLVMBuildFCmp(g->b, LLVMRealUNE, x, LLVMConstNull(ty(g, from)), "")
                   : LLVMBuildICmp(g->b, LLVMIntNE, x, LLVMConstNull(ty(g, from)), "");
     if (ff && tf) {
+        if (from == DT_F64 && dtype_bits(to) == 16) /* through f32, as PyTorch */
+            return nvptx_convert_dtype(g, LLVMBuildFPTrunc(g->b, x, g->f32, ""), DT_F32, to);
         if (dtype_bits(to) > dtype_bits(from)) return LLVMBuildFPExt(g->b, x, t, "");
         if (dtype_bits(to) < dtype_bits(from)) return LLVMBuildFPTrunc(g->b, x, t, "");
         /* f16 <-> bf16: through f32 (exact), then one rounding */
         return LLVMBuildFPTrunc(g->b, LLVMBuildFPExt(g->b, x, g->f32, ""), t, "");
     }
-    if (tf) {
-        return from == DT_I1 || from == DT_U32 ? LLVMBuildUIToFP(g->b, x, t, "") : LLVMBuildSIToFP(g->b, x, t, "");
-    }
+    bool from_unsigned = from == DT_I1 || dtype_is_unsigned(from);
+    if (tf) return from_unsigned ? LLVMBuildUIToFP(g->b, x, t, "") : LLVMBuildSIToFP(g->b, x, t, "");
     if (ff) {
         /* truncate toward zero, saturating, NaN -> 0: the .sat intrinsics */
         char name[48];
-        const char *fn = to == DT_U32 ? "fptoui" : "fptosi";
-        const char *src = from == DT_F32 ? "f32" : from == DT_F16 ? "f16" : "bf16";
-        snprintf(name, sizeof name, "llvm.%s.sat.%s.%s", fn, to == DT_I64 ? "i64" : "i32", src);
+        snprintf(name, sizeof name, "llvm.%s.sat.i%d.%s", dtype_is_unsigned(to) ? "fptoui" : "fptosi", dtype_bits(to),
+                 llvm_float_name(from));
         return nvptx_call(g, name, t, &x, 1);
     }
     int fb = dtype_bits(from), tb = dtype_bits(to);
-    if (tb > fb) return from == DT_I1 || from == DT_U32 ? LLVMBuildZExt(g->b, x, t, "") : LLVMBuildSExt(g->b, x, t, "");
+    if (tb > fb) return from_unsigned ? LLVMBuildZExt(g->b, x, t, "") : LLVMBuildSExt(g->b, x, t, "");
     if (tb < fb) return LLVMBuildTrunc(g->b, x, t, "");
-    return x; /* i32 <-> u32: the same bits */
+    return x; /* signed <-> unsigned of one width: the same bits */
 }
 
 static LLVMValueRef mulhi(Gen *g, uint32_t a, LLVMValueRef b) {
@@ -122,8 +181,9 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_PTR_CAST: return x[0];
     case BIR_PTR_ADD: {
         DType offd = f->values[op->operands[1]].type.dtype;
-        LLVMValueRef off = offd == DT_I64 ? x[1] : offd == DT_U32 ? LLVMBuildZExt(b, x[1], g->i64, "")
-                                                                   : LLVMBuildSExt(b, x[1], g->i64, "");
+        LLVMValueRef off = dtype_bits(offd) == 64      ? x[1]
+                           : dtype_is_unsigned(offd) ? LLVMBuildZExt(b, x[1], g->i64, "")
+                                                     : LLVMBuildSExt(b, x[1], g->i64, "");
         return LLVMBuildGEP2(b, mem_ty(g, rt.elem), x[0], &off, 1, "");
     }
     case BIR_ADD: return fl ? fp_contract(g, LLVMBuildFAdd(b, x[0], x[1], "")) : LLVMBuildAdd(b, x[0], x[1], "");
@@ -159,16 +219,17 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_ABS:
         if (fl) {
             char name[24];
-            snprintf(name, sizeof name, "llvm.fabs.%s", d == DT_F32 ? "f32" : d == DT_F16 ? "f16" : "bf16");
+            snprintf(name, sizeof name, "llvm.fabs.%s", llvm_float_name(d));
             return nvptx_call(g, name, ty(g, d), x, 1);
         }
+        if (!dtype_is_signed(d)) return x[0];
         return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, x[0], LLVMConstNull(ty(g, d)), ""),
                                LLVMBuildNeg(b, x[0], ""), x[0], "");
 #define BIR_OP(...)
 #define MATH_OP(ID, fn) case BIR_##ID: return gen_math_##fn(g, x[0]);
 #include "ops.def"
     case BIR_SELECT: return LLVMBuildSelect(b, x[0], x[1], x[2], "");
-    case BIR_FMA: return nvptx_call(g, "llvm.fma.f32", g->f32, x, 3);
+    case BIR_FMA: return nvptx_call(g, d == DT_F64 ? "llvm.fma.f64" : "llvm.fma.f32", ty(g, d), x, 3);
     case BIR_RAND: case BIR_RANDINT: {
         LLVMValueRef w = philox(g, x[0], x[1], f->values[op->operands[1]].type.dtype);
         return op->code == BIR_RAND ? rand_float(g, w) : w;

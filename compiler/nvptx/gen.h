@@ -164,15 +164,15 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b);
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------------ util.c */
+/* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
 static inline LLVMTypeRef ty(Gen *g, DType d) {
-    switch (d) {
-    case DT_I1: return g->i1;
-    case DT_I32: case DT_U32: return g->i32;
-    case DT_I64: return g->i64;
-    case DT_F16: return g->f16;
-    case DT_BF16: return g->bf16;
-    case DT_F32: return g->f32;
-    default: return g->gptr;
+    if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->gptr;
+    switch (dtype_bits(d)) {
+    case 1: return g->i1;
+    case 8: return g->i8;
+    case 16: return d == DT_F16 ? g->f16 : d == DT_BF16 ? g->bf16 : g->i16;
+    case 32: return d == DT_F32 ? g->f32 : g->i32;
+    default: return d == DT_F64 ? g->f64 : g->i64;
     }
 }
 static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->i32, (unsigned long long)v, 1); }

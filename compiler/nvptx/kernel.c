@@ -124,8 +124,10 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     switch (op->code) {
     case BIR_CONST: {
         DType d = vtype(g, r).dtype;
-        LLVMValueRef c = dtype_is_float(d) ? LLVMConstReal(ty(g, d), op->value.f)
-                                           : LLVMConstInt(ty(g, d), (unsigned long long)op->value.i, 1);
+        const Fp8Format *fp8 = fp8_format(d);
+        LLVMValueRef c = fp8 ? LLVMConstInt(g->i8, f32_to_fp8((float)op->value.f, fp8), 0)
+                         : dtype_is_float(d) ? LLVMConstReal(ty(g, d), op->value.f)
+                                             : LLVMConstInt(ty(g, d), (unsigned long long)op->value.i, 1);
         nvptx_new_regs(g, r)[0] = c;
         return true;
     }

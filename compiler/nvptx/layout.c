@@ -453,6 +453,7 @@ static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *o
     if (m != BIR_NONE) w = min64(w, ax[m].constancy);
     int64_t p2 = 1;
     while (p2 * 2 <= w) p2 *= 2;
+    if (p2 * es < 4) p2 = 1; /* below a word, one element per access (memory.c's sub-word path) */
     return (int)max64(p2, 1);
 }
 

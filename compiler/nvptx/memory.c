@@ -127,7 +127,7 @@ static LLVMValueRef atom(Gen *g, const char *op, const char *type, LLVMValueRef 
 /* One atomic of the block IR on one element (b: cas's new value). */
 static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
                            LLVMValueRef b, DType d) {
-    bool wide = d == DT_I64;
+    bool wide = dtype_bits(d) == 64;
     const char *bits = wide ? "b64" : "b32";
     switch (code) {
     case BIR_ATOMIC_CAS: return atom(g, "cas", bits, pred, p, a, b);
@@ -142,7 +142,9 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     default: break; /* max, min */
     }
     bool is_max = code == BIR_ATOMIC_MAX;
-    if (d != DT_F32) return atom(g, is_max ? "max" : "min", wide ? "s64" : d == DT_U32 ? "u32" : "s32", pred, p, a, NULL);
+    if (d != DT_F32)
+        return atom(g, is_max ? "max" : "min", dtype_is_unsigned(d) ? (wide ? "u64" : "u32") : (wide ? "s64" : "s32"), pred, p,
+                    a, NULL);
     /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
      * integer among all floats, and a negative one as an unsigned integer
      * the other way round (Triton's way; NaN is not supported) */

@@ -91,7 +91,7 @@ static bool zero_other(Gen *g, int v) {
     if (v == BIR_NONE) return true;
     const BirOp *op = g->f->values[v].def;
     if (op && op->code == BIR_SPLAT) op = g->f->values[op->operands[0]].def;
-    return op && op->code == BIR_CONST && (dtype_is_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
+    return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
 }
 
 static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {

@@ -37,7 +37,12 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
         int32_t copies = t.rank ? nvptx_layout_copy_regs(l) : 0;
         for (int k = 0; k < n; k++) {
             if (k & copies) continue;
-            const char *vf = v < 0 ? "" : dtype_is_float(t.dtype) ? " %.9g" : t.dtype == DT_PTR ? " 0x%llx" : " %lld";
+            const char *vf = v < 0                          ? ""
+                             : t.dtype == DT_F64             ? " %.17g"
+                             : dtype_holds_float(t.dtype)    ? " %.9g"
+                             : t.dtype == DT_PTR             ? " 0x%llx"
+                             : dtype_is_unsigned(t.dtype)    ? " %llu"
+                                                             : " %lld";
             if (t.rank == 2) snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) idx [%%d, %%d] %s%s\n", prefix, vf);
             else if (t.rank == 1) snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) idx [%%d] %s%s\n", prefix, vf);
             else snprintf(fmt, fmt_size, "pid (%%d, %%d, %%d) %s%s\n", prefix, vf);
@@ -47,9 +52,9 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
             for (int d = 0; d < t.rank; d++) fields[nf++] = nvptx_coord(g, l, d, k);
             if (v >= 0) {
                 LLVMValueRef x = g->regs[v][k];
-                if (dtype_is_float(t.dtype)) x = LLVMBuildFPExt(g->b, nvptx_convert_dtype(g, x, t.dtype, DT_F32), g->f64, "");
+                if (dtype_holds_float(t.dtype)) x = nvptx_convert_dtype(g, x, t.dtype, DT_F64);
                 else if (t.dtype == DT_PTR) x = addr_i64(g, x);
-                else x = nvptx_convert_dtype(g, x, t.dtype, DT_I64);
+                else x = nvptx_convert_dtype(g, x, t.dtype, dtype_is_unsigned(t.dtype) ? DT_U64 : DT_I64);
                 fields[nf++] = x;
             }
             LLVMTypeRef ftys[6];

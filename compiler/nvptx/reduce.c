@@ -41,7 +41,9 @@ static void combine(Gen *g, const Reduction *R, LLVMValueRef *a, LLVMValueRef *i
 }
 
 static LLVMValueRef shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
-    if (d == DT_I64) {
+    if (d == DT_F64) /* as its bits */
+        return LLVMBuildBitCast(g->b, shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->i64, ""), mask, DT_I64), g->f64, "");
+    if (dtype_bits(d) == 64) {
         LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->i32, "");
         LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->i32, "");
         lo = LLVMBuildZExt(g->b, shuffle_xor(g, lo, mask, DT_I32), g->i64, "");

@@ -14,22 +14,33 @@ import sys
 from . import _dlpack, _lib
 
 # A pointer parameter's type -> what it takes: the NumPy dtype, the PyTorch
-# dtype, the array-interface type and the DLPack (type code, bits). bf16 has
-# no NumPy type: its arrays are uint16 holding the bits.
+# dtype, the array-interface type and the DLPack (type code, bits). bf16 and
+# the fp8 types have no NumPy type: their arrays hold the bits (uint16, uint8).
 _POINTEES = {
+    "*f64": ("float64", "float64", "f8", (_dlpack.FLOAT, 64)),
     "*f32": ("float32", "float32", "f4", (_dlpack.FLOAT, 32)),
     "*f16": ("float16", "float16", "f2", (_dlpack.FLOAT, 16)),
     "*bf16": ("uint16", "bfloat16", "u2", (_dlpack.BFLOAT, 16)),
+    "*f8e4m3": ("uint8", "float8_e4m3fn", "u1", (_dlpack.FLOAT8_E4M3FN, 8)),
+    "*f8e5m2": ("uint8", "float8_e5m2", "u1", (_dlpack.FLOAT8_E5M2, 8)),
+    "*i8": ("int8", "int8", "i1", (_dlpack.INT, 8)),
+    "*i16": ("int16", "int16", "i2", (_dlpack.INT, 16)),
     "*i32": ("int32", "int32", "i4", (_dlpack.INT, 32)),
-    "*u32": ("uint32", "uint32", "u4", (_dlpack.UINT, 32)),
     "*i64": ("int64", "int64", "i8", (_dlpack.INT, 64)),
+    "*u8": ("uint8", "uint8", "u1", (_dlpack.UINT, 8)),
+    "*u16": ("uint16", "uint16", "u2", (_dlpack.UINT, 16)),
+    "*u32": ("uint32", "uint32", "u4", (_dlpack.UINT, 32)),
+    "*u64": ("uint64", "uint64", "u8", (_dlpack.UINT, 64)),
     "*i1": ("bool", "bool", "b1", (_dlpack.BOOL, 8)),
 }
 _NONE = (None, None, None, None)
+# the types whose NumPy arrays hold bits: a tensor is viewed as this integer type
+_BITS_VIEW = {"*bf16": "int16", "*f8e4m3": "uint8", "*f8e5m2": "uint8"}
 
-# blk_arg is {int kind; (4 bytes padding); union {u64 ptr; i64 i; float f}}:
+# blk_arg is {int kind; (4 bytes padding); union {u64 ptr; i64 i; u64 u; float f; double d}}:
 # packing it with struct is several times faster than filling ctypes fields
-_FORMATS = {_lib.PTR: "i4xQ", _lib.F32: "i4xf4x"}  # the integer kinds: "i4xq"
+_FORMATS = {_lib.PTR: "i4xQ", _lib.U64: "i4xQ", _lib.F32: "i4xf4x", _lib.F64: "i4xd"}  # the others: "i4xq"
+_FLOAT_KINDS = (_lib.F32, _lib.F64)
 
 
 class Param:
@@ -118,9 +129,10 @@ class Marshal:
                     values.append(a.data_ptr())
                 else:
                     values.append(self._device_pointer(p, a) if gpu else self._host_pointer(p, a))
-            elif type(a) is int and kind != _lib.F32 and -(1 << 63) <= a < (1 << 63):
+            elif type(a) is int and kind not in _FLOAT_KINDS and -(1 << 63) <= a < (1 << 63) and \
+                    (kind != _lib.U64 or a >= 0):
                 values.append(a)
-            elif kind == _lib.F32:
+            elif kind in _FLOAT_KINDS:
                 if not isinstance(a, (int, float)) and not hasattr(a, "__float__"):
                     p.fail(self.kernel, f"expects a number ({p.type}), got {type(a).__name__}")
                 values.append(float(a))
@@ -128,7 +140,8 @@ class Marshal:
                 if isinstance(a, float) or not hasattr(a, "__index__"):
                     p.fail(self.kernel, f"expects an integer ({p.type}), got {type(a).__name__}")
                 v = a.__index__()
-                if not -(1 << 63) <= v < (1 << 63):  # the runtime checks the parameter's own range
+                lo, hi = (0, 1 << 64) if kind == _lib.U64 else (-(1 << 63), 1 << 63)
+                if not lo <= v < hi:  # the runtime checks the parameter's own range
                     p.fail(self.kernel, f"{v} does not fit {p.type}", OverflowError)
                 values.append(v)
         return layout.pack(*values)
@@ -174,8 +187,9 @@ class Marshal:
         if hasattr(a, "data_ptr") and hasattr(a, "numpy"):  # a CPU PyTorch tensor: the NumPy view of its memory
             if str(a.dtype)[6:] != p.torch:
                 p.fail(self.kernel, f"a tensor of {a.dtype} where the kernel takes {p.type}")
-            a = a.detach().numpy() if p.type != "*bf16" else a.detach().view(sys.modules["torch"].int16).numpy() \
-                .view("uint16")
+            bits = _BITS_VIEW.get(p.type)
+            a = a.detach().numpy() if bits is None else \
+                a.detach().view(getattr(sys.modules["torch"], bits)).numpy().view(p.numpy)
         elif not hasattr(a, "__array_interface__") and hasattr(a, "__dlpack__"):
             if a.__dlpack_device__()[0] != _dlpack.CPU:
                 p.fail(self.kernel, "device memory (DLPack), but the module is compiled for the cpu device")
@@ -191,7 +205,7 @@ class Marshal:
             p.fail(self.kernel, f"expects an array or tensor ({p.type}), got {type(a).__name__}")
         if str(a.dtype) != p.numpy:
             p.fail(self.kernel, f"an array of {a.dtype} where the kernel takes {p.type}"
-                                + (" (bf16 arrays are uint16 holding the bits)" if p.type == "*bf16" else ""))
+                                + (f" ({p.type[1:]} arrays are {p.numpy} holding the bits)" if p.type in _BITS_VIEW else ""))
         if not a.flags.c_contiguous:
             p.fail(self.kernel, "a non-contiguous array: it is copied as one block of memory, so pass "
                                 "numpy.ascontiguousarray(...) and its strides")

@@ -5,7 +5,9 @@ import ctypes
 
 CPU, CUDA = 1, 2                                 # DLDeviceType
 INT, UINT, FLOAT, BFLOAT, BOOL = 0, 1, 2, 4, 6   # DLDataTypeCode
-_CODE_NAMES = {INT: "int", UINT: "uint", FLOAT: "float", BFLOAT: "bfloat", BOOL: "bool"}
+FLOAT8_E4M3FN, FLOAT8_E5M2 = 10, 12              # DLPack 1.1's codes for the fp8 formats
+_CODE_NAMES = {INT: "int", UINT: "uint", FLOAT: "float", BFLOAT: "bfloat", BOOL: "bool",
+               FLOAT8_E4M3FN: "float8_e4m3fn", FLOAT8_E5M2: "float8_e5m2"}
 
 
 class _DLTensor(ctypes.Structure):
@@ -52,4 +54,7 @@ def view(capsule):
 
 def type_name(dtype):
     code, bits = dtype
-    return f"{_CODE_NAMES.get(code, f'code {code}')}{bits}" if bits > 0 else "a vector type"
+    if bits <= 0:
+        return "a vector type"
+    name = _CODE_NAMES.get(code, f"code {code}")
+    return name if name.startswith("float8") else f"{name}{bits}"

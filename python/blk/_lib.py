@@ -4,7 +4,7 @@ import ctypes
 import ctypes.util
 import os
 
-PTR, I32, U32, I64, F32 = range(5)  # blk_arg_kind
+PTR, I32, U32, I64, F32, U64, F64 = range(7)  # blk_arg_kind
 
 
 class BlkError(RuntimeError):

@@ -1,7 +1,7 @@
 /* gpu_ops.c: the NVPTX backend against the interpreter, op by op. Small
  * kernels cover what the examples do not (reductions over both axes of 2-D
  * blocks, argmax/argmin, i64 sums, integer division and shifts, saturating
- * casts, block atomics, loops and branches, a layout change through shared
+ * casts, the narrow and wide dtypes, block atomics, loops and branches, a layout change through shared
  * memory (a transpose through 128 KiB, above the 48 KiB a launch gets
  * without opting in),
  * NaN propagation, rand with 64-bit offsets, the approximate math).
@@ -216,6 +216,31 @@ static const OpCase cases[] = {
      3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1024}, {0, 0, 1}, 0, {0}, 1, 0, 1e-4},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
+    {"narrow and wide dtypes: fp8, i8, u8, i16, u16, u64, f64 conversions (saturating, through f32) and arithmetic",
+     "kernel k(x: *f32, e4: *f8e4m3, e5: *f8e5m2, n: *i8, w: *f64, u: *u64) {\n"
+     "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
+     "  let v = load(x + o) * ((1 << (o % 24)) as f32) * 0.0009765625;\n" /* exact powers of two: 2^-10 .. 2^13 */
+     "  store(e4 + o, v as f8e4m3); store(e5 + o, v);\n"
+     "  store(e4 + 4096 + o, ((v as f8e4m3) as f32 * 0.5) as f8e4m3);\n"
+     "  store(n + o, v as i8); store(n + 4096 + o, ((v as u8) / 3) as i8 + (v as i16 >> 3) as i8);\n"
+     "  store(n + 8192 + o, ((v as u16) % 1000) as i8);\n"
+     "  let d = v as f64;\n"
+     "  store(w + o, d * 0.1 + (v as f16) as f64); store(w + 4096 + o, (d as f16) as f64 + (d as f8e5m2) as f64);\n"
+     "  let q = (v as i64) as u64 * 0x9E3779B97F4A7C15;\n"
+     "  store(u + o, q / 7 + (q >> 3) + (q > 0x8000000000000000) as u64);\n"
+     "}\n",
+     6, {DT_F32, DT_F8E4M3, DT_F8E5M2, DT_I8, DT_F64, DT_U64}, {4096, 8192, 4096, 12288, 8192, 4096}, {0, 1, 1, 1, 1, 1},
+     0, {0}, 4, 0, 0},
+    {"reductions of i8, u16, u64 and f64 (max, min, integer sums) over both axes",
+     "kernel k(x: *f32, a: *i8, b: *u16, c: *u64, d: *f64) {\n"
+     "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
+     "  let v = load(x + i) * 100.0;\n"
+     "  store(a + arange(0, 32), max(v as i8, axis = 1)); store(a + 32 + arange(0, 64), min(v as i8, axis = 0));\n"
+     "  store(b + arange(0, 64), (sum(v as u16, axis = 0) & 65535) as u16);\n"
+     "  store(c + arange(0, 32), max((v as i64) as u64, axis = 1));\n"
+     "  store(d + arange(0, 64), max(v as f64, axis = 0)); store(d + 64 + arange(0, 32), min(v as f64 * 0.3, axis = 1));\n"
+     "}\n",
+     5, {DT_F32, DT_I8, DT_U16, DT_U64, DT_F64}, {2048, 96, 64, 32, 96}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
@@ -225,7 +250,7 @@ static const OpCase cases[] = {
      2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0, 0},
 };
 
-static size_t esize(DType d) { return d == DT_F16 || d == DT_BF16 ? 2 : d == DT_I64 ? 8 : 4; }
+static size_t esize(DType d) { return (size_t)dtype_bytes(d); }
 
 static void fill(void *p, DType d, int n, RefRng *rng) {
     for (int i = 0; i < n; i++) {
@@ -234,17 +259,29 @@ static void fill(void *p, DType d, int n, RefRng *rng) {
         case DT_F32: ((float *)p)[i] = (float)v; break;
         case DT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
         case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
-        default: ((int32_t *)p)[i] = (int32_t)(v * 1e6); break;
+        case DT_I32: case DT_U32: ((int32_t *)p)[i] = (int32_t)(v * 1e6); break;
+        default: /* the cases fill only the types above */
+            memset((char *)p + (size_t)i * esize(d), 0, esize(d));
+            break;
         }
     }
 }
 
 static double as_double(const void *p, DType d, int i) {
+    const Fp8Format *fp8 = fp8_format(d);
+    if (fp8) return fp8_to_f32(((const uint8_t *)p)[i], fp8);
     switch (d) {
     case DT_F32: return ((const float *)p)[i];
+    case DT_F64: return ((const double *)p)[i];
     case DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
     case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+    case DT_I8: return ((const int8_t *)p)[i];
+    case DT_U8: return ((const uint8_t *)p)[i];
+    case DT_I16: return ((const int16_t *)p)[i];
+    case DT_U16: return ((const uint16_t *)p)[i];
     case DT_U32: return ((const uint32_t *)p)[i];
+    case DT_I64: return (double)((const int64_t *)p)[i];
+    case DT_U64: return (double)((const uint64_t *)p)[i];
     default: return ((const int32_t *)p)[i];
     }
 }
