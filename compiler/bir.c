@@ -259,7 +259,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put(p, " %lld", (long long)op->attr);
         break;
     case BIR_EXPAND_DIMS: case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN:
-    case BIR_ARGMAX: case BIR_ARGMIN:
+    case BIR_ARGMAX: case BIR_ARGMIN: case BIR_CUMSUM: case BIR_CUMPROD:
         put(p, " ");
         put_operands(p, op, 0);
         put(p, ", axis %lld", (long long)op->attr);
@@ -587,6 +587,14 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(r.dtype == (arg ? DT_I32 : x.dtype), arg ? "arg reductions give i32" : "the dtype is kept");
         NEED(op->code != BIR_REDUCE_SUM || (x.dtype != DT_F16 && x.dtype != DT_BF16),
              "f16/bf16 sums are converted to f32 first");
+        return true;
+    }
+    case BIR_CUMSUM: case BIR_CUMPROD: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(type_equal(x, r) && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank, "a scan keeps its operand's type");
+        NEED(dtype_is_float(x.dtype) ? dtype_bits(x.dtype) >= 32 : dtype_is_int(x.dtype) && dtype_bits(x.dtype) >= 32,
+             "scans take f32, f64 and integers of 32 or 64 bits");
         return true;
     }
     case BIR_DOT: {

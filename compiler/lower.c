@@ -397,6 +397,12 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return BIR_NONE;
     }
     case BI_SUM: return lower_reduction(L, e, BIR_REDUCE_SUM);
+    case BI_CUMSUM: case BI_CUMPROD: { /* in the result's dtype (f32 for f16, i32 for i8 ...) */
+        BirOp *op = emit_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD,
+                            (int[]){convert(L, lower_expr(L, a0), t.dtype)}, 1, &t);
+        op->attr = a1 ? a1->cv.i : 0;
+        return op->results[0];
+    }
     case BI_MAX: return lower_reduction(L, e, BIR_REDUCE_MAX);
     case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);
     case BI_ARGMAX: return lower_reduction(L, e, BIR_ARGMAX);

@@ -805,7 +805,8 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
         return;
     }
     DType d = x->type.dtype;
-    if (id == BI_SUM) { /* as Triton: f16/bf16 sum in f32, integers narrower than 32 bits in (u)i32 */
+    bool scan = id == BI_CUMSUM || id == BI_CUMPROD;
+    if (id == BI_SUM || scan) { /* as Triton: f16/bf16 sum in f32, integers narrower than 32 bits in (u)i32 */
         if (d == DT_F16 || d == DT_BF16) d = DT_F32;
         if (d == DT_I1 || (dtype_is_int(d) && dtype_bits(d) < 32)) d = dtype_is_unsigned(d) ? DT_U32 : DT_I32;
     } else if (id == BI_ARGMAX || id == BI_ARGMIN) {
@@ -814,7 +815,7 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     int32_t shape[BLK_MAX_RANK];
     int n = 0;
     for (int i = 0; i < x->type.rank; i++)
-        if (i != axis) shape[n++] = x->type.shape[i];
+        if (i != axis || scan) shape[n++] = x->type.shape[i];
     e->type = type_with_shape(type_scalar(d), n, shape);
 }
 
@@ -1038,7 +1039,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
-    case BI_SUM: case BI_MAX: case BI_MIN: case BI_ARGMAX: case BI_ARGMIN:
+    case BI_SUM: case BI_MAX: case BI_MIN: case BI_ARGMAX: case BI_ARGMIN: case BI_CUMSUM: case BI_CUMPROD:
         check_reduction(S, e, id);
         return;
     case BI_WHERE: {

@@ -54,6 +54,8 @@ static Config configs[] = {
     {"rmsnorm.blk", {"T=bf16", NULL}},
     {"groupnorm.blk", {NULL}},
     {"cross_entropy.blk", {NULL}},
+    {"quantize.blk", {"T=f32", NULL}},
+    {"cumsum.blk", {NULL}},
     {"activations.blk", {"T=f16", "APPROX_TANH=true", NULL}},
     {"layernorm.blk", {NULL}},
     {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=16384", NULL}},

@@ -922,3 +922,45 @@ Test(interp, narrow_and_wide_dtypes) {
     cr_expect_eq(ho[3], 0x80, "-0 stays -0");
     drop(p);
 }
+
+/* cumsum and cumprod: integers exactly as sequential prefix sums (any order
+ * gives them); f32 in the defined order: step d adds the element d before,
+ * for d = 1, 2, 4, ..., computed here the same way in float. */
+Test(interp, cumsum_and_cumprod_along_either_axis) {
+    Prog *p = build("kernel k(x: *i32, f: *f32, a: *i32, b: *i32, c: *f32, d: *i32) {\n"
+                    "  let i = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
+                    "  let v = load(x + i);\n"
+                    "  store(a + i, cumsum(v, axis = 1)); store(b + i, cumsum(v, axis = 0));\n"
+                    "  store(c + arange(0, 32), cumsum(load(f + arange(0, 32))));\n"
+                    "  store(d + i, cumprod(v % 3 + 1, axis = 1));\n"
+                    "}\n", NULL);
+    int32_t x[32], a[32], b[32], d[32];
+    float f[32], c[32];
+    for (int k = 0; k < 32; k++) x[k] = (k * 37) % 11 - 5, f[k] = 1.0f / (float)(k + 3);
+    InterpBuffer bufs[] = {BUF(x, 32), BUF(f, 32), BUF(a, 32), BUF(b, 32), BUF(c, 32), BUF(d, 32)};
+    InterpArg args[] = {{.p = x}, {.p = f}, {.p = a}, {.p = b}, {.p = c}, {.p = d}};
+    char *err = run(p, args, 1, bufs, 6);
+    cr_assert_null(err, "%s", err);
+    for (int r = 0; r < 4; r++)
+        for (int col = 0; col < 8; col++) {
+            int32_t row_sum = 0, col_sum = 0, prod = 1;
+            for (int k = 0; k <= col; k++) row_sum += x[r * 8 + k], prod *= x[r * 8 + k] % 3 + 1;
+            for (int k = 0; k <= r; k++) col_sum += x[k * 8 + col];
+            cr_expect_eq(a[r * 8 + col], row_sum, "cumsum axis 1 [%d, %d]", r, col);
+            cr_expect_eq(b[r * 8 + col], col_sum, "cumsum axis 0 [%d, %d]", r, col);
+            cr_expect_eq(d[r * 8 + col], prod, "cumprod [%d, %d]", r, col);
+        }
+    float s[32], prev[32];
+    memcpy(s, f, sizeof s);
+    for (int step = 1; step < 32; step *= 2) {
+        memcpy(prev, s, sizeof s);
+        for (int k = step; k < 32; k++) s[k] = prev[k - step] + prev[k];
+    }
+    double exact = 0;
+    for (int k = 0; k < 32; k++) {
+        exact += f[k];
+        cr_expect_eq(c[k], s[k], "f32 cumsum [%d] in the defined order: %a, want %a", k, c[k], s[k]);
+        cr_expect(fabs(c[k] - exact) <= 6 * 0x1p-24 * exact, "and close to the exact sum");
+    }
+    drop(p);
+}

@@ -448,6 +448,26 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
     return FLOW_NEXT;
 }
 
+/* cumsum and cumprod in the language's order (language.md §7): log2(n)
+ * steps, step d combining each element with the one d before it, each
+ * result rounded to the dtype, as the GPU does them. */
+static Flow exec_scan(Interp *I, const BirOp *op) {
+    BlkType t = vtype(I, op->results[0]);
+    int axis = (int)op->attr;
+    int64_t len = t.shape[axis], stride = t.rank == 2 && axis == 0 ? t.shape[1] : 1, n = numel(t);
+    Elem *out = V(I, op->results[0]), *prev = malloc((size_t)n * sizeof *prev);
+    if (!prev) return fail(I, op, "out of memory");
+    memcpy(out, V(I, op->operands[0]), (size_t)n * sizeof *out);
+    BirOpcode combine = op->code == BIR_CUMSUM ? BIR_ADD : BIR_MUL;
+    for (int64_t d = 1; d < len; d *= 2) {
+        memcpy(prev, out, (size_t)n * sizeof *out);
+        for (int64_t k = 0; k < n; k++)
+            if ((k / stride) % len >= d) out[k] = binary(combine, prev[k - d * stride], prev[k], t.dtype);
+    }
+    free(prev);
+    return FLOW_NEXT;
+}
+
 /* ------------------------------------------------------------------ ops */
 
 static Flow exec_block(Interp *I, const BirBlock *b);
@@ -722,6 +742,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         return exec_memory(I, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return exec_reduce(I, op);
+    case BIR_CUMSUM: case BIR_CUMPROD: return exec_scan(I, op);
     case BIR_FOR: return exec_for(I, op);
     case BIR_WHILE: return exec_while(I, op);
     case BIR_IF: {

@@ -246,6 +246,9 @@ int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
+/* scan.c */
+int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op);
+bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);

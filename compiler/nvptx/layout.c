@@ -556,6 +556,9 @@ static void choose_op(Chooser *C, const BirOp *op) {
         set_layout(C, r, local ? nvptx_layout_slice(x, (int)op->attr) : default_layout(C, rt));
         return;
     }
+    case BIR_CUMSUM: case BIR_CUMPROD: /* each thread scans what it holds of the operand */
+        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : L[a[0]]);
+        return;
     case BIR_FOR: case BIR_WHILE: {
         /* carried values take the layout their loop yields (an accumulator's
          * rather than the zeros it starts from); the body runs until stable */

@@ -93,6 +93,28 @@ class Examples(unittest.TestCase):
         self.assertEqual(orders[1].tolist(), orders[2].tolist())  # the same seed, the same order
         self.assertEqual(orders[3].tolist(), list(range(32)))
 
+    def test_int8_quantization_and_the_new_scalar_types(self):
+        q_mod = example("quantize.blk")
+        rng = np.random.default_rng(3)
+        x = (rng.standard_normal((4, 300)) * 4).astype(np.float32)
+        q, scale, y = np.zeros((4, 300), np.int8), np.zeros(4, np.float32), np.zeros((4, 300), np.float32)
+        q_mod.quantize_rows[(4,)](x, q, scale, 300, 300, T="f32", BLOCK=128)
+        q_mod.dequantize_rows[(4,)](q, scale, y, 300, 300, T="f32", BLOCK=128)
+        want_scale = (np.abs(x).max(1) / np.float32(127)).astype(np.float32)
+        np.testing.assert_array_equal(scale, want_scale)  # the interpreter divides exactly
+        np.testing.assert_array_equal(q, np.rint(x / scale[:, None]).astype(np.int8))
+        np.testing.assert_array_equal(y, q.astype(np.float32) * scale[:, None])
+        # u64 and f64 scalars keep their full range and precision; fp8 arrays hold the bits
+        k = blk.compile("kernel k(a: *u64, b: *f64, c: *f8e4m3, u: u64, d: f64) {\n"
+                        "  store(a, u / 3); store(b, d * 3.0); store(c, d as f8e4m3);\n}\n", device="cpu")["k"]
+        a, b, c = np.zeros(1, np.uint64), np.zeros(1, np.float64), np.zeros(1, np.uint8)
+        k[(1,)](a, b, c, 2 ** 64 - 1, 0.1)
+        self.assertEqual(int(a[0]), (2 ** 64 - 1) // 3)
+        self.assertEqual(b[0], 0.1 * 3.0)
+        self.assertEqual(c[0], 0x1d)  # 0.1 in e4m3: 1.625 * 2^-4 = 0.1015625
+        with self.assertRaises(TypeError):  # the bits of an fp8 array are uint8, not int8
+            k[(1,)](a, b, np.zeros(1, np.int8), 1, 0.1)
+
     def test_helpers(self):
         self.assertEqual([blk.cdiv(a, 4) for a in (0, 1, 4, 5)], [0, 1, 1, 2])
         self.assertEqual([blk.next_power_of_2(a) for a in (0, 1, 3, 64, 65)], [1, 1, 4, 64, 128])

@@ -241,6 +241,18 @@ static const OpCase cases[] = {
      "  store(d + arange(0, 64), max(v as f64, axis = 0)); store(d + 64 + arange(0, 32), min(v as f64 * 0.3, axis = 1));\n"
      "}\n",
      5, {DT_F32, DT_I8, DT_U16, DT_U64, DT_F64}, {2048, 96, 64, 32, 96}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+    {"cumsum and cumprod over both axes (f32 bit for bit: the same log2 steps), i32, f64",
+     "kernel k(x: *f32, a: *f32, b: *f32, c: *i32, d: *f64) {\n"
+     "  let r = arange(0, 1024);\n"
+     "  let v = load(x + r);\n"
+     "  store(a + r, cumsum(v));\n"
+     "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
+     "  let w = load(x + i);\n"
+     "  store(b + i, cumsum(w, axis = 0)); store(b + 2048 + i, cumprod(where(w > 0.0, 1.01, 0.99), axis = 1));\n"
+     "  store(c + i, cumsum((w * 1000.0) as i32, axis = 1));\n"
+     "  store(d + i, cumsum(w as f64, axis = 0) * 3.0);\n"
+     "}\n",
+     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_F64}, {2048, 1024, 4096, 2048, 2048}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"

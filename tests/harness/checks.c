@@ -113,7 +113,7 @@ typedef struct {
     void *data;
 } TBuf;
 
-static size_t elem_bytes(DType dt) { return dt == DT_F16 || dt == DT_BF16 ? 2 : 4; }
+static size_t elem_bytes(DType dt) { return (size_t)dtype_bytes(dt); }
 static size_t tb_elem_bytes(const TBuf *b) { return elem_bytes(b->dt); }
 
 static TBuf tb_new(DType dt, int64_t n) {
@@ -126,6 +126,7 @@ static void tb_set(TBuf *b, int64_t i, double v) {
     case DT_F16: ((uint16_t *)b->data)[i] = f32_to_f16((float)v); break;
     case DT_BF16: ((uint16_t *)b->data)[i] = f32_to_bf16((float)v); break;
     case DT_I32: ((int32_t *)b->data)[i] = (int32_t)v; break;
+    case DT_I8: ((int8_t *)b->data)[i] = (int8_t)v; break;
     default: ((float *)b->data)[i] = (float)v; break;
     }
 }
@@ -135,13 +136,13 @@ static double tb_get(const TBuf *b, int64_t i) {
     case DT_F16: return f16_to_f32(((uint16_t *)b->data)[i]);
     case DT_BF16: return bf16_to_f32(((uint16_t *)b->data)[i]);
     case DT_I32: return ((int32_t *)b->data)[i];
+    case DT_I8: return ((int8_t *)b->data)[i];
     default: return ((float *)b->data)[i];
     }
 }
 
 static InterpBuffer tb_buf(TBuf *b, const char *name) {
-    size_t size = b->dt == DT_F16 || b->dt == DT_BF16 ? 2 : 4;
-    return (InterpBuffer){b->data, (size_t)b->n * size, name};
+    return (InterpBuffer){b->data, (size_t)b->n * elem_bytes(b->dt), name};
 }
 
 /* The values as f32, as the kernel sees them, for the references. */
@@ -402,6 +403,95 @@ CheckResult check_group_norm(const ExampleRunner *run, int batch, int C, int HW,
     }
     TBuf *all[] = {&x, &y, &w, &b, &mean, &rstd};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tb_free(all[i]);
+    return r;
+}
+
+/* Row-wise int8 quantization: x = 4 N(0,1), with one all-zero row (its
+ * scale 0, its q 0) when M > 2. Scale = max |x| / 127: the division is
+ * div.full on the GPU (2 ulp), so 2.5e-7 relative. q is checked against
+ * x / scale rounded to nearest even with the scale the kernel stored:
+ * exact, except that the quotient's own 2 ulp may move a value within
+ * 3 ulp of a tie to the other side (then q differs by 1). Dequantized:
+ * q * scale rounds once in f32 and once to T, exactly as here. */
+CheckResult check_quantize(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "quantize_rows + dequantize_rows M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {14};
+    TBuf x = tb_new(dt, (int64_t)M * stride), q = tb_new(DT_I8, (int64_t)M * stride), scale = tb_new(DT_F32, M);
+    TBuf y = tb_new(dt, (int64_t)M * stride);
+    for (int64_t i = 0; i < x.n; i++) tb_set(&x, i, M > 2 && i / stride == 1 ? 0.0 : 4 * ref_normal(&rng));
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel kq = {"quantize.blk", "quantize_rows", {t, b, NULL}}, kd = {"quantize.blk", "dequantize_rows", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&q, "Q"), tb_buf(&scale, "Scale"), tb_buf(&y, "Y")};
+    InterpArg qargs[] = {{.p = x.data}, {.p = q.data}, {.p = scale.data}, {.i = stride}, {.i = N}};
+    InterpArg dargs[] = {{.p = q.data}, {.p = scale.data}, {.p = y.data}, {.i = stride}, {.i = N}};
+    if (launch(run, &r, &kq, qargs, 5, (uint32_t)M, bufs, 3) &&
+        launch(run, &r, &kd, dargs, 5, (uint32_t)M, (InterpBuffer[]){bufs[1], bufs[2], bufs[3]}, 3)) {
+        double *rs = malloc((size_t)M * sizeof *rs), *ry = malloc((size_t)M * N * sizeof *ry);
+        for (int i = 0; i < M; i++) {
+            double amax = 0;
+            for (int c = 0; c < N; c++) amax = fmax(amax, fabs(tb_get(&x, (int64_t)i * stride + c)));
+            rs[i] = (float)(amax / 127.0);
+            double s = tb_get(&scale, i);
+            for (int c = 0; c < N; c++) {
+                int64_t at = (int64_t)i * stride + c;
+                double quot = s > 0 ? tb_get(&x, at) / s : 0, want = nearbyint(quot), got = tb_get(&q, at);
+                bool near_tie = fabs(fabs(quot - trunc(quot)) - 0.5) <= 3 * 0x1p-24 * fabs(quot);
+                if (got != want && !(near_tie && fabs(got - want) == 1))
+                    failf(&r, "Q[%d, %d] = %g, reference %g (x / scale = %.9g)", i, c, got, want, quot);
+                if (fabs(got) > 127) failf(&r, "Q[%d, %d] = %g is beyond 127", i, c, got);
+                ry[(int64_t)i * N + c] = (float)(got * s); /* f32 product, rounded to T by compare */
+            }
+        }
+        compare(&r, "Scale", &scale, 1, rs, M, 1, TOL_REL, 0, 2.5e-7, true);
+        compare(&r, "Y", &y, stride, ry, M, N, TOL_EXACT, 0, 0, false);
+        free(rs), free(ry);
+    }
+    tb_free(&x), tb_free(&q), tb_free(&scale), tb_free(&y);
+    return r;
+}
+
+/* Prefix sums along rows: x ~ N(0,1). Each block's scan adds along a tree
+ * of depth log2(BLOCK), the carry one addition per block before, the sum
+ * for the carry log2(BLOCK) more: the f32 error is at most
+ * (log2(BLOCK) + 2 + 2 k) 2^-24 times the sum of |x| so far (k: the block's
+ * index), plus the rounding to T. */
+CheckResult check_cumsum(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+    CheckResult r = {0};
+    set_name(&r, "cumsum_rows M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    RefRng rng = {15};
+    TBuf x = tb_new(dt, (int64_t)M * stride), y = tb_new(dt, (int64_t)M * stride);
+    for (int64_t i = 0; i < x.n; i++) tb_set(&x, i, ref_normal(&rng));
+    for (int64_t i = 0; i < y.n; i++) tb_set(&y, i, -7.0); /* the padding past N keeps it */
+    char t[16], b[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"cumsum.blk", "cumsum_rows", {t, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y")};
+    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.i = stride}, {.i = N}};
+    if (launch(run, &r, &k, args, 4, (uint32_t)M, bufs, 2)) {
+        double *ref = malloc((size_t)M * N * sizeof *ref), *bound = malloc((size_t)M * N * sizeof *bound);
+        int depth = 0;
+        while ((1 << depth) < block) depth++;
+        double u = dt == DT_F32 ? 0 : unit_roundoff(dt);
+        for (int i = 0; i < M; i++) {
+            double s = 0, abs_s = 0;
+            for (int c = 0; c < N; c++) {
+                double v = tb_get(&x, (int64_t)i * stride + c);
+                s += v, abs_s += fabs(v);
+                ref[(int64_t)i * N + c] = s;
+                bound[(int64_t)i * N + c] = (depth + 2 + 2 * (c / block)) * 0x1p-24 * abs_s + u * fabs(s) + 0x1p-30;
+            }
+        }
+        char tol[64];
+        snprintf(tol, sizeof tol, "f32 scan bound%s", dt == DT_F32 ? "" : " + u |y|");
+        compare_bound(&r, "Y", &y, stride, ref, bound, M, N, tol, true);
+        check_padding(&r, "Y", &y, M, N, stride, -7.0);
+        free(ref), free(bound);
+    }
+    tb_free(&x), tb_free(&y);
     return r;
 }
 
@@ -881,6 +971,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, true));
     CHECK(check_cross_entropy(r, 64, 32000, 32000, DT_F32, 1024)); /* a vocabulary's width */
     CHECK(check_group_norm(r, 4, 64, 1024, 32, DT_F32, 1024)); /* 2 channels of 32x32 per group */
+    CHECK(check_quantize(r, 64, 4096, 4096, DT_F16, 1024));
+    CHECK(check_cumsum(r, 16, 5000, 5000, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
@@ -915,6 +1007,11 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_group_norm(r, 2, 12, 49, 3, DT_F32, 128)); /* 7x7 maps, 4 channels a group */
         CHECK(check_group_norm(r, 1, 32, 100, 32, DT_BF16, 64)); /* one channel a group */
         CHECK(check_cross_entropy(r, 3, 50, 50, DT_BF16, 1024)); /* N below the block */
+        CHECK(check_quantize(r, 5, 1000, 1040, DT_F32, 256)); /* a zero row, stride > N */
+        CHECK(check_quantize(r, 3, 77, 77, DT_BF16, 128));
+        CHECK(check_cumsum(r, 3, 1, 1, DT_F32, 16));
+        CHECK(check_cumsum(r, 7, 3000, 3100, DT_F16, 512)); /* stride > N: the padding is kept */
+        CHECK(check_cumsum(r, 2, 100, 100, DT_BF16, 128));
         CHECK(check_activation(r, ACT_GELU, 1, DT_F32, 1024));
         CHECK(check_activation(r, ACT_GELU, 5000, DT_F16, 512));
         CHECK(check_activation(r, ACT_GELU_TANH, 4099, DT_BF16, 256));

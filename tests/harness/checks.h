@@ -53,6 +53,8 @@ CheckResult check_add(const ExampleRunner *r, int n, DType dtype, int block);
 CheckResult check_softmax(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block, bool online);
 CheckResult check_rms_norm(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_group_norm(const ExampleRunner *r, int batch, int C, int HW, int groups, DType dtype, int block);
+CheckResult check_quantize(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+CheckResult check_cumsum(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_cross_entropy(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 /* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
