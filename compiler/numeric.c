@@ -93,8 +93,8 @@ uint16_t f32_to_bf16(float f) {
 
 /* fp8 (OCP formats, as PyTorch's float8_e4m3fn and float8_e5m2). e4m3 has
  * no infinities: 0x7f is NaN and everything beyond 448 converts to NaN;
- * e5m2 is IEEE-like (inf 0x7c, NaNs above). nvptx/convert.c issues the same
- * integer operations on the GPU. */
+ * e5m2 is IEEE-like (inf 0x7c, NaNs above). nvptx/elementwise.c issues the
+ * same integer operations on the GPU. */
 static const Fp8Format fp8_formats[] = {
     {DT_F8E4M3, 3, 7, 0x7e, false},
     {DT_F8E5M2, 2, 15, 0x7b, true},
@@ -129,8 +129,9 @@ float fp8_to_f32(uint8_t c, const Fp8Format *fmt) {
     uint32_t sign = (uint32_t)(c & 0x80) << 24, mag = c & 0x7fu;
     uint32_t e = mag >> fmt->man_bits, m = mag & ((1u << fmt->man_bits) - 1);
     int shift = 23 - fmt->man_bits;
-    if (!fmt->ieee && mag == 0x7f) return bits_f32(sign | 0x7ff00000u);        /* NaN, as PyTorch's bits */
-    if (fmt->ieee && e == (1u << (7 - fmt->man_bits)) - 1) return bits_f32(sign | 0x7f800000u | (m << shift)); /* inf, NaN */
+    /* NaN as PyTorch on the GPU gives it: e4m3's 0x7f as 0x7ff00000, e5m2's NaNs all as 0x7fffffff */
+    if (!fmt->ieee && mag == 0x7f) return bits_f32(sign | 0x7ff00000u);
+    if (fmt->ieee && e == (1u << (7 - fmt->man_bits)) - 1) return bits_f32(sign | (m ? 0x7fffffffu : 0x7f800000u));
     if (e == 0) { /* zero or subnormal: m units of 2^(1 - bias - man_bits), exact */
         float v = ldexpf((float)m, 1 - fmt->bias - fmt->man_bits);
         return sign ? -v : v;

@@ -219,6 +219,60 @@ Test(runtime, launch_arguments_are_checked_against_the_signature) {
     teardown(&fx);
 }
 
+/* The scalar types beyond i32: narrow integers take any integer kind in
+ * range, u64 its whole range (blk_arg_u64), f64 a double (blk_arg_f64;
+ * blk_arg_f32 widens exactly); the kinds a parameter takes say so. */
+Test(runtime, narrow_and_wide_scalar_parameters) {
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    blk_module *m;
+    blk_kernel *k = compile_k(ctx, "kernel k(out: *u64, d: *f64, a: i8, b: u16, u: u64, x: f64) {\n"
+                                   "  store(out, (a as i64) as u64); store(out + 1, b as u64); store(out + 2, u);\n"
+                                   "  store(d, x);\n}\n", "scalars.blk", &m);
+    cr_expect_eq(blk_kernel_arg_kind(k, 2), BLK_ARG_I32);
+    cr_expect_eq(blk_kernel_arg_kind(k, 3), BLK_ARG_U32);
+    cr_expect_eq(blk_kernel_arg_kind(k, 4), BLK_ARG_U64);
+    cr_expect_eq(blk_kernel_arg_kind(k, 5), BLK_ARG_F64);
+    cr_expect_str_eq(blk_kernel_arg_type(k, 0), "*u64");
+    blk_ptr out, d;
+    cr_assert_eq(blk_malloc(ctx, 24, &out), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, 8, &d), BLK_SUCCESS);
+    blk_arg args[] = {blk_arg_ptr(out), blk_arg_ptr(d), blk_arg_i32(-128), blk_arg_i64(65535),
+                      blk_arg_u64(UINT64_MAX), blk_arg_f64(0.1)};
+    cr_assert_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    uint64_t o[3];
+    double dv;
+    cr_assert_eq(blk_memcpy_to_host(ctx, o, out, sizeof o), BLK_SUCCESS);
+    cr_assert_eq(blk_memcpy_to_host(ctx, &dv, d, sizeof dv), BLK_SUCCESS);
+    cr_expect_eq(o[0], (uint64_t)-128);
+    cr_expect_eq(o[1], 65535);
+    cr_expect_eq(o[2], UINT64_MAX);
+    cr_expect_eq(dv, 0.1, "the double, not its f32 rounding");
+    args[5] = blk_arg_f32(0.1f);
+    cr_assert_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_memcpy_to_host(ctx, &dv, d, sizeof dv), BLK_SUCCESS);
+    cr_expect_eq(dv, (double)0.1f);
+    args[2] = blk_arg_i32(200);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_ERROR_BAD_ARGUMENT);
+    cr_expect_str_eq(blk_last_error(), "kernel 'k', argument 2 ('a'): 200 does not fit i8");
+    args[2] = blk_arg_i32(0);
+    args[4] = blk_arg_i64(-1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_ERROR_BAD_ARGUMENT);
+    cr_expect_str_eq(blk_last_error(), "kernel 'k', argument 4 ('u'): -1 does not fit u64");
+    args[4] = blk_arg_u64(1);
+    args[3] = blk_arg_u64(UINT64_MAX);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_ERROR_BAD_ARGUMENT);
+    cr_expect_str_eq(blk_last_error(), "kernel 'k', argument 3 ('b'): 18446744073709551615 does not fit u16");
+    args[3] = blk_arg_i32(1);
+    args[5] = blk_arg_i32(1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 6, NULL), BLK_ERROR_BAD_ARGUMENT);
+    cr_expect_str_eq(blk_last_error(), "kernel 'k', argument 5 ('x'): expects a float (f64: blk_arg_f64), got an i32");
+    blk_free(ctx, out);
+    blk_free(ctx, d);
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, unknown_kernels_and_bad_memory_calls_are_errors) {
     Fixture fx = setup_add(NULL, 0, 16, 4);
     blk_kernel *k;

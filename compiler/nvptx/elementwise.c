@@ -46,8 +46,8 @@ LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, D
     return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, p, a, b, ""), a, b, "");
 }
 
-/* fp8 <-> f32 in integer operations, the same as numeric.c's (bit for bit,
- * NaN payloads included, which the hardware's cvt would not keep). */
+/* fp8 <-> f32 in integer operations, the same as numeric.c's, bit for bit
+ * (NaNs included). */
 static LLVMValueRef gen_fp8_to_f32(Gen *g, LLVMValueRef code, const Fp8Format *fmt) {
     LLVMBuilderRef b = g->b;
     int shift = 23 - fmt->man_bits;
@@ -62,8 +62,9 @@ static LLVMValueRef gen_fp8_to_f32(Gen *g, LLVMValueRef code, const Fp8Format *f
                                      LLVMConstReal(g->f32, ldexp(1.0, 1 - fmt->bias - fmt->man_bits)), "");
     LLVMValueRef bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ci32(g, 0), ""),
                                         LLVMBuildBitCast(b, sub, g->i32, ""), normal, "");
-    if (fmt->ieee) {
-        LLVMValueRef special = LLVMBuildOr(b, ci32(g, 0x7f800000), LLVMBuildShl(b, m, ci32(g, shift), ""), "");
+    if (fmt->ieee) { /* inf, or NaN as 0x7fffffff */
+        LLVMValueRef special = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, ci32(g, 0), ""), ci32(g, 0x7f800000),
+                                               ci32(g, 0x7fffffff), "");
         LLVMValueRef top = ci32(g, (1 << (7 - fmt->man_bits)) - 1);
         bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, top, ""), special, bits, "");
     } else {

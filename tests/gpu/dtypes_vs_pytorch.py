@@ -2,7 +2,7 @@
   - f32 -> f8e4m3 / f8e5m2 bit for bit with .to(torch.float8_e4m3fn /
     float8_e5m2), over every f16 value (as f32) and its two f32 neighbours,
     and 2^20 random f32 of exponents -30 .. 30; every fp8 code -> f32 bit for
-    bit with .float() (NaN payloads included);
+    bit with .float() on the GPU (NaN bits included);
   - f64 -> f16 through f32, as .to(torch.float16) gives on the GPU;
   - int8 row quantization (dsl_examples/quantize.blk) against
     torch.round(x / scale).to(torch.int8), equal but for quotients within 3 ulp
@@ -65,7 +65,7 @@ def fp8():
     for name, got, dt in (("e4m3", a, torch.float8_e4m3fn), ("e5m2", b, torch.float8_e5m2)):
         want = codes.view(dt).float()
         ndiff = (got.view(torch.int32) != want.view(torch.int32)).sum().item()
-        report(f"f8{name} -> f32: all 256 codes bit for bit (NaN payloads too)", ndiff == 0, f"{ndiff} differ")
+        report(f"f8{name} -> f32: all 256 codes bit for bit (NaN bits too)", ndiff == 0, f"{ndiff} differ")
 
 
 def f64_to_f16():
