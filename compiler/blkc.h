@@ -485,6 +485,9 @@ float f32_to_tf32(float f);
  * to f16/bf16 and anything to fp8 round through f32, as PyTorch does. Shared by the lowering's constant
  * folding and the interpreter, so both agree bit for bit. */
 ConstVal convert_scalar(ConstVal v, DType from, DType to);
+/* An integer wrapped to the integer (or i1) dtype `to`: its low bits,
+ * sign- or zero-extended from the type's width (i1: the lowest bit). */
+int64_t int_wrap(int64_t v, DType to);
 /* The f32 math functions (the MATH_OP rows of ops.def) as the interpreter
  * computes them, and constant folding with it: the C library's f32 ones.
  * code must be a MATH_OP opcode. */

@@ -173,8 +173,7 @@ static double narrow_float(float f, DType to) {
     return f;
 }
 
-/* An integer wrapped to the integer dtype `to`: sign- or zero-extended from its width */
-static int64_t wrap_int(int64_t v, DType to) {
+int64_t int_wrap(int64_t v, DType to) {
     int bits = dtype_bits(to);
     if (bits >= 64) return v;
     uint64_t low = (uint64_t)v & ((UINT64_C(1) << bits) - 1);
@@ -217,7 +216,7 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to) {
         out.i = from_float ? v.f != 0.0 : v.i != 0;
         return out;
     }
-    out.i = from_float ? float_to_int(v.f, to) : wrap_int(v.i, to);
+    out.i = from_float ? float_to_int(v.f, to) : int_wrap(v.i, to);
     return out;
 }
 

@@ -181,7 +181,7 @@ static Flow check_access(Interp *I, const BirOp *op, const char *what, const Ele
 static Elem mem_read(uint64_t ptr, DType d) {
     Elem e = {0};
     void *p = (void *)(uintptr_t)addr_of(ptr);
-    const Fp8Format *fp8 = fp8_format(d);
+    const Fp8Format *fp8;
     switch (d) {
     case DT_I1: e.i = *(uint8_t *)p != 0; break;
     case DT_I8: e.i = *(int8_t *)p; break;
@@ -195,7 +195,7 @@ static Elem mem_read(uint64_t ptr, DType d) {
     case DT_F32: e.f = *(float *)p; break;
     case DT_F64: e.f = *(double *)p; break;
     default:
-        if (fp8) e.f = fp8_to_f32(*(uint8_t *)p, fp8);
+        if ((fp8 = fp8_format(d))) e.f = fp8_to_f32(*(uint8_t *)p, fp8);
         else e.u = *(uint64_t *)p; /* i64, u64, pointers */
         break;
     }
@@ -204,7 +204,7 @@ static Elem mem_read(uint64_t ptr, DType d) {
 
 static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
     void *p = (void *)(uintptr_t)addr_of(ptr);
-    const Fp8Format *fp8 = fp8_format(d);
+    const Fp8Format *fp8;
     switch (d) {
     case DT_I1: *(uint8_t *)p = e.i != 0; break;
     case DT_I8: case DT_U8: *(uint8_t *)p = (uint8_t)e.i; break;
@@ -215,7 +215,7 @@ static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
     case DT_F32: *(float *)p = (float)e.f; break;
     case DT_F64: *(double *)p = e.f; break;
     default:
-        if (fp8) *(uint8_t *)p = f32_to_fp8((float)e.f, fp8);
+        if ((fp8 = fp8_format(d))) *(uint8_t *)p = f32_to_fp8((float)e.f, fp8);
         else *(uint64_t *)p = e.u;
         break;
     }
@@ -233,23 +233,15 @@ static double round_to(double x, DType d) {
     return f;
 }
 
-/* Wraps an int64 result to the integer dtype d: sign- or zero-extended from its width. */
-static int64_t wrap(int64_t x, DType d) {
-    int bits = dtype_bits(d);
-    if (bits >= 64) return x;
-    if (d == DT_I1) return x & 1;
-    uint64_t mask = (UINT64_C(1) << bits) - 1, low = (uint64_t)x & mask;
-    return dtype_is_signed(d) && (low >> (bits - 1)) ? (int64_t)(low | ~mask) : (int64_t)low;
-}
 
 static int64_t int_div(int64_t a, int64_t b, DType d, bool rem) {
     /* x / 0 is undefined on the GPU; the interpreter gives all ones (and
      * x % 0 gives x) rather than trapping, since masked-off lanes may
      * divide by anything. MIN / -1 wraps. Unsigned values are normalized
      * (zero-extended), so dividing their bits as uint64 is right for all widths. */
-    if (b == 0) return rem ? a : wrap(-1, d);
+    if (b == 0) return rem ? a : int_wrap(-1, d);
     if (dtype_is_unsigned(d)) return (int64_t)(rem ? (uint64_t)a % (uint64_t)b : (uint64_t)a / (uint64_t)b);
-    if (b == -1) return rem ? 0 : wrap((int64_t)(0 - (uint64_t)a), d);
+    if (b == -1) return rem ? 0 : int_wrap((int64_t)(0 - (uint64_t)a), d);
     return rem ? a % b : a / b;
 }
 
@@ -257,7 +249,7 @@ static int64_t shift(int64_t a, int64_t b, DType d, bool left) {
     int bits = dtype_bits(d);
     /* out-of-range amounts clamp to the width, as PTX's shl/shr do */
     bool big = b < 0 || b >= bits;
-    if (left) return big ? 0 : wrap((int64_t)((uint64_t)a << b), d);
+    if (left) return big ? 0 : int_wrap((int64_t)((uint64_t)a << b), d);
     if (dtype_is_signed(d)) return big ? (a < 0 ? -1 : 0) : a >> b;
     return big ? 0 : (int64_t)((uint64_t)a >> b);
 }
@@ -286,9 +278,9 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     }
     int64_t a = x.i, b = y.i;
     switch (code) {
-    case BIR_ADD: r.i = wrap((int64_t)((uint64_t)a + (uint64_t)b), d); break;
-    case BIR_SUB: r.i = wrap((int64_t)((uint64_t)a - (uint64_t)b), d); break;
-    case BIR_MUL: r.i = wrap((int64_t)((uint64_t)a * (uint64_t)b), d); break;
+    case BIR_ADD: r.i = int_wrap((int64_t)((uint64_t)a + (uint64_t)b), d); break;
+    case BIR_SUB: r.i = int_wrap((int64_t)((uint64_t)a - (uint64_t)b), d); break;
+    case BIR_MUL: r.i = int_wrap((int64_t)((uint64_t)a * (uint64_t)b), d); break;
     case BIR_DIV: r.i = int_div(a, b, d, false); break;
     case BIR_REM: r.i = int_div(a, b, d, true); break;
     case BIR_AND: r.i = a & b; break;
@@ -297,7 +289,7 @@ static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
     case BIR_SHL: r.i = shift(a, b, d, true); break;
     case BIR_SHR: r.i = shift(a, b, d, false); break;
     case BIR_UMULHI: /* the high word of the unsigned product of the 32-bit patterns */
-        r.i = wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
+        r.i = int_wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
         break;
     case BIR_MIN: r.i = int_less(a, b, d) ? a : b; break;
     case BIR_MAX: r.i = int_less(b, a, d) ? a : b; break;
@@ -341,9 +333,9 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
         }
     }
     switch (code) {
-    case BIR_NEG: r.i = wrap((int64_t)(0 - (uint64_t)x.i), d); break;
-    case BIR_NOT: r.i = wrap(~x.i, d); break;
-    case BIR_ABS: r.i = dtype_is_signed(d) && x.i < 0 ? wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
+    case BIR_NEG: r.i = int_wrap((int64_t)(0 - (uint64_t)x.i), d); break;
+    case BIR_NOT: r.i = int_wrap(~x.i, d); break;
+    case BIR_ABS: r.i = dtype_is_signed(d) && x.i < 0 ? int_wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
     default: break; /* no other unary op takes integers */
     }
     return r;
@@ -416,7 +408,7 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
             } else {
                 uint64_t s = 0;
                 for (int64_t k = 0; k < len; k++) s += (uint64_t)row[k * stride].i;
-                r.i = wrap((int64_t)s, d);
+                r.i = int_wrap((int64_t)s, d);
             }
             break;
         case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: {
@@ -585,7 +577,7 @@ static Flow exec_for(Interp *I, const BirOp *op) {
         for (int i = 0; i < n; i++) copy_value(I, op->results[i], y->operands[i]);
         /* the loop ends rather than wrap when iv + step leaves the type's range */
         int64_t next;
-        if (__builtin_add_overflow(iv, step, &next) || wrap(next, d) != next) break;
+        if (__builtin_add_overflow(iv, step, &next) || int_wrap(next, d) != next) break;
         iv = next;
     }
     return FLOW_NEXT;
@@ -892,7 +884,7 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
         else if (d == DT_F64) slot->f = args[p].f;
         else if (dtype_is_float(d)) /* rounded to the parameter's type, as `as` would */
             slot->f = convert_scalar((ConstVal){.f = (float)args[p].f}, DT_F32, d).f;
-        else slot->i = wrap(args[p].i, d);
+        else slot->i = int_wrap(args[p].i, d);
     }
     name_buffers(&I, fallback);
     for (uint64_t k = 0; k < total; k++) {
