@@ -52,6 +52,7 @@ Expr *expr_clone(Arena *a, const Expr *e) {
         memset(&c->u.call.inline_params, 0, sizeof c->u.call.inline_params);
         c->u.call.inline_body = NULL;
         c->u.call.inline_result = NULL;
+        c->u.call.combine = NULL;
         break;
     case E_INDEX: c->u.index.operand = expr_clone(a, e->u.index.operand); break;
     case E_SHAPE: case E_TUPLE: c->u.shape.dims = clone_exprs(a, &e->u.shape.dims); break;
@@ -197,6 +198,7 @@ static void dump_expr(FILE *out, const Expr *e, int depth, const char *label) {
             if (e->u.call.inline_result)
                 dump_expr(out, e->u.call.inline_result, depth + 2, "result");
         }
+        if (e->u.call.combine) dump_expr(out, e->u.call.combine, depth + 1, "combine");
         break;
     default: break;
     }

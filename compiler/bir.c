@@ -259,10 +259,17 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put(p, " %lld", (long long)op->attr);
         break;
     case BIR_EXPAND_DIMS: case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN:
-    case BIR_ARGMAX: case BIR_ARGMIN: case BIR_CUMSUM: case BIR_CUMPROD:
+    case BIR_ARGMAX: case BIR_ARGMIN: case BIR_CUMSUM: case BIR_CUMPROD: case BIR_FLIP:
+    case BIR_REDUCE: case BIR_SCAN:
         put(p, " ");
         put_operands(p, op, 0);
         put(p, ", axis %lld", (long long)op->attr);
+        break;
+    case BIR_TAKE: case BIR_PARTNER:
+        put(p, " ");
+        put_operands(p, op, 0);
+        put(p, ", axis %lld, %s %lld", (long long)op->attr, op->code == BIR_TAKE ? "index" : "xor",
+            (long long)op->value.i);
         break;
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_RMW_CASES: {
         /* the optional operands are shown by name */
@@ -304,7 +311,8 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     for (int r = 0; r < op->nregions; r++) {
         const BirBlock *b = op->regions[r];
         const char *label = op->code == BIR_IF ? (r ? "else" : "then")
-                          : op->code == BIR_WHILE ? (r ? "do" : "cond") : "do";
+                          : op->code == BIR_WHILE ? (r ? "do" : "cond")
+                          : op->code == BIR_REDUCE || op->code == BIR_SCAN ? "combine" : "do";
         if (r) indent(p, depth);
         else put(p, " ");
         put(p, "%s", label);
@@ -315,7 +323,8 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             for (int i = first; i < b->nargs; i++) {
                 put(p, "%s%s: ", i > first ? ", " : "", vname(p, b->args[i]));
                 put_type(p, f->values[b->args[i]].type);
-                if (op->code != BIR_IF && init + i - first < op->noperands)
+                bool carried = op->code == BIR_FOR || op->code == BIR_WHILE;
+                if (carried && init + i - first < op->noperands)
                     put(p, " = %s", vname(p, op->operands[init + i - first]));
             }
             put(p, ")");
@@ -480,6 +489,53 @@ static bool verify_types(Verifier *V, const BirOp *op) {
              "trans swaps the two dimensions");
         NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
         return true;
+    }
+    case BIR_FLIP: case BIR_PARTNER: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(type_equal(x, r) && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank, "keeps its operand's type");
+        NEED(op->code == BIR_FLIP || (op->value.i > 0 && op->value.i < x.shape[op->attr]),
+             "partner's xor is below the axis' size");
+        return true;
+    }
+    case BIR_RESHAPE:
+        ARITY(1);
+        NEED(type_numel(vt(V, a[0])) == type_numel(r) && vt(V, a[0]).rank >= 1 && r.rank >= 1,
+             "reshape keeps the number of elements");
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(vt(V, a[0]), 0, NULL)), "dtype kept");
+        return true;
+    case BIR_TAKE: {
+        ARITY(1);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank >= 1 && op->attr >= 0 && op->attr < x.rank && r.rank == x.rank - 1 && op->value.i >= 0 &&
+             op->value.i < x.shape[op->attr], "take removes its axis, at an index inside it");
+        for (int i = 0, j = 0; i < x.rank; i++)
+            if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+        return true;
+    }
+    case BIR_REDUCE: case BIR_SCAN: {
+        BlkType x = n ? vt(V, a[0]) : r;
+        NEED(n >= 1 && op->nresults == n && op->nregions == 1 && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank,
+             "n operands, n results, a combine region, an axis");
+        const BirBlock *c = op->regions[0];
+        NEED(c->nargs == 2 * n, "the combine region takes 2n scalars");
+        for (int i = 0; i < n; i++) {
+            BlkType xi = vt(V, a[i]), ri = vt(V, op->results[i]), s = type_with_shape(xi, 0, NULL);
+            NEED(shape_equal(xi, x), "the operands have one shape");
+            NEED(type_equal(vt(V, c->args[i]), s) && type_equal(vt(V, c->args[n + i]), s),
+                 "combine argument %d is a scalar of operand %d's dtype", i, i);
+            if (op->code == BIR_SCAN) {
+                NEED(type_equal(ri, xi), "a scan keeps its operands' types");
+            } else {
+                NEED(ri.rank == x.rank - 1 && type_equal(type_with_shape(ri, 0, NULL), s), "a reduction removes its axis");
+                for (int d = 0, j = 0; d < x.rank; d++)
+                    if (d != op->attr) NEED(ri.shape[j++] == x.shape[d], "the other dimensions are kept");
+            }
+        }
+        const BirOp *t = bir_block_terminator(c);
+        NEED(t && t->code == BIR_YIELD, "the combine region ends in yield");
+        return yields_match(V, c, c->args, n);
     }
     case BIR_CONVERT:
         ARITY(1);
@@ -676,14 +732,15 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     case BIR_PRINT:
         if (op->nresults) return fail(V, "has no result");
         break;
-    case BIR_FOR: case BIR_WHILE: case BIR_IF: break;
+    case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_REDUCE: case BIR_SCAN: break;
     default:
         if (!has_result) return fail(V, "has one result");
     }
     if (ops[op->code].operands >= 0 && op->noperands != ops[op->code].operands)
         return fail(V, "has %d operands, not %d", op->noperands, ops[op->code].operands);
     if (op->nregions < 0 || op->nregions > 2) return fail(V, "bad region count");
-    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF;
+    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF ||
+                         op->code == BIR_REDUCE || op->code == BIR_SCAN;
     if (!wants_regions && op->nregions) return fail(V, "has no regions");
     for (int r = 0; r < op->nregions; r++)
         if (!verify_block(V, op->regions[r], op, r)) return false;

@@ -99,6 +99,7 @@ typedef enum {
     DT_STRING,
     DT_SHAPE, /* a shape list [a, b] */
     DT_TUPLE, /* several values: a helper call that returns (a, b, ...) */
+    DT_HELPER, /* a helper's name: the combine argument of reduce and associative_scan */
 } DType;
 
 #define BLK_MAX_RANK 2
@@ -295,7 +296,10 @@ struct Expr {
             /* for helpers, sema inlines a checked copy of the body: */
             PtrVec inline_params; /* Symbol* bound to args, in order */
             Stmt *inline_body;    /* S_BLOCK */
-            Expr *inline_result;  /* the returned expression, or NULL */
+            Expr *inline_result;  /* the returned expression, or NULL; a builtin's several
+                                     values (split, reduce of a tuple): an E_TUPLE of their types */
+            Expr *combine;        /* reduce, associative_scan: the combine helper's call, inlined
+                                     on scalar arguments */
         } call;
         struct { Expr *operand; int n; bool is_none[BLK_MAX_RANK + 1]; } index;
         struct { PtrVec dims; } shape; /* Expr* */
@@ -525,11 +529,12 @@ typedef struct {
     int *results, nresults;
     BirBlock *regions[2];
     int nregions;
-    /* attr: the axis (program_id, num_programs, expand_dims, reductions),
+    /* attr: the axis (program_id, num_programs, expand_dims, reductions, scans,
+     * flip, take, partner),
      * arange's start, and for BIR_FOR 1 when the step
      * is a negative constant (the loop runs while iv > end). */
     int64_t attr;
-    ConstVal value;   /* BIR_CONST, in the result's dtype */
+    ConstVal value;   /* BIR_CONST, in the result's dtype; take's index and partner's xor in .i */
     const char *text; /* BIR_PRINT: the prefix */
     Span span;        /* its source: debug locations and diagnostics */
 } BirOp;

@@ -17,6 +17,7 @@ typedef struct {
     int env_len;
     bool terminated; /* a `return` ended the current block */
     Span at;         /* source position given to new ops */
+    int *values;     /* the several values of the last builtin that gives them (split, reduce of a tuple) */
 } Lower;
 
 static int lower_expr(Lower *L, const Expr *e);
@@ -366,6 +367,144 @@ static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     return convert(L, op->results[0], e->type.dtype);
 }
 
+/* One op with several results, of types ts. */
+static BirOp *emit_multi(Lower *L, BirOpcode code, const int *ops, int n, const BlkType *ts, int nresults) {
+    BirOp *op = emit_op(L, code, ops, n, NULL);
+    op->results = arena_alloc(L->a, (size_t)nresults * sizeof(int));
+    for (int i = 0; i < nresults; i++) {
+        op->results[i] = bir_value_new(L->f, ts[i], NULL);
+        L->f->values[op->results[i]].def = op;
+    }
+    op->nresults = nresults;
+    return op;
+}
+
+static int emit_axis_op(Lower *L, BirOpcode code, int x, int axis, int64_t value, BlkType t) {
+    BirOp *op = emit_op(L, code, &x, 1, &t);
+    op->attr = axis;
+    op->value.i = value;
+    return op->results[0];
+}
+
+/* reduce / associative_scan: the combine helper, inlined once on scalars,
+ * becomes the op's region (a reverse scan flips before and after). */
+static int lower_combine(Lower *L, const Expr *e) {
+    const Expr *x = arg(e, 0), *call = e->u.call.combine, *rev = arg(e, 3);
+    bool scan = e->u.call.builtin == BI_ASSOCIATIVE_SCAN, reverse = scan && rev && rev->cv.i;
+    int axis = (int)arg(e, 1)->cv.i, n = x->kind == E_TUPLE ? x->u.shape.dims.len : 1;
+    int *ops = arena_alloc(L->a, (size_t)n * sizeof(int));
+    BlkType *ts = arena_alloc(L->a, (size_t)n * sizeof *ts);
+    for (int i = 0; i < n; i++) {
+        ops[i] = lower_expr(L, n == 1 && x->kind != E_TUPLE ? x : x->u.shape.dims.items[i]);
+        if (reverse) ops[i] = emit_axis_op(L, BIR_FLIP, ops[i], axis, 0, vtype(L, ops[i]));
+        ts[i] = x->kind == E_TUPLE ? ((const Expr *)e->u.call.inline_result->u.shape.dims.items[i])->type : e->type;
+    }
+    Span at = L->at; /* the region's ops take the helper's lines; the ops after it the call's */
+    BirOp *op = emit_multi(L, scan ? BIR_SCAN : BIR_REDUCE, ops, n, ts, n);
+    op->attr = axis;
+    BirBlock *saved = L->block, *region = op->regions[0] = bir_block_new(L->f);
+    op->nregions = 1;
+    L->block = region;
+    for (int i = 0; i < 2 * n; i++) {
+        int v = bir_block_add_arg(L->f, region, type_scalar(ts[i % n].dtype), NULL);
+        env_set(L, call->u.call.inline_params.items[i], v);
+    }
+    lower_stmt(L, call->u.call.inline_body);
+    const Expr *res = call->u.call.inline_result;
+    int *yields = arena_alloc(L->a, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        BlkType s = type_scalar(ts[i].dtype);
+        yields[i] = lower_as(L, n == 1 && res->kind != E_TUPLE ? res : res->u.shape.dims.items[i], s.dtype, s);
+    }
+    emit_op(L, BIR_YIELD, yields, n, NULL);
+    L->block = saved;
+    L->at = at;
+    L->values = arena_alloc(L->a, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int r = op->results[i];
+        L->values[i] = reverse ? emit_axis_op(L, BIR_FLIP, r, axis, 0, vtype(L, r)) : r;
+    }
+    return n == 1 && x->kind != E_TUPLE ? L->values[0] : BIR_NONE;
+}
+
+/* i32 indices along `axis`, in the shape of t. */
+static int indices_along(Lower *L, BlkType t, int axis) {
+    int32_t n = t.shape[axis];
+    BlkType it = type_with_shape(type_scalar(DT_I32), 1, &n);
+    BirOp *ar = emit_op(L, BIR_ARANGE, NULL, 0, &it);
+    ar->attr = 0;
+    int v = ar->results[0];
+    if (t.rank == 2) {
+        int32_t shape[2] = {axis == 0 ? n : 1, axis == 0 ? 1 : n};
+        BlkType et = type_with_shape(it, 2, shape);
+        BirOp *ex = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
+        ex->attr = 1 - axis;
+        v = ex->results[0];
+    }
+    return broadcast(L, v, type_with_shape(it, t.rank, t.shape));
+}
+
+/* (idx & bit) == 0 for a power of two bit, on the indices idx. */
+static int bit_clear(Lower *L, int idx, int64_t bit) {
+    BlkType t = vtype(L, idx), b = type_with_shape(type_scalar(DT_I1), t.rank, t.shape);
+    int masked = emit2(L, BIR_AND, idx, broadcast(L, const_int(L, DT_I32, bit), t), t);
+    return emit2(L, BIR_EQ, masked, broadcast(L, const_int(L, DT_I32, 0), t), b);
+}
+
+/* sort: a bitonic network along the axis (log2(n)(log2(n)+1)/2 steps);
+ * each step compares every element with its partner (index xor j) and keeps
+ * the smaller or the larger. NaN counts as larger than any number. */
+static int lower_sort(Lower *L, const Expr *e) {
+    const Expr *ax = arg(e, 1), *desc = arg(e, 2);
+    int axis = ax ? (int)ax->cv.i : 0;
+    bool descending = desc && desc->cv.i;
+    BlkType t = e->type;
+    DType d = t.dtype == DT_I1 ? DT_I32 : t.dtype; /* i1 sorts as 0 and 1 */
+    BlkType wt = type_with_shape(type_scalar(d), t.rank, t.shape), bt = type_with_shape(type_scalar(DT_I1), t.rank, t.shape);
+    int x = convert(L, lower_expr(L, arg(e, 0)), d);
+    int idx = indices_along(L, t, axis);
+    int32_t n = t.shape[axis];
+    for (int32_t k = 2; k <= n; k *= 2) {
+        int ascending_run = bit_clear(L, idx, k); /* runs of k alternate direction; the last is one run */
+        for (int32_t j = k / 2; j >= 1; j /= 2) {
+            int y = emit_axis_op(L, BIR_PARTNER, x, axis, j, wt);
+            int lower = bit_clear(L, idx, j);
+            int keep_min = emit2(L, descending ? BIR_NE : BIR_EQ, lower, ascending_run, bt);
+            int x_gt = emit2(L, BIR_GT, x, y, bt), y_gt = emit2(L, BIR_GT, y, x, bt);
+            if (dtype_is_float(d)) { /* NaN is the largest */
+                int x_nan = emit2(L, BIR_NE, x, x, bt), y_nan = emit2(L, BIR_NE, y, y, bt);
+                int x_num = emit1(L, BIR_NOT, x_nan, bt), y_num = emit1(L, BIR_NOT, y_nan, bt);
+                x_gt = emit2(L, BIR_OR, x_gt, emit2(L, BIR_AND, x_nan, y_num, bt), bt);
+                y_gt = emit2(L, BIR_OR, y_gt, emit2(L, BIR_AND, y_nan, x_num, bt), bt);
+            }
+            int take_y = emit(L, BIR_SELECT, (int[]){keep_min, x_gt, y_gt}, 3, bt);
+            x = emit(L, BIR_SELECT, (int[]){take_y, y, x}, 3, wt);
+        }
+    }
+    return convert(L, x, t.dtype);
+}
+
+/* join(a, b): [..., 2], a at index 0 of the new last dimension, b at 1. */
+static int lower_join(Lower *L, const Expr *e) {
+    BlkType t = e->type, base = type_with_shape(t, t.rank - 1, t.shape);
+    int ab[2];
+    for (int i = 0; i < 2; i++) {
+        int v = lower_as(L, arg(e, i), t.dtype, base);
+        if (base.rank) {
+            int32_t shape[BLK_MAX_RANK];
+            for (int k = 0; k < base.rank; k++) shape[k] = base.shape[k];
+            shape[base.rank] = 1;
+            BlkType et = type_with_shape(base, base.rank + 1, shape);
+            BirOp *ex = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
+            ex->attr = base.rank;
+            v = ex->results[0];
+        }
+        ab[i] = broadcast(L, v, t);
+    }
+    int first = bit_clear(L, indices_along(L, t, t.rank - 1), 1);
+    return emit(L, BIR_SELECT, (int[]){first, ab[0], ab[1]}, 3, t);
+}
+
 static int lower_builtin(Lower *L, const Expr *e) {
     const Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
     BlkType t = e->type;
@@ -407,6 +546,21 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);
     case BI_ARGMAX: return lower_reduction(L, e, BIR_ARGMAX);
     case BI_ARGMIN: return lower_reduction(L, e, BIR_ARGMIN);
+    case BI_REDUCE: case BI_ASSOCIATIVE_SCAN: return lower_combine(L, e);
+    case BI_SORT: return lower_sort(L, e);
+    case BI_FLIP: return emit_axis_op(L, BIR_FLIP, lower_expr(L, a0), a1 ? (int)a1->cv.i : 0, 0, t);
+    case BI_RESHAPE: {
+        int x = lower_expr(L, a0);
+        return shape_equal(vtype(L, x), t) ? x : emit1(L, BIR_RESHAPE, x, t);
+    }
+    case BI_JOIN: return lower_join(L, e);
+    case BI_SPLIT: {
+        int x = lower_expr(L, a0), last = a0->type.rank - 1;
+        BlkType half = type_with_shape(a0->type, last, a0->type.shape);
+        L->values = arena_alloc(L->a, 2 * sizeof(int));
+        for (int i = 0; i < 2; i++) L->values[i] = emit_axis_op(L, BIR_TAKE, x, last, i, half);
+        return BIR_NONE;
+    }
     case BI_WHERE: {
         int ops[3] = {lower_as(L, a0, DT_I1, t), lower_as(L, a1, t.dtype, t), lower_as(L, a2, t.dtype, t)};
         return emit(L, BIR_SELECT, ops, 3, t);
@@ -631,13 +785,16 @@ static void lower_stmt(Lower *L, const Stmt *s) {
     L->at = s->span;
     switch (s->kind) {
     case S_LET: {
-        if (s->u.let.parts.len) { /* let (a, b) = helper(...): the body once, then each value */
-            const Expr *values = s->u.let.init->u.call.inline_result;
-            lower_helper_body(L, s->u.let.init);
+        if (s->u.let.parts.len) { /* let (a, b) = f(...): the body (or builtin) once, then each value */
+            const Expr *init = s->u.let.init, *values = init->u.call.inline_result;
+            bool helper = init->u.call.helper != NULL;
+            if (helper) lower_helper_body(L, init);
+            else lower_expr(L, init);
+            int *builtin_values = L->values;
             for (int i = 0; i < s->u.let.parts.len; i++) {
                 const Symbol *part = ((const Stmt *)s->u.let.parts.items[i])->u.let.sym;
                 if (part->is_const) continue;
-                int v = lower_expr(L, values->u.shape.dims.items[i]);
+                int v = helper ? lower_expr(L, values->u.shape.dims.items[i]) : builtin_values[i];
                 env_set(L, part, coerce(L, v, part->type.dtype, part->type));
             }
             return;

@@ -243,7 +243,11 @@ static bool require_value(Sema *S, const Expr *e) {
         error(S, e->span, "a shape list is only allowed as the shape of zeros or full");
         return false;
     case DT_TUPLE:
-        error(S, e->span, "several values are only a helper's result, taken apart with 'let (a, b) = f(...)'");
+        error(S, e->span, "several values are taken apart with 'let (a, b) = f(...)'; they are not one value");
+        return false;
+    case DT_HELPER:
+        error(S, e->span, "'%s' is a helper: call it, or pass it as the combine of 'reduce' or "
+              "'associative_scan'", e->kind == E_NAME ? e->u.name.name : "this");
         return false;
     default: return true;
     }
@@ -309,6 +313,9 @@ static void check_expr(Sema *S, Expr *e);
 static void check_stmt(Sema *S, Stmt *s);
 static void check_block_in_scope(Sema *S, Stmt *block);
 
+static HelperDef *find_helper(Sema *S, const char *name);
+static void inline_helper(Sema *S, Expr *e, HelperDef *h);
+
 static void check_name(Sema *S, Expr *e) {
     Symbol *sym = lookup(S, e->u.name.name);
     if (!sym) {
@@ -317,6 +324,10 @@ static void check_name(Sema *S, Expr *e) {
             e->weak = true;
             e->is_const = true;
             e->cv.f = e->u.name.name[0] == 'i' ? INFINITY : NAN;
+            return;
+        }
+        if (find_helper(S, e->u.name.name)) { /* a combine argument; require_value refuses it elsewhere */
+            e->type = type_scalar(DT_HELPER);
             return;
         }
         report_unknown_name(S, e->u.name.name, e->span);
@@ -912,6 +923,241 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     e->type = shape;
 }
 
+/* The axis argument ax of a builtin on block x: optional for rank 1. */
+static bool axis_arg(Sema *S, Expr *e, Expr *ax, BlkType x, int64_t *axis) {
+    *axis = 0;
+    if (ax) {
+        if (!const_int_arg(S, e, ax, "the axis", axis)) return false;
+    } else if (x.rank > 1) {
+        error(S, e->span, "'%s' of a rank-%d block needs an axis", e->u.call.name, x.rank);
+        return false;
+    }
+    if (*axis < 0 || *axis >= x.rank) {
+        error(S, ax ? ax->span : e->span, "axis %lld is out of range for the %s block", (long long)*axis,
+              tstr(S, x));
+        return false;
+    }
+    return true;
+}
+
+/* A compile-time i1 flag (sort's descending, a scan's reverse); absent: false. */
+static bool flag_arg(Sema *S, Expr *a, const char *what, bool *out) {
+    *out = false;
+    if (!a) return true;
+    if (!a->is_const || a->type.dtype != DT_I1 || a->type.rank) {
+        error(S, a->span, "%s must be a compile-time i1 constant (true or false)", what);
+        return false;
+    }
+    *out = a->cv.i != 0;
+    return true;
+}
+
+/* A made-up expression of type t (a combine's argument, one of a builtin's
+ * several values): it only carries the type. */
+static Expr *typed_placeholder(Sema *S, Span span, const char *name, BlkType t) {
+    Expr *p = expr_new(S->a, E_NAME, span);
+    p->u.name.name = name;
+    p->type = t;
+    return p;
+}
+
+/* e's several values, of types ts, for 'let (a, b) = ...'. */
+static void set_values(Sema *S, Expr *e, const BlkType *ts, int n) {
+    Expr *t = expr_new(S->a, E_TUPLE, e->span);
+    for (int i = 0; i < n; i++) ptrvec_push(S->a, &t->u.shape.dims, typed_placeholder(S, e->span, "value", ts[i]));
+    e->u.call.inline_result = t;
+    e->type = type_scalar(DT_TUPLE);
+}
+
+/* What a combine function may not do: it runs as often, and on whichever
+ * partial results, the compiler's order needs, one element at a time. */
+static bool combine_expr_ok(Sema *S, const Expr *e, const char *fn);
+
+static bool combine_stmt_ok(Sema *S, const Stmt *s, const char *fn) {
+    if (!s) return true;
+    switch (s->kind) {
+    case S_LET: return combine_expr_ok(S, s->u.let.init, fn);
+    case S_ASSIGN: return combine_expr_ok(S, s->u.assign.value, fn);
+    case S_FOR:
+        return combine_expr_ok(S, s->u.for_.start, fn) && combine_expr_ok(S, s->u.for_.end, fn) &&
+               combine_expr_ok(S, s->u.for_.step, fn) && combine_stmt_ok(S, s->u.for_.body, fn);
+    case S_WHILE: return combine_expr_ok(S, s->u.while_.cond, fn) && combine_stmt_ok(S, s->u.while_.body, fn);
+    case S_IF:
+        return combine_expr_ok(S, s->u.if_.cond, fn) && combine_stmt_ok(S, s->u.if_.then_, fn) &&
+               combine_stmt_ok(S, s->u.if_.else_, fn);
+    case S_RETURN: return combine_expr_ok(S, s->u.ret.value, fn);
+    case S_EXPR: return combine_expr_ok(S, s->u.expr.expr, fn);
+    case S_BLOCK:
+        for (int i = 0; i < s->u.block.stmts.len; i++)
+            if (!combine_stmt_ok(S, s->u.block.stmts.items[i], fn)) return false;
+        return true;
+    }
+    return true;
+}
+
+static bool combine_expr_ok(Sema *S, const Expr *e, const char *fn) {
+    if (!e) return true;
+    if (e->type.rank > 0) {
+        error(S, e->span, "the combine '%s' works on single elements, but this is %s; it may not make blocks", fn,
+              tstr(S, e->type));
+        return false;
+    }
+    switch (e->kind) {
+    case E_UNARY: case E_BINARY:
+        return combine_expr_ok(S, e->u.binary.lhs, fn) && combine_expr_ok(S, e->u.binary.rhs, fn);
+    case E_CAST: return combine_expr_ok(S, e->u.cast.operand, fn);
+    case E_INDEX: return combine_expr_ok(S, e->u.index.operand, fn);
+    case E_TUPLE:
+        for (int i = 0; i < e->u.shape.dims.len; i++)
+            if (!combine_expr_ok(S, e->u.shape.dims.items[i], fn)) return false;
+        return true;
+    case E_CALL:
+        switch (e->u.call.builtin) {
+        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES: case BI_DEVICE_PRINT:
+        case BI_DEBUG_BARRIER:
+            error(S, e->span, "the combine '%s' may not call '%s': it runs as many times as the compiler's order "
+                  "needs, on partial results, so it must compute a value and nothing else", fn, e->u.call.name);
+            return false;
+        default: break;
+        }
+        for (int i = 0; i < e->u.call.args.len; i++)
+            if (!combine_expr_ok(S, e->u.call.args.items[i], fn)) return false;
+        return combine_stmt_ok(S, e->u.call.inline_body, fn) && combine_expr_ok(S, e->u.call.inline_result, fn) &&
+               combine_expr_ok(S, e->u.call.combine, fn);
+    default: return true;
+    }
+}
+
+enum { MAX_COMBINED = 8 };
+
+/* The combine helper inlined on scalars: what it does, and that it returns
+ * n values of the combined types. */
+static void check_combine_result(Sema *S, Expr *e, Expr *call, HelperDef *h, Expr *const *inputs, int n) {
+    inline_helper(S, call, h);
+    if (call->type.dtype == DT_ERROR) return;
+    const Expr *res = call->u.call.inline_result;
+    if (!combine_stmt_ok(S, call->u.call.inline_body, h->name) || !combine_expr_ok(S, res, h->name)) return;
+    int got = call->type.dtype == DT_TUPLE ? res->u.shape.dims.len : call->type.dtype == DT_VOID ? 0 : 1;
+    if (got != n) {
+        error(S, res ? res->span : h->name_span, "the combine '%s' returns %d value%s; combining %d value%s with "
+              "'%s' needs %d", h->name, got, got == 1 ? "" : "s", n, n == 1 ? "" : "s", e->u.call.name, n);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const Expr *r = n == 1 ? res : res->u.shape.dims.items[i];
+        DType want = inputs[i]->type.dtype;
+        bool converts = r->weak && is_numeric(r->type.dtype) && is_numeric(want);
+        if (r->type.dtype != want && !converts) {
+            error(S, r->span, "the combine '%s' must return %s here (the type of what it combines), got %s; convert "
+                  "with 'as %s'", h->name, dtype_name(want), tstr(S, r->type), dtype_name(want));
+            return;
+        }
+    }
+}
+
+/* reduce(x, axis, f) and associative_scan(x, axis, f, reverse): x a block or
+ * a tuple (a, b, ...) of blocks of one shape, f a helper taking the left
+ * and the right partial results (2n scalars) and returning n values of
+ * their types. */
+static void check_combine(Sema *S, Expr *e, BuiltinId id) {
+    Expr *x = arg(e, 0), *ax = arg(e, 1), *fn = arg(e, 2), *rev = arg(e, 3);
+    const char *name = e->u.call.name;
+    Expr *inputs[MAX_COMBINED] = {0};
+    int n = 0;
+    if (x->kind == E_TUPLE) {
+        if (x->u.shape.dims.len > MAX_COMBINED) {
+            error(S, x->span, "'%s' combines at most %d blocks, got %d", name, MAX_COMBINED, x->u.shape.dims.len);
+            return;
+        }
+        for (int i = 0; i < x->u.shape.dims.len; i++) inputs[n++] = x->u.shape.dims.items[i];
+    } else {
+        inputs[n++] = x;
+    }
+    for (int i = 0; i < n; i++) {
+        Expr *v = inputs[i];
+        if (!require_value(S, v)) return;
+        if (v->type.rank == 0) {
+            error(S, v->span, "'%s' takes blocks, got %s", name, tstr(S, v->type));
+            return;
+        }
+        if (!shape_equal(v->type, inputs[0]->type)) {
+            error(S, v->span, "the blocks '%s' combines must have one shape: %s and %s", name,
+                  tstr(S, inputs[0]->type), tstr(S, v->type));
+            return;
+        }
+        if (v->type.dtype == DT_PTR || dtype_is_fp8(v->type.dtype)) {
+            error(S, v->span, "'%s' combines numbers and i1, got %s", name, tstr(S, v->type));
+            return;
+        }
+    }
+    int64_t axis;
+    bool reverse;
+    if (!axis_arg(S, e, ax, inputs[0]->type, &axis) || !flag_arg(S, rev, "'reverse'", &reverse)) return;
+    if (fn->type.dtype != DT_HELPER) {
+        if (fn->type.dtype != DT_ERROR)
+            error(S, fn->span, "the combine of '%s' is the name of a helper, 'fn f(a, b) { return ...; }'", name);
+        return;
+    }
+    HelperDef *h = find_helper(S, fn->u.name.name);
+    if (h->params.len != 2 * n) {
+        error(S, fn->span, "'%s' takes %d argument%s, but combining %d value%s needs %d: the left's, then the "
+              "right's", h->name, h->params.len, h->params.len == 1 ? "" : "s", n, n == 1 ? "" : "s", 2 * n);
+        note(S, h->name_span, "'%s' is defined here", h->name);
+        return;
+    }
+    Expr *call = expr_new(S->a, E_CALL, fn->span);
+    call->u.call.name = h->name;
+    call->u.call.name_span = fn->span;
+    call->u.call.builtin = -1;
+    for (int i = 0; i < 2 * n; i++) {
+        Param *prm = h->params.items[i];
+        BlkType t = type_scalar(inputs[i % n]->type.dtype);
+        ptrvec_push(S->a, &call->u.call.args, typed_placeholder(S, fn->span, prm->name, t));
+        ptrvec_push(S->a, &call->u.call.arg_names, NULL);
+    }
+    if (h->expanding) {
+        error(S, fn->span, "recursive use of helper '%s' as a combine: helpers are inlined and cannot recurse", h->name);
+        return;
+    }
+    int errors_before = S->de->errors;
+    check_combine_result(S, e, call, h, inputs, n);
+    if (S->de->errors != errors_before) {
+        note(S, fn->span, "'%s' is the combine of '%s' here", h->name, name);
+        return;
+    }
+    e->u.call.combine = call;
+    BlkType ts[MAX_COMBINED];
+
+    for (int i = 0; i < n; i++) {
+        BlkType t = inputs[i]->type;
+        if (id == BI_REDUCE) {
+            int32_t shape[BLK_MAX_RANK];
+            int k = 0;
+            for (int d = 0; d < t.rank; d++)
+                if (d != axis) shape[k++] = t.shape[d];
+            t = type_with_shape(t, k, shape);
+        }
+        ts[i] = t;
+    }
+    if (x->kind == E_TUPLE) set_values(S, e, ts, n);
+    else e->type = ts[0];
+}
+
+/* sort(x, axis, descending): numbers and i1 along one axis; NaN sorts as
+ * the largest. */
+static void check_sort(Sema *S, Expr *e) {
+    Expr *x = arg(e, 0);
+    int64_t axis;
+    bool descending;
+    if (!require_value(S, x)) return;
+    if (x->type.rank == 0 || x->type.dtype == DT_PTR || dtype_is_fp8(x->type.dtype)) {
+        error(S, x->span, "'sort' takes a block of numbers or i1, got %s", tstr(S, x->type));
+        return;
+    }
+    if (!axis_arg(S, e, arg(e, 1), x->type, &axis) || !flag_arg(S, arg(e, 2), "'descending'", &descending)) return;
+    e->type = x->type;
+}
+
 static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
     for (int i = 0; i < e->u.call.args.len; i++)
@@ -1042,6 +1288,70 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     case BI_SUM: case BI_MAX: case BI_MIN: case BI_ARGMAX: case BI_ARGMIN: case BI_CUMSUM: case BI_CUMPROD:
         check_reduction(S, e, id);
         return;
+    case BI_REDUCE: case BI_ASSOCIATIVE_SCAN:
+        check_combine(S, e, id);
+        return;
+    case BI_SORT: check_sort(S, e); return;
+    case BI_FLIP: {
+        int64_t axis;
+        if (!require_value(S, a0)) return;
+        if (a0->type.rank == 0) {
+            error(S, a0->span, "'flip' takes a block, got %s", tstr(S, a0->type));
+            return;
+        }
+        if (!axis_arg(S, e, a1, a0->type, &axis)) return;
+        e->type = a0->type;
+        return;
+    }
+    case BI_RESHAPE: {
+        BlkType t = a0->type;
+        if (!require_value(S, a0) || !shape_arg(S, a1, &t)) return;
+        if (a0->type.rank == 0 || type_numel(t) != type_numel(a0->type)) {
+            error(S, e->span, "'reshape' keeps the number of elements: %s cannot become %s", tstr(S, a0->type),
+                  sstr(S, t));
+            return;
+        }
+        e->type = t;
+        return;
+    }
+    case BI_JOIN: {
+        BlkType shape = {0};
+        if (!require_value(S, a0) || !require_value(S, a1) || reject_fp8(S, a0, "join") || reject_fp8(S, a1, "join"))
+            return;
+        if (!broadcast_or_error(S, e->span, a0->type, a1->type, &shape)) return;
+        if (shape.rank + 1 > BLK_MAX_RANK) {
+            error(S, e->span, "'join' adds a dimension of 2, and %s would have more than %d", sstr(S, shape),
+                  BLK_MAX_RANK);
+            return;
+        }
+        if (!is_numeric(a0->type.dtype) && a0->type.dtype != DT_I1) {
+            error(S, a0->span, "'join' takes numbers and i1, got %s", tstr(S, a0->type));
+            return;
+        }
+        if (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1) {
+            error(S, a1->span, "'join' takes numbers and i1, got %s", tstr(S, a1->type));
+            return;
+        }
+        DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
+        if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
+        int32_t dims[BLK_MAX_RANK];
+        for (int i = 0; i < shape.rank; i++) dims[i] = shape.shape[i];
+        dims[shape.rank] = 2;
+        e->type = type_with_shape(type_scalar(d), shape.rank + 1, dims);
+        return;
+    }
+    case BI_SPLIT: {
+        if (!require_value(S, a0)) return;
+        BlkType t = a0->type;
+        if (t.rank == 0 || t.shape[t.rank - 1] != 2) {
+            error(S, a0->span, "'split' takes a block whose last dimension is 2 (as 'join' makes), got %s",
+                  tstr(S, t));
+            return;
+        }
+        BlkType half = type_with_shape(t, t.rank - 1, t.shape), ts[2] = {half, half};
+        set_values(S, e, ts, 2);
+        return;
+    }
     case BI_WHERE: {
         if (!require_value(S, a0) || !require_value(S, a1) || !require_value(S, a2)) return;
         if (a0->type.dtype != DT_I1) {
@@ -1250,6 +1560,12 @@ static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
                   h->name, MAX_INLINED_CALLS, S->kernel->name);
         return;
     }
+    inline_helper(S, e, h);
+}
+
+/* The inlining itself: call e's arguments are checked values (a combine's
+ * are scalars made up for it). */
+static void inline_helper(Sema *S, Expr *e, HelperDef *h) {
     e->u.call.helper = h;
     Stmt *body = stmt_clone(S->a, h->body);
     /* Only a final `return` is allowed: it becomes the call's value. */
@@ -1409,9 +1725,9 @@ static void check_let_parts(Sema *S, Stmt *s) {
     Expr *init = s->u.let.init;
     check_expr(S, init);
     const PtrVec *parts = &s->u.let.parts;
-    const Expr *values = init->type.dtype == DT_TUPLE ? init->u.call.inline_result : NULL;
+    const Expr *values = init->type.dtype == DT_TUPLE && init->kind == E_CALL ? init->u.call.inline_result : NULL;
     if (!values && init->type.dtype != DT_ERROR)
-        error(S, init->span, "'let (...)' takes apart the values a helper returns as (a, b, ...); this is one value");
+        error(S, init->span, "'let (...)' takes apart several values (a helper's 'return (a, b)', split, reduce of a tuple); this is one value");
     else if (values && values->u.shape.dims.len != parts->len)
         error(S, s->u.let.name_span, "%d names for the %d values '%s' returns", parts->len, values->u.shape.dims.len,
               init->u.call.name);

@@ -12,7 +12,7 @@ static const struct { const char *name, *triton; int bits; DtypeClass cls; } dty
 #include "dtypes.def"
     [DT_PTR] = {"ptr", NULL, 64, DK_NONE},      [DT_TYPE] = {"type", NULL, 0, DK_NONE},
     [DT_STRING] = {"string", NULL, 0, DK_NONE}, [DT_SHAPE] = {"shape", NULL, 0, DK_NONE},
-    [DT_TUPLE] = {"tuple", NULL, 0, DK_NONE},
+    [DT_TUPLE] = {"tuple", NULL, 0, DK_NONE},  [DT_HELPER] = {"helper", NULL, 0, DK_NONE},
 };
 enum { NDTYPES = sizeof dtypes / sizeof *dtypes };
 

@@ -964,3 +964,186 @@ Test(interp, cumsum_and_cumprod_along_either_axis) {
     }
     drop(p);
 }
+
+/* flip, reshape, join, split and trans, against index arithmetic here. */
+Test(interp, flip_reshape_join_and_split_move_elements) {
+    Prog *p = build("kernel k(x: *i32, y: *f32, f0: *i32, f1: *i32, r: *i32, j: *f32, s: *f32, t: *f32) {\n"
+                    "  let i = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
+                    "  let v = load(x + i);\n"
+                    "  store(f0 + i, flip(v, 0)); store(f1 + i, flip(v, axis = 1));\n"
+                    "  store(r + arange(0, 32), reshape(v, [32]));\n"
+                    "  let w = load(y + arange(0, 16));\n"
+                    "  let jw = join(w, -w);\n"
+                    "  store(j + arange(0, 32), reshape(jw, [32]));\n"
+                    "  let (a, b) = split(reshape(w, [8, 2]));\n"
+                    "  store(s + arange(0, 8), a * 10.0 + b);\n"
+                    "  store(t + arange(0, 16), reshape(trans(reshape(w, [4, 4])), [16]));\n"
+                    "}\n", NULL);
+    int32_t x[32], f0[32], f1[32], r[32];
+    float y[16], j[32], s[8], t[16];
+    for (int k = 0; k < 32; k++) x[k] = k * 7 - 50;
+    for (int k = 0; k < 16; k++) y[k] = (float)k + 0.5f;
+    InterpBuffer bufs[] = {BUF(x, 32), BUF(y, 16), BUF(f0, 32), BUF(f1, 32), BUF(r, 32), BUF(j, 32), BUF(s, 8), BUF(t, 16)};
+    InterpArg args[] = {{.p = x}, {.p = y}, {.p = f0}, {.p = f1}, {.p = r}, {.p = j}, {.p = s}, {.p = t}};
+    char *err = run(p, args, 1, bufs, 8);
+    cr_assert_null(err, "%s", err);
+    for (int row = 0; row < 4; row++)
+        for (int col = 0; col < 8; col++) {
+            cr_expect_eq(f0[row * 8 + col], x[(3 - row) * 8 + col], "flip axis 0 [%d, %d]", row, col);
+            cr_expect_eq(f1[row * 8 + col], x[row * 8 + 7 - col], "flip axis 1 [%d, %d]", row, col);
+        }
+    for (int k = 0; k < 32; k++) cr_expect_eq(r[k], x[k], "reshape keeps the row-major order");
+    for (int k = 0; k < 16; k++) {
+        cr_expect_eq(j[2 * k], y[k], "join puts a at index 0 of the new dimension");
+        cr_expect_eq(j[2 * k + 1], -y[k], "and b at index 1");
+        cr_expect_eq(t[k], y[(k % 4) * 4 + k / 4], "trans through reshape");
+    }
+    for (int k = 0; k < 8; k++) cr_expect_eq(s[k], y[2 * k] * 10.0f + y[2 * k + 1], "split takes the pairs apart");
+    drop(p);
+}
+
+static int cmp_float_nan_last(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    if (x != x) return y != y ? 0 : 1;
+    if (y != y) return -1;
+    return x < y ? -1 : x > y;
+}
+
+/* sort against qsort: f32 with NaNs (last ascending, first descending),
+ * -0 and duplicates, along either axis; i32 descending. */
+Test(interp, sort_agrees_with_qsort_with_nan_as_the_largest) {
+    Prog *p = build("kernel k(x: *f32, n: *i32, a: *f32, b: *f32, c: *f32, d: *i32) {\n"
+                    "  let i = arange(0, 8)[:, None] * 64 + arange(0, 64)[None, :];\n"
+                    "  let v = load(x + i);\n"
+                    "  store(a + i, sort(v, 1)); store(b + i, sort(v, axis = 0)); store(c + i, sort(v, 1, true));\n"
+                    "  store(d + arange(0, 256), sort(load(n + arange(0, 256)), descending = true));\n"
+                    "}\n", NULL);
+    enum { R = 8, C = 64 };
+    float x[R * C], a[R * C], b[R * C], c[R * C];
+    int32_t n[256], d[256];
+    uint32_t h = 12345;
+    for (int k = 0; k < R * C; k++) {
+        h = h * 1664525u + 1013904223u;
+        x[k] = (float)((int)(h >> 24) % 17 - 8) * 0.25f;
+        if (k % 37 == 5) x[k] = NAN;
+        if (k % 41 == 7) x[k] = -0.0f;
+    }
+    for (int k = 0; k < 256; k++) h = h * 1664525u + 1013904223u, n[k] = (int32_t)h;
+    InterpBuffer bufs[] = {BUF(x, R * C), BUF(n, 256), BUF(a, R * C), BUF(b, R * C), BUF(c, R * C), BUF(d, 256)};
+    InterpArg args[] = {{.p = x}, {.p = n}, {.p = a}, {.p = b}, {.p = c}, {.p = d}};
+    char *err = run(p, args, 1, bufs, 6);
+    cr_assert_null(err, "%s", err);
+    for (int row = 0; row < R; row++) {
+        float want[C];
+        memcpy(want, x + row * C, sizeof want);
+        qsort(want, C, sizeof *want, cmp_float_nan_last);
+        for (int k = 0; k < C; k++) {
+            float got = a[row * C + k], down = c[row * C + C - 1 - k];
+            if (want[k] != want[k]) {
+                cr_expect(got != got && down != down, "NaN last ascending, first descending (row %d, %d)", row, k);
+            } else {
+                cr_expect(got == want[k], "row %d [%d] = %g, want %g", row, k, got, want[k]);
+                cr_expect(down == want[k], "descending row %d [%d] = %g, want %g", row, C - 1 - k, down, want[k]);
+            }
+        }
+    }
+    for (int col = 0; col < C; col++) {
+        float want[R];
+        for (int r = 0; r < R; r++) want[r] = x[r * C + col];
+        qsort(want, R, sizeof *want, cmp_float_nan_last);
+        for (int r = 0; r < R; r++) {
+            float got = b[r * C + col];
+            cr_expect(want[r] != want[r] ? got != got : got == want[r], "axis 0 col %d [%d]", col, r);
+        }
+    }
+    int32_t want_i[256];
+    memcpy(want_i, n, sizeof want_i);
+    for (int k = 1; k < 256; k++) /* insertion sort, descending */
+        for (int m = k; m > 0 && want_i[m] > want_i[m - 1]; m--) {
+            int32_t tmp = want_i[m];
+            want_i[m] = want_i[m - 1];
+            want_i[m - 1] = tmp;
+        }
+    for (int k = 0; k < 256; k++) cr_expect_eq(d[k], want_i[k], "i32 descending [%d]", k);
+    drop(p);
+}
+
+/* reduce and associative_scan with combine helpers. Composing affine maps
+ * (a, b): h -> a*h + b is associative but not commutative, so in integers
+ * (exact, wrapping) the results are the sequential fold whatever the tree,
+ * and wrong if an operand order were swapped. f32 sums follow the defined
+ * orders, computed here the same way. */
+Test(interp, reduce_and_associative_scan_with_combine_helpers) {
+    Prog *p = build("fn compose(a1, b1, a2, b2) { return (a1 * a2, b1 * a2 + b2); }\n"
+                    "fn add(x, y) { return x + y; }\n"
+                    "fn first_max(va, ia, vb, ib) { let b_wins = vb > va; return (where(b_wins, vb, va), where(b_wins, ib, ia)); }\n"
+                    "kernel k(a: *i32, b: *i32, f: *f32, ra: *i32, rb: *i32, h: *i32, hr: *i32, fs: *f32, fr: *f32,\n"
+                    "         fc: *f32, m: *f32, mi: *i32) {\n"
+                    "  let i = arange(0, 4)[:, None] * 16 + arange(0, 16)[None, :];\n"
+                    "  let va = load(a + i); let vb = load(b + i);\n"
+                    "  let (pa, pb) = reduce((va, vb), 1, compose);\n"
+                    "  store(ra + arange(0, 4), pa); store(rb + arange(0, 4), pb);\n"
+                    "  let (sa, sb) = associative_scan((va, vb), 1, compose);\n"
+                    "  store(h + i, sb);\n"
+                    "  let (ua, ub) = associative_scan((va, vb), axis = 1, combine = compose, reverse = true);\n"
+                    "  store(hr + i, ub);\n"
+                    "  let x = load(f + arange(0, 64));\n"
+                    "  store(fs, reduce(x, 0, add));\n"
+                    "  store(fr + arange(0, 4), reduce(load(f + i), 1, add));\n"
+                    "  store(fc + arange(0, 64), associative_scan(x, 0, add));\n"
+                    "  let (mv, mx) = reduce((x, arange(0, 64)), 0, first_max);\n"
+                    "  store(m, mv); store(mi, mx);\n"
+                    "}\n", NULL);
+    int32_t a[64], b[64], ra[4], rb[4], h[64], hr[64], mi[1];
+    float f[64], fs[1], fr[4], fc[64], m[1];
+    uint32_t g = 99;
+    for (int k = 0; k < 64; k++) {
+        g = g * 1664525u + 1013904223u;
+        a[k] = (int32_t)(g >> 16) % 7 - 3;
+        b[k] = (int32_t)(g >> 8) % 101 - 50;
+        f[k] = 1.0f / (float)(k + 1) + (k == 40 ? 3.0f : 0.0f) + (k == 50 ? 3.0f : 0.0f);
+    }
+    InterpBuffer bufs[] = {BUF(a, 64), BUF(b, 64), BUF(f, 64), BUF(ra, 4), BUF(rb, 4), BUF(h, 64), BUF(hr, 64),
+                           BUF(fs, 1), BUF(fr, 4), BUF(fc, 64), BUF(m, 1), BUF(mi, 1)};
+    InterpArg args[] = {{.p = a}, {.p = b}, {.p = f}, {.p = ra}, {.p = rb}, {.p = h}, {.p = hr},
+                        {.p = fs}, {.p = fr}, {.p = fc}, {.p = m}, {.p = mi}};
+    char *err = run(p, args, 1, bufs, 12);
+    cr_assert_null(err, "%s", err);
+    for (int r = 0; r < 4; r++) {
+        uint32_t A = 1, B = 0; /* the identity map, then each map of the row in order */
+        for (int k = 0; k < 16; k++) {
+            uint32_t ak = (uint32_t)a[r * 16 + k], bk = (uint32_t)b[r * 16 + k];
+            A = A * ak, B = B * ak + bk;
+            cr_expect_eq(h[r * 16 + k], (int32_t)B, "scan: the recurrence h = a h + b [%d, %d]", r, k);
+        }
+        cr_expect_eq(ra[r], (int32_t)A, "reduce composes in order (a) row %d", r);
+        cr_expect_eq(rb[r], (int32_t)B, "reduce composes in order (b) row %d", r);
+        uint32_t Bs = 0; /* reverse: the maps from the end, the later one applied first */
+        for (int k = 15; k >= 0; k--) {
+            Bs = Bs * (uint32_t)a[r * 16 + k] + (uint32_t)b[r * 16 + k];
+            cr_expect_eq(hr[r * 16 + k], (int32_t)Bs, "reverse scan [%d, %d]", r, k);
+        }
+    }
+    /* f32: the tree (step d adds k + d into k) and the Hillis-Steele scan */
+    float t[64], s[64], prev[64];
+    memcpy(t, f, sizeof t);
+    for (int d = 1; d < 64; d *= 2)
+        for (int k = 0; k + d < 64; k += 2 * d) t[k] = t[k] + t[k + d];
+    cr_expect_eq(fs[0], t[0], "f32 reduce in the pairwise tree: %a, want %a", fs[0], t[0]);
+    for (int r = 0; r < 4; r++) {
+        float q[16];
+        memcpy(q, f + r * 16, sizeof q);
+        for (int d = 1; d < 16; d *= 2)
+            for (int k = 0; k + d < 16; k += 2 * d) q[k] = q[k] + q[k + d];
+        cr_expect_eq(fr[r], q[0], "row %d", r);
+    }
+    memcpy(s, f, sizeof s);
+    for (int d = 1; d < 64; d *= 2) {
+        memcpy(prev, s, sizeof s);
+        for (int k = d; k < 64; k++) s[k] = prev[k - d] + prev[k];
+    }
+    for (int k = 0; k < 64; k++) cr_expect_eq(fc[k], s[k], "f32 scan [%d]", k);
+    cr_expect_eq(m[0], f[40], "argmax by a tuple reduce: the value");
+    cr_expect_eq(mi[0], 40, "and the first index of the largest");
+    drop(p);
+}

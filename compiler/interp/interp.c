@@ -464,6 +464,81 @@ static Flow exec_scan(Interp *I, const BirOp *op) {
 
 static Flow exec_block(Interp *I, const BirBlock *b);
 
+/* flip, reshape, take, partner: each result element is an operand element
+ * (row-major storage, so reshape copies). */
+static Flow exec_rearrange(Interp *I, const BirOp *op) {
+    BlkType xt = vtype(I, op->operands[0]), rt = vtype(I, op->results[0]);
+    const Elem *x = V(I, op->operands[0]);
+    Elem *out = V(I, op->results[0]);
+    int axis = (int)op->attr;
+    int64_t n = numel(rt);
+    if (op->code == BIR_RESHAPE) {
+        memcpy(out, x, (size_t)n * sizeof *out);
+        return FLOW_NEXT;
+    }
+    int64_t len = xt.shape[axis], inner = 1;
+    for (int d = axis + 1; d < xt.rank; d++) inner *= xt.shape[d];
+    for (int64_t k = 0; k < n; k++) {
+        int64_t src;
+        if (op->code == BIR_TAKE) { /* k = (outer, inner) of the result */
+            src = (k / inner) * len * inner + op->value.i * inner + k % inner;
+        } else {
+            int64_t i = (k / inner) % len, j = op->code == BIR_FLIP ? len - 1 - i : i ^ op->value.i;
+            src = k + (j - i) * inner;
+        }
+        out[k] = x[src];
+    }
+    return FLOW_NEXT;
+}
+
+/* The combine region of reduce/scan on (left, right), n values each; the
+ * result's values in out. */
+static Flow combine(Interp *I, const BirOp *op, const Elem *left, const Elem *right, Elem *out) {
+    const BirBlock *c = op->regions[0];
+    int n = op->noperands;
+    for (int i = 0; i < n; i++) V(I, c->args[i])[0] = left[i], V(I, c->args[n + i])[0] = right[i];
+    Flow fl = exec_block(I, c);
+    if (fl != FLOW_NEXT) return fl;
+    const BirOp *y = bir_block_terminator(c);
+    for (int i = 0; i < n; i++) out[i] = V(I, y->operands[i])[0];
+    return FLOW_NEXT;
+}
+
+/* reduce and scan with a combine function, in the language's orders
+ * (language.md §6): reduce as a pairwise tree (step d combines element k
+ * with k + d, k a multiple of 2d), scan in cumsum's log2 steps. Elements
+ * are held as n-tuples, element-major. */
+static Flow exec_combine(Interp *I, const BirOp *op) {
+    int n = op->noperands, axis = (int)op->attr;
+    BlkType xt = vtype(I, op->operands[0]);
+    int64_t len = xt.shape[axis], total = numel(xt), inner = 1;
+    for (int d = axis + 1; d < xt.rank; d++) inner *= xt.shape[d];
+    Elem *cur = malloc((size_t)(total * n) * sizeof *cur), *prev = malloc((size_t)(total * n) * sizeof *prev);
+    Flow fl = cur && prev ? FLOW_NEXT : fail(I, op, "out of memory");
+    for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++)
+        for (int i = 0; i < n; i++) cur[k * n + i] = V(I, op->operands[i])[k];
+    for (int64_t d = 1; fl == FLOW_NEXT && d < len; d *= 2) {
+        memcpy(prev, cur, (size_t)(total * n) * sizeof *cur);
+        for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++) {
+            int64_t along = (k / inner) % len;
+            if (op->code == BIR_SCAN && along >= d)
+                fl = combine(I, op, prev + (k - d * inner) * n, prev + k * n, cur + k * n);
+            else if (op->code == BIR_REDUCE && along % (2 * d) == 0)
+                fl = combine(I, op, prev + k * n, prev + (k + d * inner) * n, cur + k * n);
+        }
+    }
+    for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++) {
+        int64_t along = (k / inner) % len, at = (k / inner / len) * inner + k % inner;
+        for (int i = 0; i < n; i++) {
+            if (op->code == BIR_SCAN) V(I, op->results[i])[k] = cur[k * n + i];
+            else if (along == 0) V(I, op->results[i])[at] = cur[k * n + i];
+        }
+    }
+    free(cur);
+    free(prev);
+    return fl;
+}
+
 static void copy_value(Interp *I, int dst, int src) {
     memcpy(V(I, dst), V(I, src), (size_t)numel(vtype(I, dst)) * sizeof(Elem));
 }
@@ -735,6 +810,8 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return exec_reduce(I, op);
     case BIR_CUMSUM: case BIR_CUMPROD: return exec_scan(I, op);
+    case BIR_REDUCE: case BIR_SCAN: return exec_combine(I, op);
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return exec_rearrange(I, op);
     case BIR_FOR: return exec_for(I, op);
     case BIR_WHILE: return exec_while(I, op);
     case BIR_IF: {

@@ -79,16 +79,38 @@ static LLVMValueRef element(Gen *g, int v, const Layout *to, Projection p, int r
 
 static int mem_bytes(DType d) { return d == DT_PTR ? 8 : dtype_bytes(d); }
 
-int64_t nvptx_convert_smem_bytes(Gen *g, int v, const Layout *to, Projection p) {
+int64_t nvptx_smem_value_bytes(Gen *g, int v) {
     BlkType t = vtype(g, v);
-    if (recomputable(g, v, to, p, 0)) return 0;
     return type_numel(t) * mem_bytes(t.dtype);
 }
 
-/* Row-major linear index of coordinates c in shape t. */
-static LLVMValueRef linear(Gen *g, BlkType t, LLVMValueRef *c) {
+LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index) {
+    LLVMTypeRef mt = d == DT_PTR ? g->gptr : mem_ty(g, d);
+    return from_mem(g, LLVMBuildLoad2(g->b, mt, nvptx_smem_ptr(g, smem_at, index, mem_bytes(d)), ""), d);
+}
+
+int64_t nvptx_convert_smem_bytes(Gen *g, int v, const Layout *to, Projection p) {
+    return recomputable(g, v, to, p, 0) ? 0 : nvptx_smem_value_bytes(g, v);
+}
+
+LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c) {
     if (t.rank == 1) return c[0];
     return LLVMBuildAdd(g->b, LLVMBuildMul(g->b, c[0], ci32(g, t.shape[1]), ""), c[1], "");
+}
+
+void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at) {
+    const Layout *from = &g->plan->layouts[v];
+    BlkType t = vtype(g, v);
+    DType d = t.dtype;
+    int32_t copies = nvptx_layout_copy_regs(from);
+    nvptx_barrier(g); /* earlier readers of the shared region are done */
+    for (int r = 0; r < from->nregs; r++) {
+        if (r & copies) continue;
+        LLVMValueRef c[BLK_MAX_RANK];
+        for (int k = 0; k < t.rank; k++) c[k] = nvptx_coord(g, from, k, r);
+        LLVMBuildStore(g->b, to_mem(g, g->regs[v][r], d), nvptx_smem_ptr(g, smem_at, nvptx_row_major(g, t, c), mem_bytes(d)));
+    }
+    nvptx_barrier(g);
 }
 
 LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64_t smem_at) {
@@ -99,24 +121,11 @@ LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64
         return out;
     }
     /* through shared memory, row-major in v's shape */
-    const Layout *from = &g->plan->layouts[v];
-    DType d = t.dtype;
-    int es = mem_bytes(d);
-    LLVMTypeRef mt = d == DT_PTR ? g->gptr : mem_ty(g, d);
-    nvptx_barrier(g); /* earlier readers of the shared region are done */
-    int32_t copies = nvptx_layout_copy_regs(from);
-    for (int r = 0; r < from->nregs; r++) {
-        if (r & copies) continue;
-        LLVMValueRef c[BLK_MAX_RANK];
-        for (int k = 0; k < t.rank; k++) c[k] = nvptx_coord(g, from, k, r);
-        LLVMBuildStore(g->b, to_mem(g, g->regs[v][r], d), nvptx_smem_ptr(g, smem_at, linear(g, t, c), es));
-    }
-    nvptx_barrier(g);
+    nvptx_smem_write_value(g, v, smem_at);
     for (int r = 0; r < to->nregs; r++) {
         LLVMValueRef c[BLK_MAX_RANK];
         for (int k = 0; k < t.rank; k++) c[k] = projected_coord(g, to, p, k, r);
-        LLVMValueRef x = LLVMBuildLoad2(g->b, mt, nvptx_smem_ptr(g, smem_at, linear(g, t, c), es), "");
-        out[r] = from_mem(g, x, d);
+        out[r] = nvptx_smem_read(g, t.dtype, smem_at, nvptx_row_major(g, t, c));
     }
     return out;
 }

@@ -6,9 +6,10 @@
  *   util.c        LLVM helpers, thread-0 sections, shared memory, coordinates
  *   elementwise.c one element of an elementwise op; math; rand
  *   convert.c     a value in another layout
- *   shapes.c      expand_dims, broadcast, trans
+ *   shapes.c      expand_dims, broadcast, trans; flip, reshape, take, partner
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
+ *   scan.c        scans, and reductions with a combine function
  *   dot.c         dot
  *   pipeline.c    cp.async rings for loops that feed dots
  *   print.c       device_print
@@ -239,16 +240,25 @@ LLVMValueRef *nvptx_operand(Gen *g, int v, const Layout *to, int64_t smem_at);
 int64_t nvptx_operand_smem_bytes(Gen *g, int v, const Layout *to);
 /* How a shape op's operand's coordinates come from its result's. */
 Projection nvptx_shape_projection(Gen *g, const BirOp *op);
+/* A block in shared memory at smem_at, row-major: barrier, every element
+ * written once, barrier; its size; one element read back. */
+void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at);
+int64_t nvptx_smem_value_bytes(Gen *g, int v);
+LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index);
+LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c); /* the row-major index of coordinates c */
 
 /* ------------------------------------------------- shapes.c, memory.c, ... */
 bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at);
 int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op);
+bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at); /* flip, reshape, take, partner */
+int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
-/* scan.c */
+/* scan.c: cumsum, cumprod, scan (nvptx_gen_scan) and reduce (tree_reduce) */
 int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot);
+bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);

@@ -40,8 +40,11 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return nvptx_reduce_smem_bytes(g, op);
-    case BIR_CUMSUM: case BIR_CUMPROD:
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN:
         return max64(nvptx_scan_smem_bytes(g, op), operands_need(g, op, &g->plan->layouts[op->results[0]], 0));
+    case BIR_REDUCE:
+        return max64(nvptx_scan_smem_bytes(g, op), operands_need(g, op, &g->plan->layouts[a[0]], 1));
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_rearrange_smem_bytes(g, op);
     case BIR_FOR: {
         const BirOp *y = bir_block_terminator(op->regions[0]);
         return max64(carried_need(g, op, a + 3, op->noperands - 3), y ? carried_need(g, op, y->operands, y->noperands) : 0);
@@ -102,9 +105,14 @@ static bool smem_error(Gen *g, const BirOp *op) {
         why = "to combine the partial results of its warps";
         fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
         break;
-    case BIR_CUMSUM: case BIR_CUMPROD:
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: case BIR_REDUCE:
         shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
-        why = "to hold the block while it scans";
+        why = op->code == BIR_REDUCE ? "to hold the block while it reduces" : "to hold the block while it scans";
+        fix = "use a smaller block";
+        break;
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER:
+        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
+        why = "to move its elements between threads";
         fix = "use a smaller block";
         break;
     default:
@@ -165,7 +173,9 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         return nvptx_gen_memory(g, op, slot);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return nvptx_gen_reduce(g, op, slot);
-    case BIR_CUMSUM: case BIR_CUMPROD: return nvptx_gen_scan(g, op, slot);
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: return nvptx_gen_scan(g, op, slot);
+    case BIR_REDUCE: return nvptx_gen_tree_reduce(g, op, slot);
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_gen_rearrange(g, op, slot);
     case BIR_FOR: return nvptx_gen_for(g, op);
     case BIR_WHILE: return nvptx_gen_while(g, op);
     case BIR_IF: return nvptx_gen_if(g, op);

@@ -1,4 +1,5 @@
-/* shapes.c: expand_dims, broadcast and trans: the result's registers are the
+/* shapes.c: expand_dims, broadcast and trans, and flip, reshape, take and
+ * partner. For the first three the result's registers are the
  * operand's elements at the projected coordinates, in the result's layout
  * (convert.c: from the thread's own registers when the layouts agree, as a
  * row maximum broadcast over its accumulator's columns; recomputed, as
@@ -15,4 +16,37 @@ bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at) {
 
 int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op) {
     return nvptx_convert_smem_bytes(g, op->operands[0], &g->plan->layouts[op->results[0]], nvptx_shape_projection(g, op));
+}
+
+/* flip, reshape, take, partner: every thread writes what it holds of the
+ * operand (row-major), barrier, and reads each of its result's elements
+ * from where the op says it comes from. */
+int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op) { return nvptx_smem_value_bytes(g, op->operands[0]); }
+
+bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at) {
+    int x = op->operands[0], r = op->results[0], axis = (int)op->attr;
+    BlkType xt = vtype(g, x), rt = vtype(g, r);
+    const Layout *to = &g->plan->layouts[r];
+    nvptx_smem_write_value(g, x, smem_at);
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    for (int k = 0; k < nregs(g, r); k++) {
+        LLVMValueRef c[BLK_MAX_RANK], src[BLK_MAX_RANK];
+        for (int i = 0; i < rt.rank; i++) c[i] = nvptx_coord(g, to, i, k);
+        LLVMValueRef index;
+        switch (op->code) {
+        case BIR_RESHAPE: index = nvptx_row_major(g, rt, c); break; /* the same place in the row-major order */
+        case BIR_TAKE:
+            for (int i = 0, j = 0; i < xt.rank; i++) src[i] = i == axis ? ci32(g, op->value.i) : c[j++];
+            index = nvptx_row_major(g, xt, src);
+            break;
+        default: /* flip, partner */
+            memcpy(src, c, sizeof src);
+            src[axis] = op->code == BIR_FLIP ? LLVMBuildSub(g->b, ci32(g, xt.shape[axis] - 1), c[axis], "")
+                                             : LLVMBuildXor(g->b, c[axis], ci32(g, op->value.i), "");
+            index = nvptx_row_major(g, xt, src);
+            break;
+        }
+        out[k] = nvptx_smem_read(g, xt.dtype, smem_at, index);
+    }
+    return true;
 }

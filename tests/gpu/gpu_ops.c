@@ -11,7 +11,8 @@
  * math: relative 1e-5 plus 1e-6 absolute (lg2.approx near 1), see
  * docs/language.md §8. A standalone program (no test framework), so it
  * runs on the GPU machine from the static build; exit status 0 when all pass.
- * Usage: gpu_ops [--device cuda|cpu-vs-cpu] (cpu-vs-cpu: a self-check of the harness) */
+ * Usage: gpu_ops [--device cuda|cpu-vs-cpu] [--only TEXT] (cpu-vs-cpu: a self-check of
+ * the harness; --only: the cases whose name contains TEXT) */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -253,6 +254,41 @@ static const OpCase cases[] = {
      "  store(d + i, cumsum(w as f64, axis = 0) * 3.0);\n"
      "}\n",
      5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_F64}, {2048, 1024, 4096, 2048, 2048}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+    {"flip, reshape, join and split, sort (bitonic: partner exchanges) along both axes and descending",
+     "kernel k(x: *f32, n: *i32, a: *f32, b: *f32, c: *i32) {\n"
+     "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
+     "  let w = load(x + i);\n"
+     "  store(a + i, flip(w, 0)); store(a + 2048 + i, flip(w, 1));\n"
+     "  store(a + 4096 + arange(0, 2048), reshape(w, [2048]));\n"
+     "  let (p, q) = split(reshape(w, [1024, 2]));\n"
+     "  store(a + 6144 + arange(0, 2048), reshape(join(q, p), [2048]));\n"
+     "  store(b + i, sort(w, 1)); store(b + 2048 + i, sort(w, 0, true));\n"
+     "  store(b + 4096 + arange(0, 1024), sort(load(x + arange(0, 1024))));\n"
+     "  store(c + arange(0, 2048), sort(load(n + arange(0, 2048)), descending = true));\n"
+     "}\n",
+     5, {DT_F32, DT_I32, DT_F32, DT_F32, DT_I32}, {2048, 2048, 8192, 5120, 2048}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0},
+    {"reduce and associative_scan with combine helpers: tuples, reverse, f32 in the defined orders",
+     "fn compose(a1, b1, a2, b2) { return (a1 * a2, b1 * a2 + b2); }\n"
+     "fn add(x, y) { return x + y; }\n"
+     "fn first_max(va, ia, vb, ib) { let b_wins = vb > va; return (where(b_wins, vb, va), where(b_wins, ib, ia)); }\n"
+     "kernel k(x: *f32, n: *i32, f: *f32, g: *i32, h: *i32) {\n"
+     "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
+     "  let w = load(x + i); let v = load(n + i);\n"
+     "  store(f + arange(0, 32), reduce(w, 1, add)); store(f + 32 + arange(0, 64), reduce(w, 0, add));\n"
+     "  store(f + 96 + i, associative_scan(w, 0, add)); store(f + 2144 + i, associative_scan(w, 1, add, true));\n"
+     "  let r = arange(0, 1024);\n"
+     "  let l = load(x + r);\n"
+     "  store(f + 4192, reduce(l, 0, add)); store(f + 4193 + r, associative_scan(l, 0, add));\n"
+     "  let (m, mi) = reduce((l, r), 0, first_max);\n"
+     "  store(f + 5217, m); store(g, mi);\n"
+     "  let (pa, pb) = reduce((v % 5, v), 1, compose);\n"
+     "  store(g + 1 + arange(0, 32), pa); store(g + 33 + arange(0, 32), pb);\n"
+     "  let (sa, sb) = associative_scan((v % 5, v), 1, compose);\n"
+     "  store(h + i, sb);\n"
+     "  let (ta, tb) = associative_scan((v % 3, v), 0, compose, reverse = true);\n"
+     "  store(h + 2048 + i, tb);\n"
+     "}\n",
+     5, {DT_F32, DT_I32, DT_F32, DT_I32, DT_I32}, {2048, 2048, 5218, 65, 4096}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
@@ -329,7 +365,12 @@ int main(int argc, char **argv) {
     InterpLaunchCtx ictx = {dir, {0}};
     ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
     RuntimeLaunchCtx gpu = {dir, NULL};
-    bool on_gpu = !(argc > 2 && strcmp(argv[2], "cpu-vs-cpu") == 0);
+    bool on_gpu = true;
+    const char *only = NULL; /* run the cases whose name contains this */
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--device") == 0) on_gpu = strcmp(argv[i + 1], "cpu-vs-cpu") != 0;
+        else if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    }
     if (on_gpu) {
         if (blk_context_create_cuda(0, &gpu.ctx)) {
             fprintf(stderr, "gpu_ops: %s\n", blk_last_error());
@@ -338,9 +379,11 @@ int main(int argc, char **argv) {
         other = (ExampleRunner){example_launch_runtime, &gpu};
         printf("interpreter vs %s, through the runtime API\n\n", blk_context_device(gpu.ctx));
     }
-    int failed = 0;
+    int failed = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const OpCase *c = &cases[i];
+        if (only && !strstr(c->name, only)) continue;
+        ran++;
         void *a[6] = {0}, *b[6] = {0};
         char *e1 = run_case(&cpu, dir, c, a), *e2 = run_case(&other, dir, c, b);
         char detail[256] = "";
@@ -361,7 +404,7 @@ int main(int argc, char **argv) {
         free(e1), free(e2);
         for (int k = 0; k < 6; k++) free(a[k]), free(b[k]);
     }
-    printf("\n%d of %zu cases differ\n", failed, sizeof cases / sizeof cases[0]);
+    printf("\n%d of %d cases differ\n", failed, ran);
     blk_context_destroy(gpu.ctx);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
