@@ -212,6 +212,8 @@ LLVMValueRef nvptx_call0(Gen *g, const char *name, LLVMTypeRef ret);
 LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                             int n, bool side_effects);
 void nvptx_barrier(Gen *g);
+/* v from the lane whose id is this one's xor mask (shfl.sync.bfly), any dtype but pointers. */
+LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d);
 /* Code under cond: returns the merge block; the caller emits the then-part and calls nvptx_end_if. */
 LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond);
 void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge);
@@ -251,6 +253,14 @@ LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c); /* the row-maj
 bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at);
 int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at); /* flip, reshape, take, partner */
+/* Per register of l, the element at index xor j along axis, from the
+ * thread's own registers or a lane shuffle; NULL when it is in another
+ * warp (then it goes through shared memory). */
+LLVMValueRef *nvptx_partner_local(Gen *g, const Layout *l, int axis, int32_t j, LLVMValueRef *vals, DType d);
+/* The bit of layout l whose basis moves exactly j along axis, a register
+ * bit (*reg) or a lane bit; -1 when none does (the partner is in another
+ * warp, or a basis mixes dimensions). */
+int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg);
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
@@ -259,6 +269,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot);
+int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);

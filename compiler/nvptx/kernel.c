@@ -43,7 +43,7 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN:
         return max64(nvptx_scan_smem_bytes(g, op), operands_need(g, op, &g->plan->layouts[op->results[0]], 0));
     case BIR_REDUCE:
-        return max64(nvptx_scan_smem_bytes(g, op), operands_need(g, op, &g->plan->layouts[a[0]], 1));
+        return max64(nvptx_tree_reduce_smem_bytes(g, op), operands_need(g, op, &g->plan->layouts[a[0]], 1));
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_rearrange_smem_bytes(g, op);
     case BIR_FOR: {
         const BirOp *y = bir_block_terminator(op->regions[0]);

@@ -40,21 +40,6 @@ static void combine(Gen *g, const Reduction *R, LLVMValueRef *a, LLVMValueRef *i
     *ia = LLVMBuildSelect(bl, better, ib, *ia, "");
 }
 
-static LLVMValueRef shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
-    if (d == DT_F64) /* as its bits */
-        return LLVMBuildBitCast(g->b, shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->i64, ""), mask, DT_I64), g->f64, "");
-    if (dtype_bits(d) == 64) {
-        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->i32, "");
-        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->i32, "");
-        lo = LLVMBuildZExt(g->b, shuffle_xor(g, lo, mask, DT_I32), g->i64, "");
-        hi = LLVMBuildZExt(g->b, shuffle_xor(g, hi, mask, DT_I32), g->i64, "");
-        return LLVMBuildOr(g->b, lo, LLVMBuildShl(g->b, hi, ci64(g, 32), ""), "");
-    }
-    bool fl = d == DT_F32;
-    LLVMValueRef args[4] = {ci32(g, -1), v, ci32(g, mask), ci32(g, 31)};
-    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->f32 : g->i32, args, 4);
-}
-
 /* The operand's layout seen as the result's after the lanes along the axis
  * have combined (they hold the same results then): its slice. */
 static Layout reduced_view(const Layout *l, int a) {
@@ -128,8 +113,8 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     for (int b = LAYOUT_LANE_BITS - 1; b >= 0; b--) {
         if (!l->lane[b][a]) continue;
         for (int k = 0; k < nk; k++) {
-            LLVMValueRef ov = shuffle_xor(g, acc[keys[k]], 1 << b, R.d);
-            LLVMValueRef oi = R.is_arg ? shuffle_xor(g, idx[keys[k]], 1 << b, DT_I32) : NULL;
+            LLVMValueRef ov = nvptx_shuffle_xor(g, acc[keys[k]], 1 << b, R.d);
+            LLVMValueRef oi = R.is_arg ? nvptx_shuffle_xor(g, idx[keys[k]], 1 << b, DT_I32) : NULL;
             combine(g, &R, &acc[keys[k]], &idx[keys[k]], ov, oi);
         }
     }

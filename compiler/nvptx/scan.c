@@ -1,14 +1,15 @@
 /* scan.c: the ops that combine elements along an axis in an order the
- * language defines (docs/language.md §6), in shared memory, so the GPU's
- * floats equal the interpreter's bit for bit:
+ * language defines (docs/language.md §6), so the GPU's floats equal the
+ * interpreter's bit for bit:
  *   - cumsum, cumprod and associative_scan: log2(n) steps, step d combining
- *     each element with the one d before it (Hillis and Steele);
- *   - reduce with a combine function: a pairwise tree, step d combining
- *     element k (a multiple of 2d) with k + d.
+ *     each element with the one d before it (Hillis and Steele), in shared
+ *     memory: each step reads all partials, a barrier, writes them all;
+ *   - reduce with a combine function: the pairwise tree (step d combines
+ *     element k, a multiple of 2d, with k + d) as butterfly steps through
+ *     registers, shuffles, and shared memory only between warps.
  * Every thread keeps its elements' partials (n values each for an op over
- * n blocks); each step reads them all, then a barrier, then writes them
- * all. Copies of an element write the same value. A combine function is
- * the op's region, emitted on scalars at each use. */
+ * n blocks); copies of an element write the same value. A combine function
+ * is the op's region, emitted on scalars at each use. */
 #include "gen.h"
 
 enum { MAX_VALUES = 8 }; /* sema's MAX_COMBINED */
@@ -129,34 +130,88 @@ bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot) {
     return true;
 }
 
-/* reduce: the tree in the operands' own layout, then each result element
- * read at index 0 of its row in the result's layout. */
+/* The operand's layout once every element holds its row's result: the
+ * axis' bases cleared (those bits now hold copies), then the axis dropped. */
+static Layout reduced_layout(const Layout *l, int axis) {
+    Layout kept = *l;
+    for (int b = 0; b < kept.nreg_bits; b++) kept.reg[b][axis] = 0;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) kept.lane[b][axis] = 0;
+    for (int b = 0; b < kept.nwarp_bits; b++) kept.warp[b][axis] = 0;
+    return nvptx_layout_slice(&kept, axis);
+}
+
+/* Can the result's registers be read from the operand's, all reduced? */
+static bool result_local(Gen *g, const BirOp *op, int32_t *map) {
+    const Layout *rl = &g->plan->layouts[op->results[0]];
+    if (vtype(g, op->results[0]).rank == 0) {
+        if (map) map[0] = 0;
+        return true;
+    }
+    Layout seen = reduced_layout(&g->plan->layouts[op->operands[0]], (int)op->attr);
+    return nvptx_layout_local_map(&seen, rl, (Projection){{0, 1}}, map);
+}
+
+int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op) {
+    const Layout *l = &g->plan->layouts[op->operands[0]];
+    int axis = (int)op->attr;
+    bool all_local = result_local(g, op, NULL);
+    bool reg;
+    for (int32_t d = 1; d < vtype(g, op->operands[0]).shape[axis]; d *= 2)
+        all_local = all_local && nvptx_partner_bit(l, axis, d, &reg) >= 0;
+    return all_local ? 0 : nvptx_scan_smem_bytes(g, op);
+}
+
+/* reduce: butterfly steps, step d pairing each element with the one at
+ * index xor d along the axis (a register of its own, a lane, or through
+ * shared memory for another warp) and combining them lower index first, so
+ * both end up with their aligned group's value in the pairwise tree's
+ * order; after log2(n) steps every element holds its row's result. */
 bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot) {
     const Layout *l = &g->plan->layouts[op->operands[0]];
     Partials P = partials(g, op, l, slot);
-    nvptx_barrier(g);
-    store_all(g, &P);
+    int nr = l->nregs;
     for (int32_t d = 1; d < P.len; d *= 2) {
-        nvptx_barrier(g);
-        for (int k = 0; k < l->nregs; k++) {
-            LLVMValueRef low = LLVMBuildAnd(g->b, P.along[k], ci32(g, 2 * d - 1), "");
-            LLVMValueRef has = LLVMBuildICmp(g->b, LLVMIntEQ, low, ci32(g, 0), "");
-            LLVMValueRef at = LLVMBuildSelect(g->b, has, LLVMBuildAdd(g->b, P.index[k], ci32(g, d * P.stride), ""),
-                                              P.index[k], "");
-            if (!step(g, op, &P, k, has, at, false)) return false;
+        LLVMValueRef *other[MAX_VALUES];
+        for (int i = 0; i < P.n; i++) other[i] = nvptx_partner_local(g, l, (int)op->attr, d, P.v[i], P.d[i]);
+        if (!other[0]) { /* in another warp */
+            nvptx_barrier(g);
+            store_all(g, &P);
+            nvptx_barrier(g);
+            for (int i = 0; i < P.n; i++) {
+                other[i] = arena_alloc(&g->arena, (size_t)nr * sizeof(LLVMValueRef));
+                for (int k = 0; k < nr; k++)
+                    other[i][k] = load_value(g, &P, i, LLVMBuildXor(g->b, P.index[k], ci32(g, d * P.stride), ""));
+            }
         }
-        nvptx_barrier(g);
-        store_all(g, &P);
+        for (int k = 0; k < nr; k++) {
+            LLVMValueRef low = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, P.along[k], ci32(g, d), ""), ci32(g, 0), "");
+            LLVMValueRef lo[MAX_VALUES], hi[MAX_VALUES], out[MAX_VALUES];
+            for (int i = 0; i < P.n; i++) {
+                lo[i] = LLVMBuildSelect(g->b, low, P.v[i][k], other[i][k], "");
+                hi[i] = LLVMBuildSelect(g->b, low, other[i][k], P.v[i][k], "");
+            }
+            if (!combine(g, op, lo, hi, out)) return false;
+            for (int i = 0; i < P.n; i++) P.v[i][k] = out[i];
+        }
     }
-    nvptx_barrier(g);
     int axis = (int)op->attr;
     BlkType xt = vtype(g, op->operands[0]);
+    int32_t *map = arena_alloc(&g->arena, (size_t)(nregs(g, op->results[0]) + 1) * sizeof *map);
+    bool local = result_local(g, op, map);
+    if (!local) { /* each row's result from its first element */
+        nvptx_barrier(g);
+        store_all(g, &P);
+        nvptx_barrier(g);
+    }
     for (int i = 0; i < P.n; i++) {
         int r = op->results[i];
         const Layout *rl = &g->plan->layouts[r];
         LLVMValueRef *out = nvptx_new_regs(g, r);
         for (int k = 0; k < nregs(g, r); k++) {
-            /* the row's first element: the kept coordinate times its stride */
+            if (local) {
+                out[k] = P.v[i][map[k]];
+                continue;
+            }
             LLVMValueRef index = ci32(g, 0);
             if (xt.rank == 2) {
                 LLVMValueRef kept = nvptx_coord(g, rl, 0, k);

@@ -18,13 +18,49 @@ int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op) {
     return nvptx_convert_smem_bytes(g, op->operands[0], &g->plan->layouts[op->results[0]], nvptx_shape_projection(g, op));
 }
 
+int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg) {
+    int32_t want[BLK_MAX_RANK] = {0};
+    want[axis] = j;
+    size_t n = (size_t)l->rank * sizeof(int32_t);
+    for (int b = 0; b < l->nreg_bits; b++)
+        if (memcmp(l->reg[b], want, n) == 0) return *reg = true, b;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++)
+        if (memcmp(l->lane[b], want, n) == 0) return *reg = false, b;
+    return -1;
+}
+
+LLVMValueRef *nvptx_partner_local(Gen *g, const Layout *l, int axis, int32_t j, LLVMValueRef *vals, DType d) {
+    bool reg;
+    int b = nvptx_partner_bit(l, axis, j, &reg);
+    if (b < 0) return NULL;
+    LLVMValueRef *out = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *out);
+    for (int k = 0; k < l->nregs; k++) out[k] = reg ? vals[k ^ (1 << b)] : nvptx_shuffle_xor(g, vals[k], 1 << b, d);
+    return out;
+}
+
+static bool partner_is_local(Gen *g, const BirOp *op) {
+    bool reg;
+    return nvptx_partner_bit(&g->plan->layouts[op->results[0]], (int)op->attr, (int32_t)op->value.i, &reg) >= 0;
+}
+
 /* flip, reshape, take, partner: every thread writes what it holds of the
  * operand (row-major), barrier, and reads each of its result's elements
  * from where the op says it comes from. */
-int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op) { return nvptx_smem_value_bytes(g, op->operands[0]); }
+int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op) {
+    if (op->code == BIR_PARTNER && partner_is_local(g, op))
+        return nvptx_operand_smem_bytes(g, op->operands[0], &g->plan->layouts[op->results[0]]);
+    return nvptx_smem_value_bytes(g, op->operands[0]);
+}
 
 bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at) {
     int x = op->operands[0], r = op->results[0], axis = (int)op->attr;
+    if (op->code == BIR_PARTNER && partner_is_local(g, op)) { /* a register of its own, or a shuffle */
+        const Layout *l = &g->plan->layouts[r];
+        LLVMValueRef *p = nvptx_partner_local(g, l, axis, (int32_t)op->value.i, nvptx_operand(g, x, l, smem_at),
+                                              vtype(g, x).dtype);
+        memcpy(nvptx_new_regs(g, r), p, (size_t)l->nregs * sizeof *p);
+        return true;
+    }
     BlkType xt = vtype(g, x), rt = vtype(g, r);
     const Layout *to = &g->plan->layouts[r];
     nvptx_smem_write_value(g, x, smem_at);

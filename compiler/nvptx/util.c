@@ -112,3 +112,24 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
                                                   ci32(g, 0), ""), "");
     return ok;
 }
+
+LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
+    if (d == DT_F64) /* as its bits */
+        return LLVMBuildBitCast(g->b, nvptx_shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->i64, ""), mask, DT_I64), g->f64, "");
+    if (dtype_bits(d) == 64) {
+        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->i32, "");
+        lo = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, lo, mask, DT_I32), g->i64, "");
+        hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->i64, "");
+        return LLVMBuildOr(g->b, lo, LLVMBuildShl(g->b, hi, ci64(g, 32), ""), "");
+    }
+    if (dtype_bits(d) < 32) { /* i1, 8 and 16 bits: widened to a word and back */
+        LLVMTypeRef bits = LLVMIntTypeInContext(g->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
+        LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->i32, "");
+        LLVMValueRef back = LLVMBuildTrunc(g->b, nvptx_shuffle_xor(g, w, mask, DT_I32), bits, "");
+        return t == bits ? back : LLVMBuildBitCast(g->b, back, t, "");
+    }
+    bool fl = d == DT_F32;
+    LLVMValueRef args[4] = {ci32(g, -1), v, ci32(g, mask), ci32(g, 31)};
+    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->f32 : g->i32, args, 4);
+}

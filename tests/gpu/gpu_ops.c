@@ -289,6 +289,22 @@ static const OpCase cases[] = {
      "  store(h + 2048 + i, tb);\n"
      "}\n",
      5, {DT_F32, DT_I32, DT_F32, DT_I32, DT_I32}, {2048, 2048, 5218, 65, 4096}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0},
+    {"sort and reduce on narrow and wide types (register swaps, shuffles of 1, 8, 16 and 64 bits, shared memory)",
+     "fn either(a, b) { return a | b; }\n"
+     "fn add(a, b) { return a + b; }\n"
+     "fn larger(a, b) { return maximum(a, b); }\n"
+     "kernel k(x: *f32, h: *f16, i: *i8, d: *f64, u: *u64, b: *i32) {\n"
+     "  let r = arange(0, 2048);\n"
+     "  let v = load(x + r);\n"
+     "  store(h + r, sort(v as f16, descending = true)); store(i + r, sort((v * 40.0) as i8));\n"
+     "  store(d + r, sort(v as f64)); store(u + r, sort(((v * 1e9) as i64) as u64));\n"
+     "  let m = reshape(v, [16, 128]);\n"
+     "  store(b + arange(0, 16), reduce(m > 2.0, 1, either) as i32);\n"
+     "  store(b + 16 + arange(0, 128), reduce((m * 100.0) as i16, 0, larger) as i32);\n"
+     "  store(d + 2048 + arange(0, 16), reduce(m as f64, 1, add)); store(d + 2064, reduce(v as f64, 0, add));\n"
+     "}\n",
+     6, {DT_F32, DT_F16, DT_I8, DT_F64, DT_U64, DT_I32}, {2048, 2048, 2048, 2065, 2048, 144}, {0, 1, 1, 1, 1, 1},
+     0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
