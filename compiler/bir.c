@@ -591,7 +591,8 @@ static bool verify_types(Verifier *V, const BirOp *op) {
 #define MATH_OP(ID, fn) case BIR_##ID:
 #include "ops.def"
         ARITY(1);
-        NEED(r.dtype == DT_F32, "math functions compute in f32");
+        NEED(r.dtype == DT_F32 || (r.dtype == DT_F64 && blk_math_has_f64(op->code)),
+             "math functions compute in f32 (the exact ones also in f64)");
         return same_types(V, op, 1);
     case BIR_FMA:
         ARITY(3);

@@ -496,6 +496,9 @@ int64_t int_wrap(int64_t v, DType to);
  * computes them, and constant folding with it: the C library's f32 ones.
  * code must be a MATH_OP opcode. */
 float blk_math_f32(BirOpcode code, float x);
+/* sqrt, floor, ceil, trunc, rint, round: exact in f64 too, so they take it. */
+bool blk_math_has_f64(BirOpcode code);
+double blk_math_f64(BirOpcode code, double x);
 /* x^y with C's special cases, correctly rounded but for cases within ~1e-14
  * of a tie (numeric.c; nvptx/math.c gives the same bits). */
 float blk_pow_f32(float x, float y);

@@ -341,6 +341,7 @@ static int lower_binary(Lower *L, const Expr *e) {
 
 /* exp, log, sqrt...: integers and f16/bf16 compute in f32 (language.md §6). */
 static int lower_math(Lower *L, BirOpcode code, const Expr *x, BlkType result) {
+    if (result.dtype == DT_F64) return emit1(L, code, lower_expr(L, x), result); /* blk_math_has_f64 */
     int v = convert(L, lower_expr(L, x), DT_F32);
     v = emit1(L, code, v, type_with_shape(type_scalar(DT_F32), result.rank, result.shape));
     return convert(L, v, result.dtype);

@@ -433,6 +433,28 @@ float blk_math_f32(BirOpcode code, float x) {
     }
 }
 
+/* The math functions exact in any precision (correctly rounded, or exact
+ * by nature), which therefore also take f64: the table sema, the lowering,
+ * the interpreter and the GPU all ask. */
+static const struct {
+    BirOpcode code;
+    double (*fn)(double);
+} exact_in_f64[] = {
+    {BIR_SQRT, sqrt}, {BIR_FLOOR, floor}, {BIR_CEIL, ceil}, {BIR_TRUNC, trunc}, {BIR_RINT, rint}, {BIR_ROUND, round},
+};
+
+bool blk_math_has_f64(BirOpcode code) {
+    for (size_t i = 0; i < sizeof exact_in_f64 / sizeof *exact_in_f64; i++)
+        if (exact_in_f64[i].code == code) return true;
+    return false;
+}
+
+double blk_math_f64(BirOpcode code, double x) {
+    for (size_t i = 0; i < sizeof exact_in_f64 / sizeof *exact_in_f64; i++)
+        if (exact_in_f64[i].code == code) return exact_in_f64[i].fn(x);
+    return NAN; /* callers ask blk_math_has_f64 first */
+}
+
 bool parse_int_literal(const char *text, size_t len, int64_t *out, bool *above_i64, const char **why) {
     bool hex = len > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
     size_t i = hex ? 2 : 0;

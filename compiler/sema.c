@@ -1387,9 +1387,9 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             error(S, a0->span, "'%s' needs a number, got %s", sig->name, tstr(S, a0->type));
             return;
         }
-        if (id != BI_ABS && d == DT_F64) {
-            error(S, a0->span, "'%s' computes in f32 and has no f64 version yet: write '%s(x as f32)'", sig->name,
-                  sig->name);
+        if (id != BI_ABS && d == DT_F64 && !blk_math_has_f64((BirOpcode)sig->math_op)) {
+            error(S, a0->span, "'%s' computes in f32 and has no f64 version yet: write '%s(x as f32)' (in f64 there "
+                  "are sqrt, floor, ceil, trunc, rint and round)", sig->name, sig->name);
             return;
         }
         if (id != BI_ABS && dtype_is_int(d)) d = DT_F32;

@@ -1147,3 +1147,31 @@ Test(interp, reduce_and_associative_scan_with_combine_helpers) {
     cr_expect_eq(mi[0], 40, "and the first index of the largest");
     drop(p);
 }
+
+/* The exact math functions in f64: against C's double functions, ties
+ * included (rint to even, round away from zero), and sqrt of 2 to the
+ * last bit, which f32 would lose. */
+Test(interp, exact_math_functions_compute_in_f64) {
+    Prog *p = build("kernel k(x: *f64, y: *f64) {\n"
+                    "  let o = arange(0, 8); let v = load(x + o);\n"
+                    "  store(y + o, sqrt(abs(v))); store(y + 8 + o, floor(v)); store(y + 16 + o, ceil(v));\n"
+                    "  store(y + 24 + o, trunc(v)); store(y + 32 + o, rint(v)); store(y + 40 + o, round(v));\n"
+                    "}\n", NULL);
+    double x[8] = {2.0, -2.5, 2.5, 3.5, -0.5, 1e300, 0.1, -7.25}, y[48];
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(y, 48)};
+    InterpArg args[] = {{.p = x}, {.p = y}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 8; k++) {
+        cr_expect_eq(y[k], sqrt(fabs(x[k])), "sqrt(%g)", x[k]);
+        cr_expect_eq(y[8 + k], floor(x[k]), "floor(%g)", x[k]);
+        cr_expect_eq(y[16 + k], ceil(x[k]), "ceil(%g)", x[k]);
+        cr_expect_eq(y[24 + k], trunc(x[k]), "trunc(%g)", x[k]);
+        cr_expect_eq(y[32 + k], nearbyint(x[k]), "rint(%g)", x[k]);
+        cr_expect_eq(y[40 + k], round(x[k]), "round(%g)", x[k]);
+    }
+    cr_expect_eq(y[0], 0x1.6a09e667f3bcdp+0, "sqrt(2) in double precision");
+    cr_expect_eq(y[32 + 1], -2.0, "rint(-2.5) is -2 (to even)");
+    cr_expect_eq(y[40 + 1], -3.0, "round(-2.5) is -3 (away from zero)");
+    drop(p);
+}

@@ -329,7 +329,7 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
         case BIR_ABS: r.f = fabs(x.f); return r;
         /* the MATH_OP rows of ops.def: f32 math from the C library (numeric.c);
          * the GPU's approximations differ by a few ulp (docs/interpreter.md) */
-        default: r.f = blk_math_f32(code, f); return r;
+        default: r.f = d == DT_F64 ? blk_math_f64(code, x.f) : blk_math_f32(code, f); return r;
         }
     }
     switch (code) {

@@ -22,19 +22,28 @@ LLVMValueRef gen_math_log(Gen *g, LLVMValueRef x) {
     return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->f32, 0.6931471805599453), ""));
 }
 LLVMValueRef gen_math_log2(Gen *g, LLVMValueRef x) { return lg2(g, x); }
+/* An LLVM intrinsic of one operand, on f64 operands in f64 (blk_math_has_f64). */
+static bool is_f64(Gen *g, LLVMValueRef x) { return LLVMTypeOf(x) == g->f64; }
+static LLVMValueRef exact(Gen *g, const char *name, LLVMValueRef x) {
+    char full[32];
+    snprintf(full, sizeof full, "llvm.%s.%s", name, is_f64(g, x) ? "f64" : "f32");
+    return nvptx_call(g, full, LLVMTypeOf(x), &x, 1);
+}
+
 LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
-    return nvptx_call(g, g->opt->precise_math ? "llvm.sqrt.f32" : "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
+    if (is_f64(g, x) || g->opt->precise_math) return exact(g, "sqrt", x); /* sqrt.rn */
+    return nvptx_call(g, "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
 }
 LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
     if (g->opt->precise_math)
         return LLVMBuildFDiv(g->b, LLVMConstReal(g->f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->f32, &x, 1), "");
     return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->f32, &x, 1);
 }
-LLVMValueRef gen_math_floor(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.floor.f32", g->f32, &x, 1); }
-LLVMValueRef gen_math_ceil(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.ceil.f32", g->f32, &x, 1); }
-LLVMValueRef gen_math_trunc(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.trunc.f32", g->f32, &x, 1); }
-LLVMValueRef gen_math_rint(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.rint.f32", g->f32, &x, 1); }
-LLVMValueRef gen_math_round(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.round.f32", g->f32, &x, 1); }
+LLVMValueRef gen_math_floor(Gen *g, LLVMValueRef x) { return exact(g, "floor", x); }
+LLVMValueRef gen_math_ceil(Gen *g, LLVMValueRef x) { return exact(g, "ceil", x); }
+LLVMValueRef gen_math_trunc(Gen *g, LLVMValueRef x) { return exact(g, "trunc", x); }
+LLVMValueRef gen_math_rint(Gen *g, LLVMValueRef x) { return exact(g, "rint", x); }
+LLVMValueRef gen_math_round(Gen *g, LLVMValueRef x) { return exact(g, "round", x); }
 
 /* ---- blk's library: IEEE operations, no contraction ---- */
 static LLVMValueRef cf(Gen *g, float v) { return LLVMConstReal(g->f32, v); }

@@ -305,6 +305,16 @@ static const OpCase cases[] = {
      "}\n",
      6, {DT_F32, DT_F16, DT_I8, DT_F64, DT_U64, DT_I32}, {2048, 2048, 2048, 2065, 2048, 144}, {0, 1, 1, 1, 1, 1},
      0, {0}, 1, 0, 0},
+    {"f64 sqrt, floor, ceil, trunc, rint and round (exact: bit for bit), on ties too",
+     "kernel k(x: *f32, y: *f64) {\n"
+     "  let o = arange(0, 1024);\n"
+     "  let v = load(x + o) as f64 * 3.0;\n"
+     "  let h = rint(v * 4.0) * 0.5;\n"
+     "  store(y + o, sqrt(abs(v))); store(y + 1024 + o, floor(h) + ceil(v) * 1000.0);\n"
+     "  store(y + 2048 + o, trunc(h) + trunc(v) * 1000.0); store(y + 3072 + o, rint(h) + rint(v) * 1000.0);\n"
+     "  store(y + 4096 + o, round(h) + round(v) * 1000.0); store(y + 5120 + o, sqrt(v));\n"
+     "}\n",
+     2, {DT_F32, DT_F64}, {1024, 6144}, {0, 1}, 0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
