@@ -121,8 +121,10 @@ static bool smem_error(Gen *g, const BirOp *op) {
         fix = "use smaller blocks";
         break;
     }
+    /* partner and take come from sort and split: name what the user wrote */
+    const char *what = op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
     return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
-                          "bytes a program may use on %s; %s", bir_opcode_name(op->code), shape,
+                          "bytes a program may use on %s; %s", what, shape,
                           (long long)g->smem_size, why, (long long)arch->max_shared_bytes, arch->name, fix);
 }
 
