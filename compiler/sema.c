@@ -315,6 +315,7 @@ static void check_block_in_scope(Sema *S, Stmt *block);
 
 static HelperDef *find_helper(Sema *S, const char *name);
 static void inline_helper(Sema *S, Expr *e, HelperDef *h);
+static bool may_inline(Sema *S, Span at, HelperDef *h, const char *what);
 
 static void check_name(Sema *S, Expr *e) {
     Symbol *sym = lookup(S, e->u.name.name);
@@ -1046,12 +1047,13 @@ static void check_combine_result(Sema *S, Expr *e, Expr *call, HelperDef *h, Exp
     for (int i = 0; i < n; i++) {
         const Expr *r = n == 1 ? res : res->u.shape.dims.items[i];
         DType want = inputs[i]->type.dtype;
-        bool converts = r->weak && is_numeric(r->type.dtype) && is_numeric(want);
+        bool converts = r->weak && is_numeric(r->type.dtype) && dtype_promote(r->type.dtype, true, want, false) == want;
         if (r->type.dtype != want && !converts) {
             error(S, r->span, "the combine '%s' must return %s here (the type of what it combines), got %s; convert "
                   "with 'as %s'", h->name, dtype_name(want), tstr(S, r->type), dtype_name(want));
             return;
         }
+        if (!check_literal_fits(S, (Expr *)r, want)) return;
     }
 }
 
@@ -1115,10 +1117,7 @@ static void check_combine(Sema *S, Expr *e, BuiltinId id) {
         ptrvec_push(S->a, &call->u.call.args, typed_placeholder(S, fn->span, prm->name, t));
         ptrvec_push(S->a, &call->u.call.arg_names, NULL);
     }
-    if (h->expanding) {
-        error(S, fn->span, "recursive use of helper '%s' as a combine: helpers are inlined and cannot recurse", h->name);
-        return;
-    }
+    if (!may_inline(S, fn->span, h, "use as a combine of")) return;
     int errors_before = S->de->errors;
     check_combine_result(S, e, call, h, inputs, n);
     if (S->de->errors != errors_before) {
@@ -1334,6 +1333,11 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
         if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
+        if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
+            error(S, e->span, "'join' of two %s blocks would exceed the limit of %d elements", sstr(S, shape),
+                  BLK_MAX_NUMEL);
+            return;
+        }
         int32_t dims[BLK_MAX_RANK];
         for (int i = 0; i < shape.rank; i++) dims[i] = shape.shape[i];
         dims[shape.rank] = 2;
@@ -1543,24 +1547,29 @@ static void check_helper_call(Sema *S, Expr *e, HelperDef *h) {
         note(S, h->name_span, "'%s' is defined here", h->name);
         return;
     }
+    if (may_inline(S, e->span, h, "call to")) inline_helper(S, e, h);
+}
+
+/* The limits every inlining keeps (calls and combines alike): no recursion,
+ * a bounded depth, a bounded number per kernel. */
+static bool may_inline(Sema *S, Span at, HelperDef *h, const char *what) {
     if (h->expanding) {
-        error(S, e->span, "recursive call to helper '%s': helpers are inlined and cannot recurse",
-              h->name);
-        return;
+        error(S, at, "recursive %s helper '%s': helpers are inlined and cannot recurse", what, h->name);
+        return false;
     }
     if (S->helper_depth >= MAX_INLINE_DEPTH) {
-        error(S, e->span, "helpers nested more than %d deep", MAX_INLINE_DEPTH);
-        return;
+        error(S, at, "helpers nested more than %d deep", MAX_INLINE_DEPTH);
+        return false;
     }
     if (++S->inlined_calls > MAX_INLINED_CALLS) {
         if (S->inlined_calls == MAX_INLINED_CALLS + 1) /* once per kernel */
-            error(S, e->span,
+            error(S, at,
                   "inlining helper '%s' here goes over %d inlined calls in kernel '%s' (every call "
                   "is inlined: do helpers call each other more than once?)",
                   h->name, MAX_INLINED_CALLS, S->kernel->name);
-        return;
+        return false;
     }
-    inline_helper(S, e, h);
+    return true;
 }
 
 /* The inlining itself: call e's arguments are checked values (a combine's

@@ -16,13 +16,14 @@ enum { MAX_VALUES = 8 }; /* sema's MAX_COMBINED */
 
 static int elem_bytes(DType d) { return d == DT_I1 ? 1 : dtype_bytes(d); }
 
+/* A value's array in the shared region, rounded up to 8 bytes so that the
+ * next array (of any type) is aligned. */
+static int64_t array_bytes(BlkType t) { return (type_numel(t) * elem_bytes(t.dtype) + 7) / 8 * 8; }
+
 /* The shared memory of the op's values, one array per value, row-major. */
 int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op) {
     int64_t total = 0;
-    for (int i = 0; i < op->noperands; i++) {
-        BlkType t = vtype(g, op->operands[i]);
-        total += type_numel(t) * elem_bytes(t.dtype);
-    }
+    for (int i = 0; i < op->noperands; i++) total += array_bytes(vtype(g, op->operands[i]));
     return total;
 }
 
@@ -68,7 +69,7 @@ static Partials partials(Gen *g, const BirOp *op, const Layout *l, int64_t slot)
         int x = op->operands[i];
         P.d[i] = vtype(g, x).dtype;
         P.at[i] = at;
-        at += type_numel(t) * elem_bytes(P.d[i]);
+        at += array_bytes(vtype(g, x));
         LLVMValueRef *src = nvptx_operand(g, x, l, slot);
         P.v[i] = arena_alloc(&g->arena, (size_t)nr * sizeof(LLVMValueRef));
         memcpy(P.v[i], src, (size_t)nr * sizeof(LLVMValueRef));

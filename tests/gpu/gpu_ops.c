@@ -315,6 +315,18 @@ static const OpCase cases[] = {
      "  store(y + 4096 + o, round(h) + round(v) * 1000.0); store(y + 5120 + o, sqrt(v));\n"
      "}\n",
      2, {DT_F32, DT_F64}, {1024, 6144}, {0, 1}, 0, {0}, 1, 0, 0},
+    {"a segmented scan over (i1, f64) and a reduce over (i8, f64, i16): arrays of mixed widths in shared memory",
+     "fn seg(fa, va, fb, vb) { return (fa | fb, where(fb, vb, va + vb)); }\n"
+     "fn pick(ca, va, ia, cb, vb, ib) { let b_wins = vb > va; return (where(b_wins, cb, ca), maximum(va, vb), where(b_wins, ib, ia)); }\n"
+     "kernel k(x: *f32, y: *f64, z: *i32) {\n"
+     "  let o = arange(0, 1024);\n"
+     "  let v = load(x + o);\n"
+     "  let (f, s) = associative_scan((v > 1.0, v as f64), 0, seg);\n"
+     "  store(y + o, s);\n"
+     "  let (c, m, i) = reduce(((v * 50.0) as i8, v as f64, o as i16), 0, pick);\n"
+     "  store(y + 1024, m); store(z, c as i32); store(z + 1, i as i32);\n"
+     "}\n",
+     3, {DT_F32, DT_F64, DT_I32}, {1024, 1025, 2}, {0, 1, 1}, 0, {0}, 1, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
