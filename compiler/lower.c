@@ -95,6 +95,17 @@ static int convert(Lower *L, int v, DType to) {
     return emit1(L, BIR_CONVERT, v, r);
 }
 
+/* v with a dimension of size 1 inserted at axis. */
+static int expand_at(Lower *L, int v, int axis) {
+    BlkType t = vtype(L, v);
+    int32_t shape[BLK_MAX_RANK];
+    for (int i = 0, src = 0; i <= t.rank; i++) shape[i] = i == axis ? 1 : t.shape[src++];
+    BlkType et = type_with_shape(t, t.rank + 1, shape);
+    BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
+    op->attr = axis;
+    return op->results[0];
+}
+
 /* Broadcast v to the shape of `to`: splat a scalar; add leading size-1
  * dimensions (shapes align on the right); then widen size-1 dimensions. */
 static int broadcast(Lower *L, int v, BlkType to) {
@@ -102,12 +113,8 @@ static int broadcast(Lower *L, int v, BlkType to) {
     if (shape_equal(t, to)) return v;
     if (t.rank == 0) return emit1(L, BIR_SPLAT, v, type_with_shape(t, to.rank, to.shape));
     while (t.rank < to.rank) {
-        int32_t shape[BLK_MAX_RANK] = {1};
-        for (int i = 0; i < t.rank; i++) shape[i + 1] = t.shape[i];
-        t = type_with_shape(t, t.rank + 1, shape);
-        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &t);
-        op->attr = 0;
-        v = op->results[0];
+        v = expand_at(L, v, 0);
+        t = vtype(L, v);
     }
     if (shape_equal(t, to)) return v;
     return emit1(L, BIR_BROADCAST, v, type_with_shape(t, to.rank, to.shape));
@@ -435,13 +442,7 @@ static int indices_along(Lower *L, BlkType t, int axis) {
     BirOp *ar = emit_op(L, BIR_ARANGE, NULL, 0, &it);
     ar->attr = 0;
     int v = ar->results[0];
-    if (t.rank == 2) {
-        int32_t shape[2] = {axis == 0 ? n : 1, axis == 0 ? 1 : n};
-        BlkType et = type_with_shape(it, 2, shape);
-        BirOp *ex = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
-        ex->attr = 1 - axis;
-        v = ex->results[0];
-    }
+    if (t.rank == 2) v = expand_at(L, v, 1 - axis); /* [n, 1] along axis 0, [1, n] along axis 1 */
     return broadcast(L, v, type_with_shape(it, t.rank, t.shape));
 }
 
@@ -491,16 +492,7 @@ static int lower_join(Lower *L, const Expr *e) {
     int ab[2];
     for (int i = 0; i < 2; i++) {
         int v = lower_as(L, arg(e, i), t.dtype, base);
-        if (base.rank) {
-            int32_t shape[BLK_MAX_RANK];
-            for (int k = 0; k < base.rank; k++) shape[k] = base.shape[k];
-            shape[base.rank] = 1;
-            BlkType et = type_with_shape(base, base.rank + 1, shape);
-            BirOp *ex = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
-            ex->attr = base.rank;
-            v = ex->results[0];
-        }
-        ab[i] = broadcast(L, v, t);
+        ab[i] = broadcast(L, base.rank ? expand_at(L, v, base.rank) : v, t);
     }
     int first = bit_clear(L, indices_along(L, t, t.rank - 1), 1);
     return emit(L, BIR_SELECT, (int[]){first, ab[0], ab[1]}, 3, t);

@@ -792,6 +792,23 @@ static bool value_fits(Sema *S, Expr *call, Expr *v, BlkType target, const char 
     return true;
 }
 
+/* The axis argument ax of a builtin on block x: optional for rank 1. */
+static bool axis_arg(Sema *S, Expr *e, Expr *ax, BlkType x, int64_t *axis) {
+    *axis = 0;
+    if (ax) {
+        if (!const_int_arg(S, e, ax, "the axis", axis)) return false;
+    } else if (x.rank > 1) {
+        error(S, e->span, "'%s' of a rank-%d block needs an axis", e->u.call.name, x.rank);
+        return false;
+    }
+    if (*axis < 0 || *axis >= x.rank) {
+        error(S, ax ? ax->span : e->span, "axis %lld is out of range for the %s block", (long long)*axis,
+              tstr(S, x));
+        return false;
+    }
+    return true;
+}
+
 static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     Expr *x = arg(e, 0), *ax = arg(e, 1);
     if (!require_value(S, x)) return;
@@ -804,18 +821,8 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
         return;
     }
     if (reject_fp8(S, x, e->u.call.name)) return;
-    int64_t axis = 0;
-    if (ax) {
-        if (!const_int_arg(S, e, ax, "the axis", &axis)) return;
-    } else if (x->type.rank > 1) {
-        error(S, e->span, "'%s' of a rank-%d block needs an axis", e->u.call.name, x->type.rank);
-        return;
-    }
-    if (axis < 0 || axis >= x->type.rank) {
-        error(S, ax->span, "axis %lld is out of range for the %s block", (long long)axis,
-              tstr(S, x->type));
-        return;
-    }
+    int64_t axis;
+    if (!axis_arg(S, e, ax, x->type, &axis)) return;
     DType d = x->type.dtype;
     bool scan = id == BI_CUMSUM || id == BI_CUMPROD;
     if (id == BI_SUM || scan) { /* as Triton: f16/bf16 sum in f32, integers narrower than 32 bits in (u)i32 */
@@ -922,23 +929,6 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     }
     if (id != BI_ATOMIC_CAS && !mask_arg(S, e, arg(e, 2), shape)) return;
     e->type = shape;
-}
-
-/* The axis argument ax of a builtin on block x: optional for rank 1. */
-static bool axis_arg(Sema *S, Expr *e, Expr *ax, BlkType x, int64_t *axis) {
-    *axis = 0;
-    if (ax) {
-        if (!const_int_arg(S, e, ax, "the axis", axis)) return false;
-    } else if (x.rank > 1) {
-        error(S, e->span, "'%s' of a rank-%d block needs an axis", e->u.call.name, x.rank);
-        return false;
-    }
-    if (*axis < 0 || *axis >= x.rank) {
-        error(S, ax ? ax->span : e->span, "axis %lld is out of range for the %s block", (long long)*axis,
-              tstr(S, x));
-        return false;
-    }
-    return true;
 }
 
 /* A compile-time i1 flag (sort's descending, a scan's reverse); absent: false. */

@@ -440,26 +440,6 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
     return FLOW_NEXT;
 }
 
-/* cumsum and cumprod in the language's order (language.md §7): log2(n)
- * steps, step d combining each element with the one d before it, each
- * result rounded to the dtype, as the GPU does them. */
-static Flow exec_scan(Interp *I, const BirOp *op) {
-    BlkType t = vtype(I, op->results[0]);
-    int axis = (int)op->attr;
-    int64_t len = t.shape[axis], stride = t.rank == 2 && axis == 0 ? t.shape[1] : 1, n = numel(t);
-    Elem *out = V(I, op->results[0]), *prev = malloc((size_t)n * sizeof *prev);
-    if (!prev) return fail(I, op, "out of memory");
-    memcpy(out, V(I, op->operands[0]), (size_t)n * sizeof *out);
-    BirOpcode combine = op->code == BIR_CUMSUM ? BIR_ADD : BIR_MUL;
-    for (int64_t d = 1; d < len; d *= 2) {
-        memcpy(prev, out, (size_t)n * sizeof *out);
-        for (int64_t k = 0; k < n; k++)
-            if ((k / stride) % len >= d) out[k] = binary(combine, prev[k - d * stride], prev[k], t.dtype);
-    }
-    free(prev);
-    return FLOW_NEXT;
-}
-
 /* ------------------------------------------------------------------ ops */
 
 static Flow exec_block(Interp *I, const BirBlock *b);
@@ -491,9 +471,13 @@ static Flow exec_rearrange(Interp *I, const BirOp *op) {
     return FLOW_NEXT;
 }
 
-/* The combine region of reduce/scan on (left, right), n values each; the
- * result's values in out. */
+/* left (+) right, n values each: cumsum's add, cumprod's multiply (each
+ * rounded to the dtype), or the combine region of reduce/scan. */
 static Flow combine(Interp *I, const BirOp *op, const Elem *left, const Elem *right, Elem *out) {
+    if (op->code == BIR_CUMSUM || op->code == BIR_CUMPROD) {
+        out[0] = binary(op->code == BIR_CUMSUM ? BIR_ADD : BIR_MUL, left[0], right[0], vtype(I, op->results[0]).dtype);
+        return FLOW_NEXT;
+    }
     const BirBlock *c = op->regions[0];
     int n = op->noperands;
     for (int i = 0; i < n; i++) V(I, c->args[i])[0] = left[i], V(I, c->args[n + i])[0] = right[i];
@@ -504,12 +488,14 @@ static Flow combine(Interp *I, const BirOp *op, const Elem *left, const Elem *ri
     return FLOW_NEXT;
 }
 
-/* reduce and scan with a combine function, in the language's orders
- * (language.md §6): reduce as a pairwise tree (step d combines element k
- * with k + d, k a multiple of 2d), scan in cumsum's log2 steps. Elements
- * are held as n-tuples, element-major. */
+/* cumsum, cumprod, and reduce and scan with a combine function, in the
+ * language's orders (language.md §6), as the GPU does them: reduce as a
+ * pairwise tree (step d combines element k with k + d, k a multiple of 2d),
+ * the scans in log2 steps (step d combines each element with the one d
+ * before it). Elements are held as n-tuples, element-major. */
 static Flow exec_combine(Interp *I, const BirOp *op) {
     int n = op->noperands, axis = (int)op->attr;
+    bool scan = op->code != BIR_REDUCE;
     BlkType xt = vtype(I, op->operands[0]);
     int64_t len = xt.shape[axis], total = numel(xt), inner = 1;
     for (int d = axis + 1; d < xt.rank; d++) inner *= xt.shape[d];
@@ -521,16 +507,16 @@ static Flow exec_combine(Interp *I, const BirOp *op) {
         memcpy(prev, cur, (size_t)(total * n) * sizeof *cur);
         for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++) {
             int64_t along = (k / inner) % len;
-            if (op->code == BIR_SCAN && along >= d)
+            if (scan && along >= d)
                 fl = combine(I, op, prev + (k - d * inner) * n, prev + k * n, cur + k * n);
-            else if (op->code == BIR_REDUCE && along % (2 * d) == 0)
+            else if (!scan && along % (2 * d) == 0)
                 fl = combine(I, op, prev + k * n, prev + (k + d * inner) * n, cur + k * n);
         }
     }
     for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++) {
         int64_t along = (k / inner) % len, at = (k / inner / len) * inner + k % inner;
         for (int i = 0; i < n; i++) {
-            if (op->code == BIR_SCAN) V(I, op->results[i])[k] = cur[k * n + i];
+            if (scan) V(I, op->results[i])[k] = cur[k * n + i];
             else if (along == 0) V(I, op->results[i])[at] = cur[k * n + i];
         }
     }
@@ -809,8 +795,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         return exec_memory(I, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
         return exec_reduce(I, op);
-    case BIR_CUMSUM: case BIR_CUMPROD: return exec_scan(I, op);
-    case BIR_REDUCE: case BIR_SCAN: return exec_combine(I, op);
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_REDUCE: case BIR_SCAN: return exec_combine(I, op);
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return exec_rearrange(I, op);
     case BIR_FOR: return exec_for(I, op);
     case BIR_WHILE: return exec_while(I, op);

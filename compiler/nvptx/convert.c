@@ -84,6 +84,10 @@ int64_t nvptx_smem_value_bytes(Gen *g, int v) {
     return type_numel(t) * mem_bytes(t.dtype);
 }
 
+void nvptx_smem_write(Gen *g, DType d, int64_t smem_at, LLVMValueRef index, LLVMValueRef v) {
+    LLVMBuildStore(g->b, to_mem(g, v, d), nvptx_smem_ptr(g, smem_at, index, mem_bytes(d)));
+}
+
 LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index) {
     LLVMTypeRef mt = d == DT_PTR ? g->gptr : mem_ty(g, d);
     return from_mem(g, LLVMBuildLoad2(g->b, mt, nvptx_smem_ptr(g, smem_at, index, mem_bytes(d)), ""), d);
@@ -108,7 +112,7 @@ void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at) {
         if (r & copies) continue;
         LLVMValueRef c[BLK_MAX_RANK];
         for (int k = 0; k < t.rank; k++) c[k] = nvptx_coord(g, from, k, r);
-        LLVMBuildStore(g->b, to_mem(g, g->regs[v][r], d), nvptx_smem_ptr(g, smem_at, nvptx_row_major(g, t, c), mem_bytes(d)));
+        nvptx_smem_write(g, d, smem_at, nvptx_row_major(g, t, c), g->regs[v][r]);
     }
     nvptx_barrier(g);
 }

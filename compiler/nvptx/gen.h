@@ -243,9 +243,11 @@ int64_t nvptx_operand_smem_bytes(Gen *g, int v, const Layout *to);
 /* How a shape op's operand's coordinates come from its result's. */
 Projection nvptx_shape_projection(Gen *g, const BirOp *op);
 /* A block in shared memory at smem_at, row-major: barrier, every element
- * written once, barrier; its size; one element read back. */
+ * written once, barrier; its size; one element of dtype d written or read
+ * at an index (i1 as a byte, pointers as 8 bytes). */
 void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at);
 int64_t nvptx_smem_value_bytes(Gen *g, int v);
+void nvptx_smem_write(Gen *g, DType d, int64_t smem_at, LLVMValueRef index, LLVMValueRef v);
 LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index);
 LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c); /* the row-major index of coordinates c */
 

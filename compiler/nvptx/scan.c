@@ -14,16 +14,14 @@
 
 enum { MAX_VALUES = 8 }; /* sema's MAX_COMBINED */
 
-static int elem_bytes(DType d) { return d == DT_I1 ? 1 : dtype_bytes(d); }
-
 /* A value's array in the shared region, rounded up to 8 bytes so that the
  * next array (of any type) is aligned. */
-static int64_t array_bytes(BlkType t) { return (type_numel(t) * elem_bytes(t.dtype) + 7) / 8 * 8; }
+static int64_t array_bytes(Gen *g, int v) { return (nvptx_smem_value_bytes(g, v) + 7) / 8 * 8; }
 
 /* The shared memory of the op's values, one array per value, row-major. */
 int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op) {
     int64_t total = 0;
-    for (int i = 0; i < op->noperands; i++) total += array_bytes(vtype(g, op->operands[i]));
+    for (int i = 0; i < op->noperands; i++) total += array_bytes(g, op->operands[i]);
     return total;
 }
 
@@ -69,7 +67,7 @@ static Partials partials(Gen *g, const BirOp *op, const Layout *l, int64_t slot)
         int x = op->operands[i];
         P.d[i] = vtype(g, x).dtype;
         P.at[i] = at;
-        at += array_bytes(vtype(g, x));
+        at += array_bytes(g, x);
         LLVMValueRef *src = nvptx_operand(g, x, l, slot);
         P.v[i] = arena_alloc(&g->arena, (size_t)nr * sizeof(LLVMValueRef));
         memcpy(P.v[i], src, (size_t)nr * sizeof(LLVMValueRef));
@@ -77,25 +75,21 @@ static Partials partials(Gen *g, const BirOp *op, const Layout *l, int64_t slot)
     P.index = arena_alloc(&g->arena, (size_t)nr * sizeof(LLVMValueRef));
     P.along = arena_alloc(&g->arena, (size_t)nr * sizeof(LLVMValueRef));
     for (int k = 0; k < nr; k++) {
-        P.along[k] = nvptx_coord(g, l, axis, k);
-        P.index[k] = t.rank == 2 ? LLVMBuildAdd(g->b, LLVMBuildMul(g->b, nvptx_coord(g, l, 0, k), ci32(g, t.shape[1]), ""),
-                                                nvptx_coord(g, l, 1, k), "")
-                                 : P.along[k];
+        LLVMValueRef c[BLK_MAX_RANK];
+        for (int d = 0; d < t.rank; d++) c[d] = nvptx_coord(g, l, d, k);
+        P.along[k] = c[axis];
+        P.index[k] = nvptx_row_major(g, t, c);
     }
     return P;
 }
 
-static LLVMValueRef slot_ptr(Gen *g, const Partials *P, int i, LLVMValueRef index) {
-    return nvptx_smem_ptr(g, P->at[i], index, elem_bytes(P->d[i]));
-}
-
 static void store_all(Gen *g, const Partials *P) {
     for (int k = 0; k < P->l->nregs; k++)
-        for (int i = 0; i < P->n; i++) LLVMBuildStore(g->b, to_mem(g, P->v[i][k], P->d[i]), slot_ptr(g, P, i, P->index[k]));
+        for (int i = 0; i < P->n; i++) nvptx_smem_write(g, P->d[i], P->at[i], P->index[k], P->v[i][k]);
 }
 
 static LLVMValueRef load_value(Gen *g, const Partials *P, int i, LLVMValueRef index) {
-    return from_mem(g, LLVMBuildLoad2(g->b, mem_ty(g, P->d[i]), slot_ptr(g, P, i, index), ""), P->d[i]);
+    return nvptx_smem_read(g, P->d[i], P->at[i], index);
 }
 
 /* Each register's element combined with a partner's (before it for a scan,
@@ -132,7 +126,9 @@ bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot) {
 }
 
 /* The operand's layout once every element holds its row's result: the
- * axis' bases cleared (those bits now hold copies), then the axis dropped. */
+ * axis' bases cleared (those bits now hold copies), then the axis dropped.
+ * Clearing first keeps every register bit through the slice (it drops the
+ * bits along the axis), so registers keep the operand's numbers. */
 static Layout reduced_layout(const Layout *l, int axis) {
     Layout kept = *l;
     for (int b = 0; b < kept.nreg_bits; b++) kept.reg[b][axis] = 0;
@@ -213,12 +209,9 @@ bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot) {
                 out[k] = P.v[i][map[k]];
                 continue;
             }
-            LLVMValueRef index = ci32(g, 0);
-            if (xt.rank == 2) {
-                LLVMValueRef kept = nvptx_coord(g, rl, 0, k);
-                index = axis == 0 ? kept : LLVMBuildMul(g->b, kept, ci32(g, xt.shape[1]), "");
-            }
-            out[k] = load_value(g, &P, i, index);
+            LLVMValueRef c[BLK_MAX_RANK]; /* the kept coordinate, and 0 along the axis */
+            for (int d = 0, j = 0; d < xt.rank; d++) c[d] = d == axis ? ci32(g, 0) : nvptx_coord(g, rl, j++, k);
+            out[k] = load_value(g, &P, i, nvptx_row_major(g, xt, c));
         }
     }
     return true;
