@@ -1,6 +1,7 @@
 /* gpu_bench.c: kernel times of the examples on the GPU at the shapes of the
- * Triton tutorials' benchmarks, beside the Triton 3.6 and PyTorch numbers of
- * ../shared/design-notes.md §1 (H100 80GB HBM3). Timed like
+ * Triton tutorials' benchmarks, from C (no Python or PyTorch needed), with
+ * each kernel's cold JIT time. Peers are compared in one run, timed alike,
+ * by bench/side_by_side.py; this prints only what it measures. Timed like
  * triton.testing.do_bench: the L2 cache is flushed (a 256 MB memset) before
  * each run, each run is timed with events, the median is reported. GB/s
  * counts bytes as the tutorials do. Kernels are compiled, loaded and launched
@@ -144,10 +145,8 @@ static int next_pow2(int n) {
     return p;
 }
 
-static void row(const char *name, double ms, double bytes, const char *triton, const char *torch,
-                double compile_ms, size_t ptx) {
-    printf("| %-34s | %8.1f | %6.2f | %6s | %6s | %8.1f | %7zu |\n", name, ms * 1e3, bytes / (ms * 1e-3) / 1e12,
-           triton, torch, compile_ms, ptx);
+static void row(const char *name, double ms, double bytes, double compile_ms, size_t ptx) {
+    printf("| %-34s | %8.1f | %6.2f | %8.1f | %7zu |\n", name, ms * 1e3, bytes / (ms * 1e-3) / 1e12, compile_ms, ptx);
 }
 
 int main(int argc, char **argv) {
@@ -167,14 +166,12 @@ int main(int argc, char **argv) {
     b.drv.DriverGetVersion(&driver);
     printf("GPU: %s, driver API %d.%d; median of %d runs, L2 flushed before each\n\n", blk_context_device(b.ctx),
            driver / 1000, driver % 1000 / 10, RUNS);
-    printf("| %-34s | %8s | %6s | %6s | %6s | %8s | %7s |\n", "kernel and shape", "us", "TB/s", "Triton", "torch",
-           "JIT ms", "PTX B");
-    printf("|------------------------------------|----------|--------|--------|--------|----------|---------|\n");
+    printf("| %-34s | %8s | %6s | %8s | %7s |\n", "kernel and shape", "us", "TB/s", "JIT ms", "PTX B");
+    printf("|------------------------------------|----------|--------|----------|---------|\n");
 
     const int M = 4096;
     /* softmax, f32 */
     const int sm_n[] = {1024, 4096, 16384};
-    const char *sm_triton[] = {"2.04", "2.71", "2.93"}, *sm_torch[] = {"1.95", "2.09", "2.45"};
     for (int i = 0; i < 3; i++) {
         int N = sm_n[i];
         char block[32], name[64];
@@ -186,13 +183,11 @@ int main(int argc, char **argv) {
         prepare(&b, &l, "softmax", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
         snprintf(name, sizeof name, "softmax f32 M=%d N=%d", M, N);
-        row(name, ms, 2.0 * M * N * 4, sm_triton[i], sm_torch[i], l.compile_ms, l.ptx_bytes);
+        row(name, ms, 2.0 * M * N * 4, l.compile_ms, l.ptx_bytes);
         blk_free(b.ctx, in), blk_free(b.ctx, out), blk_module_destroy(l.module);
     }
     /* layer norm forward and backward, f16 */
     const int ln_n[] = {1024, 4096, 8192, 15872};
-    const char *fwd_triton[] = {"1.11", "2.04", "2.08", "2.57"}, *fwd_torch[] = {"1.07", "1.75", "1.72", "1.66"};
-    const char *bwd_triton[] = {"0.23", "0.93", "1.42", "1.57"}, *bwd_torch[] = {"0.20", "0.60", "0.80", "0.81"};
     for (int i = 0; i < 4; i++) {
         int N = ln_n[i], block = next_pow2(N);
         char bs[32], name[64];
@@ -208,7 +203,7 @@ int main(int argc, char **argv) {
         prepare(&b, &l, "layer_norm_fwd", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
         snprintf(name, sizeof name, "layer_norm_fwd f16 M=%d N=%d", M, N);
-        row(name, ms, 2.0 * M * N * 2, fwd_triton[i], fwd_torch[i], l.compile_ms, l.ptx_bytes);
+        row(name, ms, 2.0 * M * N * 2, l.compile_ms, l.ptx_bytes);
         blk_module_destroy(l.module);
 
         /* backward: the dx kernel with the lock, then the dW/dB kernel */
@@ -232,7 +227,7 @@ int main(int argc, char **argv) {
         prepare(&b, &ls[1], "layer_norm_bwd_dwdb", dw_defs);
         ms = time_launches(&b, ls, 2, lock, (size_t)group * 2 * 4);
         snprintf(name, sizeof name, "layer_norm_bwd f16 M=%d N=%d", M, N);
-        row(name, ms, 3.0 * M * N * 2, bwd_triton[i], bwd_torch[i], ls[0].compile_ms + ls[1].compile_ms,
+        row(name, ms, 3.0 * M * N * 2, ls[0].compile_ms + ls[1].compile_ms,
             ls[0].ptx_bytes + ls[1].ptx_bytes);
         blk_ptr all[] = {x, y, w, bb, mean, rstd, dy, dx, pdw, pdb, lock, dw, db};
         for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) blk_free(b.ctx, all[j]);
@@ -247,18 +242,18 @@ int main(int argc, char **argv) {
         set_args(&l, (blk_arg[]){blk_arg_ptr(x), blk_arg_ptr(out), blk_arg_i32(n), blk_arg_f32(0.5f), blk_arg_i32(123)}, 5);
         prepare(&b, &l, "dropout", defs);
         double ms = time_launches(&b, &l, 1, 0, 0);
-        row("dropout f32 n=2^26", ms, 2.0 * n * 4, "2.55", "2.24", l.compile_ms, l.ptx_bytes);
+        row("dropout f32 n=2^26", ms, 2.0 * n * 4, l.compile_ms, l.ptx_bytes);
         blk_module_destroy(l.module);
         Launch a = {.grid = (uint32_t)(n / 1024)};
         blk_ptr y = dev_random(&b, (size_t)n, DT_F32, 0, 1, 7);
         set_args(&a, (blk_arg[]){blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(out), blk_arg_i32(n)}, 4);
         prepare(&b, &a, "add", defs);
         ms = time_launches(&b, &a, 1, 0, 0);
-        row("add f32 n=2^26", ms, 3.0 * n * 4, "", "", a.compile_ms, a.ptx_bytes);
+        row("add f32 n=2^26", ms, 3.0 * n * 4, a.compile_ms, a.ptx_bytes);
         blk_free(b.ctx, x), blk_free(b.ctx, y), blk_free(b.ctx, out), blk_module_destroy(a.module);
     }
     printf("\nTB/s: bytes moved / kernel time (layer norm fwd 2MN, bwd 3MN elements, softmax 2MN,\n"
-           "dropout 2n, add 3n); Triton and torch columns: design-notes §1, same GPU model.\n"
+           "dropout 2n, add 3n). Peers, timed in the same run: bench/side_by_side.py.\n"
            "JIT ms: blk source to a first finished launch through the runtime API (front end, LLVM,\n"
            "PTX, the driver's PTX-to-cubin, the first run), cold. PTX B: without launch specialization.\n");
     b.drv.EventDestroy(b.start), b.drv.EventDestroy(b.stop);

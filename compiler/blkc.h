@@ -57,7 +57,7 @@ typedef struct {
     uint32_t line, col;   /* 1-based, of offset */
 } Span;
 
-typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagSeverity;
+typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE, DIAG_REMARK } DiagSeverity;
 
 typedef struct {
     DiagSeverity severity;

@@ -14,6 +14,7 @@ static const char *severity_name(DiagSeverity s) {
     case DIAG_ERROR: return "error";
     case DIAG_WARNING: return "warning";
     case DIAG_NOTE: return "note";
+    case DIAG_REMARK: return "remark";
     }
     return "error";
 }

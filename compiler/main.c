@@ -25,13 +25,15 @@ typedef struct {
     bool stats;
     ConstDef defs[MAX_DEFS];
     int ndefs;
+    NvptxAssume assume[NVPTX_MAX_ASSUME];
+    int nassume;
 } Options;
 
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--precise-math] [--no-fma]\n"
-          "            [--annotate] [--stats]\n"
+          "            [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
@@ -52,6 +54,14 @@ static void usage(FILE *out) {
           "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
           "                   as Triton)\n"
           "  --no-fma         do not contract a * b + c into one fma\n"
+          "  --assume FACTS   compile as if every launch had these facts, comma-separated:\n"
+          "                   NAME%%K (K a power of two): integer NAME is a multiple of K,\n"
+          "                   pointer NAME is aligned to K bytes; NAME=1: integer NAME is 1.\n"
+          "                   For each kernel with a runtime parameter NAME; a launch that\n"
+          "                   breaks one is undefined (the runtime states them per launch)\n"
+          "  -R, --remarks    a remark at each block load and store not vectorized as\n"
+          "                   widely as its shape allows: what limits it, and the\n"
+          "                   --assume facts that would widen it\n"
           "  --annotate       with --emit=ptx: each source line as a comment above its PTX\n"
           "  --stats          registers, spills and shared memory per kernel, from ptxas\n"
           "                   (on the PATH or in /usr/local/cuda/bin), on stderr\n"
@@ -75,6 +85,27 @@ static int add_define(Options *o, char *text) {
     for (int i = 0; i < o->ndefs; i++)
         if (strcmp(o->defs[i].name, text) == 0) return usage_error("-D %s is given twice", text);
     o->defs[o->ndefs++] = (ConstDef){text, eq + 1, false};
+    return 0;
+}
+
+/* --assume N%16,X%16,S=1 */
+static int add_assume(Options *o, char *text) {
+    for (char *spec = strtok(text, ","); spec; spec = strtok(NULL, ",")) {
+        char *mod = strchr(spec, '%'), *eq = strchr(spec, '=');
+        char *sep = mod ? mod : eq;
+        if (!sep || sep == spec || (mod && eq))
+            return usage_error("--assume expects NAME%%K or NAME=1, got '%s'", spec);
+        char *end;
+        long long k = strtoll(sep + 1, &end, 10);
+        if (*end || end == sep + 1 || (mod && (k < 1 || k > (1ll << 30) || (k & (k - 1)))))
+            return usage_error("--assume NAME%%K takes a power of two K from 1 to 2^30, got '%s'", spec);
+        if (eq && k != 1) return usage_error("--assume NAME=V knows only V = 1 (Triton's specialization), got '%s'", spec);
+        *sep = 0;
+        for (int i = 0; i < o->nassume; i++)
+            if (strcmp(o->assume[i].name, spec) == 0) return usage_error("--assume names '%s' twice", spec);
+        if (o->nassume == NVPTX_MAX_ASSUME) return usage_error("too many --assume facts (limit %s)", "64");
+        o->assume[o->nassume++] = (NvptxAssume){spec, mod ? k : NVPTX_PARAM_ONE};
+    }
     return 0;
 }
 
@@ -136,9 +167,11 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->annotate = true;
         } else if (strcmp(a, "--stats") == 0) {
             o->stats = true;
+        } else if (strcmp(a, "--remarks") == 0 || strcmp(a, "-R") == 0) {
+            o->backend.remarks = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
-            strcmp(a, "--num-stages") == 0) {
+            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
@@ -148,6 +181,7 @@ static int parse_args(Options *o, int argc, char **argv) {
             else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
             else if (strcmp(a, "--num-warps") == 0) rc = set_num_warps(o, v);
             else if (strcmp(a, "--num-stages") == 0) rc = set_num_stages(o, v);
+            else if (strcmp(a, "--assume") == 0) rc = add_assume(o, v);
             else rc = set_emit(o, v);
             if (rc) return rc;
         } else if (strncmp(a, "-D", 2) == 0) {
@@ -155,6 +189,9 @@ static int parse_args(Options *o, int argc, char **argv) {
             if (rc) return rc;
         } else if (strncmp(a, "--emit=", 7) == 0) {
             int rc = set_emit(o, a + 7);
+            if (rc) return rc;
+        } else if (strncmp(a, "--assume=", 9) == 0) {
+            int rc = add_assume(o, a + 9);
             if (rc) return rc;
         } else if (strncmp(a, "--kernel=", 9) == 0) {
             o->kernel = a + 9;
@@ -359,6 +396,8 @@ int main(int argc, char **argv) {
             NvptxOptions opt = o.backend;
             opt.only_kernel = o.kernel;
             opt.llvm_ir = o.emit == EMIT_LLVM;
+            opt.assume = o.assume;
+            opt.nassume = o.nassume;
             NvptxOutput res;
             ok = compile_ptx(c, &opt, &res);
             if (ok && o.stats && o.emit == EMIT_PTX) ok = print_stats(&res, opt.arch ? opt.arch : NVPTX_DEFAULT_ARCH);
@@ -366,6 +405,13 @@ int main(int argc, char **argv) {
             if (ok && o.annotate && o.emit == EMIT_PTX) {
                 text = nvptx_annotate(res.text, &c->src);
                 if (!text) fputs("blkc: error: out of memory\n", stderr), ok = false;
+            }
+            if (ok && o.nassume) { /* whoever reads or loads the PTX must know what it takes for granted */
+                fprintf(out, "%s compiled assuming", o.emit == EMIT_PTX ? "//" : ";");
+                for (int i = 0; i < o.nassume; i++)
+                    if (o.assume[i].fact == NVPTX_PARAM_ONE) fprintf(out, "%s %s == 1", i ? "," : "", o.assume[i].name);
+                    else fprintf(out, "%s %s %% %lld == 0", i ? "," : "", o.assume[i].name, (long long)o.assume[i].fact);
+                fputs(" (--assume): launch only with arguments that satisfy it\n", out);
             }
             if (ok) fputs(text, out);
             if (text != res.text) free(text);

@@ -123,10 +123,12 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
         ok = out->ptx && take(&r, out->ptx, plen);
         if (ok) out->ptx[plen] = 0, out->ptx_len = plen;
     }
-    ok = ok && take_u64(&r, &clen) && clen == r.left && clen >= 4 && memcmp(r.p, "\x7f" "ELF", 4) == 0;
-    if (ok) {
+    ok = ok && take_u64(&r, &clen) && clen == r.left && (clen == 0 || (clen >= 4 && memcmp(r.p, "\x7f" "ELF", 4) == 0));
+    if (ok && clen) {
         out->cubin = malloc(clen);
         ok = out->cubin && take(&r, out->cubin, clen);
+    }
+    if (ok) {
         out->cubin_len = clen;
         out->warps = (int)warps;
         out->shared_bytes = (int64_t)shared;

@@ -1,8 +1,8 @@
 /* device_cuda.c: the CUDA device, over the driver API loaded with dlopen
  * (cuda_driver.c). A context is the device's primary context. A kernel
- * specialization's PTX becomes a cubin through the driver's linker, and both
- * are kept in the disk cache (cache.c), so a warm load skips the compiler and
- * the driver's JIT. Launches pass the kernel's shared memory as dynamic
+ * specialization's PTX is loaded through the driver's JIT and kept in the
+ * disk cache (cache.c), so a warm load skips the compiler (and the driver's
+ * own cache skips its JIT). Launches pass the kernel's shared memory as dynamic
  * shared memory. A fault (an illegal address and the like) makes the context
  * lost: CUDA cannot use it again. */
 #define _POSIX_C_SOURCE 200809L
@@ -166,28 +166,16 @@ static blk_status cuda_synchronize(blk_context *ctx) {
     return cuda_fail(ctx, r, what);
 }
 
-/* PTX -> cubin through the driver's linker, so that the cubin can be kept;
- * the cubin malloc'ed into the entry. */
-static CUresult link_cubin(const CudaDriver *d, const char *name, BlkCacheEntry *e) {
-    CUlinkState link = NULL;
-    void *cubin = NULL;
-    size_t cubin_len = 0;
-    CUresult r = d->LinkCreate(0, NULL, NULL, &link);
-    if (!r) r = d->LinkAddData(link, CU_JIT_INPUT_PTX, e->ptx, e->ptx_len + 1, name, 0, NULL, NULL);
-    if (!r) r = d->LinkComplete(link, &cubin, &cubin_len);
-    if (!r && !(e->cubin = malloc(cubin_len))) r = CUDA_ERROR_OUT_OF_MEMORY;
-    if (!r) {
-        memcpy(e->cubin, cubin, cubin_len);
-        e->cubin_len = cubin_len;
-    }
-    if (link) d->LinkDestroy(link);
-    return r;
-}
-
-/* A cubin's module; *mod stays NULL unless it loaded. */
-static CUresult load_module(const CudaDriver *d, const void *cubin, CUmodule *mod) {
+/* The module of an entry: its cubin if it has one, else its PTX, which the
+ * driver's JIT compiles as a whole program (and keeps in its own cache,
+ * ~/.nv/ComputeCache). The runtime stores no cubin: the driver's linker
+ * (cuLink) compiles PTX as relocatable code, which on the H100 took 146
+ * registers a thread instead of 103 for layer_norm_fwd (BLOCK_SIZE=16384, 8
+ * warps; ptxas -c against ptxas) and ran it 1.3 to 1.5 times slower
+ * (docs/performance.md). *mod stays NULL unless it loaded. */
+static CUresult load_module(const CudaDriver *d, const BlkCacheEntry *e, CUmodule *mod) {
     CUmodule m = NULL;
-    CUresult r = d->ModuleLoadData(&m, cubin);
+    CUresult r = d->ModuleLoadData(&m, e->cubin ? e->cubin : (const void *)e->ptx);
     *mod = r ? NULL : m;
     return r;
 }
@@ -223,7 +211,8 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         return blk_fail(BLK_ERROR_INVALID_VALUE, "kernel '%s': the cache directory path is longer than %zu bytes "
                         "(set BLK_CACHE_DIR shorter, or BLK_CACHE_DISABLE=1)", spec->name, sizeof dirbuf - 1);
     }
-    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx\ndriver %d\n", spec->name,
+    /* "image ptx": entries of the runtime that stored cuLink's cubins are not reused */
+    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx\ndriver %d\nimage ptx\n", spec->name,
                             (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.one,
                             st->driver_version);
     size_t key_len = spec->key_len + (size_t)tail_len;
@@ -232,12 +221,12 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         memcpy(key, spec->key, spec->key_len);
         memcpy(key + spec->key_len, tail, (size_t)tail_len);
     }
-    /* the disk cache first: its cubin loads without the compiler or the driver's JIT */
+    /* the disk cache first: its PTX loads without the compiler */
     blk_status s = BLK_SUCCESS;
     BlkCacheEntry entry = {0};
     CUresult r = CUDA_ERROR_NOT_FOUND;
     if (dir && key && blk_cache_load(dir, key, key_len, &entry)) {
-        r = load_module(d, entry.cubin, &c->mod);
+        r = load_module(d, &entry, &c->mod);
         if (r) blk_cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
     }
     if (r) {
@@ -248,8 +237,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
             entry.ptx_len = strlen(kc.ptx);
             entry.warps = kc.warps;
             entry.shared_bytes = kc.shared_bytes;
-            r = link_cubin(d, spec->name, &entry);
-            if (!r) r = load_module(d, entry.cubin, &c->mod);
+            r = load_module(d, &entry, &c->mod);
             if (!r && dir && key) blk_cache_store(dir, key, key_len, &entry);
         }
     }

@@ -51,6 +51,14 @@ Test(cache, an_entry_round_trips) {
     cr_expect_eq(got.shared_bytes, 100 * 1024, "the shared memory is kept with the warps");
     blk_cache_entry_free(&got);
     cr_expect_not(blk_cache_load(dir, "another key", 11, &got), "a different key misses");
+    /* what the runtime stores: PTX alone, which the driver's JIT loads */
+    e.cubin = NULL, e.cubin_len = 0;
+    cr_assert(blk_cache_store(dir, key, strlen(key), &e));
+    cr_assert(blk_cache_load(dir, key, strlen(key), &got));
+    cr_expect_str_eq(got.ptx, e.ptx);
+    cr_expect_null(got.cubin);
+    cr_expect_eq(got.cubin_len, 0);
+    blk_cache_entry_free(&got);
 }
 
 Test(cache, damaged_entries_are_misses) {

@@ -316,6 +316,72 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     }
 }
 
+/* --assume states launch facts for the CLI's PTX; --remarks names the facts
+ * an access lacks. The remark must name exactly the facts that widen it:
+ * stating them must leave no remark and give 16-byte accesses. */
+Test(driver, assume_facts_and_vectorization_remarks) {
+    write_file("v.blk", "kernel v(X: *f16, Y: *f16, N: i32, S: i32, const B: i32 = 1024) {\n"
+                        "    let o = program_id(0) * S + arange(0, B);\n"
+                        "    store(Y + o, load(X + o, o < N), o < N);\n"
+                        "}\n");
+    Run r = run_blkc("v.blk -R");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "v.blk:3:18: remark: load not vectorized: X not known to be 16-byte aligned, N not "
+                            "known to be a multiple of 8, S not known to be a multiple of 8 (--assume "
+                            "X%16,N%8,S%8 allows 16-byte accesses)"), "%s", r.err);
+    cr_expect(strstr(r.err, "v.blk:3:5: remark: store not vectorized: Y not known to be 16-byte aligned"), "%s",
+              r.err);
+    cr_expect(strstr(r.err, "    store(Y + o, load(X + o, o < N), o < N);\n                 ^"), "caret:\n%s", r.err);
+    cr_expect(!strstr(r.out, "ld.global.v4"), "%s", r.out);
+    free_run(&r);
+    r = run_blkc("v.blk --assume X%16,Y%16 --assume=N%8,S%16 --remarks");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_empty(r.err);
+    cr_expect(strstr(r.out, "// compiled assuming X % 16 == 0, Y % 16 == 0, N % 8 == 0, S % 16 == 0 (--assume)"),
+              "%s", r.out);
+    cr_expect(strstr(r.out, "ld.global.v4.b32") && strstr(r.out, "st.global.v4.b32"), "%s", r.out);
+    free_run(&r);
+    r = run_blkc("v.blk --assume X%16,Y%16,N%4,S%4 -R"); /* half enough: 8-byte accesses */
+    cr_expect(strstr(r.err, "remark: load in 8-byte accesses: N not known to be a multiple of 8, S not known to "
+                            "be a multiple of 8 (--assume N%8,S%8 allows 16-byte accesses)"), "%s", r.err);
+    free_run(&r);
+
+    /* a unit stride, and a block spread too thin to vectorize */
+    write_file("w.blk", "kernel w(X: *f32 @align(16), S: i32) {\n"
+                        "    let a = load(X + arange(0, 256) * S);\n"
+                        "    store(X + arange(0, 128), 1.0);\n"
+                        "}\n");
+    r = run_blkc("w.blk -R --num-warps 4 -o w.ptx");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "w.blk:2:13: remark: load not vectorized: S not known to be 1 (--assume S=1 allows "
+                            "8-byte accesses)"), "%s", r.err);
+    cr_expect(strstr(r.err, "w.blk:3:5: remark: store not vectorized: each thread holds 1 consecutive element of "
+                            "the block (4 warps spread its 128 elements)"), "%s", r.err);
+    free_run(&r);
+
+    struct { const char *args; int status; const char *err; } bad[] = {
+        {"v.blk --assume Q%16", 1, "--assume Q%16: no kernel compiled has a runtime parameter 'Q'"},
+        {"v.blk --assume B%16", 1, "no kernel compiled has a runtime parameter 'B'"}, /* a const */
+        {"v.blk --assume X=1", 1, "'X' of kernel 'v' is a pointer"},
+        {"v.blk --assume N%3", 2, "a power of two K"},
+        {"v.blk --assume N%16,N%8", 2, "names 'N' twice"},
+        {"v.blk --assume N=2", 2, "only V = 1"},
+        {"v.blk --assume N", 2, "expects NAME%K or NAME=1"},
+        {"v.blk --assume %16", 2, "expects NAME%K or NAME=1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = run_blkc(bad[i].args);
+        cr_expect_eq(r.status, bad[i].status, "%s: %d", bad[i].args, r.status);
+        cr_expect(strstr(r.err, bad[i].err), "%s: %s", bad[i].args, r.err);
+        free_run(&r);
+    }
+    write_file("f.blk", "kernel f(X: *f32, eps: f32) {\n    store(X + arange(0, 64), eps);\n}\n");
+    r = run_blkc("f.blk --assume eps%16");
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "f.blk:1:8: error: --assume eps%16: parameter 'eps' of kernel 'f' is f32"), "%s", r.err);
+    free_run(&r);
+}
+
 Test(driver, emit_tokens) {
     write_file("k.blk", "let x = 1;");
     Run r = run_blkc("k.blk --emit=tokens");

@@ -15,6 +15,7 @@
  *   print.c       device_print
  *   control.c     for, while, if
  *   kernel.c      op dispatch, shared memory plan, one kernel's function
+ *   facts.c       launch facts (--assume) and --remarks on access widths
  *   nvptx.c       the module, nvptx_compile()
  *   emit.c        LLVM's O3 pipeline and PTX emission
  *   annotate.c    --annotate
@@ -124,6 +125,7 @@ typedef struct {
     const NvptxArch *arch;
     const NvptxOptions *opt;
     DiagEngine *de;
+    uint64_t assume_used; /* bit k: opt->assume[k] named a parameter of a kernel compiled */
 } NvptxModule;
 
 /* Reports an error at an op (the kernel's name when op is NULL). Returns false. */
@@ -143,6 +145,7 @@ typedef struct {
     const BirFunction *f;
     const KernelPlan *plan;
     const NvptxOptions *opt;
+    const int64_t *facts; /* launch facts per runtime parameter (facts.c), or NULL */
     Arena arena;
     LLVMValueRef fn;
     LLVMValueRef **regs; /* per value: its registers */
@@ -161,6 +164,17 @@ typedef struct {
 
 /* Builds one kernel's function into m; fills info. False after reporting an error. */
 bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info);
+
+/* ----------------------------------------------------------------- facts.c */
+/* The facts f is compiled under, one per runtime parameter (NULL: none):
+ * the runtime's param_div and --assume's by name. False after reporting an
+ * assumption that cannot hold of its parameter. */
+bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts);
+/* False after reporting an --assume that named no parameter of a kernel compiled. */
+bool nvptx_check_assume_used(NvptxModule *m);
+/* --remarks: a remark at each block load and store of g's kernel narrower
+ * than it could be, naming what limits it and the facts that would widen it. */
+void nvptx_remark_accesses(Gen *g, const int64_t *given);
 bool nvptx_gen_block(Gen *g, const BirBlock *b);
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -280,7 +280,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
         LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
         LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
         if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->i8, 0, 0), "");
-        if (g->opt->param_div && g->opt->param_div[i] == NVPTX_PARAM_ONE && dtype_is_int(f->params[i].type.dtype))
+        if (g->facts && g->facts[i] == NVPTX_PARAM_ONE && dtype_is_int(f->params[i].type.dtype))
             p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;
     }
@@ -315,7 +315,14 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->void_t = LLVMVoidTypeInContext(g->ctx);
     g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
-    g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, m->opt->param_div);
+    if (!nvptx_kernel_facts(m, f, &g->arena, &g->facts)) {
+        LLVMDisposeBuilder(g->b);
+        arena_free(&g->arena);
+        free(g);
+        return false;
+    }
+    g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->facts);
+    if (m->opt->remarks) nvptx_remark_accesses(g, g->facts);
     g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
     g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
     g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);

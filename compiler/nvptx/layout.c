@@ -652,8 +652,9 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     collect_shapes(C, f->body);
     C->chained = p->ndots > 1;
     /* Triton's tutorials' rule, a warp per 256 elements, 1 to 8 warps; and
-     * 16 from 16384 elements, where 8 warps need over 200 registers a thread
-     * (measured on the H100: docs/performance.md). With a dot: Triton's
+     * 16 from 16384 elements, where the layer-norm backward's 64 elements a
+     * thread at 8 warps spill (309 us against 278 at 16 warps on the H100,
+     * bench/layer_norm_sweep.py; docs/performance.md). With a dot: Triton's
      * default of 4 warps, 8 for accumulators of 128 x 128 or more. */
     if (num_warps <= 0) {
         if (p->ndots) num_warps = C->max_dot >= 128 * 128 ? 8 : 4;

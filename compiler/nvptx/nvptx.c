@@ -64,6 +64,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
         if (o.only_kernel && strcmp(f->name, o.only_kernel) != 0) continue;
         ok = nvptx_gen_kernel(&m, f, &kernels[n++]);
     }
+    if (ok) ok = nvptx_check_assume_used(&m);
     LLVMDIBuilderFinalize(m.di);
     char *text = ok ? nvptx_emit(&m, o.llvm_ir) : NULL;
     module_dispose(&m);

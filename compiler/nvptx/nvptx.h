@@ -28,6 +28,16 @@ const char *nvptx_arch_names(char *buf, size_t size);
 const NvptxArch *nvptx_arch_for_device(int major, int minor);
 
 /* ---------------------------------------------------------------- nvptx.c */
+/* A launch fact stated by name (blkc --assume), for every kernel with a
+ * runtime parameter of that name. */
+typedef struct {
+    const char *name;
+    int64_t fact; /* a power of two: the integer is a multiple of it, the pointer aligned to it in bytes;
+                     or NVPTX_PARAM_ONE: the integer is 1 */
+} NvptxAssume;
+
+enum { NVPTX_MAX_ASSUME = 64 };
+
 typedef struct {
     const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
     int num_warps;            /* 0: chosen from the largest block */
@@ -38,6 +48,10 @@ typedef struct {
     const int64_t *param_div; /* with only_kernel: launch-time facts, one per runtime parameter
                                  (a pointer's alignment, an integer's divisibility; 0: none;
                                  NVPTX_PARAM_ONE: the integer is 1, as Triton specializes) */
+    const NvptxAssume *assume; /* facts by parameter name (at most NVPTX_MAX_ASSUME), added to param_div's */
+    int nassume;
+    bool remarks;             /* a remark at each block load or store narrower than facts could make it,
+                                 naming the facts (as --assume would state them) */
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
 } NvptxOptions;
 

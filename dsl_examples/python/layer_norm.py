@@ -1,6 +1,7 @@
 """Layer norm through dsl_examples/layernorm.blk (Triton's tutorial 05): a
-fused forward, and a backward in two kernels, the first summing partial
-dW/dB rows in GROUP_SIZE_M groups under a lock, the second reducing them.
+fused forward, and a backward in two kernels: the first computes dX and
+partial dW/dB rows (each program summing its own rows; or, as the tutorial,
+GROUP_SIZE_M rows shared under locks), the second reduces the partial rows.
 
 With PyTorch, layer_norm() is a drop-in for torch.nn.functional.layer_norm
 over the last dimension, differentiable through LayerNorm (an
@@ -15,37 +16,74 @@ def _sizes(n):
     block = blk.next_power_of_2(n)
     if block * 2 > 65536:  # 2 bytes per element; the backward holds a whole row
         raise ValueError(f"blk layer_norm: rows of {n} elements are more than the backward kernel holds")
-    # the tutorial's choices: rows in blocks of up to 1024 forward, a whole
-    # row backward, and fewer partial-sum groups as rows get longer
+    # the tutorial's choices for the lock version: a whole row backward, and
+    # fewer partial-sum groups as rows get longer
     group = 256 if n <= 1024 else 128 if n <= 4096 else 96 if n <= 8192 else 64
-    return min(block, 1024), block, group
+    return block, group
+
+
+def _forward_config(n):
+    """(BLOCK_SIZE, num_warps) of the forward: rows in blocks of up to 4096,
+    a warp per 1024 elements of the row, 4 to 16. Measured on the H100
+    (bench/layer_norm_sweep.py, docs/performance.md): a whole row in one
+    block (the tutorial's choice) ran N = 15872 at 0.75x Triton's speed,
+    blocks of 4096 with 16 warps at 0.96x."""
+    block = blk.next_power_of_2(n)
+    return min(block, 4096), min(16, max(4, block // 1024))
+
+
+def _sm_count(x):
+    """Streaming multiprocessors of x's GPU (8 for arrays on the interpreter)."""
+    if is_torch(x) and x.is_cuda:
+        import torch
+        return torch.cuda.get_device_properties(x.device).multi_processor_count
+    return 8
+
+
+def _programs(x, n):
+    """Programs of the deterministic backward: enough for every SM, more for
+    short rows, whose programs finish a row sooner (H100: 4 per SM at N <=
+    2048, 2 at 4096, 1 beyond, bench/layer_norm_sweep.py)."""
+    return _sm_count(x) * (4 if n <= 2048 else 2 if n <= 4096 else 1)
 
 
 def forward(x, weight, bias, eps):
     """(y, mean, rstd) for x of shape (M, N), weight and bias of shape (N,)."""
     m, n = x.shape
-    block, _, _ = _sizes(n)
+    _sizes(n)
+    block, num_warps = _forward_config(n)
     y = empty(x, (m, n))
     mean, rstd = empty(x, (m,), "float32"), empty(x, (m,), "float32")
-    num_warps = min(max(block // 256, 1), 8)
     module("layernorm.blk", x).layer_norm_fwd[(m,)](x, y, weight, bias, mean, rstd, n, n, eps, T=blk_type(x),
                                                    BLOCK_SIZE=block, num_warps=num_warps)
     return y, mean, rstd
 
 
-def backward(dy, x, weight, mean, rstd):
-    """(dx, dweight, dbias) from the forward's saved x, mean and rstd."""
+def backward(dy, x, weight, mean, rstd, deterministic=True, programs=None):
+    """(dx, dweight, dbias) from the forward's saved x, mean and rstd.
+
+    deterministic (the default): layer_norm_bwd_dx_det, each of `programs`
+    programs summing its rows' dW/dB in registers; the same bits every run.
+    Otherwise the tutorial's lock version, whose dW/dB depend on the order in
+    which programs take the locks."""
     m, n = x.shape
-    _, block_n, group = _sizes(n)
+    block_n, group = _sizes(n)
+    if deterministic:
+        group = min(programs or _programs(x, n), m)
     t = blk_type(x)
     mod = module("layernorm.blk", x)
     dx = empty(x, (m, n))
-    # zeroed: the second kernel sums all `group` rows, also those no row of x fell in
-    partial_dw, partial_db = zeros(x, (group, n)), zeros(x, (group, n))
-    locks = zeros(x, (2 * group,), "int32")  # a lock and a "written yet" flag per group
-    num_warps = min(max(block_n // 256, 1), 8)
-    mod.layer_norm_bwd_dx[(m,)](dx, dy, partial_dw, partial_db, x, weight, mean, rstd, locks, n, n, T=t,
-                                GROUP_SIZE_M=group, BLOCK_SIZE_N=block_n, num_warps=num_warps)
+    if deterministic:  # each program writes its whole partial row; the compiler picks the warps
+        partial_dw, partial_db = empty(x, (group, n)), empty(x, (group, n))
+        mod.layer_norm_bwd_dx_det[(group,)](dx, dy, partial_dw, partial_db, x, weight, mean, rstd, n, n, m, T=t,
+                                            BLOCK_SIZE_N=block_n)
+    else:
+        # zeroed: the second kernel sums all `group` rows, also those no row of x fell in
+        partial_dw, partial_db = zeros(x, (group, n)), zeros(x, (group, n))
+        locks = zeros(x, (2 * group,), "int32")  # a lock and a "written yet" flag per group
+        num_warps = min(max(block_n // 256, 1), 8)  # the tutorial's
+        mod.layer_norm_bwd_dx[(m,)](dx, dy, partial_dw, partial_db, x, weight, mean, rstd, locks, n, n, T=t,
+                                    GROUP_SIZE_M=group, BLOCK_SIZE_N=block_n, num_warps=num_warps)
     dw, db = empty(x, (n,)), empty(x, (n,))
     mod.layer_norm_bwd_dwdb[(blk.cdiv(n, 128),)](partial_dw, partial_db, dw, db, group, n, T=t,
                                                  BLOCK_SIZE_M=32, BLOCK_SIZE_N=128)

@@ -66,14 +66,20 @@ class DropIns(unittest.TestCase):
         w = self.rng.standard_normal(n).astype(np.float16)
         dy = self.rng.standard_normal((m, n)).astype(np.float16)
         _, mean, rstd = layer_norm.forward(x, w, np.zeros(n, np.float16), 1e-5)
-        dx, dw, db = layer_norm.backward(dy, x, w, mean, rstd)
+        for deterministic in (True, False):
+            with self.subTest(deterministic=deterministic):
+                self.check_layer_norm_backward(x, w, dy, mean, rstd, deterministic)
+
+    def check_layer_norm_backward(self, x, w, dy, mean, rstd, deterministic):
+        dx, dw, db = layer_norm.backward(dy, x, w, mean, rstd, deterministic=deterministic, programs=7)
         x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
         xhat = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
         wdy = w * dy64
         ref_dx = (wdy - xhat * (xhat * wdy).mean(1, keepdims=True) - wdy.mean(1, keepdims=True)) \
             / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
         np.testing.assert_allclose(dx.astype(np.float64), ref_dx, atol=2e-2, rtol=0)
-        # dW and dB add the rows in f16 (as the tutorial does): 40 additions, each rounding
+        # dW and dB add the rows in f16 (as the tutorial does; the deterministic version in
+        # f32, then 7 partial rows in f16, within the same bound): 40 additions, each rounding
         # by at most half an ulp of a partial sum below 32 (2^-6): worst case 40 * 2^-6 = 0.625,
         # while a lost or doubled row moves some of the 130 columns by 2 or more
         np.testing.assert_allclose(dw.astype(np.float64), (dy64 * xhat).sum(0), atol=0.625, rtol=0)

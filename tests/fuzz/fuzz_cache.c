@@ -149,8 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (blk_cache_load(dir, KEY, strlen(KEY), &e)) {
         /* what was accepted is a valid entry */
         if (e.warps < 1 || e.warps > 32 || (e.warps & (e.warps - 1)) || e.shared_bytes < 0 ||
-            (uint64_t)e.shared_bytes > BLK_CACHE_MAX_SHARED || strlen(e.ptx) != e.ptx_len || e.cubin_len < 4 ||
-            memcmp(e.cubin, "\x7f" "ELF", 4) != 0)
+            (uint64_t)e.shared_bytes > BLK_CACHE_MAX_SHARED || strlen(e.ptx) != e.ptx_len ||
+            (e.cubin_len ? e.cubin_len < 4 || memcmp(e.cubin, "\x7f" "ELF", 4) != 0 : e.cubin != NULL))
             abort();
         /* and exactly what the writer writes for it */
         if (!blk_cache_store(again, KEY, strlen(KEY), &e)) abort();
