@@ -139,6 +139,7 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
 }
 
 static bool put(FILE *f, const void *p, size_t n, uint64_t *sum) {
+    if (n == 0) return true; /* an entry without a cubin: p may be NULL */
     *sum = fnv1a(p, n, *sum);
     return fwrite(p, 1, n, f) == n;
 }
