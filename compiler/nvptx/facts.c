@@ -43,8 +43,8 @@ bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const in
                 return nvptx_error(m, f, NULL, "--assume %s: parameter '%s' of kernel '%s' is a pointer; "
                                    "'=1' is for integers (a pointer takes %s%%16)", spelled, p->name, f->name,
                                    p->name);
-            if (as->fact == NVPTX_PARAM_ONE || div[i] != NVPTX_PARAM_ONE)
-                div[i] = as->fact == NVPTX_PARAM_ONE || as->fact > div[i] ? as->fact : div[i];
+            if (as->fact == NVPTX_PARAM_ONE) div[i] = NVPTX_PARAM_ONE; /* 1 says more than any multiple */
+            else if (div[i] != NVPTX_PARAM_ONE && as->fact > div[i]) div[i] = as->fact;
         }
     }
     *facts = div;

@@ -315,21 +315,18 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->void_t = LLVMVoidTypeInContext(g->ctx);
     g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
-    if (!nvptx_kernel_facts(m, f, &g->arena, &g->facts)) {
-        LLVMDisposeBuilder(g->b);
-        arena_free(&g->arena);
-        free(g);
-        return false;
+    bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->facts);
+    if (ok) {
+        g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->facts);
+        if (m->opt->remarks) nvptx_remark_accesses(g, g->facts);
+        g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
+        g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
+        g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
+        ok = gen_body(g, f);
+        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, NULL};
+        info->notes = malloc(strlen(g->notes) + 1);
+        if (info->notes) strcpy(info->notes, g->notes);
     }
-    g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->facts);
-    if (m->opt->remarks) nvptx_remark_accesses(g, g->facts);
-    g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
-    g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
-    g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
-    bool ok = gen_body(g, f);
-    *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, NULL};
-    info->notes = malloc(strlen(g->notes) + 1);
-    if (info->notes) strcpy(info->notes, g->notes);
     LLVMDisposeBuilder(g->b);
     arena_free(&g->arena);
     free(g);
