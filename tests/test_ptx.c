@@ -228,19 +228,72 @@ Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
     free(src);
 }
 
-Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier_and_fence) {
+Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier) {
     char path[512];
     snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
     char *src = slurp(path);
-    char *ptx = ptx_of(src, NULL, "sm_90", 0);
-    const char *cas = strstr(ptx, "atom.acq_rel.gpu.global.cas.b32");
+    const char *defs[] = {"BLOCK_SIZE_N=1024", NULL};
+    char *ptx = ptx_of(src, defs, "sm_90", 0);
+    const char *entry = strstr(ptx, ".entry layer_norm_bwd_dx(");
+    cr_assert_not_null(entry, "%s", ptx);
+    const char *cas = strstr(entry, "atom.acq_rel.gpu.global.cas.b32");
     cr_assert_not_null(cas, "%s", ptx);
-    /* the fence sits right before the atomic; a barrier precedes both */
-    const char *fence = strstr(ptx, "fence.acq_rel.gpu;");
-    cr_expect(fence && fence < cas, "%s", ptx);
-    cr_expect(strstr(ptx, "atom.acq_rel.gpu.global.exch.b32"), "%s", ptx);
+    /* the atomic is the release: a barrier orders the program's earlier
+     * accesses before it, and no fence doubles it */
+    const char *barrier = NULL;
+    for (const char *at = strstr(entry, "bar.sync"); at && at < cas; at = strstr(at + 1, "bar.sync")) barrier = at;
+    cr_expect(barrier, "%s", ptx);
+    cr_expect_not(strstr(ptx, "fence."), "%s", ptx);
+    /* the two xchg results are unused: thread 0 broadcasts only the cas's */
+    const char *release = strstr(cas, "atom.acq_rel.gpu.global.exch.b32");
+    cr_assert_not_null(release, "%s", ptx);
+    release = strstr(release + 1, "atom.acq_rel.gpu.global.exch.b32");
+    cr_assert_not_null(release, "%s", ptx);
+    const char *end = strstr(release, "ret;");
+    cr_assert_not_null(end);
+    for (const char *at = strstr(release, "bar.sync"); at; at = strstr(at + 1, "bar.sync"))
+        cr_expect(at > end, "a barrier after the lock's release:\n%s", ptx);
     free(ptx);
     free(src);
+}
+
+Test(ptx, scalar_loads_run_in_every_thread_without_barriers) {
+    const char *src = "kernel k(p: *f32, q: *f32 @align(16)) {\n"
+                      "  let o = arange(0, 256);\n"
+                      "  store(q + o, load(q + o) * load(p) + load(p + 1, true, other = 2.0));\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 4);
+    cr_expect_not(strstr(ptx, "bar.sync"), "%s", ptx);
+    cr_expect_not(strstr(ptx, "st.shared"), "%s", ptx);
+    free(ptx);
+}
+
+Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
+    /* with N % 16 == 0, `cols < N` is the same for each thread's 4 (f32)
+     * consecutive columns: one setp per vector, not per element, so fewer
+     * predicates stay live (layer_norm_bwd_dx went from 255 registers and
+     * 120 bytes of spills to none at 16384 columns) */
+    const char *src = "kernel k(x: *f32 @align(16), N: i32) {\n"
+                      "  let cols = arange(0, 1024);\n"
+                      "  let v = load(x + cols, cols < N, other = 0.0);\n"
+                      "  store(x + cols, where(cols < N, v * 2.0, 1.0), cols < N);\n"
+                      "}\n";
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    int64_t div[2] = {16, 16};
+    int compares[2];
+    for (int spec = 0; spec < 2; spec++) {
+        NvptxOptions opt = {.arch = "sm_90", .num_warps = 4, .only_kernel = "k", .param_div = spec ? div : NULL};
+        NvptxOutput out;
+        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        compares[spec] = count_of(out.text, "setp.lt.s32");
+        nvptx_output_free(&out);
+    }
+    /* 1024 elements, 128 threads: 8 a thread, two vectors of 4 */
+    cr_expect_eq(compares[0], 8, "no facts: a compare per element, got %d", compares[0]);
+    cr_expect_eq(compares[1], 2, "N %% 16 == 0: a compare per vector, got %d", compares[1]);
+    compilation_free(c);
 }
 
 Test(ptx, options_change_the_code) {

@@ -84,6 +84,10 @@ typedef struct {
  * known at launch, as Triton specializes: a pointer's alignment in bytes, an
  * integer's divisibility; 0 adds nothing. */
 KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div);
+/* Runs of equal elements of value v within a thread (Triton's constancy,
+ * as far as its vector reaches): register k holds what register
+ * k & ~(run - 1) holds, so elementwise code computes it once. */
+int nvptx_equal_run(const KernelPlan *p, int v);
 /* Elements (not bytes) one access of a load/store/atomic may cover. */
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
 

@@ -34,7 +34,7 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     const int *a = op->operands;
     switch (op->code) {
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
-        if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE ? 0 : 8;
+        if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE || op->code == BIR_LOAD ? 0 : 8; /* atomics' slot */
         return operands_need(g, op, &g->plan->layouts[a[0]], 1);
     case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
@@ -195,7 +195,12 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
             if (vtype(g, r).rank)
                 for (int i = 0; i < op->noperands; i++) x[i] = nvptx_operand(g, a[i], l, slot);
             LLVMValueRef *out = nvptx_new_regs(g, r);
+            int run = nvptx_equal_run(g->plan, r); /* e.g. `cols < N`: one compare per vector, fewer live registers */
             for (int k = 0; k < nregs(g, r); k++) {
+                if (k & (run - 1)) {
+                    out[k] = out[k & ~(run - 1)];
+                    continue;
+                }
                 LLVMValueRef e[3];
                 for (int i = 0; i < op->noperands; i++) e[i] = x[i] ? x[i][k] : g->regs[a[i]][0];
                 out[k] = nvptx_elementwise(g, op, e);

@@ -667,6 +667,15 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     return p;
 }
 
+int nvptx_equal_run(const KernelPlan *p, int v) {
+    const Layout *l = &p->layouts[v];
+    if (!l->rank) return 1;
+    int64_t c = p->axis[v].constancy, vec = nvptx_layout_vec(l);
+    int run = 1;
+    while (run * 2 <= vec && c % (run * 2) == 0) run *= 2; /* runs start at multiples of c */
+    return run;
+}
+
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
     int w = access_width(p->axis, f, op);
     const Layout *l = &p->layouts[op->operands[0]];

@@ -157,10 +157,21 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->f32, "");
 }
 
-/* A scalar load or atomic runs on thread 0, and every thread reads its
- * result back through a shared-memory slot: barrier (earlier readers of the
- * slot are done, and for an atomic every earlier access of the program is),
- * thread 0 works and writes, barrier, all read. A scalar store is thread 0's. */
+static bool value_used(const BirBlock *b, int v) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++) if (op->operands[k] == v) return true;
+        for (int k = 0; k < op->nregions; k++) if (value_used(op->regions[k], v)) return true;
+    }
+    return false;
+}
+
+/* A scalar load runs in every thread (one address: the hardware fetches it
+ * once per warp), so it costs no barrier. A scalar atomic runs on thread 0,
+ * and every thread reads its result back through a shared-memory slot:
+ * barrier (earlier readers of the slot are done, and every earlier access of
+ * the program is), thread 0 works and writes, barrier, all read. A scalar
+ * store is thread 0's. */
 static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     const int *a = op->operands;
     DType d = vtype(g, a[0]).elem;
@@ -176,25 +187,29 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
         nvptx_end_if(g, merge);
         return true;
     }
-    bool is_atomic = op->code != BIR_LOAD;
-    nvptx_barrier(g); /* an atomic waits for every earlier access of the program; the slot's readers are done */
-    LLVMValueRef slot_p = nvptx_smem_ptr(g, slot, NULL, 0);
-    LLVMValueRef init = op->code == BIR_LOAD && a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
-    LLVMBasicBlockRef t0 = nvptx_begin_if(g, is_thread0(g));
-    LLVMValueRef v = init;
-    if (is_atomic) nvptx_asm_call(g, g->void_t, "fence.acq_rel.gpu;", "~{memory}", NULL, 0, true);
-    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->i1, 1, 0);
     if (op->code == BIR_LOAD) {
+        LLVMValueRef v;
         if (mask) {
-            LLVMValueRef out;
-            masked_load(g, p, pred, &init, 1, d, &out);
-            v = out;
+            LLVMValueRef init = a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
+            masked_load(g, p, mask, &init, 1, d, &v);
         } else {
             v = plain_load(g, p, d, dtype_bytes(d));
         }
-    } else {
-        LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
-        v = atomic(g, op->code, pred, p, x, y, d);
+        nvptx_new_regs(g, op->results[0])[0] = v;
+        return true;
+    }
+    nvptx_barrier(g); /* an atomic waits for every earlier access of the program; the slot's readers are done */
+    LLVMValueRef slot_p = nvptx_smem_ptr(g, slot, NULL, 0);
+    LLVMBasicBlockRef t0 = nvptx_begin_if(g, is_thread0(g));
+    /* atom.acq_rel is the release: the barrier orders the other threads'
+     * accesses before it (PTX causality order), so no fence is needed */
+    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->i1, 1, 0);
+    LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
+    LLVMValueRef v = atomic(g, op->code, pred, p, x, y, d);
+    if (!value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */
+        nvptx_end_if(g, t0);
+        nvptx_new_regs(g, op->results[0])[0] = LLVMGetUndef(ty(g, d));
+        return true;
     }
     LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, d), slot_p);
     LLVMSetAlignment(st, 8);
