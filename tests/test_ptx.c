@@ -25,6 +25,17 @@ static char *ptx_of(const char *src, const char *const *defs, const char *arch, 
 
 }
 
+/* The PTX of one kernel of c, with launch facts div (NULL: none); the caller frees it. */
+static char *kernel_ptx_with_facts(Compilation *c, const char *kernel, int num_warps, const int64_t *div) {
+    NvptxOptions opt = {.arch = "sm_90", .num_warps = num_warps, .only_kernel = kernel, .param_div = div};
+    NvptxOutput out;
+    cr_assert(compile_ptx(c, &opt, &out));
+    char *text = out.text;
+    out.text = NULL;
+    nvptx_output_free(&out);
+    return text;
+}
+
 /* Runs ptxas on the PTX; returns its exit status, its output in out. */
 static int ptxas(const char *ptx, const char *arch, char *out, size_t size) {
     char path[] = "/tmp/blk_test_XXXXXX";
@@ -284,11 +295,9 @@ Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
     int64_t div[2] = {16, 16};
     int compares[2];
     for (int spec = 0; spec < 2; spec++) {
-        NvptxOptions opt = {.arch = "sm_90", .num_warps = 4, .only_kernel = "k", .param_div = spec ? div : NULL};
-        NvptxOutput out;
-        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
-        compares[spec] = count_of(out.text, "setp.lt.s32");
-        nvptx_output_free(&out);
+        char *ptx = kernel_ptx_with_facts(c, "k", 4, spec ? div : NULL);
+        compares[spec] = count_of(ptx, "setp.lt.s32");
+        free(ptx);
     }
     /* 1024 elements, 128 threads: 8 a thread, two vectors of 4 */
     cr_expect_eq(compares[0], 8, "no facts: a compare per element, got %d", compares[0]);
@@ -375,14 +384,7 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
     /* out, input, in_stride, out_stride, n_cols: aligned and divisible by 16 */
     int64_t div[5] = {16, 16, 16, 16, 16};
     char *ptx[2];
-    for (int spec = 0; spec < 2; spec++) {
-        NvptxOptions opt = {.arch = "sm_90", .only_kernel = "softmax", .param_div = spec ? div : NULL};
-        NvptxOutput out;
-        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
-        ptx[spec] = out.text;
-        out.text = NULL;
-        nvptx_output_free(&out);
-    }
+    for (int spec = 0; spec < 2; spec++) ptx[spec] = kernel_ptx_with_facts(c, "softmax", 0, spec ? div : NULL);
     cr_expect_not(strstr(ptx[0], "ld.global.v4"), "no facts, no vectors:\n%s", ptx[0]);
     cr_expect(strstr(ptx[1], "ld.global.v4.b32"), "%s", ptx[1]);
     cr_expect(strstr(ptx[1], "st.global.v4.b32"), "%s", ptx[1]);

@@ -82,45 +82,42 @@ static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
  * shared memory and what to shrink. */
 static bool smem_error(Gen *g, const BirOp *op) {
     const NvptxArch *arch = g->m->arch;
-    char shape[48];
     const char *why, *fix;
+    int shaped = op->noperands ? op->operands[0] : op->results[0]; /* the block the error names */
     switch (op->code) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
-        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to move its operand between threads";
         fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
         break;
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
-        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to bring its operands to the threads that hold its pointers";
         fix = "use a smaller block";
         break;
     case BIR_DOT:
-        shape_str(vtype(g, op->results[0]), shape, sizeof shape);
+        shaped = op->results[0];
         why = "to share its operands between threads";
         fix = "use smaller blocks (BLOCK_K first)";
         break;
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
-        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to combine the partial results of its warps";
         fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
         break;
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: case BIR_REDUCE:
-        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = op->code == BIR_REDUCE ? "to hold the block while it reduces" : "to hold the block while it scans";
         fix = "use a smaller block";
         break;
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER:
-        shape_str(vtype(g, op->operands[0]), shape, sizeof shape);
         why = "to move its elements between threads";
         fix = "use a smaller block";
         break;
     default:
-        shape_str(vtype(g, op->nresults ? op->results[0] : op->operands[0]), shape, sizeof shape);
+        shaped = op->nresults ? op->results[0] : op->operands[0];
         why = "to move operands between threads";
         fix = "use smaller blocks";
         break;
     }
+    char shape[48];
+    shape_str(vtype(g, shaped), shape, sizeof shape);
     /* partner and take come from sort and split: name what the user wrote */
     const char *what = op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
     return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
