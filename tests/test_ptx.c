@@ -223,6 +223,24 @@ Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
     free(src);
 }
 
+/* LLVM 19 turns every f16/bf16 bitcast into a ProxyReg instruction and erases
+ * those in time quadratic in the function's size (a minute for a large f16
+ * sort): 16-bit floats cross lanes as f32, converted exactly both ways. */
+Test(ptx, sixteen_bit_float_shuffles_go_through_f32) {
+    const char *src = "kernel k(x: *f16, y: *bf16) {\n"
+                      "    let o = arange(0, 1024);\n"
+                      "    store(x + o, sort(load(x + o)));\n"
+                      "    store(y + o, sort(load(y + o)));\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 4);
+    int shuffles = count_of(ptx, "shfl.sync.bfly.b32");
+    cr_expect_gt(shuffles, 0, "%s", ptx);
+    cr_expect_eq(count_of(ptx, "cvt.f32.f16"), count_of(ptx, "cvt.rn.f16.f32"), "%s", ptx);
+    cr_expect_eq(count_of(ptx, "cvt.f32.f16") + count_of(ptx, "cvt.f32.bf16"), shuffles,
+                 "each shuffle widens one 16-bit float:\n%s", ptx);
+    free(ptx);
+}
+
 Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
     char path[512];
     snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);

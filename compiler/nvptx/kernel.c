@@ -78,6 +78,11 @@ static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
     }
 }
 
+/* The op's name in errors: partner and take come from sort and split. */
+static const char *user_op_name(const BirOp *op) {
+    return op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
+}
+
 /* Over the architecture's limit: the error names the op, why it needs
  * shared memory and what to shrink. */
 static bool smem_error(Gen *g, const BirOp *op) {
@@ -118,11 +123,65 @@ static bool smem_error(Gen *g, const BirOp *op) {
     }
     char shape[48];
     shape_str(vtype(g, shaped), shape, sizeof shape);
-    /* partner and take come from sort and split: name what the user wrote */
-    const char *what = op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
     return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
-                          "bytes a program may use on %s; %s", what, shape,
+                          "bytes a program may use on %s; %s", user_op_name(op), shape,
                           (long long)g->smem_size, why, (long long)arch->max_shared_bytes, arch->name, fix);
+}
+
+/* ------------------------------------------------------------ code size */
+
+/* Every op is unrolled over the registers of its results. LLVM's time grows
+ * with that count (here: a 16384-element f16 sort, 63000, compiles in 3 s;
+ * 32768 elements, 143000, in 10 s; the example kernels stay under 2500), so
+ * a kernel may have this many a thread, no more. */
+enum { MAX_UNROLLED_OPS = 65536 };
+
+/* Register operations a thread runs for the ops of b (a loop's body once). */
+static int64_t unrolled_ops(Gen *g, const BirBlock *b) {
+    int64_t n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->nresults; k++) n += nregs(g, op->results[k]);
+        for (int r = 0; r < op->nregions; r++) n += unrolled_ops(g, op->regions[r]);
+    }
+    return n;
+}
+
+/* The ops of b written at source position at (an expression lowers to several). */
+static int64_t unrolled_ops_at(Gen *g, const BirBlock *b, Span at, const BirOp **first) {
+    int64_t n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->span.offset == at.offset && op->span.len == at.len) {
+            for (int k = 0; k < op->nresults; k++) n += nregs(g, op->results[k]);
+            bool user_named = op->code == BIR_PARTNER || op->code == BIR_TAKE; /* a sort or split */
+            if (!*first || (user_named && (*first)->code != op->code)) *first = op;
+        }
+        for (int r = 0; r < op->nregions; r++) n += unrolled_ops_at(g, op->regions[r], at, first);
+    }
+    return n;
+}
+
+/* The source expression contributing most to the kernel's size. */
+static void largest_contributor(Gen *g, const BirBlock *b, const BirOp **best, int64_t *best_n) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i], *first = NULL;
+        int64_t n = unrolled_ops_at(g, g->f->body, op->span, &first);
+        if (n > *best_n) *best_n = n, *best = first;
+        for (int r = 0; r < op->nregions; r++) largest_contributor(g, op->regions[r], best, best_n);
+    }
+}
+
+static bool code_size_error(Gen *g, int64_t total) {
+    const BirOp *op = NULL;
+    int64_t n = 0;
+    largest_contributor(g, g->f->body, &op, &n);
+    int shaped = op->noperands ? op->operands[0] : op->results[0];
+    char shape[48];
+    shape_str(vtype(g, shaped), shape, sizeof shape);
+    return nvptx_gen_fail(g, op, "this %s of a %s block unrolls to %lld register operations a thread (the kernel to "
+                          "%lld, at most %d with %d warps); use more warps (--num-warps) or a smaller block", user_op_name(op),
+                          shape, (long long)n, (long long)total, MAX_UNROLLED_OPS, g->plan->num_warps);
 }
 
 static void set_location(Gen *g, const BirOp *op) {
@@ -270,6 +329,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->ring_at = g->smem_size; /* pipelined loops' rings after the shared region */
     g->smem_size += nvptx_pipeline_ring_bytes(g);
     if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
+    int64_t size = unrolled_ops(g, f->body);
+    if (size > MAX_UNROLLED_OPS) return code_size_error(g, size);
     if (g->smem_size) g->smem = dynamic_shared(g);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");

@@ -123,7 +123,10 @@ LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
         hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->i64, "");
         return LLVMBuildOr(g->b, lo, LLVMBuildShl(g->b, hi, ci64(g, 32), ""), "");
     }
-    if (dtype_bits(d) < 32) { /* i1, 8 and 16 bits: widened to a word and back */
+    if (d == DT_F16 || d == DT_BF16) /* as f32, exactly (NaN payloads aside): LLVM 19 makes each 16-bit
+                                       * float bitcast a ProxyReg and erases those in quadratic time */
+        return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->f32, ""), mask, DT_F32), ty(g, d), "");
+    if (dtype_bits(d) < 32) { /* i1 and integers of 8 and 16 bits: widened to a word and back */
         LLVMTypeRef bits = LLVMIntTypeInContext(g->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
         LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->i32, "");
         LLVMValueRef back = LLVMBuildTrunc(g->b, nvptx_shuffle_xor(g, w, mask, DT_I32), bits, "");
