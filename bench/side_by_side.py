@@ -154,7 +154,6 @@ def bench_layer_norm_bwd(suite, m, n):
     # f16 steps of 0.0156 at |dW| ~ 20, hence the looser bound
     suite.run("layer_norm_bwd", f"{m}x{n} f16", 3 * m * n * 2, torch_bwd,
               [("blk", lambda: blk_layer_norm.backward(dy, x, w, mean, rstd)),
-               ("blk det", lambda: blk_layer_norm.backward(dy, x, w, mean, rstd, deterministic=True)),
                ("blk lock", lambda: blk_layer_norm.backward(dy, x, w, mean, rstd, deterministic=False)),
                ("triton", lambda: tri.layer_norm_bwd(dy, x, w, mean, rstd, block, warps)),
                ("torch", torch_bwd)], 0.1)

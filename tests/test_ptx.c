@@ -323,6 +323,37 @@ Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
     compilation_free(c);
 }
 
+/* The deterministic layer-norm backward holds w, dW and dB through its row
+ * loop: at 16384 columns and 16 warps (128 registers a thread) they move to
+ * shared memory and ptxas spills nothing (in registers it spilled 508 bytes);
+ * at 4096 columns they fit and stay. */
+Test(ptx, loop_blocks_over_the_registers_are_kept_in_shared_memory, .timeout = 120) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    const int64_t div[] = {16, 16, 16, 16, 16, 16, 0, 0, 16, 16, 0}; /* pointers aligned, stride and N % 16 */
+    for (int wide = 0; wide <= 1; wide++) {
+        const char *defs[] = {wide ? "BLOCK_SIZE_N=16384" : "BLOCK_SIZE_N=4096", NULL};
+        Captured cap = {0};
+        Compilation *c = compile_to_bir("layernorm.blk", src, defs, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        NvptxOptions opt = {.arch = "sm_90", .num_warps = 16, .only_kernel = "layer_norm_bwd_dx_det", .param_div = div};
+        NvptxOutput out;
+        cr_assert(compile_ptx(c, &opt, &out));
+        const char *notes = out.kernels[0].notes ? out.kernels[0].notes : "";
+        int kept = count_of(notes, "kept in shared memory");
+        cr_expect_eq(kept, wide ? 3 : 0, "w, dW and dB kept only when they do not fit:\n%s", notes);
+        cr_expect_eq(out.kernels[0].shared_bytes >= 3 * 65536, wide, "%lld bytes", (long long)out.kernels[0].shared_bytes);
+        cr_expect_eq(count_of(out.text, "st.shared.v4.f32") > 0, wide, "16-byte slots:\n%s", out.text);
+        char said[4096];
+        int status = ptxas(out.text, "sm_90", said, sizeof said);
+        cr_expect_eq(status, 0, "%s", said);
+        nvptx_output_free(&out);
+        compilation_free(c);
+    }
+    free(src);
+}
+
 Test(ptx, options_change_the_code) {
     const char *src = "kernel d(x: *f32 @align(16)) {\n"
                       "  let o = arange(0, 128);\n"

@@ -12,11 +12,14 @@ static void bind(Gen *g, int v, LLVMValueRef *vals) {
     memcpy(out, vals, (size_t)n * sizeof *out);
 }
 
+/* Registers a loop result flows through: none when it is kept in shared memory (carried.c). */
+static int phi_regs(Gen *g, int v) { return g->carried_at && g->carried_at[v] >= 0 ? 0 : nregs(g, v); }
+
 /* Phis for a list of values (each with its registers), in block bb. */
 static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {
     LLVMValueRef **phis = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *phis);
     for (int i = 0; i < n; i++) {
-        int m = nregs(g, like[i]);
+        int m = phi_regs(g, like[i]);
         phis[i] = arena_alloc(&g->arena, (size_t)m * sizeof(LLVMValueRef));
         for (int k = 0; k < m; k++) phis[i][k] = LLVMBuildPhi(g->b, ty(g, vtype(g, like[i]).dtype), "");
     }
@@ -34,7 +37,7 @@ static LLVMValueRef **carried_in(Gen *g, const int *like, int n, const int *vals
 static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, LLVMValueRef **from_regs,
                          LLVMBasicBlockRef from) {
     for (int i = 0; i < n; i++) {
-        int m = nregs(g, like[i]);
+        int m = phi_regs(g, like[i]);
         for (int k = 0; k < m; k++) LLVMAddIncoming(phis[i][k], &from_regs[i][k], &from, 1);
     }
 }
@@ -45,6 +48,10 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
     LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
     LLVMValueRef **init = carried_in(g, op->results, n, op->operands + 3);
+    int nlazy = g->nlazy;
+    for (int i = 0; i < n; i++)
+        if (!phi_regs(g, op->results[i])) nvptx_carried_store(g, op->results[i], init[i]);
+    nvptx_carried_enter(g, op);
     nvptx_dot_hoist(g, body);
     NvptxPipeline *pipe = nvptx_pipeline_begin(g, op, init, lb, ub, step);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
@@ -62,7 +69,10 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit);
     LLVMPositionBuilderAtEnd(g->b, body_bb);
     bind(g, body->args[0], &iv);
-    for (int i = 0; i < n; i++) bind(g, body->args[1 + i], carried[i]);
+    for (int i = 0; i < n; i++) {
+        if (phi_regs(g, op->results[i])) bind(g, body->args[1 + i], carried[i]);
+        else g->lazy[g->nlazy++] = (LazyCarried){body->args[1 + i], op->results[i], NULL}; /* loaded at first use */
+    }
     if (pipe) nvptx_pipeline_iteration(g, op, pipe, carried, iv);
     if (!nvptx_gen_block(g, body)) return false;
     LLVMBasicBlockRef latch = NULL;
@@ -70,6 +80,8 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMValueRef **next_vals = NULL;
     if (!g->terminated) {
         next_vals = carried_in(g, op->results, n, y->operands);
+        for (int i = 0; i < n; i++)
+            if (!phi_regs(g, op->results[i])) nvptx_carried_store(g, op->results[i], next_vals[i]);
         /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
         char name[48];
         snprintf(name, sizeof name, "llvm.%s.with.overflow.i%d", dtype_is_signed(d) ? "sadd" : "uadd", dtype_bits(d));
@@ -91,7 +103,11 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     nvptx_dot_unhoist(g, body);
     add_incoming(g, res, op->results, n, carried, header);
     if (latch) add_incoming(g, res, op->results, n, next_vals, latch);
-    for (int i = 0; i < n; i++) bind(g, op->results[i], res[i]);
+    for (int i = 0; i < n; i++) {
+        if (phi_regs(g, op->results[i])) bind(g, op->results[i], res[i]);
+        else nvptx_carried_load(g, op->results[i], op->results[i]);
+    }
+    nvptx_carried_leave(g, nlazy);
     return true;
 }
 

@@ -14,6 +14,7 @@
  *   pipeline.c    cp.async rings for loops that feed dots
  *   print.c       device_print
  *   control.c     for, while, if
+ *   carried.c     loop-carried blocks kept in shared memory
  *   kernel.c      op dispatch, shared memory plan, one kernel's function
  *   facts.c       launch facts (--assume) and --remarks on access widths
  *   nvptx.c       the module, nvptx_compile()
@@ -137,6 +138,13 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
     __attribute__((format(printf, 4, 5)));
 
 /* ---------------------------------------------------------------- kernel.c */
+/* A loop body's argument whose block is kept in shared memory (carried.c):
+ * loaded from the slots of the loop's result when the body first uses it. */
+typedef struct {
+    int value, result;
+    LLVMValueRef *saved; /* a block made before the loop: its registers outside it */
+} LazyCarried;
+
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
@@ -162,9 +170,31 @@ typedef struct {
     int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
     char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
-    char notes[4096];    /* how each dot was lowered, for --stats */
+    int64_t *carried_at;   /* per value: kept in shared memory through a for loop (a result of
+                              it, or made before it), its offset from carried_base (carried.c); else -1 */
+    const BirOp **kept_in; /* per value: that loop */
+    int64_t carried_base, carried_bytes;
+    LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
+    int nlazy;
+    char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
+
+/* ---------------------------------------------------------------- carried.c */
+/* Picks the for loops' carried blocks to keep in shared memory (at most
+ * free_bytes of it) where the registers would not hold them. */
+void nvptx_carried_plan(Gen *g, int64_t free_bytes);
+/* Before a loop's header: stores the blocks made before it that it keeps,
+ * to be loaded in its body where first used; after the loop, leave (with
+ * the lazy count from before enter) gives them their registers back. */
+void nvptx_carried_enter(Gen *g, const BirOp *loop);
+void nvptx_carried_leave(Gen *g, int nlazy);
+/* Stores a kept block's registers (in the loop result's layout) to its slots. */
+void nvptx_carried_store(Gen *g, int result, LLVMValueRef *vals);
+/* Binds v (the result, or the body's view of it) to registers loaded from result's slots. */
+void nvptx_carried_load(Gen *g, int v, int result);
+/* Before op: loads the kept blocks op uses that are not loaded yet. */
+void nvptx_carried_load_uses(Gen *g, const BirOp *op);
 
 /* Builds one kernel's function into m; fills info. False after reporting an error. */
 bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info);

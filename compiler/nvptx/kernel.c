@@ -271,6 +271,7 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         if (g->terminated) break; /* after a return: dead code */
+        if (g->nlazy) nvptx_carried_load_uses(g, op);
         if (!nvptx_gen_op(g, op)) return false;
     }
     return true;
@@ -329,6 +330,9 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->ring_at = g->smem_size; /* pipelined loops' rings after the shared region */
     g->smem_size += nvptx_pipeline_ring_bytes(g);
     if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
+    g->carried_base = (g->smem_size + 15) / 16 * 16;
+    nvptx_carried_plan(g, g->m->arch->max_shared_bytes - g->carried_base);
+    if (g->carried_bytes) g->smem_size = g->carried_base + g->carried_bytes;
     int64_t size = unrolled_ops(g, f->body);
     if (size > MAX_UNROLLED_OPS) return code_size_error(g, size);
     if (g->smem_size) g->smem = dynamic_shared(g);

@@ -62,7 +62,7 @@ typedef struct {
     const char *name;     /* the BirFunction's */
     int num_warps;        /* the launch's block is 32 x num_warps threads */
     int64_t shared_bytes; /* dynamic shared memory to launch with (0: none) */
-    char *notes;          /* how each dot was lowered, a line each ("" when none); malloc'ed */
+    char *notes;          /* how each dot was lowered and which loop blocks live in shared memory, a line each ("" when none); malloc'ed */
 } NvptxKernel;
 
 typedef struct {

@@ -59,20 +59,18 @@ def forward(x, weight, bias, eps):
     return y, mean, rstd
 
 
-def backward(dy, x, weight, mean, rstd, deterministic=None, programs=None):
+def backward(dy, x, weight, mean, rstd, deterministic=True, programs=None):
     """(dx, dweight, dbias) from the forward's saved x, mean and rstd.
 
-    deterministic=True: layer_norm_bwd_dx_det, each of `programs` programs
-    summing its rows' dW/dB in registers; the same bits every run.
+    deterministic=True (the default): layer_norm_bwd_dx_det, each of
+    `programs` programs summing its rows' dW/dB (in registers, or in shared
+    memory where the registers would not hold them: the compiler decides);
+    the same bits every run, and faster than the lock version at every
+    size (H100: bench/side_by_side.py, docs/performance.md).
     False: the tutorial's lock version, whose dW/dB depend on the order in
-    which programs take the locks. None (the default): the deterministic
-    version where it is also the faster, rows up to 8192 elements; beyond,
-    its dW/dB sums no longer fit the registers (they spill) and the lock
-    version is faster (H100: bench/side_by_side.py, docs/performance.md)."""
+    which programs take the locks."""
     m, n = x.shape
     block_n, group = _sizes(n)
-    if deterministic is None:
-        deterministic = n <= 8192
     if deterministic:
         group = min(programs or _programs(x, n), m)
     t = blk_type(x)

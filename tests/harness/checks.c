@@ -1054,6 +1054,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_layer_norm_fwd(r, 4096, 16384, 16384, DT_F16, 1024));
         CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64, false));
         CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64, false));
+        /* deterministic at 16384 columns: w, dW and dB kept in shared memory through the row loop */
+        CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 132, true));
+        CHECK(check_layer_norm_bwd(r, 1000, 10000, 10008, DT_F16, 16384, 132, true));
         CHECK(check_layer_norm_bwd(r, 4096, 4096, 4096, DT_F32, 4096, 128, false));
         CHECK(check_matmul(r, 1024, 1024, 1024, DT_F16, 128, 128, 32, 8, false, 0));
         CHECK(check_matmul(r, 1024, 1024, 1024, DT_BF16, 128, 128, 32, 8, true, 0));
