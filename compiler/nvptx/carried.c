@@ -132,7 +132,6 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     g->carried_bytes = 0;
     g->lazy = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy);
     g->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->kept_in);
-    if (g->plan->ndots) return; /* dot loops keep their own pipelines and registers */
     Demand D = {.g = g, .nops = count_ops(f->body)};
     D.start = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.start);
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
@@ -147,7 +146,7 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     next = 0;
     uses(&D, f->body, &next, NULL, 0);
     int64_t threads = 32 * (int64_t)g->plan->num_warps, cap = 65536 / threads < 255 ? 65536 / threads : 255;
-    for (int n = 0; n < D.nops; n++) {
+    for (int n = 0; n < D.nops && !g->plan->ndots; n++) { /* dot loops keep their pipelines and registers */
         const BirOp *op = D.ops[n];
         if (op->code != BIR_FOR) continue;
         int64_t demand = peak(&D, D.start[n], D.end[n], minus);
