@@ -69,7 +69,7 @@ static void uses(Demand *D, const BirBlock *b, int *next, const int *loops, int 
         }
         int inner[64];
         int n = nloops < 63 ? nloops : 63;
-        memcpy(inner, loops, (size_t)n * sizeof *inner);
+        for (int l = 0; l < n; l++) inner[l] = loops[l];
         bool loop = op->code == BIR_FOR || op->code == BIR_WHILE;
         if (loop) inner[n++] = me;
         for (int r = 0; r < op->nregions; r++) uses(D, op->regions[r], next, inner, n);
@@ -156,7 +156,7 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
             int best = -1;
             bool best_carried = false;
             for (int v = 0; v < f->nvalues; v++)
-                if (!minus[v] && movable(g, v) && holds_data(&D, v) && D.def[v] < n && D.last[v] >= n &&
+                if (!minus[v] && movable(g, v) && holds_data(&D, v) && D.def[v] < n && D.last[v] > n &&
                     D.last[v] <= D.end[n] && (best < 0 || words(g, v) > words(g, best)))
                     best = v;
             for (int i = 0; i < op->nresults && best < 0; i++) {
