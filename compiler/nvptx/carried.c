@@ -19,7 +19,7 @@
 
 typedef struct {
     Gen *g;
-    int *start, *end;  /* per op number: the op's own number, and the last inside it */
+    int *end;          /* per op number: the number of the last op inside it (its own if none) */
     int *def, *last;   /* per value: its def's number, its last use's */
     char *data;        /* per value: holds data (0 unknown, 1 no, 2 yes) */
     const BirOp **ops; /* by number */
@@ -43,7 +43,6 @@ static void number(Demand *D, const BirBlock *b, int *next) {
         const BirOp *op = b->ops.items[i];
         int me = (*next)++;
         D->ops[me] = op;
-        D->start[me] = me;
         for (int r = 0; r < op->nregions; r++) {
             for (int a = 0; a < op->regions[r]->nargs; a++) D->def[op->regions[r]->args[a]] = me;
             number(D, op->regions[r], next);
@@ -133,7 +132,6 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     g->lazy = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy);
     g->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->kept_in);
     Demand D = {.g = g, .nops = count_ops(f->body)};
-    D.start = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.start);
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
     D.ops = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.ops);
     D.def = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *D.def);
@@ -149,7 +147,7 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     for (int n = 0; n < D.nops && !g->plan->ndots; n++) { /* dot loops keep their pipelines and registers */
         const BirOp *op = D.ops[n];
         if (op->code != BIR_FOR) continue;
-        int64_t demand = peak(&D, D.start[n], D.end[n], minus);
+        int64_t demand = peak(&D, n, D.end[n], minus);
         while (demand > cap) {
             /* the largest block held through the loop: values made before it and used
              * only in it first (a load a trip), then carried blocks (a load and a store) */
@@ -177,7 +175,7 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
                 const BirOp *y = bir_block_terminator(op->regions[0]);
                 if (y) minus[y->operands[i]] = 1;
             }
-            int64_t after = peak(&D, D.start[n], D.end[n], minus);
+            int64_t after = peak(&D, n, D.end[n], minus);
             size_t used = strlen(g->notes);
             const char *name = f->values[best].name ? f->values[best].name : "a block";
             snprintf(g->notes + used, sizeof g->notes - used,
@@ -222,26 +220,16 @@ static LLVMValueRef slot_ptr(Gen *g, int v, int k) {
 }
 
 void nvptx_carried_store(Gen *g, int result, LLVMValueRef *vals) {
-    DType d = vtype(g, result).dtype;
     int w = slot_width(g, result);
-    LLVMTypeRef vec = LLVMVectorType(ty(g, d), (unsigned)w);
-    for (int k = 0; k < nregs(g, result); k += w) {
-        LLVMValueRef pack = LLVMGetPoison(vec);
-        for (int j = 0; j < w; j++) pack = LLVMBuildInsertElement(g->b, pack, vals[k + j], ci32(g, j), "");
-        LLVMSetAlignment(LLVMBuildStore(g->b, pack, slot_ptr(g, result, k)), (unsigned)(w * dtype_bits(d) / 8));
-    }
+    for (int k = 0; k < nregs(g, result); k += w)
+        nvptx_vector_store(g, slot_ptr(g, result, k), vals + k, w, vtype(g, result).dtype);
 }
 
 void nvptx_carried_load(Gen *g, int v, int result) {
-    DType d = vtype(g, result).dtype;
     int w = slot_width(g, result);
-    LLVMTypeRef vec = LLVMVectorType(ty(g, d), (unsigned)w);
     LLVMValueRef *out = nvptx_new_regs(g, v);
-    for (int k = 0; k < nregs(g, result); k += w) {
-        LLVMValueRef pack = LLVMBuildLoad2(g->b, vec, slot_ptr(g, result, k), "");
-        LLVMSetAlignment(pack, (unsigned)(w * dtype_bits(d) / 8));
-        for (int j = 0; j < w; j++) out[k + j] = LLVMBuildExtractElement(g->b, pack, ci32(g, j), "");
-    }
+    for (int k = 0; k < nregs(g, result); k += w)
+        nvptx_vector_load(g, slot_ptr(g, result, k), w, vtype(g, result).dtype, out + k);
 }
 
 /* Does op (or an op inside it) use v? */

@@ -13,7 +13,7 @@ static void bind(Gen *g, int v, LLVMValueRef *vals) {
 }
 
 /* Registers a loop result flows through: none when it is kept in shared memory (carried.c). */
-static int phi_regs(Gen *g, int v) { return g->carried_at && g->carried_at[v] >= 0 ? 0 : nregs(g, v); }
+static int phi_regs(Gen *g, int v) { return g->carried_at[v] >= 0 ? 0 : nregs(g, v); }
 
 /* Phis for a list of values (each with its registers), in block bb. */
 static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {

@@ -267,6 +267,9 @@ LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond);
 void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge);
 /* A pointer into the kernel's shared memory: offset + index * elem_size bytes. */
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size);
+/* w consecutive elements of dtype d at ptr, aligned to their w * size bytes, as one access. */
+void nvptx_vector_load(Gen *g, LLVMValueRef ptr, int w, DType d, LLVMValueRef *out);
+void nvptx_vector_store(Gen *g, LLVMValueRef ptr, const LLVMValueRef *vals, int w, DType d);
 /* This thread's first coordinate along d, the coordinate of register r,
  * and whether the thread holds the first copy of its elements. */
 LLVMValueRef nvptx_thread_base(Gen *g, const Layout *l, int d);

@@ -231,7 +231,6 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     DType d = pt.elem;
     const Layout *l = &g->plan->layouts[a[0]];
     int w = nvptx_access_width(g->plan, g->f, op);
-    int es = dtype_bytes(d);
     LLVMValueRef *ptr = g->regs[a[0]];
     /* the other operands in the pointers' layout */
     LLVMValueRef *in[3] = {NULL, NULL, NULL};
@@ -262,27 +261,15 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
                 LLVMValueRef other[16];
                 for (int i = 0; i < w; i++) other[i] = in[1] ? in[1][k + i] : LLVMConstNull(ty(g, d));
                 masked_load(g, ptr[k], mask[k], other, w, d, out + k);
-            } else if (w == 1) {
-                out[k] = plain_load(g, ptr[k], d, es);
             } else {
-                LLVMTypeRef vt = LLVMVectorType(mem_ty(g, d), (unsigned)w);
-                LLVMValueRef v = LLVMBuildLoad2(g->b, vt, ptr[k], "");
-                LLVMSetAlignment(v, (unsigned)(w * es));
-                for (int i = 0; i < w; i++) out[k + i] = from_mem(g, LLVMBuildExtractElement(g->b, v, ci32(g, i), ""), d);
+                nvptx_vector_load(g, ptr[k], w, d, out + k);
             }
         } else {
             LLVMValueRef *vals = in[0] + k;
             if (mask) {
                 masked_store(g, ptr[k], mask[k], vals, w, d);
-            } else if (w == 1) {
-                LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, vals[0], d), ptr[k]);
-                LLVMSetAlignment(st, (unsigned)es);
             } else {
-                LLVMTypeRef vt = LLVMVectorType(mem_ty(g, d), (unsigned)w);
-                LLVMValueRef v = LLVMGetUndef(vt);
-                for (int i = 0; i < w; i++) v = LLVMBuildInsertElement(g->b, v, to_mem(g, vals[i], d), ci32(g, i), "");
-                LLVMValueRef st = LLVMBuildStore(g->b, v, ptr[k]);
-                LLVMSetAlignment(st, (unsigned)(w * es));
+                nvptx_vector_store(g, ptr[k], vals, w, d);
             }
         }
     }

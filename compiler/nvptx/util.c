@@ -57,6 +57,25 @@ LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem
     return LLVMBuildGEP2(g->b, g->i8, g->smem, &off, 1, "");
 }
 
+/* w consecutive elements of dtype d at ptr (any address space, aligned to
+ * their w * size bytes) as one access: a plain load or store, or a vector. */
+void nvptx_vector_load(Gen *g, LLVMValueRef ptr, int w, DType d, LLVMValueRef *out) {
+    LLVMTypeRef t = w == 1 ? mem_ty(g, d) : LLVMVectorType(mem_ty(g, d), (unsigned)w);
+    LLVMValueRef v = LLVMBuildLoad2(g->b, t, ptr, "");
+    LLVMSetAlignment(v, (unsigned)(w * dtype_bytes(d)));
+    if (w == 1) out[0] = from_mem(g, v, d);
+    for (int i = 0; i < w && w > 1; i++) out[i] = from_mem(g, LLVMBuildExtractElement(g->b, v, ci32(g, i), ""), d);
+}
+
+void nvptx_vector_store(Gen *g, LLVMValueRef ptr, const LLVMValueRef *vals, int w, DType d) {
+    LLVMValueRef v = to_mem(g, vals[0], d);
+    if (w > 1) {
+        v = LLVMGetUndef(LLVMVectorType(mem_ty(g, d), (unsigned)w));
+        for (int i = 0; i < w; i++) v = LLVMBuildInsertElement(g->b, v, to_mem(g, vals[i], d), ci32(g, i), "");
+    }
+    LLVMSetAlignment(LLVMBuildStore(g->b, v, ptr), (unsigned)(w * dtype_bytes(d)));
+}
+
 /* ---------------------------------------------------------- coordinates */
 
 /* What the bits of `id` (lane or warp) add to the coordinate along d: runs
