@@ -4,6 +4,7 @@ Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
 PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
     python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|attention|attention_bwd] [--out FILE]
+        [--min-blocks-per-sm N]
     ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
 LIBBLK_SO is the runtime as a shared library (libblk.so, target blk_shared;
@@ -46,15 +47,16 @@ class BlkArg(ctypes.Structure):
 class BlkCompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("num_stages", ctypes.c_int)]
+                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int)]
 
 
 PTR, I32, F32 = 0, 1, 4
 
 
 class Blk:
-    def __init__(self, path):
+    def __init__(self, path, min_blocks_per_sm=0):
         self.lib = ctypes.CDLL(path)
+        self.min_blocks_per_sm = min_blocks_per_sm
         self.lib.blk_last_error.restype = ctypes.c_char_p
         self.ctx = ctypes.c_void_p()
         self.check(self.lib.blk_context_create_cuda(0, ctypes.byref(self.ctx)))
@@ -68,7 +70,7 @@ class Blk:
         key = (file, name, tuple(defines), num_warps)
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
-            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, 0)
+            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, 0, self.min_blocks_per_sm)
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))
@@ -311,10 +313,12 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3) and attention (S=4096, D=128) once each, for ncu")
     ap.add_argument("--out")
+    ap.add_argument("--min-blocks-per-sm", type=int, default=0,
+                    help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
     args = ap.parse_args()
     torch.manual_seed(0)
     FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    blk = Blk(args.libblk)
+    blk = Blk(args.libblk, args.min_blocks_per_sm)
     if args.profile:
         a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
         c = torch.empty_like(a)

@@ -4,7 +4,8 @@ of blk's forward for each block size and warp count, and of the
 deterministic backward for each number of programs and warp count, with
 Triton's tutorial kernels at the same shapes for scale.
 
-    BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 bench/layer_norm_sweep.py
+    BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 bench/layer_norm_sweep.py [--fwd] [N...]
+        (--fwd: the forward only; N: these row lengths, default 1024 4096 8192 15872)
     ... layer_norm_sweep.py --profile N [VARIANT...]   # one launch of each,
         between cudaProfilerStart/Stop, for ncu --profile-from-start off
 Prints a table; M = 4096, f16."""
@@ -27,9 +28,11 @@ def fwd_variants(n):
         if block > full:
             continue
         for warps in (0, 4, 8, 16):
-            yield (f"blk fwd BLOCK_SIZE={block} warps={warps or 'default'}",
-                   lambda block=block, warps=warps: mod.layer_norm_fwd[(M,)](
-                       x, y, w, b, mean, rstd, n, n, 1e-5, T="f16", BLOCK_SIZE=block, num_warps=warps))
+            for target in (0, -1):  # the runtime's occupancy target (automatic), none
+                yield (f"blk fwd BLOCK_SIZE={block} warps={warps or 'default'}" + (" no-target" if target else ""),
+                       lambda block=block, warps=warps, target=target: mod.layer_norm_fwd[(M,)](
+                           x, y, w, b, mean, rstd, n, n, 1e-5, T="f16", BLOCK_SIZE=block, num_warps=warps,
+                           min_blocks_per_sm=target))
     yield "blk fwd (example host code)", lambda: blk_layer_norm.forward(x, w, b, 1e-5)
     yield "triton fwd (tutorial)", lambda: tri.layer_norm_fwd(x, w, b, 1e-5)
 
@@ -76,11 +79,15 @@ def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--profile":
         profile(int(sys.argv[2]), sys.argv[3:])
         return
+    args = sys.argv[1:]
+    fwd_only = "--fwd" in args
+    sizes = [int(a) for a in args if a != "--fwd"] or [1024, 4096, 8192, 15872]
     print(f"GPU: {torch.cuda.get_device_name()}; M = {M}, f16; kernel time (CUDA graph, L2 flushed)\n")
     print("| N | variant | µs | GB/s |")
     print("|---|---|---|---|")
-    for n in (1024, 4096, 8192, 15872):
-        for nbytes, variants in ((2 * M * n * 2, fwd_variants(n)), (3 * M * n * 2, bwd_variants(n))):
+    for n in sizes:
+        passes = [(2 * M * n * 2, fwd_variants(n))] + ([] if fwd_only else [(3 * M * n * 2, bwd_variants(n))])
+        for nbytes, variants in passes:
             for name, fn in variants:
                 try:
                     fn()  # compiles and loads

@@ -32,8 +32,8 @@ typedef struct {
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
-          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--precise-math] [--no-fma]\n"
-          "            [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
+          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N]\n"
+          "            [--precise-math] [--no-fma] [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
@@ -52,6 +52,11 @@ static void usage(FILE *out) {
           "                   from 16384 elements\n"
           "  --num-stages N   shared buffers of a loop whose loads feed dots (2 to 8; by\n"
           "                   default 3, or 2 when 3 do not fit)\n"
+          "  --min-blocks-per-sm N\n"
+          "                   an occupancy target (1 to 32, PTX .minnctapersm): ptxas keeps\n"
+          "                   to the registers that let N programs share an SM and may use\n"
+          "                   all of them; by default none (the runtime sets the one\n"
+          "                   ptxas reached without it, see docs/runtime.md)\n"
           "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
           "                   as Triton)\n"
           "  --no-fma         do not contract a * b + c into one fma\n"
@@ -139,6 +144,14 @@ static int set_num_stages(Options *o, const char *v) {
     return 0;
 }
 
+static int set_min_blocks(Options *o, const char *v) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 32) return usage_error("--min-blocks-per-sm expects 1 to 32, got '%s'", v);
+    o->backend.min_blocks_per_sm = (int)n;
+    return 0;
+}
+
 static int set_num_warps(Options *o, const char *v) {
     char *end;
     long n = strtol(v, &end, 10);
@@ -172,7 +185,7 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.remarks = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
-            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0) {
+            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
@@ -183,6 +196,7 @@ static int parse_args(Options *o, int argc, char **argv) {
             else if (strcmp(a, "--num-warps") == 0) rc = set_num_warps(o, v);
             else if (strcmp(a, "--num-stages") == 0) rc = set_num_stages(o, v);
             else if (strcmp(a, "--assume") == 0) rc = add_assume(o, v);
+            else if (strcmp(a, "--min-blocks-per-sm") == 0) rc = set_min_blocks(o, v);
             else rc = set_emit(o, v);
             if (rc) return rc;
         } else if (strncmp(a, "-D", 2) == 0) {
@@ -201,6 +215,9 @@ static int parse_args(Options *o, int argc, char **argv) {
             if (rc) return rc;
         } else if (strncmp(a, "--num-stages=", 13) == 0) {
             int rc = set_num_stages(o, a + 13);
+            if (rc) return rc;
+        } else if (strncmp(a, "--min-blocks-per-sm=", 20) == 0) {
+            int rc = set_min_blocks(o, a + 20);
             if (rc) return rc;
         } else if (strncmp(a, "--num-warps=", 12) == 0) {
             int rc = set_num_warps(o, a + 12);

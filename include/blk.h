@@ -75,6 +75,10 @@ typedef struct blk_compile_options {
     const char *arch;           /* NULL: the device's (sm_80 ... sm_90a) */
     const char *name;           /* the file name diagnostics show; NULL: "<source>" */
     int num_stages;             /* shared buffers of a loop whose loads feed dots; 0: blkc's default */
+    int min_blocks_per_sm;      /* occupancy target (PTX .minnctapersm, blkc --min-blocks-per-sm):
+                                 * 0: automatic (a CUDA device builds a kernel without one, then again
+                                 * with the occupancy that build reached, where ptxas left registers
+                                 * unused under it; docs/runtime.md), -1: none, 1 to 32: this one */
 } blk_compile_options;
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

@@ -29,6 +29,8 @@ bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
         {(void **)&d->ModuleUnload, "cuModuleUnload"},
         {(void **)&d->ModuleGetFunction, "cuModuleGetFunction"},
         {(void **)&d->FuncSetAttribute, "cuFuncSetAttribute"},
+        {(void **)&d->FuncGetAttribute, "cuFuncGetAttribute"},
+        {(void **)&d->OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"},
         {(void **)&d->MemAlloc, "cuMemAlloc_v2"},
         {(void **)&d->MemFree, "cuMemFree_v2"},
         {(void **)&d->MemcpyHtoD, "cuMemcpyHtoD_v2"},

@@ -44,6 +44,7 @@ typedef struct {
     BlkFacts facts;
     const char *key;
     size_t key_len;
+    bool auto_occupancy; /* the module leaves the occupancy target (.minnctapersm) to the device */
 } BlkVariantSpec;
 
 /* A specialization's code as the compiler makes it. */
@@ -93,8 +94,9 @@ extern const BlkDevice blk_device_cuda; /* device_cuda.c */
 /* runtime.c: the error of the calling thread (blk_last_error); returns s. */
 blk_status blk_fail(blk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* runtime.c: the code of a specialization (a device's load calls it when it
- * has no cached code); BLK_ERROR_COMPILE with the error set on failure. */
-blk_status blk_kernel_code(const BlkVariantSpec *spec, BlkKernelCode *out);
+ * has no cached code), with this occupancy target (0: the module's);
+ * BLK_ERROR_COMPILE with the error set on failure. */
+blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, BlkKernelCode *out);
 
 /* jit.c: the runtime's only calls into the compiler's front end and NVPTX backend. */
 /* Is this PTX target one the backend knows? The list of those, for messages

@@ -23,6 +23,7 @@ typedef struct {
     CUcontext cu;
     int driver_version;
     int max_shared_optin;  /* shared memory per block with the opt-in attribute */
+    int regs_per_sm;       /* 32-bit registers of a multiprocessor */
     char last_kernel[128]; /* named when a later synchronize reports a fault */
 } CudaState;
 
@@ -87,6 +88,7 @@ static blk_status cuda_open(blk_context *ctx, int ordinal) {
     d->DeviceGetAttribute(&ctx->max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, st->dev);
     d->DeviceGetAttribute(&ctx->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, st->dev);
     d->DeviceGetAttribute(&st->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, st->dev);
+    d->DeviceGetAttribute(&st->regs_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, st->dev);
     d->DriverGetVersion(&st->driver_version);
     /* the one place that picks the arch for a device: the compiler's table */
     const char *arch = blk_jit_device_arch(major, minor);
@@ -197,6 +199,69 @@ static blk_status allow_shared(blk_context *ctx, const char *name, const CudaCod
     return cuda_fail(ctx, r, what);
 }
 
+/* A loaded module's kernel: its function, with the shared memory it needs allowed. */
+static blk_status get_function(blk_context *ctx, const char *name, CudaCode *c) {
+    CudaState *st = ctx->state;
+    CUresult r = st->drv.ModuleGetFunction(&c->fn, c->mod, name);
+    if (r) {
+        char what[300];
+        snprintf(what, sizeof what, "kernel '%s': loading its code", name);
+        return cuda_fail(ctx, r, what);
+    }
+    return allow_shared(ctx, name, c);
+}
+
+/* A kernel's registers a thread, local memory bytes and programs an SM. */
+typedef struct {
+    int regs, local, blocks;
+} Occupancy;
+
+static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
+    const CudaDriver *d = &st->drv;
+    return !d->FuncGetAttribute(&o->regs, CU_FUNC_ATTRIBUTE_NUM_REGS, c->fn) &&
+           !d->FuncGetAttribute(&o->local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, c->fn) &&
+           !d->OccupancyMaxActiveBlocksPerMultiprocessor(&o->blocks, c->fn, 32 * c->warps, (size_t)c->shared_bytes);
+}
+
+/* The automatic occupancy target (min_blocks_per_sm 0; docs/runtime.md).
+ * Without a target ptxas often stops well below the registers its own
+ * occupancy allows: layer_norm_fwd with BLOCK_SIZE=16384 and 8 warps took 103
+ * of the 128 that two programs an SM allow and kept two of a thread's eight
+ * 16-byte loads in flight; with .minnctapersm 2 it took 128 and ran faster
+ * (docs/performance.md). So a kernel built without a target, where that
+ * leaves 8 or more registers a thread unused, is built again with the
+ * occupancy it reached as its target; the new build replaces the first
+ * (module and entry) when it reaches that occupancy with no more local
+ * memory. Any failure keeps the first build. */
+static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry *e, CudaCode *c) {
+    CudaState *st = ctx->state;
+    const CudaDriver *d = &st->drv;
+    Occupancy first;
+    /* one program an SM: the thread count already bounds the registers as a target would */
+    if (!occupancy(st, c, &first) || first.blocks < 2) return;
+    /* registers are given a warp in units of 256: 8 a thread */
+    int cap = st->regs_per_sm / (first.blocks * c->warps * 256) * 8;
+    if (cap > 255) cap = 255;
+    if (cap < (first.regs + 7) / 8 * 8 + 8) return;
+    BlkKernelCode kc;
+    if (blk_kernel_code(spec, first.blocks, &kc)) return;
+    CudaCode again = *c;
+    Occupancy second;
+    if (!d->ModuleLoadData(&again.mod, kc.ptx)) {
+        if (!d->ModuleGetFunction(&again.fn, again.mod, spec->name) && !allow_shared(ctx, spec->name, &again) &&
+            occupancy(st, &again, &second) && second.blocks >= first.blocks && second.local <= first.local) {
+            d->ModuleUnload(c->mod);
+            *c = again;
+            free(e->ptx);
+            e->ptx = kc.ptx;
+            e->ptx_len = strlen(kc.ptx);
+            return;
+        }
+        d->ModuleUnload(again.mod);
+    }
+    free(kc.ptx);
+}
+
 static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void **code) {
     CudaState *st = ctx->state;
     const CudaDriver *d = &st->drv;
@@ -221,7 +286,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         memcpy(key, spec->key, spec->key_len);
         memcpy(key + spec->key_len, tail, (size_t)tail_len);
     }
-    /* the disk cache first: its PTX loads without the compiler */
+    /* the disk cache first: its PTX loads without the compiler (its occupancy target set) */
     blk_status s = BLK_SUCCESS;
     BlkCacheEntry entry = {0};
     CUresult r = CUDA_ERROR_NOT_FOUND;
@@ -229,29 +294,33 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         r = load_module(d, &entry, &c->mod);
         if (r) blk_cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
     }
+    c->warps = entry.warps;
+    c->shared_bytes = entry.shared_bytes;
+    bool built = false;
     if (r) {
         BlkKernelCode kc;
-        s = blk_kernel_code(spec, &kc);
+        s = blk_kernel_code(spec, 0, &kc);
         if (!s) {
             entry.ptx = kc.ptx;
             entry.ptx_len = strlen(kc.ptx);
-            entry.warps = kc.warps;
-            entry.shared_bytes = kc.shared_bytes;
+            entry.warps = c->warps = kc.warps;
+            entry.shared_bytes = c->shared_bytes = kc.shared_bytes;
             r = load_module(d, &entry, &c->mod);
-            if (!r && dir && key) blk_cache_store(dir, key, key_len, &entry);
+            built = true;
         }
     }
-    c->warps = entry.warps;
-    c->shared_bytes = entry.shared_bytes;
-    if (!s && !r) r = d->ModuleGetFunction(&c->fn, c->mod, spec->name);
-    blk_cache_entry_free(&entry);
-    free(key);
     if (!s && r) {
         char what[300];
         snprintf(what, sizeof what, "kernel '%s': loading its code", spec->name);
         s = cuda_fail(ctx, r, what);
     }
-    if (!s) s = allow_shared(ctx, spec->name, c);
+    if (!s) s = get_function(ctx, spec->name, c);
+    if (!s && built) {
+        if (spec->auto_occupancy) retarget(ctx, spec, &entry, c);
+        if (dir && key) blk_cache_store(dir, key, key_len, &entry);
+    }
+    blk_cache_entry_free(&entry);
+    free(key);
     if (s) {
         if (c->mod && !ctx->lost) d->ModuleUnload(c->mod);
         free(c);

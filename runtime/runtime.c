@@ -165,6 +165,7 @@ struct blk_module {
     blk_context *ctx;
     Compilation *comp;
     NvptxOptions backend;
+    bool auto_occupancy;  /* min_blocks_per_sm 0: the device may set the occupancy target */
     char arch[16];
     blk_kernel *kernels;
     int nkernels;
@@ -175,10 +176,11 @@ struct blk_module {
 
 /* The disk cache's key of a module: everything the generated code depends
  * on but the kernel, its launch facts and the device; malloc'ed. */
-static char *module_key(const char *arch, int num_warps, int num_stages, const ConstDef *defs, int ndefs, const char *source,
-                        size_t length, size_t *key_len) {
+static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
+                        const char *source, size_t length, size_t *key_len) {
     char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\n", BLKC_VERSION, arch, num_warps, num_stages);
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\n", BLKC_VERSION, arch,
+             opt->num_warps, opt->num_stages, opt->min_blocks_per_sm);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -206,6 +208,9 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         return blk_fail(BLK_ERROR_INVALID_VALUE, "num_warps must be 0 or a power of two up to 32, got %d", opt->num_warps);
     if (opt->num_stages != 0 && (opt->num_stages < 2 || opt->num_stages > 8))
         return blk_fail(BLK_ERROR_INVALID_VALUE, "num_stages must be 0 or 2 to 8, got %d", opt->num_stages);
+    if (opt->min_blocks_per_sm < -1 || opt->min_blocks_per_sm > 32)
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "min_blocks_per_sm must be -1 (none), 0 (automatic) or 1 to 32, got %d",
+                        opt->min_blocks_per_sm);
     const char *arch = opt->arch ? opt->arch : ctx->arch;
     if (!blk_jit_arch_known(arch)) {
         char names[128];
@@ -237,7 +242,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     Compilation *comp = blk_jit_compile(opt->name ? opt->name : "<source>", source ? source : "", length, defs, ndefs,
                                         &diags);
     size_t key_len = 0;
-    char *key = module_key(arch, opt->num_warps, opt->num_stages, defs, ndefs, source, length, &key_len);
+    char *key = module_key(arch, opt, defs, ndefs, source, length, &key_len);
     for (int k = 0; k < ndefs; k++) free(def_text[k]);
     if (!comp) {
         s = blk_fail(BLK_ERROR_COMPILE, "%s", diags ? diags : "the source did not compile");
@@ -262,6 +267,8 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.arch = m->arch;
     m->backend.num_warps = opt->num_warps;
     m->backend.num_stages = opt->num_stages;
+    m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
+    m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;
     m->kernels = kernels;
@@ -371,9 +378,11 @@ const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
 
 /* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none);
  * NULL with the error set on failure. */
-static char *emit(blk_kernel *k, const int64_t *param_div, bool llvm_ir, int *warps, int64_t *shared_bytes) {
+static char *emit(blk_kernel *k, const int64_t *param_div, int min_blocks_per_sm, bool llvm_ir, int *warps,
+                  int64_t *shared_bytes) {
     NvptxOptions bo = k->module->backend;
     bo.param_div = param_div;
+    if (min_blocks_per_sm) bo.min_blocks_per_sm = min_blocks_per_sm;
     char err[8192];
     char *text = blk_jit_emit(k->module->comp, k->f->name, &bo, llvm_ir, warps, shared_bytes, err, sizeof err);
     if (!text) blk_fail(BLK_ERROR_COMPILE, "kernel '%s': %s", k->f->name, err);
@@ -384,7 +393,7 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     if (!k || !out) return blk_fail(BLK_ERROR_INVALID_VALUE, "a NULL argument");
     pthread_mutex_lock(&k->module->lock);
     char **slot = llvm_ir ? &k->llvm_ir : &k->ptx;
-    if (!*slot) *slot = emit(k, NULL, llvm_ir, NULL, NULL);
+    if (!*slot) *slot = emit(k, NULL, 0, llvm_ir, NULL, NULL);
     *out = *slot;
     pthread_mutex_unlock(&k->module->lock);
     return *out ? ok() : BLK_ERROR_COMPILE;
@@ -393,7 +402,7 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
 blk_status blk_kernel_ptx(blk_kernel *k, const char **ptx) { return kernel_text(k, false, ptx); }
 blk_status blk_kernel_llvm_ir(blk_kernel *k, const char **ir) { return kernel_text(k, true, ir); }
 
-blk_status blk_kernel_code(const BlkVariantSpec *spec, BlkKernelCode *out) {
+blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, BlkKernelCode *out) {
     const BirFunction *f = spec->kernel->f;
     int64_t div[64] = {0};
     for (int i = 0; i < f->nparams && i < 64; i++) {
@@ -401,7 +410,7 @@ blk_status blk_kernel_code(const BlkVariantSpec *spec, BlkKernelCode *out) {
         if (spec->facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
     }
     *out = (BlkKernelCode){0};
-    out->ptx = emit(spec->kernel, div, false, &out->warps, &out->shared_bytes);
+    out->ptx = emit(spec->kernel, div, min_blocks_per_sm, false, &out->warps, &out->shared_bytes);
     return out->ptx ? BLK_SUCCESS : BLK_ERROR_COMPILE;
 }
 
@@ -506,7 +515,7 @@ static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
         if (!grown) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
         else k->variants = grown, k->cap = cap;
     }
-    BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len};
+    BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy};
     if (!s) s = m->ctx->dev->load(m->ctx, &spec, code);
     if (!s) k->variants[k->nvariants++] = (Variant){facts, *code};
     pthread_mutex_unlock(&m->lock);

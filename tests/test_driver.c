@@ -307,9 +307,13 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     r = run_blkc("k.blk --num-stages 4 --num-stages=2");
     cr_expect_eq(r.status, 0, "%s", r.err);
     free_run(&r);
+    r = run_blkc("k.blk --min-blocks-per-sm 2 -o -");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ".minnctapersm 2"), "%s", r.out);
+    free_run(&r);
     const char *bad[] = {"k.blk --arch sm_70", "k.blk --num-warps 3", "k.blk --num-warps 64", "k.blk --num-stages 1",
-                         "k.blk --num-stages 9"};
-    for (int i = 0; i < 5; i++) {
+                         "k.blk --num-stages 9", "k.blk --min-blocks-per-sm 0", "k.blk --min-blocks-per-sm=33"};
+    for (int i = 0; i < 7; i++) {
         r = run_blkc(bad[i]);
         cr_expect_eq(r.status, 2, "%s: %d", bad[i], r.status);
         free_run(&r);

@@ -375,6 +375,14 @@ Test(ptx, options_change_the_code) {
     cr_expect(strstr(precise, "sqrt.rn.f32"), "%s", precise);
     cr_expect_not(strstr(precise, "fma.rn.f32"), "%s", precise);
     cr_expect(strstr(precise, ".target sm_80"), "%s", precise);
+    cr_expect_not(strstr(precise, ".minnctapersm"), "no occupancy target unless asked:\n%s", precise);
+    nvptx_output_free(&out);
+    /* an occupancy target is a directive of the kernel, after its thread count */
+    opt = (NvptxOptions){.arch = "sm_90", .num_warps = 8, .min_blocks_per_sm = 3};
+    cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+    cr_expect(strstr(out.text, ".maxntid 256, 1, 1\n.minnctapersm 3\n"), "%s", out.text);
+    char said[4096];
+    cr_expect_eq(ptxas(out.text, "sm_90", said, sizeof said), 0, "%s", said);
     nvptx_output_free(&out);
     compilation_free(c);
 }

@@ -166,6 +166,11 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     opt = (blk_compile_options){.arch = "sm_70"};
     cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect(strstr(blk_last_error(), "unknown arch 'sm_70'"), "%s", blk_last_error());
+    opt = (blk_compile_options){.min_blocks_per_sm = 33};
+    cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "min_blocks_per_sm"), "%s", blk_last_error());
+    opt = (blk_compile_options){.min_blocks_per_sm = -2};
+    cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_module_create_from_file(ctx, "/nonexistent.blk", NULL, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_module_create_from_file(ctx, "/tmp", NULL, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect_str_eq(blk_last_error(), "cannot read '/tmp': Is a directory");
@@ -173,6 +178,27 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     cr_expect_eq(blk_module_create(ctx, "// nothing\n", 11, &opt, &m), BLK_ERROR_COMPILE);
     cr_expect_str_eq(blk_last_error(), "empty.blk: error: no kernel in this module\n"); /* as blkc prints it */
     cr_expect_null(m);
+    blk_context_destroy(ctx);
+}
+
+/* min_blocks_per_sm > 0 is the kernel's occupancy target in its PTX; 0
+ * (automatic: set by a CUDA device after a first build) and -1 give none. */
+Test(runtime, the_occupancy_target_option_reaches_the_ptx) {
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    const int targets[] = {4, 0, -1};
+    for (int i = 0; i < 3; i++) {
+        blk_compile_options opt = {.min_blocks_per_sm = targets[i]};
+        blk_module *m;
+        blk_kernel *k;
+        const char *ptx;
+        cr_assert_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
+        cr_assert_eq(blk_module_get_kernel(m, "add", &k), BLK_SUCCESS);
+        cr_assert_eq(blk_kernel_ptx(k, &ptx), BLK_SUCCESS, "%s", blk_last_error());
+        cr_expect_eq(strstr(ptx, ".minnctapersm 4\n") != NULL, targets[i] == 4, "%d:\n%s", targets[i], ptx);
+        cr_expect_eq(strstr(ptx, ".minnctapersm") != NULL, targets[i] == 4, "%d:\n%s", targets[i], ptx);
+        blk_module_destroy(m);
+    }
     blk_context_destroy(ctx);
 }
 

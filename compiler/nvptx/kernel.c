@@ -316,6 +316,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)f->nparams, 0));
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * g->plan->num_warps);
+    if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
     uint32_t line = f->body->ops.len ? ((BirOp *)f->body->ops.items[0])->span.line : 1;
     LLVMMetadataRef sub_ty = LLVMDIBuilderCreateSubroutineType(g->m->di, g->m->di_file, NULL, 0, LLVMDIFlagZero);
     g->di_sub = LLVMDIBuilderCreateFunction(g->m->di, g->m->di_file, f->name, strlen(f->name), f->name, strlen(f->name),

@@ -42,6 +42,8 @@ typedef struct {
     const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
     int num_warps;            /* 0: chosen from the largest block */
     int num_stages;           /* buffers of a pipelined loop's ring: 0 as many as fit (2 or 3), else 2 to 8 */
+    int min_blocks_per_sm;    /* 0: no occupancy target; else .minnctapersm: ptxas keeps to the registers that
+                                 let this many programs share an SM, and may use all of them */
     bool precise_math;        /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
     bool no_fma;              /* do not contract a * b + c into fma */
     const char *only_kernel;  /* NULL: every kernel of the module */

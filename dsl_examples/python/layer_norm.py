@@ -22,14 +22,18 @@ def _sizes(n):
     return block, group
 
 
-def _forward_config(n):
-    """(BLOCK_SIZE, num_warps) of the forward: rows in blocks of up to 4096,
-    a warp per 1024 elements of the row, 4 to 16. Measured on the H100
-    (bench/layer_norm_sweep.py, docs/performance.md): a whole row in one
-    block (the tutorial's choice) ran N = 15872 at 0.75x Triton's speed,
-    blocks of 4096 with 16 warps at 0.96x."""
-    block = blk.next_power_of_2(n)
-    return min(block, 4096), min(16, max(4, block // 1024))
+def _forward_config(n, t):
+    """(BLOCK_SIZE, num_warps) of the forward for rows of n elements of blk
+    type t. Measured on the H100 (bench/layer_norm_sweep.py,
+    docs/performance.md): a 16-bit row that nearly fills its power of two
+    (over 3/4) from 8192 elements, whole, 64 elements a thread (N = 15872:
+    16384 and 8 warps, 95 us against 100 in blocks of 4096, with the
+    runtime's occupancy target; 125 without it); other rows in blocks of up
+    to 4096, a warp per 1024 elements of the row's power of two, 4 to 16."""
+    full = blk.next_power_of_2(n)
+    if t != "f32" and full >= 8192 and 4 * n > 3 * full:
+        return full, full // (64 * 32)
+    return min(full, 4096), min(16, max(4, full // 1024))
 
 
 def _sm_count(x):
@@ -51,7 +55,7 @@ def forward(x, weight, bias, eps):
     """(y, mean, rstd) for x of shape (M, N), weight and bias of shape (N,)."""
     m, n = x.shape
     _sizes(n)
-    block, num_warps = _forward_config(n)
+    block, num_warps = _forward_config(n, blk_type(x))
     y = empty(x, (m, n))
     mean, rstd = empty(x, (m,), "float32"), empty(x, (m,), "float32")
     module("layernorm.blk", x).layer_norm_fwd[(m,)](x, y, weight, bias, mean, rstd, n, n, eps, T=blk_type(x),

@@ -2,7 +2,8 @@
  * through the API, a kernel that faults (its context then reports itself
  * unusable instead of carrying on), a device that does not exist, and the
  * on-disk cache (an entry written, reused by a new module, a corrupt one
- * rebuilt).
+ * rebuilt), and the automatic occupancy target (a kernel built again with
+ * .minnctapersm where ptxas left registers unused).
  * Standalone, for the static build on the GPU machine; exit 0 when all hold. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -47,7 +48,52 @@ static int run_once(blk_context *ctx, const char *src, blk_ptr x) {
     return ok;
 }
 
-int main(void) {
+/* Does a cache entry of `kernel` hold `text`? */
+static int entry_has(const char *dir, const char *kernel, const char *text) {
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && !found;) {
+        if (!strstr(e->d_name, ".blkc") || strstr(e->d_name, ".tmp")) continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        char *buf = malloc(1 << 20);
+        size_t n = f && buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+        if (f) fclose(f);
+        if (buf) {
+            for (size_t i = 0; i < n; i++) if (!buf[i]) buf[i] = '\n'; /* the binary fields */
+            buf[n] = 0;
+            char want[160];
+            snprintf(want, sizeof want, "kernel %s\n", kernel);
+            found = strstr(buf, want) && strstr(buf, text);
+        }
+        free(buf);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* layer_norm_fwd with a whole row of 15872 halves in a block of 16384 and 8
+ * warps, from examples/layernorm.blk, with this occupancy target option, into
+ * y (rows x 15872 halves; x, w, b beside it). */
+static int layer_norm_rows(blk_context *ctx, const char *path, int target, blk_ptr x, blk_ptr y, blk_ptr wb,
+                           blk_ptr stats, int rows) {
+    const char *defs[] = {"BLOCK_SIZE=16384"};
+    blk_compile_options opt = {.defines = defs, .num_defines = 1, .num_warps = 8, .min_blocks_per_sm = target};
+    blk_module *m;
+    blk_kernel *k;
+    if (blk_module_create_from_file(ctx, path, &opt, &m)) return 0;
+    int n = 15872;
+    blk_arg a[] = {blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_ptr(wb), blk_arg_ptr(wb + 2 * n), blk_arg_ptr(stats),
+                   blk_arg_ptr(stats + 4 * rows), blk_arg_i32(n), blk_arg_i32(n), blk_arg_f32(1e-5f)};
+    int ok = !blk_module_get_kernel(m, "layer_norm_fwd", &k) && !blk_launch(k, (unsigned)rows, 1, 1, a, 9, NULL) &&
+             !blk_synchronize(ctx);
+    blk_module_destroy(m);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    const char *examples = argc > 1 ? argv[1] : "dsl_examples";
     char cache[] = "/tmp/blk-gpu-cache-XXXXXX";
     if (!mkdtemp(cache)) return 1;
     setenv("BLK_CACHE_DIR", cache, 1);
@@ -134,6 +180,39 @@ int main(void) {
     }
     if (d) closedir(d);
     expect(run_once(ctx, csrc, x), "a corrupt entry is rebuilt, and the kernel runs");
+
+    /* The automatic occupancy target: without one ptxas gives this forward
+     * fewer registers than two programs an SM allow (103 of 128 on the
+     * H100), so the runtime builds it again with .minnctapersm 2; the
+     * results are the same bits as the build without a target. */
+    char lpath[512];
+    snprintf(lpath, sizeof lpath, "%s/layernorm.blk", examples);
+    enum { ROWS = 64, COLS = 15872 };
+    uint16_t *lx = malloc(sizeof(uint16_t) * ROWS * COLS * 3);
+    blk_ptr dx = 0, dy = 0, dwb = 0, dstats = 0;
+    int made = lx && !blk_malloc(ctx, 2 * ROWS * COLS, &dx) && !blk_malloc(ctx, 2 * 2 * ROWS * COLS, &dy) &&
+               !blk_malloc(ctx, 2 * 2 * COLS, &dwb) && !blk_malloc(ctx, 2 * 4 * ROWS, &dstats);
+    if (made) {
+        uint32_t seed = 12345;
+        for (int i = 0; i < ROWS * COLS + 2 * COLS; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            _Float16 h = (_Float16)((float)(int)(seed >> 20) / 1024.0f - 2.0f); /* exact in f16 */
+            memcpy(&lx[i], &h, 2);
+        }
+        made = !blk_memcpy_to_device(ctx, dx, lx, 2 * ROWS * COLS) &&
+               !blk_memcpy_to_device(ctx, dwb, lx + ROWS * COLS, 2 * 2 * COLS);
+    }
+    expect(made, "layer-norm data");
+    expect(layer_norm_rows(ctx, lpath, 0, dx, dy, dwb, dstats, ROWS), "layer_norm_fwd, automatic occupancy target");
+    expect(entry_has(cache, "layer_norm_fwd", ".minnctapersm 2\n"),
+           "its cached PTX was built again with .minnctapersm 2");
+    expect(layer_norm_rows(ctx, lpath, -1, dx, dy + 2 * ROWS * COLS, dwb, dstats, ROWS), "and with none (-1)");
+    uint16_t *ya = lx, *yb = lx + ROWS * COLS;
+    expect(made && !blk_memcpy_to_host(ctx, ya, dy, 2 * ROWS * COLS) &&
+           !blk_memcpy_to_host(ctx, yb, dy + 2 * ROWS * COLS, 2 * ROWS * COLS) &&
+           memcmp(ya, yb, 2 * ROWS * COLS) == 0, "the two builds give the same bits");
+    blk_free(ctx, dx), blk_free(ctx, dy), blk_free(ctx, dwb), blk_free(ctx, dstats);
+    free(lx);
     /* Another user of the device's primary context (PyTorch does this):
      * blk must not reset it from under them, fault or not. */
     CudaDriver drv;
