@@ -69,7 +69,8 @@ static void usage(FILE *out) {
           "                   widely as its shape allows: what limits it, and the\n"
           "                   --assume facts that would widen it\n"
           "  --annotate       with --emit=ptx: each source line as a comment above its PTX\n"
-          "  --stats          registers, spills and shared memory per kernel, from ptxas\n"
+          "  --stats          registers, spills, shared memory and programs an SM per\n"
+          "                   kernel, from ptxas\n"
           "                   (on the PATH or in /usr/local/cuda/bin), on stderr\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
@@ -263,7 +264,7 @@ static char *read_file(const char *path, size_t *len) {
  * per kernel, with the dynamic shared memory the backend planned (ptxas
  * sees only static shared memory). Returns false when ptxas is missing or
  * rejects the PTX. */
-static bool print_stats(const NvptxOutput *out, const char *arch) {
+static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm) {
     const char *ptx = out->text;
     const char *ptxas = NULL;
     if (system("command -v ptxas > /dev/null 2>&1") == 0) ptxas = "ptxas";
@@ -299,8 +300,17 @@ static bool print_stats(const NvptxOutput *out, const char *arch) {
             const char *notes = "";
             for (int i = 0; i < out->nkernels; i++)
                 if (strcmp(out->kernels[i].name, kernel) == 0 && out->kernels[i].notes) notes = out->kernels[i].notes;
+            const char *limit;
+            int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
             fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
-                            "%lld bytes shared memory\n%s", kernel, warps, regs, spill_st, spill_ld, stack, smem, notes);
+                            "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kernel, warps, regs, spill_st,
+                    spill_ld, stack, smem, programs, programs == 1 ? "" : "s", programs ? limit : "none", notes);
+            /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
+            int cap = nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps);
+            if (!min_blocks_per_sm && programs >= 2 && cap >= ((int)regs + 7) / 8 * 8 + 8)
+                fprintf(stderr, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
+                                "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
+                        regs, cap, programs, programs);
         } else if (strstr(line, "error")) {
             fputs(line, stderr);
             ok = false;
@@ -418,7 +428,7 @@ int main(int argc, char **argv) {
             opt.nassume = o.nassume;
             NvptxOutput res;
             ok = compile_ptx(c, &opt, &res);
-            if (ok && o.stats && o.emit == EMIT_PTX) ok = print_stats(&res, opt.arch ? opt.arch : NVPTX_DEFAULT_ARCH);
+            if (ok && o.stats && o.emit == EMIT_PTX) ok = print_stats(&res, opt.arch ? opt.arch : NVPTX_DEFAULT_ARCH, opt.min_blocks_per_sm);
             char *text = res.text;
             if (ok && o.annotate && o.emit == EMIT_PTX) {
                 text = nvptx_annotate(res.text, &c->src);

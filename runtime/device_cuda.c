@@ -239,9 +239,7 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
     Occupancy first;
     /* one program an SM: the thread count already bounds the registers as a target would */
     if (!occupancy(st, c, &first) || first.blocks < 2) return;
-    /* registers are given a warp in units of 256: 8 a thread */
-    int cap = st->regs_per_sm / (first.blocks * c->warps * 256) * 8;
-    if (cap > 255) cap = 255;
+    int cap = blk_jit_registers_for(st->regs_per_sm, first.blocks, c->warps);
     if (cap < (first.regs + 7) / 8 * 8 + 8) return;
     BlkKernelCode kc;
     if (blk_kernel_code(spec, first.blocks, &kc)) return;

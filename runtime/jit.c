@@ -11,6 +11,10 @@ bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
 
 const char *blk_jit_arch_names(char *buf, size_t size) { return nvptx_arch_names(buf, size); }
 
+int blk_jit_registers_for(int sm_registers, int programs, int warps) {
+    return nvptx_registers_for(sm_registers, programs, warps);
+}
+
 const char *blk_jit_device_arch(int major, int minor) {
     const NvptxArch *a = nvptx_arch_for_device(major, minor);
     return a ? a->name : NULL;

@@ -299,6 +299,7 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     r = run_blkc("s.blk --stats -o s.ptx");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.err, "s: ") && strstr(r.err, " registers, 0 bytes spill stores"), "%s", r.err);
+    cr_expect(strstr(r.err, "programs an SM (limit: "), "%s", r.err);
     free_run(&r);
     r = run_blkc("k.blk --emit=llvm");
     cr_expect_eq(r.status, 0, "%s", r.err);

@@ -503,6 +503,32 @@ Test(ptx, arch_for_a_device) {
     }
     cr_expect_eq(nvptx_arch("sm_90")->max_shared_bytes, 227 * 1024);
     cr_expect_null(nvptx_arch("sm_75"));
+}
+
+/* Occupancy as the CUDA occupancy calculator counts it: registers given a
+ * warp 256 at a time, 1 KiB of shared memory reserved per program. */
+Test(ptx, programs_per_sm_and_the_registers_they_allow) {
+    const NvptxArch *h = nvptx_arch("sm_90"), *a = nvptx_arch("sm_86");
+    const char *limit;
+    struct { const NvptxArch *a; int warps, regs; int64_t shared; int want; const char *why; } cases[] = {
+        {h, 8, 103, 128, 2, "registers"},    /* 104 x 256 threads: two fit, not three */
+        {h, 8, 128, 0, 2, "registers"},
+        {h, 8, 129, 0, 1, "registers"},      /* 136 once rounded */
+        {h, 4, 25, 128, 16, "warps"},
+        {h, 1, 16, 0, 32, "programs"},
+        {h, 4, 32, 100 * 1024, 2, "shared memory"},
+        {a, 4, 32, 0, 12, "warps"},          /* 48 warps an SM */
+        {a, 1, 16, 0, 16, "programs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int n = nvptx_programs_per_sm(cases[i].a, cases[i].warps, cases[i].regs, cases[i].shared, &limit);
+        cr_expect(n == cases[i].want && strcmp(limit, cases[i].why) == 0, "case %zu: %d (%s), expected %d (%s)", i, n,
+                  limit, cases[i].want, cases[i].why);
+    }
+    cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 2, 8), 128);
+    cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 1, 8), 255);
+    cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 32, 1), 64);
+    cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 3, 8), 80); /* 85 rounded down to 8 */
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
 }

@@ -15,11 +15,22 @@ typedef struct {
     bool arch_specific;       /* sm_90a: runs on that GPU only, never chosen for a device */
     const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
     int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
+    int64_t sm_shared_bytes;  /* shared memory of a multiprocessor (1 KiB of it reserved per program) */
+    int sm_warps, sm_programs; /* the most warps and programs a multiprocessor holds */
 } NvptxArch;
+
+enum { NVPTX_SM_REGISTERS = 65536 }; /* 32-bit registers of a multiprocessor, sm_80 to sm_90 */
 
 #define NVPTX_DEFAULT_ARCH "sm_90"
 
 const NvptxArch *nvptx_arch(const char *name); /* NULL if blkc does not know it */
+/* The registers a thread may have (at most 255) when `programs` programs of
+ * `warps` warps share `sm_registers` registers, which a warp gets 256 at a time. */
+int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
+/* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
+ * registers a thread and `shared` bytes of shared memory a program), and
+ * what limits them: "registers", "shared memory", "warps" or "programs". */
+int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
 const char *nvptx_arch_names(char *buf, size_t size);
 /* The arch to build for on a device of compute capability major.minor: its

@@ -4,14 +4,15 @@
 
 #include "nvptx.h"
 
-/* Shared memory per program is each GPU's opt-in maximum (CUDA programming
- * guide, "Technical Specifications per Compute Capability"). */
+/* Shared memory per program is each GPU's opt-in maximum; per SM, warps and
+ * programs: the CUDA programming guide's "Technical Specifications per
+ * Compute Capability". */
 static const NvptxArch archs[] = {
-    {"sm_80", 80, false, "+ptx70", 163 * 1024},
-    {"sm_86", 86, false, "+ptx71", 99 * 1024},
-    {"sm_89", 89, false, "+ptx78", 99 * 1024},
-    {"sm_90", 90, false, "+ptx78", 227 * 1024},
-    {"sm_90a", 90, true, "+ptx80", 227 * 1024},
+    {"sm_80", 80, false, "+ptx70", 163 * 1024, 164 * 1024, 64, 32},
+    {"sm_86", 86, false, "+ptx71", 99 * 1024, 100 * 1024, 48, 16},
+    {"sm_89", 89, false, "+ptx78", 99 * 1024, 100 * 1024, 48, 24},
+    {"sm_90", 90, false, "+ptx78", 227 * 1024, 228 * 1024, 64, 32},
+    {"sm_90a", 90, true, "+ptx80", 227 * 1024, 228 * 1024, 64, 32},
 };
 enum { NARCHS = sizeof archs / sizeof archs[0] };
 
@@ -35,4 +36,25 @@ const NvptxArch *nvptx_arch_for_device(int major, int minor) {
         if (!archs[i].arch_specific && archs[i].sm <= major * 10 + minor && (!best || archs[i].sm > best->sm))
             best = &archs[i];
     return best;
+}
+
+int nvptx_registers_for(int64_t sm_registers, int programs, int warps) {
+    if (programs < 1 || warps < 1) return 255;
+    int64_t regs = sm_registers / ((int64_t)programs * warps * 256) * 8;
+    return regs > 255 ? 255 : (int)regs;
+}
+
+int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit) {
+    int64_t warp_regs = ((int64_t)regs * 32 + 255) / 256 * 256;
+    struct { int64_t n; const char *what; } by[] = {
+        {a->sm_programs, "programs"},
+        {a->sm_warps / warps, "warps"},
+        {warp_regs ? NVPTX_SM_REGISTERS / (warp_regs * warps) : a->sm_programs, "registers"},
+        {shared ? a->sm_shared_bytes / (shared + 1024) : a->sm_programs, "shared memory"},
+    };
+    int best = 0;
+    for (int i = 1; i < 4; i++)
+        if (by[i].n < by[best].n) best = i;
+    if (limit) *limit = by[best].what;
+    return (int)by[best].n;
 }
