@@ -25,13 +25,13 @@ def _sizes(n):
 def _forward_config(n, t):
     """(BLOCK_SIZE, num_warps) of the forward for rows of n elements of blk
     type t. Measured on the H100 (bench/layer_norm_sweep.py,
-    docs/performance.md): a 16-bit row that nearly fills its power of two
-    (over 3/4) from 8192 elements, whole, 64 elements a thread (N = 15872:
+    docs/performance.md): a 16-bit row whose power of two is 8192 or 16384
+    and that fills over 3/4 of it, whole, 64 elements a thread (N = 15872:
     16384 and 8 warps, 95 us against 100 in blocks of 4096, with the
     runtime's occupancy target; 125 without it); other rows in blocks of up
     to 4096, a warp per 1024 elements of the row's power of two, 4 to 16."""
     full = blk.next_power_of_2(n)
-    if t != "f32" and full >= 8192 and 4 * n > 3 * full:
+    if t != "f32" and 8192 <= full <= 16384 and 4 * n > 3 * full:  # measured up to 16384
         return full, full // (64 * 32)
     return min(full, 4096), min(16, max(4, full // 1024))
 
