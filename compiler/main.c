@@ -306,11 +306,10 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
                             "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kernel, warps, regs, spill_st,
                     spill_ld, stack, smem, programs, programs == 1 ? "" : "s", programs ? limit : "none", notes);
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
-            int cap = nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps);
-            if (!min_blocks_per_sm && programs >= 2 && cap >= ((int)regs + 7) / 8 * 8 + 8)
+            if (!min_blocks_per_sm && nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, warps, (int)regs))
                 fprintf(stderr, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
-                        regs, cap, programs, programs);
+                        regs, nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps), programs, programs);
         } else if (strstr(line, "error")) {
             fputs(line, stderr);
             ok = false;

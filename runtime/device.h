@@ -105,9 +105,9 @@ blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, Bl
 bool blk_jit_arch_known(const char *arch);
 const char *blk_jit_arch_names(char *buf, size_t size);
 const char *blk_jit_device_arch(int major, int minor);
-/* The registers a thread may have when `programs` programs of `warps` warps
- * share a multiprocessor's `sm_registers` (the compiler's rule). */
-int blk_jit_registers_for(int sm_registers, int programs, int warps);
+/* The occupancy target to build a kernel again with, or 0 (the compiler's
+ * rule: nvptx_occupancy_target). */
+int blk_jit_occupancy_target(int sm_registers, int programs, int warps, int regs);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
  * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
  * file:line:col with the line and a caret; NULL if there were none) in *diags. */

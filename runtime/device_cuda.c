@@ -237,17 +237,16 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
     CudaState *st = ctx->state;
     const CudaDriver *d = &st->drv;
     Occupancy first;
-    /* one program an SM: the thread count already bounds the registers as a target would */
-    if (!occupancy(st, c, &first) || first.blocks < 2) return;
-    int cap = blk_jit_registers_for(st->regs_per_sm, first.blocks, c->warps);
-    if (cap < (first.regs + 7) / 8 * 8 + 8) return;
+    if (!occupancy(st, c, &first) ||
+        !blk_jit_occupancy_target(st->regs_per_sm, first.blocks, c->warps, first.regs))
+        return;
     BlkKernelCode kc;
     if (blk_kernel_code(spec, first.blocks, &kc)) return;
     CudaCode again = *c;
     Occupancy second;
     if (!d->ModuleLoadData(&again.mod, kc.ptx)) {
-        if (!d->ModuleGetFunction(&again.fn, again.mod, spec->name) && !allow_shared(ctx, spec->name, &again) &&
-            occupancy(st, &again, &second) && second.blocks >= first.blocks && second.local <= first.local) {
+        if (!get_function(ctx, spec->name, &again) && occupancy(st, &again, &second) &&
+            second.blocks >= first.blocks && second.local <= first.local) {
             d->ModuleUnload(c->mod);
             *c = again;
             free(e->ptx);

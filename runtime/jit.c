@@ -11,8 +11,8 @@ bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
 
 const char *blk_jit_arch_names(char *buf, size_t size) { return nvptx_arch_names(buf, size); }
 
-int blk_jit_registers_for(int sm_registers, int programs, int warps) {
-    return nvptx_registers_for(sm_registers, programs, warps);
+int blk_jit_occupancy_target(int sm_registers, int programs, int warps, int regs) {
+    return nvptx_occupancy_target(sm_registers, programs, warps, regs);
 }
 
 const char *blk_jit_device_arch(int major, int minor) {

@@ -529,6 +529,12 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 1, 8), 255);
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 32, 1), 64);
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 3, 8), 80); /* 85 rounded down to 8 */
+    /* the automatic target: room of 8 or more registers under 2 or more programs */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 103), 2);  /* 104 of 128 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 120), 2);  /* 120 + 8 = 128: the edge */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 121), 0);  /* 128 of 128 once rounded */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 8, 40), 0);   /* one program an SM */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 4, 25), 0);  /* 32 of 32 */
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
 }

@@ -44,6 +44,11 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps) {
     return regs > 255 ? 255 : (int)regs;
 }
 
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int warps, int regs) {
+    if (programs < 2) return 0;
+    return nvptx_registers_for(sm_registers, programs, warps) >= (regs + 7) / 8 * 8 + 8 ? programs : 0;
+}
+
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit) {
     int64_t warp_regs = ((int64_t)regs * 32 + 255) / 256 * 256;
     struct { int64_t n; const char *what; } by[] = {
