@@ -358,7 +358,8 @@ def main():
         tt = best_of([("triton", tl_matmul(a, b, c))], check)
         cands = [(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
                  for bm, bn, bk, w in [(128, 128, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8),
-                                       (64, 64, 32, 4), (64, 128, 32, 4), (16, 64, 64, 4)]
+                                       (128, 128, 64, 4), (128, 256, 64, 8), (64, 64, 32, 4), (64, 128, 32, 4),
+                                       (64, 128, 64, 4), (16, 64, 64, 4)]
                  if bm <= max(M, 16) * 8]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]

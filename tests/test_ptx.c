@@ -1,5 +1,5 @@
 /* test_ptx.c: the NVPTX backend. Every example, at several -D
- * configurations, compiles for sm_80 and sm_90 and ptxas assembles it with
+ * configurations, compiles for sm_80, sm_90 and sm_90a and ptxas assembles it with
  * no error or warning; aligned block accesses are vectorized; reductions
  * use warp shuffles; the PTX carries source lines; layouts cover shapes. */
 #define _POSIX_C_SOURCE 200809L
@@ -91,14 +91,14 @@ static const Config configs[] = {
     {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
 };
 
-Test(ptx, every_example_assembles_cleanly_for_sm80_and_sm90, .timeout = 300) {
-    const char *archs[] = {"sm_80", "sm_90"};
+Test(ptx, every_example_assembles_cleanly_for_sm80_sm90_and_sm90a, .timeout = 400) {
+    const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, configs[i].file);
         char *src = slurp(path);
         cr_assert_not_null(src);
-        for (int a = 0; a < 2; a++) {
+        for (int a = 0; a < 3; a++) {
             char *ptx = ptx_of(src, configs[i].defs, archs[a], 0);
             char out[4096];
             int status = ptxas(ptx, archs[a], out, sizeof out);
@@ -170,6 +170,86 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
         cr_expect_eq(ptxas(ptx, "sm_80", out, sizeof out), 0, "%s", out);
         free(ptx);
     }
+}
+
+/* sm_90a: the examples' dots on wgmma, read from the loops' cp.async rings
+ * through descriptors (a too, for matmul; attention's a from registers),
+ * the copies fenced for the async proxy; ptxas assembles it without a
+ * warning (no serialized wgmma, no injected warpgroup.arrive). Where the
+ * shape does not fit warpgroups, mma.sync, and --stats says why. */
+Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
+    static const int64_t mm_facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16,
+                                         NVPTX_PARAM_ONE};
+    static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
+    struct {
+        const char *file, *kernel, *defs[6];
+        const int64_t *facts;
+        int warps, wgmmas; /* wgmma.mma_async instructions in the PTX */
+        const char *want, *not_want;
+    } cases[] = {
+        /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major (transposed) */
+        {"matmul.blk", "matmul", {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL}, mm_facts, 4, 8,
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix"},
+        /* 2 warpgroups, one tile each, n256 */
+        {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
+         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix"},
+        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers */
+        {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, cases[i].file);
+        char *src = slurp(path);
+        cr_assert_not_null(src);
+        Captured cap = {0};
+        Compilation *c = compile_to_bir("t.blk", src, cases[i].defs, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        NvptxOptions opt = {.arch = "sm_90a", .num_warps = cases[i].warps, .only_kernel = cases[i].kernel,
+                            .param_div = cases[i].facts};
+        NvptxOutput out;
+        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        const char *ptx = out.text;
+        cr_expect_eq(count_of(ptx, "wgmma.mma_async"), cases[i].wgmmas, "case %zu", i);
+        cr_expect(strstr(ptx, cases[i].want), "case %zu: no %s", i, cases[i].want);
+        if (cases[i].not_want) cr_expect(!strstr(ptx, cases[i].not_want), "case %zu: %s", i, cases[i].not_want);
+        cr_expect(strstr(ptx, "fence.proxy.async.shared::cta") && strstr(ptx, "wgmma.wait_group.sync.aligned 0"),
+                  "case %zu", i);
+        cr_expect(strstr(ptx, ".extern .shared .align 1024"), "case %zu: shared memory not 1024-aligned", i);
+        cr_expect(strstr(out.kernels[0].notes, "wgmma.m64n"), "case %zu: %s", i, out.kernels[0].notes);
+        char said[4096];
+        cr_expect_eq(ptxas(ptx, "sm_90a", said, sizeof said), 0, "case %zu: %s", i, said);
+        cr_expect_str_eq(said, "", "case %zu: ptxas said:\n%s", i, said);
+        /* plain sm_90 has no wgmma: mma.sync, and no reason given (none was possible) */
+        nvptx_output_free(&out);
+        opt.arch = "sm_90";
+        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        cr_expect(!strstr(out.text, "wgmma") && strstr(out.text, "mma.sync.aligned.m16n8k16"), "case %zu", i);
+        cr_expect(!strstr(out.kernels[0].notes, "not wgmma"), "case %zu: %s", i, out.kernels[0].notes);
+        nvptx_output_free(&out);
+        compilation_free(c);
+        free(src);
+    }
+    /* 64 rows on 8 warps: two warpgroups cannot each take 64 rows; mma.sync, said so */
+    const char *src = "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32) {\n"
+                      "  let i = arange(0, 64);\n"
+                      "  let x = load(a + i[:, None] * 64 + i[None, :]);\n"
+                      "  let y = load(b + i[:, None] * 64 + i[None, :]);\n"
+                      "  store(o + i[:, None] * 64 + i[None, :], dot(x, y));\n"
+                      "}\n";
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    NvptxOutput out;
+    cr_assert(compile_ptx(c, &(NvptxOptions){.arch = "sm_90a", .num_warps = 8}, &out), "%s", cap.text);
+    cr_expect(!strstr(out.text, "wgmma.mma_async"), "%s", out.text);
+    cr_expect(strstr(out.kernels[0].notes, "not wgmma: its 64 rows do not give each of 2 warpgroups 64-row tiles"),
+              "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
+    cr_assert(compile_ptx(c, &(NvptxOptions){.arch = "sm_90a", .num_warps = 4}, &out), "%s", cap.text);
+    cr_expect_eq(count_of(out.text, "wgmma.mma_async"), 4, "%s", out.kernels[0].notes); /* 4 k-steps of one n64 tile */
+    nvptx_output_free(&out);
+    compilation_free(c);
 }
 
 static const char *scale_f32 =
@@ -406,7 +486,7 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
         const BirFunction *f = c->bir->kernels[0];
         for (int warps = 1; warps <= 8; warps *= 2) {
             Arena a = {0};
-            KernelPlan *p = nvptx_plan_kernel(&a, f, warps, NULL);
+            KernelPlan *p = nvptx_plan_kernel(&a, f, warps, NULL, false);
             const Layout *l = NULL;
             for (int v = 0; v < f->nvalues && !l; v++)
                 if (shape_equal(f->values[v].type, t)) l = &p->layouts[v];
@@ -492,7 +572,7 @@ Test(ptx, every_out_of_memory_path_reports_an_error) {
 /* The arch table: what a device of each compute capability builds for. */
 Test(ptx, arch_for_a_device) {
     struct { int major, minor; const char *want; } cases[] = {
-        {8, 0, "sm_80"}, {8, 6, "sm_86"}, {8, 7, "sm_86"}, {8, 9, "sm_89"}, {9, 0, "sm_90"},
+        {8, 0, "sm_80"}, {8, 6, "sm_86"}, {8, 7, "sm_86"}, {8, 9, "sm_89"}, {9, 0, "sm_90a"},
         {10, 0, "sm_90"}, {12, 0, "sm_90"}, {7, 5, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

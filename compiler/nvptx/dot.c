@@ -42,11 +42,14 @@ static Layout operand_layout(Gen *g, const BirOp *op, int which) {
 
 /* ------------------------------------------------ operands through ldmatrix
  * An operand that is not in the thread's registers already is staged in
- * shared memory and read with ldmatrix. Staged row-major along the
- * dimension its registers run along (cd), 16-byte chunks of a row XORed
- * with the row (Triton's swizzle: rows of fewer than 128 bytes share a
- * 128-byte line, perPhase of them, and maxPhase line patterns repeat), so
- * that the 8 rows one ldmatrix reads fall in 8 different groups of banks. */
+ * shared memory and read with ldmatrix (or, on sm_90a, by wgmma through a
+ * descriptor: wgmma.c). Staged row-major along the dimension its registers
+ * run along (cd), in slabs of at most 64 elements (128 bytes) of each row,
+ * slab after slab; in a slab, 16-byte chunks of a row XORed with the row
+ * (Triton's swizzle: rows of fewer than 128 bytes share a 128-byte line,
+ * perPhase of them, and maxPhase line patterns repeat), so that the 8 rows
+ * one ldmatrix reads fall in 8 different groups of banks. Slabs of 128, 64
+ * and 32 bytes are exactly wgmma's 128-, 64- and 32-byte swizzled layouts. */
 
 int nvptx_contiguous_dim(Gen *g, int v) {
     const Layout *l = &g->plan->layouts[v];
@@ -63,21 +66,25 @@ int nvptx_contiguous_dim(Gen *g, int v) {
 Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
     BlkType t = vtype(g, v);
     int cd = nvptx_contiguous_dim(g, v);
-    Staged st = {.base = base, .cd = cd, .rowlen = t.shape[cd]};
-    int row_bytes = st.rowlen * 2;
-    st.per_phase = row_bytes >= 128 ? 1 : 128 / row_bytes;
-    int chunks = st.rowlen / 8;
+    Staged st = {.base = base, .cd = cd, .rowlen = t.shape[cd], .rows = t.shape[1 - cd]};
+    st.slab = st.rowlen < 64 ? st.rowlen : 64;
+    int slab_bytes = st.slab * 2;
+    st.per_phase = slab_bytes >= 128 ? 1 : 128 / slab_bytes;
+    int chunks = st.slab / 8;
     st.max_phase = chunks < 8 ? chunks : 8;
     return st;
 }
 
 LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
-    LLVMValueRef chunk = LLVMBuildLShr(g->b, col, ci32(g, 3), "");
+    LLVMValueRef in_slab = LLVMBuildAnd(g->b, col, ci32(g, st->slab - 1), "");
+    LLVMValueRef chunk = LLVMBuildLShr(g->b, in_slab, ci32(g, 3), "");
     LLVMValueRef phase = LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, row, ci32(g, st->per_phase), ""), ci32(g, st->max_phase), "");
     chunk = LLVMBuildXor(g->b, chunk, phase, "");
-    LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, row, ci32(g, st->rowlen), ""),
-                                  LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
-                                               LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
+    LLVMValueRef slab = LLVMBuildUDiv(g->b, col, ci32(g, st->slab), "");
+    LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, slab, ci32(g, st->rows * st->slab), ""),
+                                  LLVMBuildMul(g->b, row, ci32(g, st->slab), ""), "");
+    e = LLVMBuildAdd(g->b, e, LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
+                                           LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
     return LLVMBuildAdd(g->b, st->base, LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
 }
 
@@ -86,7 +93,7 @@ static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
 }
 
 /* Every thread stores its registers, 16 bytes (8 elements) at a time. */
-static void stage_store(Gen *g, int v, const Staged *st) {
+void nvptx_stage_store(Gen *g, int v, const Staged *st) {
     const Layout *l = &g->plan->layouts[v];
     BlkType t = vtype(g, v);
     int32_t copies = nvptx_layout_copy_regs(l);
@@ -115,6 +122,7 @@ static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef 
 }
 
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
+    if (on_tensor_cores(g, op) && !nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_smem_bytes(g, op);
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
     int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
     if (!on_tensor_cores(g, op)) {
@@ -304,7 +312,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
         st[w] = nvptx_staging(g, v, ci32(g, at));
         at += type_numel(vtype(g, v)) * 2;
-        stage_store(g, v, &st[w]);
+        nvptx_stage_store(g, v, &st[w]);
         staged[w] = fresh = true;
     }
     if (fresh) nvptx_barrier(g);
@@ -420,7 +428,12 @@ static const char *operand_path(Gen *g, const BirOp *op, int w) {
 
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     if (on_tensor_cores(g, op)) {
-        note(g, op, "mma.sync.m16n8k16, f32 accumulation", operand_path(g, op, 0), operand_path(g, op, 1));
+        const char *not_wgmma = nvptx_wgmma_refusal(g, op);
+        if (!not_wgmma) return nvptx_gen_wgmma(g, op, smem_at);
+        char path[192];
+        if (g->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", not_wgmma);
+        else snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation");
+        note(g, op, path, operand_path(g, op, 0), operand_path(g, op, 1));
         return gen_mma(g, op, smem_at);
     }
     if (is_tf32(g, op)) {
@@ -509,7 +522,8 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         const Layout *lc = &g->plan->layouts[op->results[0]];
         int32_t K = vtype(g, op->operands[0]).shape[1];
         int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
-        for (int w = 0; w < 2; w++) {
+        bool wgmma = !nvptx_wgmma_refusal(g, op); /* wgmma reads b from shared memory, not fragments */
+        for (int w = 0; w < (wgmma ? 1 : 2); w++) {
             int v = op->operands[w];
             Layout lo = operand_layout(g, op, w);
             if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 ||
@@ -519,13 +533,18 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
             h->dot = op, h->which = w;
             nvptx_barrier(g); /* earlier readers of the region are done */
             Staged st = nvptx_staging(g, v, ci32(g, 0));
-            stage_store(g, v, &st);
+            nvptx_stage_store(g, v, &st);
             nvptx_barrier(g);
             load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
             h->frags.frag_done = true;
             g->hoisted[v] = h;
         }
     }
+}
+
+LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
+    HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL;
+    return h && h->dot == op && h->which == which ? h->frags.frag : NULL;
 }
 
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {

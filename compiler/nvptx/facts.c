@@ -110,7 +110,7 @@ static const int64_t *facts_for(Remarks *R, bool all, int which, int64_t fact) {
 /* Each access's width (elements) under the facts; the plan too, if asked. */
 static int *widths_under(Remarks *R, const int64_t *facts, KernelPlan **plan_out) {
     Gen *g = R->g;
-    KernelPlan *p = nvptx_plan_kernel(&g->arena, g->f, g->plan->num_warps, facts);
+    KernelPlan *p = nvptx_plan_kernel(&g->arena, g->f, g->plan->num_warps, facts, g->plan->wgmma);
     int *w = arena_alloc(&g->arena, (size_t)(R->nops + 1) * sizeof *w);
     for (int i = 0; i < R->nops; i++) w[i] = nvptx_access_width(p, g->f, R->ops[i]);
     if (plan_out) *plan_out = p;

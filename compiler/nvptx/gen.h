@@ -10,7 +10,8 @@
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
  *   scan.c        scans, and reductions with a combine function
- *   dot.c         dot
+ *   dot.c         dot: mma.sync, tf32, fma; operand staging
+ *   wgmma.c       dot on sm_90a's warpgroup tensor cores
  *   pipeline.c    cp.async rings for loops that feed dots
  *   print.c       device_print
  *   control.c     for, while, if
@@ -78,13 +79,14 @@ typedef struct {
     AxisInfo *axis;   /* per value */
     Layout *layouts;  /* per value; rank 0 for scalars */
     int ndots;
+    bool wgmma;       /* the arch has wgmma: dots that can use it get its accumulator layout */
 } KernelPlan;
 
 /* Analyzes f and gives every block value a layout; num_warps 0 picks the
  * default. param_div (NULL, or one entry per runtime parameter) adds facts
  * known at launch, as Triton specializes: a pointer's alignment in bytes, an
  * integer's divisibility; 0 adds nothing. */
-KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div);
+KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div, bool wgmma);
 /* Runs of equal elements of value v within a thread (Triton's constancy,
  * as far as its vector reaches): register k holds what register
  * k & ~(run - 1) holds, so elementwise code computes it once. */
@@ -99,6 +101,10 @@ Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm);
 /* The layout a dot's operand (0: a [M, K], 1: b [K, N]) needs for mma.sync
  * m16n8k16 with accumulator layout acc. */
 Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K);
+/* Why a dot [M, K] x [K, N] of dtype d cannot run as wgmma m64nNk16 on
+ * num_warps warps (each warpgroup of 4 taking whole 64-row tiles, so the
+ * accumulator is nvptx_layout_mma's with every warp along M); NULL: it can. */
+const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, int num_warps);
 /* One dimension removed (its bases dropped; register bits left without a
  * basis go); a size-1 dimension inserted; the dimensions swapped. */
 Layout nvptx_layout_slice(const Layout *l, int axis);
@@ -329,11 +335,21 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
 /* Before and after a loop: fragments of its dots' loop-invariant operands. */
 void nvptx_dot_hoist(Gen *g, const BirBlock *body);
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
+/* Operand `which` of dot op as hoisted fragments ([tile * ksteps + k][i],
+ * mma.sync's a0..a3 or b0, b1), or NULL when it was not hoisted. */
+LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
+/* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
+ * and its code. */
+const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
+int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op);
+bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at);
 /* A dot operand staged in shared memory for ldmatrix (dot.c). */
 typedef struct Staged {
     LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
     int cd;             /* the dimension rows are stored along (contiguous) */
     int32_t rowlen;     /* elements per stored row */
+    int32_t rows;       /* rows (the other dimension's size) */
+    int32_t slab;       /* elements of a row per slab: rowlen, at most 64 */
     int per_phase, max_phase;
 } Staged;
 /* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
@@ -342,6 +358,8 @@ Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
 /* Byte offset of element (row, col) of a staged block; row along the other
  * dimension, col along cd. */
 LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
+/* Every thread stores its registers of v (8 elements at a time) where st says. */
+void nvptx_stage_store(Gen *g, int v, const Staged *st);
 bool nvptx_gen_for(Gen *g, const BirOp *op);
 bool nvptx_gen_while(Gen *g, const BirOp *op);
 bool nvptx_gen_if(Gen *g, const BirOp *op);

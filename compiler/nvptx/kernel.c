@@ -302,7 +302,7 @@ static LLVMValueRef dynamic_shared(Gen *g) {
         LLVMTypeRef at = LLVMArrayType2(g->i8, 0);
         m->shared = LLVMAddGlobalInAddressSpace(g->mod, at, "blk_shared", 3);
         LLVMSetLinkage(m->shared, LLVMExternalLinkage);
-        LLVMSetAlignment(m->shared, 16);
+        LLVMSetAlignment(m->shared, m->arch->wgmma ? 1024 : 16); /* wgmma's swizzled tiles start at 1024 bytes */
     }
     return m->shared;
 }
@@ -327,8 +327,11 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->ring_at = -1;
     g->in_ring = nvptx_pipeline_marks(g);
     plan_smem(g, f->body, &largest);
-    g->smem_size = (g->smem_size + 127) / 128 * 128;
-    g->ring_at = g->smem_size; /* pipelined loops' rings after the shared region */
+    /* pipelined loops' rings after the shared region; where wgmma reads
+     * them, at the 1024 bytes its 128-byte swizzle repeats in */
+    int64_t ring_align = g->plan->wgmma ? 1024 : 128;
+    g->smem_size = (g->smem_size + ring_align - 1) / ring_align * ring_align;
+    g->ring_at = g->smem_size;
     g->smem_size += nvptx_pipeline_ring_bytes(g);
     if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
     g->carried_base = (g->smem_size + 15) / 16 * 16;
@@ -385,7 +388,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
     bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->facts);
     if (ok) {
-        g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->facts);
+        g->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->facts, m->arch->wgmma);
         if (m->opt->remarks) nvptx_remark_accesses(g, g->facts);
         g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);

@@ -274,6 +274,25 @@ Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K) {
     return l;
 }
 
+const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, int num_warps) {
+    static char why[96];
+    if (d != DT_F16 && d != DT_BF16) return "its operands are not f16 or bf16";
+    if (num_warps % 4) {
+        snprintf(why, sizeof why, "its %d warps are not whole warpgroups of 4", num_warps);
+        return why;
+    }
+    if (M % (16 * num_warps)) {
+        snprintf(why, sizeof why, "its %d rows do not give each of %d warpgroups 64-row tiles", M, num_warps / 4);
+        return why;
+    }
+    if (N % 8 || (N > 256 && N % 256)) {
+        snprintf(why, sizeof why, "its %d columns are not a multiple of 8 up to 256, or of 256", N);
+        return why;
+    }
+    if (K % 16) return "its k is not a multiple of 16";
+    return NULL;
+}
+
 static void drop_dim(int32_t *basis, int axis, int rank) {
     for (int k = axis; k + 1 < rank; k++) basis[k] = basis[k + 1];
     basis[rank - 1] = 0;
@@ -498,8 +517,13 @@ static bool is_default(Chooser *C, int v) {
 /* The accumulator layout of an [M, N] dot: as Triton's warpsPerTileV2, warps
  * go to whichever dimension has more 16 x 8 tiles per warp left; with
  * chained dots (attention) all go along M. */
-static Layout dot_layout(Chooser *C, int32_t M, int32_t N) {
+static Layout dot_layout(Chooser *C, const BirOp *op) {
+    const BirFunction *f = C->f;
+    BlkType at = f->values[op->operands[0]].type, rt = f->values[op->results[0]].type;
+    int32_t M = rt.shape[0], N = rt.shape[1];
     int warps = C->p->num_warps, wm = 1, wn = 1;
+    /* wgmma: each warpgroup takes whole 64-row tiles (warps all along M) */
+    if (C->p->wgmma && !nvptx_wgmma_shape_refusal(M, N, at.shape[1], at.dtype, warps)) wm = warps;
     while (wm * wn < warps) {
         if (C->chained || M / (16 * wm) >= N / (8 * wn)) wm *= 2;
         else wn *= 2;
@@ -537,7 +561,7 @@ static void choose_op(Chooser *C, const BirOp *op) {
     BlkType rt = r >= 0 ? f->values[r].type : type_scalar(DT_VOID);
     switch (op->code) {
     case BIR_DOT:
-        set_layout(C, r, dot_layout(C, rt.shape[0], rt.shape[1]));
+        set_layout(C, r, dot_layout(C, op));
         return;
     case BIR_TRANS: /* a view: the same threads hold the same elements */
         set_layout(C, r, nvptx_layout_trans(&L[a[0]]));
@@ -631,8 +655,9 @@ static void choose_block(Chooser *C, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) choose_op(C, b->ops.items[i]);
 }
 
-KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div) {
+KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div, bool wgmma) {
     KernelPlan *p = arena_alloc(a, sizeof *p);
+    p->wgmma = wgmma;
     p->axis = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->axis);
     p->layouts = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *p->layouts);
     Analysis A = {f, p->axis};

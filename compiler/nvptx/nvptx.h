@@ -12,7 +12,8 @@
 typedef struct {
     const char *name;         /* "sm_90" */
     int sm;                   /* 90: compute capability x 10 */
-    bool arch_specific;       /* sm_90a: runs on that GPU only, never chosen for a device */
+    bool arch_specific;       /* sm_90a: runs on that GPU only, chosen only for a device of exactly that capability */
+    bool wgmma;               /* has wgmma.mma_async (warpgroup tensor cores): dot uses it */
     const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
     int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
     int64_t sm_shared_bytes;  /* shared memory of a multiprocessor (1 KiB of it reserved per program) */
@@ -40,8 +41,9 @@ int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t share
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
 const char *nvptx_arch_names(char *buf, size_t size);
 /* The arch to build for on a device of compute capability major.minor: its
- * own, else the newest older one blkc knows (its PTX is JIT-compiled
- * forward); NULL when the device is older than every arch. */
+ * own (the arch-specific one where there is one: sm_90a on a 9.0 GPU, for
+ * wgmma), else the newest older portable one blkc knows (its PTX is
+ * JIT-compiled forward); NULL when the device is older than every arch. */
 const NvptxArch *nvptx_arch_for_device(int major, int minor);
 
 /* ---------------------------------------------------------------- nvptx.c */

@@ -131,8 +131,10 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
         if (trans >= 0 && !only_dot_operand(body, trans, false, &none)) continue;
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
-        pp->tile_bytes[pp->nloads++] = type_numel(t) * 2;
-        tiles += type_numel(t) * 2;
+        /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
+        int64_t bytes = g->plan->wgmma ? (type_numel(t) * 2 + 1023) / 1024 * 1024 : type_numel(t) * 2;
+        pp->tile_bytes[pp->nloads++] = bytes;
+        tiles += bytes;
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
@@ -330,6 +332,8 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, S - 1), ""), ci32(g, S), "");
     issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, LLVMBuildICmp(g->b, lt, ahead, p->ub, ""));
     wait_groups(g, S - 1); /* this iteration's copies are done */
+    if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
+        nvptx_asm_call(g, g->void_t, "fence.proxy.async.shared::cta;", "", NULL, 0, true);
     nvptx_barrier(g);      /* and everyone's */
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     int64_t off = 0;

@@ -8,11 +8,11 @@
  * programs: the CUDA programming guide's "Technical Specifications per
  * Compute Capability". */
 static const NvptxArch archs[] = {
-    {"sm_80", 80, false, "+ptx70", 163 * 1024, 164 * 1024, 64, 32},
-    {"sm_86", 86, false, "+ptx71", 99 * 1024, 100 * 1024, 48, 16},
-    {"sm_89", 89, false, "+ptx78", 99 * 1024, 100 * 1024, 48, 24},
-    {"sm_90", 90, false, "+ptx78", 227 * 1024, 228 * 1024, 64, 32},
-    {"sm_90a", 90, true, "+ptx80", 227 * 1024, 228 * 1024, 64, 32},
+    {"sm_80", 80, false, false, "+ptx70", 163 * 1024, 164 * 1024, 64, 32},
+    {"sm_86", 86, false, false, "+ptx71", 99 * 1024, 100 * 1024, 48, 16},
+    {"sm_89", 89, false, false, "+ptx78", 99 * 1024, 100 * 1024, 48, 24},
+    {"sm_90", 90, false, false, "+ptx78", 227 * 1024, 228 * 1024, 64, 32},
+    {"sm_90a", 90, true, true, "+ptx80", 227 * 1024, 228 * 1024, 64, 32},
 };
 enum { NARCHS = sizeof archs / sizeof archs[0] };
 
@@ -32,9 +32,13 @@ const char *nvptx_arch_names(char *buf, size_t size) {
 
 const NvptxArch *nvptx_arch_for_device(int major, int minor) {
     const NvptxArch *best = NULL;
-    for (int i = 0; i < NARCHS; i++)
-        if (!archs[i].arch_specific && archs[i].sm <= major * 10 + minor && (!best || archs[i].sm > best->sm))
+    int cc = major * 10 + minor;
+    for (int i = 0; i < NARCHS; i++) {
+        /* an arch-specific row (sm_90a) only for its own GPU, where it wins */
+        bool fits = archs[i].arch_specific ? archs[i].sm == cc : archs[i].sm <= cc;
+        if (fits && (!best || archs[i].sm > best->sm || (archs[i].sm == best->sm && archs[i].arch_specific)))
             best = &archs[i];
+    }
     return best;
 }
 

@@ -25,7 +25,7 @@ LLVMValueRef nvptx_call0(Gen *g, const char *name, LLVMTypeRef ret) { return nvp
 
 LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const char *constraints,
                              LLVMValueRef *args, int n, bool side_effects) {
-    LLVMTypeRef params[24];
+    LLVMTypeRef *params = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *params);
     for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
     LLVMValueRef fn = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)constraints,

@@ -402,7 +402,7 @@ int main(int argc, char **argv) {
     if (!mkdtemp(dir)) return 1;
     InterpLaunchCtx ictx = {dir, {0}};
     ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
-    RuntimeLaunchCtx gpu = {dir, NULL};
+    RuntimeLaunchCtx gpu = {dir, NULL, NULL};
     bool on_gpu = true;
     const char *only = NULL; /* run the cases whose name contains this */
     for (int i = 1; i + 1 < argc; i += 2) {

@@ -8,6 +8,7 @@
 typedef struct {
     const char *examples_dir;
     blk_context *ctx;
+    const char *arch; /* NULL: the device's own */
 } RuntimeLaunchCtx;
 
 /* Opens "cuda", "cpu" or "auto" (the GPU if there is one, saying so when

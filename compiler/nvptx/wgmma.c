@@ -1,0 +1,329 @@
+/* wgmma.c: dot on Hopper's warpgroup tensor cores (sm_90a).
+ *
+ * wgmma.mma_async.m64nNk16 (f16 or bf16 operands, f32 accumulation): the
+ * four warps of a warpgroup multiply a 64 x 16 tile of a by a 16 x N tile
+ * of b into a 64 x N accumulator, which they hold as mma.sync's m16n8
+ * fragments repeated along N, warp w of the group holding rows 16w to
+ * 16w + 15. With every warp of the program along M (layout.c gives dots
+ * that can use wgmma that layout), warpgroup q takes rows 64q + 64 *
+ * groups * i of the block, i counting its tiles. The accumulator is
+ * nvptx_layout_mma's, so everything around the dot is unchanged.
+ *
+ * b, and a unless it is in registers already, are read from shared memory
+ * through 64-bit descriptors. dot.c's staging is the layout the hardware
+ * reads: slabs of 128, 64 or 32 bytes of each row, 16-byte chunks swizzled
+ * by the row, are wgmma's 128-, 64- and 32-byte swizzle modes. An operand
+ * is K-major when its rows run along k (a [M, K] row-major), else MN-major
+ * (the instruction's transpose flag); staged from a pipelined loop's
+ * cp.async ring (pipeline.c), or by the dot itself. a may instead come
+ * from registers in mma.sync's a-fragment layout (attention's p, or q's
+ * fragments loaded once before the loop): wgmma's register form.
+ *
+ * LLVM 19 has no wgmma intrinsics: inline PTX. Each wgmma takes its
+ * accumulator registers as outputs tied to its inputs, and the final
+ * wgmma.wait_group does too, so LLVM keeps them in place and ptxas sees
+ * one chain of accumulations (no serialization). This version waits for
+ * each dot's group before its result is used. Shared memory that threads
+ * wrote (st.shared, cp.async) is made visible to wgmma, which reads through
+ * the async proxy, by fence.proxy.async before the barrier that publishes it. */
+#include <math.h>
+
+#include "gen.h"
+
+enum { WG_MAX_N = 256, WG_WAIT_CHUNK = 128 };
+
+typedef enum { FROM_RING, FROM_STAGE, FROM_REGS, FROM_HOISTED, FROM_CONVERT } OperandSource;
+
+/* A staged operand wgmma can read: rows of at least 16 elements (a 32-byte
+ * slab, the narrowest swizzle). */
+static bool readable_staged(Gen *g, int v) {
+    int cd = nvptx_contiguous_dim(g, v);
+    return cd >= 0 && vtype(g, v).shape[cd] >= 16;
+}
+
+static Layout operand_layout(Gen *g, const BirOp *op, int which) {
+    return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
+}
+
+static bool in_registers(Gen *g, const BirOp *op, int which) {
+    Layout l = operand_layout(g, op, which);
+    return nvptx_layout_local_map(&g->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
+}
+
+const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
+    static char why[128];
+    if (!g->plan->wgmma) return "the arch has no wgmma";
+    BlkType at = vtype(g, op->operands[0]), rt = vtype(g, op->results[0]);
+    const char *shape = nvptx_wgmma_shape_refusal(rt.shape[0], rt.shape[1], at.shape[1], at.dtype, g->plan->num_warps);
+    if (shape) return shape;
+    const Layout *lc = &g->plan->layouts[op->results[0]];
+    if (nvptx_layout_warps_along(lc, 0) != g->plan->num_warps) return "its accumulator's warps are not all along M";
+    int a = op->operands[0], b = op->operands[1];
+    bool a_ring = g->in_ring && g->in_ring[a], b_ring = g->in_ring && g->in_ring[b];
+    if (a_ring && !readable_staged(g, a)) return "a's ring rows are shorter than 16 elements";
+    if (!readable_staged(g, b)) {
+        snprintf(why, sizeof why, "b %s", nvptx_contiguous_dim(g, b) < 0 ? "has no 8-element runs a thread holds to stage"
+                                                                         : "has rows shorter than 16 elements");
+        return why;
+    }
+    (void)b_ring;
+    return NULL;
+}
+
+/* Where operand `which` comes from, here (gen time: ring slots are bound). */
+static OperandSource source_of(Gen *g, const BirOp *op, int which) {
+    int v = op->operands[which];
+    if (which == 0 && nvptx_dot_hoisted_frags(g, op, 0)) return FROM_HOISTED;
+    if (g->staged && g->staged[v]) return FROM_RING;
+    if (which == 0 && in_registers(g, op, 0)) return FROM_REGS;
+    if (readable_staged(g, v)) return FROM_STAGE;
+    return FROM_CONVERT; /* a only (the refusal keeps b staged) */
+}
+
+/* Shared bytes a staged operand takes, kept 1024-aligned (the 128-byte
+ * swizzle's period, where descriptors assume it starts). */
+static int64_t staged_bytes(Gen *g, int v) { return (type_numel(vtype(g, v)) * 2 + 1023) / 1024 * 1024; }
+
+int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
+    int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
+    int64_t staged = 0, other = 0;
+    for (int which = 0; which < 2; which++) {
+        int v = op->operands[which];
+        if (g->in_ring && g->in_ring[v]) continue;
+        if (which == 0 && in_registers(g, op, 0)) continue;
+        if (readable_staged(g, v)) staged += staged_bytes(g, v);
+        else {
+            Layout l = operand_layout(g, op, which);
+            other = nvptx_operand_smem_bytes(g, v, &l);
+        }
+    }
+    return staged + other > need ? staged + other : need;
+}
+
+/* ------------------------------------------------------------ descriptors
+ * Bits 0-13: the start address / 16; 16-29: the leading byte offset / 16;
+ * 32-45: the stride byte offset / 16; 62-63: the swizzle (1: 128 bytes,
+ * 2: 64, 3: 32). K-major: rows of 8 at the slab width apart, groups of 8
+ * rows the stride apart, k within the row (the leading offset unused).
+ * MN-major: 8 rows along k a slab width apart, groups of 8 the stride
+ * apart, and along M or N the next slab the leading offset away. */
+
+static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int64_t stride, int slab_bytes) {
+    int mode = slab_bytes == 128 ? 1 : slab_bytes == 64 ? 2 : 3;
+    uint64_t fixed = ((uint64_t)(lead >> 4) & 0x3fff) << 16 | ((uint64_t)(stride >> 4) & 0x3fff) << 32 |
+                     (uint64_t)mode << 62;
+    LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, g->smem, &byte_off, 1, "");
+    LLVMValueRef addr = LLVMBuildLShr(g->b, addr_i64(g, p), ci64(g, 4), "");
+    addr = LLVMBuildAnd(g->b, addr, ci64(g, 0x3fff), "");
+    return LLVMBuildOr(g->b, addr, LLVMConstInt(g->i64, fixed, 0), "");
+}
+
+/* The descriptor of operand `which`'s tile starting at mn0 along M (a) or N
+ * (b), k-step kk. */
+static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVMValueRef mn0, int kk) {
+    int kd = which == 0 ? 1 : 0, sb = st->slab * 2;
+    LLVMValueRef off;
+    int64_t lead;
+    if (st->cd == kd) { /* K-major: rows along M or N */
+        int steps = sb / 32; /* k-steps of 16 elements in a slab */
+        off = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, mn0, ci32(g, sb), ""),
+                           ci32(g, (int64_t)(kk / steps) * st->rows * sb + (kk % steps) * 32), "");
+        lead = 16;
+    } else { /* MN-major: rows along k; mn0 starts a slab */
+        LLVMValueRef slab = LLVMBuildUDiv(g->b, mn0, ci32(g, st->slab), "");
+        off = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, slab, ci32(g, (int64_t)st->rows * sb), ""),
+                           ci32(g, (int64_t)kk * 16 * sb), "");
+        lead = (int64_t)st->rows * sb;
+    }
+    return descriptor(g, LLVMBuildAdd(g->b, st->base, off, ""), lead, 8 * sb, sb);
+}
+
+static const char *swizzle_name(const Staged *st) {
+    return st->slab >= 64 ? "128-byte swizzle" : st->slab == 32 ? "64-byte swizzle" : "32-byte swizzle";
+}
+
+/* ------------------------------------------------------------ emission */
+
+static void asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, text, "", NULL, 0, true); }
+
+/* One wgmma on the n/2 accumulators at acc (updated in place): a by
+ * descriptor (a_desc) or as four registers (a_regs), b by descriptor;
+ * add_acc 0: acc's values are not read (d = a b). */
+static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_regs, LLVMValueRef b_desc, int trans_a,
+                  int trans_b, int add_acc, LLVMValueRef *acc) {
+    int nacc = n / 2, nin = a_regs ? 4 : 1;
+    const char *t = d == DT_F16 ? "f16" : "bf16";
+    char *text = arena_alloc(&g->arena, (size_t)nacc * 6 + 256);
+    char *cons = arena_alloc(&g->arena, (size_t)nacc * 8 + 64);
+    int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                     nacc + nin + 1, n, t, t);
+    int ct = 0;
+    for (int j = 0; j < nacc; j++) {
+        at += sprintf(text + at, "%s$%d", j ? ", " : "", j);
+        ct += sprintf(cons + ct, "=f,");
+    }
+    if (a_regs) {
+        at += sprintf(text + at, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d; }", nacc, nacc + 1, nacc + 2, nacc + 3,
+                      nacc + 4, trans_b);
+        ct += sprintf(cons + ct, "r,r,r,r,l,r");
+    } else {
+        at += sprintf(text + at, "}, $%d, $%d, p, 1, 1, %d, %d; }", nacc, nacc + 1, trans_a, trans_b);
+        ct += sprintf(cons + ct, "l,l,r");
+    }
+    for (int j = 0; j < nacc; j++) ct += sprintf(cons + ct, ",%d", j);
+    LLVMValueRef *args = arena_alloc(&g->arena, (size_t)(nacc + 6) * sizeof *args);
+    int k = 0;
+    if (a_regs)
+        for (int i = 0; i < 4; i++) args[k++] = a_regs[i];
+    else
+        args[k++] = a_desc;
+    args[k++] = b_desc;
+    args[k++] = ci32(g, add_acc);
+    for (int j = 0; j < nacc; j++) args[k++] = acc[j];
+    LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)nacc * sizeof *fields);
+    for (int j = 0; j < nacc; j++) fields[j] = g->f32;
+    LLVMValueRef res = nvptx_asm_call(g, LLVMStructTypeInContext(g->ctx, fields, (unsigned)nacc, 0), text, cons, args, k, true);
+    for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+}
+
+/* wgmma.wait_group 0, with the accumulators tied through it (in chunks):
+ * their values are the ones the wait makes final. */
+static void wait_all(Gen *g, LLVMValueRef *acc, int n) {
+    for (int at = 0; at < n; at += WG_WAIT_CHUNK) {
+        int c = n - at < WG_WAIT_CHUNK ? n - at : WG_WAIT_CHUNK;
+        char *cons = arena_alloc(&g->arena, (size_t)c * 8 + 8);
+        int ct = 0;
+        for (int j = 0; j < c; j++) ct += sprintf(cons + ct, "%s=f", j ? "," : "");
+        for (int j = 0; j < c; j++) ct += sprintf(cons + ct, ",%d", j);
+        LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)c * sizeof *fields);
+        for (int j = 0; j < c; j++) fields[j] = g->f32;
+        LLVMValueRef res = nvptx_asm_call(g, LLVMStructTypeInContext(g->ctx, fields, (unsigned)c, 0),
+                                          "wgmma.wait_group.sync.aligned 0;", cons, acc + at, c, true);
+        for (int j = 0; j < c; j++) acc[at + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+    }
+}
+
+/* Two f16 or bf16 elements as one 32-bit a register. */
+static LLVMValueRef word(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
+    v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
+    v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
+    return LLVMBuildBitCast(g->b, v, g->i32, "");
+}
+
+static bool is_zero(LLVMValueRef v) {
+    LLVMBool lost;
+    return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0 && !signbit(LLVMConstRealGetDouble(v, &lost));
+}
+
+static const char *source_name(OperandSource s) {
+    switch (s) {
+    case FROM_RING: return "from its loop's cp.async ring (descriptor";
+    case FROM_STAGE: return "staged in shared memory (descriptor";
+    case FROM_REGS: return "from registers";
+    case FROM_HOISTED: return "loaded once before its loop (ldmatrix, registers)";
+    default: return "through shared memory into registers";
+    }
+}
+
+static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Staged st[2]) {
+    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
+    char how[2][96];
+    for (int w = 0; w < 2; w++) {
+        if (src[w] == FROM_RING || src[w] == FROM_STAGE)
+            snprintf(how[w], sizeof how[w], "%s, %s, %s)", source_name(src[w]), swizzle_name(&st[w]),
+                     st[w].cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
+        else snprintf(how[w], sizeof how[w], "%s", source_name(src[w]));
+    }
+    int groups = g->plan->num_warps / 4;
+    size_t at = strlen(g->notes);
+    snprintf(g->notes + at, sizeof g->notes - at,
+             "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation, %d warpgroup%s x %d tile%s "
+             "of 64 rows; a %s, b %s\n",
+             op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n, groups,
+             groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
+}
+
+bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
+    int r = op->results[0];
+    const Layout *lc = &g->plan->layouts[r];
+    DType d = vtype(g, op->operands[0]).dtype;
+    int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
+    int groups = g->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / 16;
+    int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, kbits = 0;
+    while ((8 << nbits) < N) nbits++;
+    while ((1 << kbits) < ksteps) kbits++;
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
+    OperandSource src[2];
+    Staged st[2] = {{0}};
+    int64_t at = smem_at;
+    bool fresh = false;
+    for (int w = 0; w < 2; w++) {
+        int v = op->operands[w];
+        src[w] = source_of(g, op, w);
+        if (src[w] == FROM_RING) st[w] = *g->staged[v];
+        if (src[w] != FROM_STAGE) continue;
+        if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
+        st[w] = nvptx_staging(g, v, ci32(g, at));
+        at += staged_bytes(g, v);
+        nvptx_stage_store(g, v, &st[w]);
+        fresh = true;
+    }
+    if (fresh) {
+        asm_void(g, "fence.proxy.async.shared::cta;"); /* the stores, visible to wgmma */
+        nvptx_barrier(g);
+    }
+    note(g, op, nchunk, src, st);
+    /* a in registers: the a-fragment layout's registers, or hoisted fragments */
+    LLVMValueRef *a_regs = NULL;
+    LLVMValueRef **a_frags = NULL;
+    if (src[0] == FROM_REGS || src[0] == FROM_CONVERT) {
+        Layout lo = operand_layout(g, op, 0);
+        a_regs = nvptx_operand(g, op->operands[0], &lo, at);
+    } else if (src[0] == FROM_HOISTED)
+        a_frags = nvptx_dot_hoisted_frags(g, op, 0);
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    /* a's registers as 32-bit words [tile][k-step][4], all made before the
+     * fence: a word written between two wgmmas would make ptxas insert a
+     * wait for the first (C7519) */
+    LLVMValueRef(*words)[4] = NULL;
+    if (a_frags || a_regs) {
+        words = arena_alloc(&g->arena, (size_t)(mreps * ksteps) * sizeof *words);
+        for (int mi = 0; mi < mreps; mi++)
+            for (int kk = 0; kk < ksteps; kk++)
+                for (int p = 0; p < 4; p++) { /* (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
+                    int base = (p & 1) << 1 | (p >> 1) << 2 | kk << 3 | mi << (3 + kbits);
+                    words[mi * ksteps + kk][p] = a_frags ? LLVMBuildBitCast(g->b, a_frags[mi * ksteps + kk][p], g->i32, "")
+                                                         : word(g, a_regs[base], a_regs[base + 1], d);
+                }
+    }
+    int trans_a = src[0] == FROM_RING || src[0] == FROM_STAGE ? st[0].cd != 1 : 0;
+    int trans_b = st[1].cd != 0;
+    LLVMValueRef wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), "");
+    LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof *acc);
+    asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
+    for (int mi = 0; mi < mreps; mi++) {
+        LLVMValueRef m0 = LLVMBuildAdd(g->b, wg64, ci32(g, (int64_t)mi * 64 * groups), "");
+        for (int n0 = 0; n0 < N; n0 += nchunk) {
+            /* register j of this wgmma: layout register (j & 3) | (n-tile << 2) | (mi << (2 + nbits)) */
+            bool zero = true;
+            for (int j = 0; j < nchunk / 2; j++) {
+                acc[j] = out[(j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits))];
+                zero &= is_zero(acc[j]);
+            }
+            if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
+                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(g->f32);
+            for (int kk = 0; kk < ksteps; kk++) {
+                LLVMValueRef a_desc = words ? NULL : operand_descriptor(g, &st[0], 0, m0, kk);
+                LLVMValueRef b_desc = operand_descriptor(g, &st[1], 1, ci32(g, n0), kk);
+                wgmma(g, d, nchunk, a_desc, words ? words[mi * ksteps + kk] : NULL, b_desc, trans_a, trans_b,
+                      !(zero && kk == 0), acc);
+            }
+            for (int j = 0; j < nchunk / 2; j++) out[(j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits))] = acc[j];
+        }
+    }
+    asm_void(g, "wgmma.commit_group.sync.aligned;");
+    wait_all(g, out, lc->nregs);
+    return true;
+}
