@@ -176,7 +176,8 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
  * through descriptors (a too, for matmul; attention's a from registers),
  * the copies fenced for the async proxy; ptxas assembles it without a
  * warning (no serialized wgmma, no injected warpgroup.arrive). Where the
- * shape does not fit warpgroups, mma.sync, and --stats says why. */
+ * shape does not fit warpgroups, mma.sync, and --stats says why. A dot
+ * that only feeds itself (matmul's) waits for the group before the last. */
 Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     static const int64_t mm_facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16,
                                          NVPTX_PARAM_ONE};
@@ -216,6 +217,10 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         cr_expect(strstr(ptx, "fence.proxy.async.shared::cta") && strstr(ptx, "wgmma.wait_group.sync.aligned 0"),
                   "case %zu", i);
         cr_expect(strstr(ptx, ".extern .shared .align 1024"), "case %zu: shared memory not 1024-aligned", i);
+        /* matmul's dot only feeds itself: one group stays in flight through the loop */
+        bool matmul = strcmp(cases[i].kernel, "matmul") == 0;
+        cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), matmul, "case %zu", i);
+        cr_expect_eq(!!strstr(out.kernels[0].notes, "one group left in flight"), matmul, "case %zu", i);
         cr_expect(strstr(out.kernels[0].notes, "wgmma.m64n"), "case %zu: %s", i, out.kernels[0].notes);
         char said[4096];
         cr_expect_eq(ptxas(ptx, "sm_90a", said, sizeof said), 0, "case %zu: %s", i, said);

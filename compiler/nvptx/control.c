@@ -66,7 +66,8 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMValueRef **carried = make_phis(g, op->results, n);
     add_incoming(g, carried, op->results, n, init, pre);
     LLVMIntPredicate lt = op->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit);
+    LLVMBasicBlockRef exit_from_header = pipe ? nvptx_pipeline_exit(g, pipe, exit) : exit, exit_from_latch = NULL;
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit_from_header);
     LLVMPositionBuilderAtEnd(g->b, body_bb);
     bind(g, body->args[0], &iv);
     for (int i = 0; i < n; i++) {
@@ -94,19 +95,21 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         latch = LLVMGetInsertBlock(g->b);
         LLVMAddIncoming(iv, &next, &latch, 1);
         add_incoming(g, carried, op->results, n, next_vals, latch);
-        LLVMBuildCondBr(g->b, ovf, exit, header);
+        exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, exit) : exit;
+        LLVMBuildCondBr(g->b, ovf, exit_from_latch, header);
     }
     g->terminated = false;
     LLVMPositionBuilderAtEnd(g->b, exit);
     LLVMValueRef **res = make_phis(g, op->results, n);
-    if (pipe) nvptx_pipeline_end(g, pipe);
     nvptx_dot_unhoist(g, body);
-    add_incoming(g, res, op->results, n, carried, header);
-    if (latch) add_incoming(g, res, op->results, n, next_vals, latch);
+    /* the exit's predecessors: header and latch, or the blocks on the way */
+    add_incoming(g, res, op->results, n, carried, exit_from_header == exit ? header : exit_from_header);
+    if (latch) add_incoming(g, res, op->results, n, next_vals, exit_from_latch == exit ? latch : exit_from_latch);
     for (int i = 0; i < n; i++) {
         if (phi_regs(g, op->results[i])) bind(g, op->results[i], res[i]);
         else nvptx_carried_load(g, op->results[i], op->results[i]);
     }
+    if (pipe) nvptx_pipeline_end(g, pipe);
     nvptx_carried_leave(g, nlazy);
     return true;
 }

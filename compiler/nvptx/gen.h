@@ -182,6 +182,7 @@ typedef struct {
     int64_t carried_base, carried_bytes;
     LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
     int nlazy;
+    const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -343,6 +344,9 @@ LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at);
+/* wgmma.wait_group pending, the n accumulator registers at acc tied through
+ * it (replaced by its outputs). */
+void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending);
 /* A dot operand staged in shared memory for ldmatrix (dot.c). */
 typedef struct Staged {
     LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
@@ -379,7 +383,10 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* 
 /* At the top of the body: refill a slot, wait for this iteration's. */
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
 void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p);  /* before the back edge */
-void nvptx_pipeline_end(Gen *g, NvptxPipeline *p);    /* after the loop */
+/* The block an exit edge of the loop goes to: exit, or one on the way
+ * that waits for a dot left in flight. */
+LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef exit);
+void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
 bool nvptx_gen_op(Gen *g, const BirOp *op);
 

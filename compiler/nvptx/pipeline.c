@@ -2,15 +2,20 @@
  * common case of Triton's pipeliner). Such a load becomes cp.async copies
  * from global memory straight into a ring of `stages` swizzled shared
  * buffers (--num-stages; by default 3, or 2 if 3 do not fit), issued
- * stages - 1 iterations ahead, so the tensor cores of one
+ * A = stages - 1 iterations ahead, so the tensor cores of one
  * iteration overlap the memory traffic of the next ones:
  *
- *   prologue:  copy iterations 0 .. stages-2 into slots 0 .. stages-2
- *   iteration i: barrier                  (slot (i-1) % stages is read)
- *                copy iteration i + stages-1 into that slot; commit
+ *   prologue:  copy iterations 0 .. A-1 into slots 0 .. A-1
+ *   iteration i: barrier                  (slot (i+A) % stages is read)
+ *                copy iteration i + A into that slot; commit
  *                wait until iteration i's copies are done; barrier
- *                the body, its dots reading slot i % stages with ldmatrix
+ *                the body, its dots reading slot i % stages (ldmatrix,
+ *                or wgmma's descriptors after fence.proxy.async)
  *   after:     wait for all copies
+ *
+ * A wgmma dot that only feeds itself (async_dot) leaves its group in
+ * flight past the iteration: it still reads its slot during the next one,
+ * so there is one stage more (4 where they fit) and A = stages - 2.
  *
  * A load qualifies when its result is used only as a dot's operand, its
  * 16-bit elements go 16 bytes at a time (contiguous, aligned, one mask bit
@@ -24,6 +29,8 @@
 enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
 
 typedef struct {
+    const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
+    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with async_dot */
     int nloads;
     const BirOp *loads[MAX_PIPE_LOADS];
     int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
@@ -94,6 +101,35 @@ static bool zero_other(Gen *g, int v) {
     return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
 }
 
+static int uses_in(const BirBlock *b, int v) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++) n += op->operands[k] == v;
+        for (int r = 0; r < op->nregions; r++) n += uses_in(op->regions[r], v);
+    }
+    return n;
+}
+
+/* A dot on wgmma whose result only goes back, through the yield, as its
+ * own accumulator (matmul's acc = dot(a, b, acc)): nothing reads it before
+ * the next iteration's dot adds to it, so its wgmma group may stay in
+ * flight while the next iteration's copies are issued (Triton's
+ * "properly async" dot); it is waited for after the loop. */
+static const BirOp *async_dot(Gen *g, const BirOp *loop) {
+    const BirBlock *body = loop->regions[0];
+    const BirOp *y = bir_block_terminator(body);
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
+        int r = op->results[0], k = 0;
+        while (k < y->noperands && y->operands[k] != r) k++;
+        if (k == y->noperands || op->operands[2] != body->args[1 + k]) continue;
+        if (uses_in(body, r) == 1 && uses_in(body, body->args[1 + k]) == 1) return op;
+    }
+    return NULL;
+}
+
 static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     *pp = (PipePlan){0};
     const BirBlock *body = loop->regions[0];
@@ -140,11 +176,16 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->carried_ok = S.carried_ok;
     /* as many stages as fit beside the shared region, 2 or 3 (while the
      * region is being planned, ring_at is -1: assume 2 fit) */
+    /* with a dot in flight, one slot more: 4 stages where they fit, copies 2 ahead */
+    pp->async_dot = async_dot(g, loop);
+    int most = pp->async_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
     else
-        for (pp->stages = PIPE_STAGES; pp->stages >= 2; pp->stages--)
+        for (pp->stages = most; pp->stages >= 2; pp->stages--)
             if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
+    if (pp->stages < 3) pp->async_dot = NULL; /* the slot the dot reads, and one to fill */
+    pp->ahead = pp->async_dot ? pp->stages - 2 : pp->stages - 1;
     pp->ring_bytes = pp->stages * tiles;
     return pp->stages >= 2;
 }
@@ -283,6 +324,7 @@ static void wait_groups(Gen *g, int n) {
 
 struct NvptxPipeline {
     PipePlan plan;
+    const BirOp *outer_async_dot; /* g->async_dot outside this loop */
     int64_t ring_at;
     LLVMValueRef it;       /* the iteration counter phi, in the loop header */
     LLVMValueRef ub, step;
@@ -296,14 +338,16 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->plan = pp;
     p->ring_at = g->ring_at;
     p->ub = ub, p->step = step;
+    p->outer_async_dot = g->async_dot;
+    g->async_dot = pp.async_dot;
     DType d = vtype(g, loop->operands[0]).dtype;
     LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
     /* prologue: iterations 0 .. stages-2 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
     LLVMValueRef **env = init, iv = lb;
-    for (int s = 0; s < pp.stages - 1; s++) {
+    for (int s = 0; s < pp.ahead; s++) {
         issue(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), LLVMBuildICmp(g->b, lt, iv, ub, ""));
-        if (s + 1 < pp.stages - 1) {
+        if (s + 1 < pp.ahead) {
             env = next_env(g, loop, &pp, env, iv);
             iv = LLVMBuildAdd(g->b, iv, step, "");
         }
@@ -323,15 +367,16 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     DType d = vtype(g, loop->operands[0]).dtype;
     LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
     nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
-    /* the iteration stages - 1 ahead */
+    /* the iteration pp->ahead ahead, into the slot read pp->stages - pp->ahead
+     * iterations ago (by a dot done with it: waited for, then this barrier) */
     LLVMValueRef **env = carried, ahead = iv;
-    for (int s = 0; s < S - 1; s++) {
+    for (int s = 0; s < pp->ahead; s++) {
         env = next_env(g, loop, pp, env, ahead);
         ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
     }
-    LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, S - 1), ""), ci32(g, S), "");
+    LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, S), "");
     issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, LLVMBuildICmp(g->b, lt, ahead, p->ub, ""));
-    wait_groups(g, S - 1); /* this iteration's copies are done */
+    wait_groups(g, pp->ahead); /* this iteration's copies are done */
     if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
         nvptx_asm_call(g, g->void_t, "fence.proxy.async.shared::cta;", "", NULL, 0, true);
     nvptx_barrier(g);      /* and everyone's */
@@ -359,7 +404,26 @@ void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p) {
     LLVMAddIncoming(p->it, &next, &latch, 1);
 }
 
+LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef exit) {
+    if (!p->plan.async_dot) return exit;
+    /* The dot's last group is waited for on the way out, in a block of its
+     * own for each exit edge: a block ptxas sees start with the wait. (In
+     * the exit block itself LLVM sinks the code after the loop above it, and
+     * an instruction there before the wait makes ptxas serialize every
+     * wgmma, C7514; a wait in the latch guarded by "last iteration" makes it
+     * inject one on every back edge, C7517.) Nothing after the loop reads
+     * the accumulators before it, so it needs no tie. */
+    LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef drain = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.drain");
+    LLVMPositionBuilderAtEnd(g->b, drain);
+    nvptx_wgmma_wait(g, NULL, 0, 0);
+    LLVMBuildBr(g->b, exit);
+    LLVMPositionBuilderAtEnd(g->b, at);
+    return drain;
+}
+
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
+    g->async_dot = p->outer_async_dot;
     wait_groups(g, 0);
     for (int i = 0; i < p->plan.nloads; i++) {
         g->staged[p->plan.loads[i]->results[0]] = NULL;

@@ -58,15 +58,12 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     if (shape) return shape;
     const Layout *lc = &g->plan->layouts[op->results[0]];
     if (nvptx_layout_warps_along(lc, 0) != g->plan->num_warps) return "its accumulator's warps are not all along M";
-    int a = op->operands[0], b = op->operands[1];
-    bool a_ring = g->in_ring && g->in_ring[a], b_ring = g->in_ring && g->in_ring[b];
-    if (a_ring && !readable_staged(g, a)) return "a's ring rows are shorter than 16 elements";
+    int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
     if (!readable_staged(g, b)) {
         snprintf(why, sizeof why, "b %s", nvptx_contiguous_dim(g, b) < 0 ? "has no 8-element runs a thread holds to stage"
                                                                          : "has rows shorter than 16 elements");
         return why;
     }
-    (void)b_ring;
     return NULL;
 }
 
@@ -186,9 +183,12 @@ static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_r
     for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
-/* wgmma.wait_group 0, with the accumulators tied through it (in chunks):
- * their values are the ones the wait makes final. */
-static void wait_all(Gen *g, LLVMValueRef *acc, int n) {
+/* The accumulators are tied through the wait (in chunks): their values are
+ * the ones it makes final, and LLVM cannot read them before it. */
+void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending) {
+    char text[48];
+    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", pending);
+    if (!n) asm_void(g, text);
     for (int at = 0; at < n; at += WG_WAIT_CHUNK) {
         int c = n - at < WG_WAIT_CHUNK ? n - at : WG_WAIT_CHUNK;
         char *cons = arena_alloc(&g->arena, (size_t)c * 8 + 8);
@@ -198,7 +198,7 @@ static void wait_all(Gen *g, LLVMValueRef *acc, int n) {
         LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)c * sizeof *fields);
         for (int j = 0; j < c; j++) fields[j] = g->f32;
         LLVMValueRef res = nvptx_asm_call(g, LLVMStructTypeInContext(g->ctx, fields, (unsigned)c, 0),
-                                          "wgmma.wait_group.sync.aligned 0;", cons, acc + at, c, true);
+                                          text, cons, acc + at, c, true);
         for (int j = 0; j < c; j++) acc[at + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
     }
 }
@@ -238,9 +238,10 @@ static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Sta
     int groups = g->plan->num_warps / 4;
     size_t at = strlen(g->notes);
     snprintf(g->notes + at, sizeof g->notes - at,
-             "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation, %d warpgroup%s x %d tile%s "
+             "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
              "of 64 rows; a %s, b %s\n",
-             op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n, groups,
+             op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n,
+             g->async_dot == op ? ", one group left in flight across iterations" : "", groups,
              groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
 }
 
@@ -324,6 +325,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         }
     }
     asm_void(g, "wgmma.commit_group.sync.aligned;");
-    wait_all(g, out, lc->nregs);
+    /* a dot that only feeds itself leaves this group in flight: the wait
+     * for the one before it lets the pipeline refill that one's slot */
+    nvptx_wgmma_wait(g, out, lc->nregs, g->async_dot == op ? 1 : 0);
     return true;
 }
