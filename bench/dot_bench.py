@@ -311,7 +311,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["matmul", "attention", "attention_bwd"])
     ap.add_argument("--profile", action="store_true",
-                    help="run blkc's matmul (4096^3) and attention (S=4096, D=128) once each, for ncu")
+                    help="run blkc's matmul (4096^3, 128x256x64, 8 warps) and attention (S=4096, D=128, 128x128, "
+                         "8 warps) once each, for ncu")
     ap.add_argument("--out")
     ap.add_argument("--min-blocks-per-sm", type=int, default=0,
                     help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
@@ -324,7 +325,8 @@ def main():
         c = torch.empty_like(a)
         q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
         o, lse = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
-        for fn in (blk_matmul(blk, a, b, c, 128, 128, 32, 4), blk_attention(blk, q, k, v, o, lse, False, 128, 32, 4)):
+        # the configurations the benchmark picks on the H100 (sm_90a, wgmma)
+        for fn in (blk_matmul(blk, a, b, c, 128, 256, 64, 8), blk_attention(blk, q, k, v, o, lse, False, 128, 128, 8)):
             fn()
         torch.cuda.synchronize()
         return
@@ -332,24 +334,27 @@ def main():
     lines = [f"GPU: {name}; torch {torch.__version__}, triton {triton.__version__}; times in ms, "
              f"TFLOP/s from the kernel time; L2 flushed before every run", ""]
 
-    lines += ["## matmul, fp16 in, fp32 accumulation, fp16 out (row-major A, B, C)", "",
-              "| M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc config | "
-              "cuBLAS ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 11]
-    shapes = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
-              (16, 4096, 4096)]
+    lines += ["## matmul, f32 accumulation, output in the input type (row-major A, B, C)", "",
+              "| dtype | M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc / Triton | "
+              "blkc config | cuBLAS ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 13]
+    squares = [(n, n, n) for n in (1024, 2048, 4096, 8192)]
+    shapes = [(torch.float16, s) for s in [(512, 512, 512)] + squares + [(16, 4096, 4096)]]
+    shapes += [(torch.bfloat16, s) for s in squares]
     if args.quick:
-        shapes = [(4096, 4096, 4096)]
+        shapes = [(torch.float16, (4096, 4096, 4096))]
     if args.only in ("attention", "attention_bwd"):
         shapes = []
-    for M, N, K in shapes:
-        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    for dtype, (M, N, K) in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=dtype)
+        b = torch.randn(K, N, device="cuda", dtype=dtype)
         ref = torch.matmul(a, b)
         c = torch.empty_like(ref)
+        # the output's rounding (half an ulp: 2^-11 f16, 2^-8 bf16, relative), twice, plus f32 sum-order error
+        out_eps = 2 ** -10 if dtype == torch.float16 else 2 ** -7
 
-        def check(c=c, ref=ref, K=K):
+        def check(c=c, ref=ref, K=K, out_eps=out_eps):
             err = (c.float() - ref.float()).abs().max().item()
-            tol = 2 ** -10 * ref.float().abs().max().item() + K * 2 ** -20
+            tol = out_eps * ref.float().abs().max().item() + K * 2 ** -20
             if not err <= tol:
                 raise RuntimeError(f"wrong result: max error {err:.3g} > {tol:.3g}")
 
@@ -364,14 +369,14 @@ def main():
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, tb)]
-        lines.append(f"| {M} | {N} | {K} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | {tf[2] / tf[0]:.0%} | "
-                     f"{tb[1] if tb else '-'} | {tc[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
-                     f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
+        lines.append(f"| {str(dtype)[6:]} | {M} | {N} | {K} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | "
+                     f"{tf[2] / tf[0]:.0%} | {tf[2] / tf[1]:.0%} | {tb[1] if tb else '-'} | {tc[0]:.3f} / {u[0]:.3f} | "
+                     f"{tt[0]:.3f} / {u[1]:.3f} | {tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
         print(lines[-1], flush=True)
 
     lines += ["", "## attention forward, fp16, batch 4 (H=32 for D=64, H=16 for D=128)", "",
-              "| S | D | causal | SDPA TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc config | SDPA ms kernel / user | "
-              "Triton ms | blkc ms |", "|" + "---|" * 10]
+              "| S | D | causal | SDPA TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / SDPA | blkc / Triton | "
+              "blkc config | SDPA ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 12]
     cases = [(S, D, c) for D in (64, 128) for S in (4096, 16384) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False), (4096, 128, True)]
@@ -394,12 +399,12 @@ def main():
         ts = best_of([("sdpa", sdpa)], check)
         tt = best_of([("triton", tl_attention(q, k, v, o, causal))], check)
         cands = [(f"{bm}x{bn} w{w}", blk_attention(blk, q, k, v, o, lse, causal, bm, bn, w))
-                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (128, 32, 4)]]
+                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (64, 128, 4), (128, 32, 4)]]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (ts, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (ts, tt, tb)]
         lines.append(f"| {S} | {D} | {'yes' if causal else 'no'} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | "
-                     f"{tb[1] if tb else '-'} | {ts[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
+                     f"{tf[2] / tf[0]:.0%} | {tf[2] / tf[1]:.0%} | {tb[1] if tb else '-'} | {ts[0]:.3f} / {u[0]:.3f} | {tt[0]:.3f} / {u[1]:.3f} | "
                      f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
         print(lines[-1], flush=True)
 

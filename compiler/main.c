@@ -282,12 +282,18 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
     FILE *p = ok ? popen(cmd, "r") : NULL;
-    char line[512], kernel[256] = "";
+    char line[512], kernel[256] = "", advice[2048] = "";
     unsigned stack = 0, spill_st = 0, spill_ld = 0;
     while (p && fgets(line, sizeof line, p)) {
         unsigned regs = 0;
         char *at;
-        if ((at = strstr(line, "Compiling entry function '"))) {
+        if ((at = strstr(line, ": (C")) && line[strlen(line) - 1] == '\n') {
+            /* ptxas's numbered advisories (wgmma serialized, a warpgroup.arrive
+             * or wait injected, setmaxnreg ignored): silent costs, said with
+             * the kernel's summary that follows them */
+            size_t n = strlen(advice);
+            snprintf(advice + n, sizeof advice - n, "  ptxas: %s", at + 2);
+        } else if ((at = strstr(line, "Compiling entry function '"))) {
             sscanf(at + 26, "%255[^']", kernel);
         } else if (sscanf(line, " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads", &stack,
                           &spill_st, &spill_ld) == 3) {
@@ -305,6 +311,8 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
                             "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kernel, warps, regs, spill_st,
                     spill_ld, stack, smem, programs, programs == 1 ? "" : "s", programs ? limit : "none", notes);
+            fputs(advice, stderr);
+            advice[0] = 0;
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
             if (!min_blocks_per_sm && nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, warps, (int)regs))
                 fprintf(stderr, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "

@@ -65,7 +65,7 @@ void blk_context_destroy(blk_context *ctx);
  * left at 0. BLK_ERROR_INVALID_VALUE on a GPU context, whose order is the
  * hardware's. */
 blk_status blk_context_shuffle_programs(blk_context *ctx, uint64_t seed);
-/* "NVIDIA H100 80GB HBM3 (sm_90)" or "cpu (reference interpreter)"; owned by the context. */
+/* "NVIDIA H100 80GB HBM3 (sm_90a)" or "cpu (reference interpreter)"; owned by the context. */
 const char *blk_context_device(const blk_context *ctx);
 
 typedef struct blk_compile_options {

@@ -300,7 +300,26 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.err, "s: ") && strstr(r.err, " registers, 0 bytes spill stores"), "%s", r.err);
     cr_expect(strstr(r.err, "programs an SM (limit: "), "%s", r.err);
+    cr_expect(!strstr(r.err, "ptxas: "), "%s", r.err);
     free_run(&r);
+    /* ptxas's numbered advisories (here from a stand-in ptxas ahead on the
+     * PATH that adds one) reach --stats, under the kernel they name */
+    char bin[600], cmd[2048];
+    snprintf(bin, sizeof bin, "%s/bin", workdir);
+    mkdir(bin, 0755);
+    write_file("bin/ptxas", "#!/bin/sh\n"
+                            "echo \"ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions "
+                            "are serialized in the function 's'\"\n"
+                            "PATH=${PATH#*:} exec ptxas \"$@\"\n");
+    snprintf(cmd, sizeof cmd, "chmod +x '%s/ptxas' && cd '%s' && PATH='%s':\"$PATH\":/usr/local/cuda/bin '%s' s.blk --stats "
+             "-o s.ptx 2> stderr.txt", bin, workdir, bin, BLKC_PATH);
+    cr_expect_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/stderr.txt", workdir);
+    char *err = slurp(cmd);
+    cr_assert_not_null(err);
+    char *summary = strstr(err, "s: "), *advice = strstr(err, "  ptxas: (C7514) Potential Performance Loss");
+    cr_expect(summary && advice && advice > summary, "%s", err);
+    free(err);
     r = run_blkc("k.blk --emit=llvm");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "target triple = \"nvptx64-nvidia-cuda\""), "%s", r.out);

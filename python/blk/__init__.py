@@ -50,7 +50,7 @@ def _context(device, ordinal=0):
 
 
 def device_name(device="cuda", ordinal=0):
-    """What the runtime calls the device: "NVIDIA H100 80GB HBM3 (sm_90)",
+    """What the runtime calls the device: "NVIDIA H100 80GB HBM3 (sm_90a)",
     "cpu (reference interpreter)"."""
     return _lib.lib.blk_context_device(_context(device, ordinal)).decode()
 
