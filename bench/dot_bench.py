@@ -66,11 +66,11 @@ class Blk:
         if status:
             raise RuntimeError(self.lib.blk_last_error().decode())
 
-    def kernel(self, file, name, defines, num_warps=0):
-        key = (file, name, tuple(defines), num_warps)
+    def kernel(self, file, name, defines, num_warps=0, num_stages=0):
+        key = (file, name, tuple(defines), num_warps, num_stages)
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
-            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, 0, self.min_blocks_per_sm)
+            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, num_stages, self.min_blocks_per_sm)
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))
@@ -92,12 +92,12 @@ class Blk:
         self.check(self.lib.blk_launch(kernel, grid[0], grid[1], grid[2], arr, len(args), stream))
 
 
-def blk_matmul(blk, a, b, c, bm, bn, bk, warps):
+def blk_matmul(blk, a, b, c, bm, bn, bk, warps, stages=0):
     M, K = a.shape
     N = b.shape[1]
     t = {torch.float16: "f16", torch.bfloat16: "bf16"}[a.dtype]
     k = blk.kernel("matmul.blk", "matmul", [f"T={t}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}", "GROUP_M=8"],
-                   warps)
+                   warps, stages)
     args = [(PTR, a.data_ptr()), (PTR, b.data_ptr()), (PTR, c.data_ptr()), (I32, M), (I32, N), (I32, K),
             (I32, a.stride(0)), (I32, a.stride(1)), (I32, b.stride(0)), (I32, b.stride(1)),
             (I32, c.stride(0)), (I32, c.stride(1))]
@@ -361,10 +361,12 @@ def main():
         flops = 2 * M * N * K
         tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
         tt = best_of([("triton", tl_matmul(a, b, c))], check)
-        cands = [(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
-                 for bm, bn, bk, w in [(128, 128, 32, 4), (128, 128, 32, 8), (128, 256, 32, 8), (128, 128, 64, 8),
-                                       (128, 128, 64, 4), (128, 256, 64, 8), (64, 64, 32, 4), (64, 128, 32, 4),
-                                       (64, 128, 64, 4), (16, 64, 64, 4)]
+        # (BLOCK_M, BLOCK_N, BLOCK_K, warps, ring stages: 0 as many as fit)
+        cands = [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else ""), blk_matmul(blk, a, b, c, bm, bn, bk, w, s))
+                 for bm, bn, bk, w, s in [(128, 128, 32, 4, 0), (128, 128, 32, 8, 0), (128, 256, 32, 8, 0),
+                                          (128, 128, 64, 8, 0), (128, 128, 64, 4, 0), (128, 128, 64, 4, 3),
+                                          (128, 256, 64, 8, 0), (128, 256, 64, 8, 3), (64, 64, 32, 4, 0),
+                                          (64, 128, 32, 4, 0), (64, 128, 64, 4, 0), (16, 64, 64, 4, 0)]
                  if bm <= max(M, 16) * 8]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]

@@ -187,16 +187,19 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         const int64_t *facts;
         int warps, wgmmas; /* wgmma.mma_async instructions in the PTX */
         const char *want, *not_want;
+        int64_t shared; /* bytes: the ring (its stages x its tiles) above what the loop's ops need */
     } cases[] = {
-        /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major (transposed) */
+        /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major
+         * (transposed); 4 stages of 16 + 16 KiB, the epilogue's 32 KiB inside them */
         {"matmul.blk", "matmul", {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL}, mm_facts, 4, 8,
-         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix"},
-        /* 2 warpgroups, one tile each, n256 */
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * 32768},
+        /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
-         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix"},
-        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers */
+         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * 49152},
+        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; 16 KiB to stage q (counted
+         * as the first dot's, though q is staged once before the loop), then 3 stages of 8 + 8 KiB */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 16384 + 3 * 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -222,6 +225,8 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), matmul, "case %zu", i);
         cr_expect_eq(!!strstr(out.kernels[0].notes, "one group left in flight"), matmul, "case %zu", i);
         cr_expect(strstr(out.kernels[0].notes, "wgmma.m64n"), "case %zu: %s", i, out.kernels[0].notes);
+        cr_expect_eq(out.kernels[0].shared_bytes, cases[i].shared, "case %zu: %lld bytes of shared memory", i,
+                     (long long)out.kernels[0].shared_bytes);
         char said[4096];
         cr_expect_eq(ptxas(ptx, "sm_90a", said, sizeof said), 0, "case %zu: %s", i, said);
         cr_expect_str_eq(said, "", "case %zu: ptxas said:\n%s", i, said);

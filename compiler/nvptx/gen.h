@@ -370,8 +370,9 @@ bool nvptx_gen_if(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------- pipeline.c */
 typedef struct NvptxPipeline NvptxPipeline;
-/* The shared memory the kernel's pipelined loops need beyond the region. */
+/* The shared memory the kernel's pipelined loops' rings take (at ring_at). */
 int64_t nvptx_pipeline_ring_bytes(Gen *g);
+bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);

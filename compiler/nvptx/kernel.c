@@ -78,6 +78,22 @@ static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
     }
 }
 
+/* The most shared memory an op inside a pipelined loop needs (the loop's
+ * own carried conversions included): the rings go above it. The region
+ * below may reach into the rings for the ops outside those loops: a ring
+ * is only live between its prologue's barrier and its last wait, and the
+ * next op to use the region starts with a barrier. */
+static int64_t smem_in_pipelined_loops(Gen *g, const BirBlock *b, bool inside) {
+    int64_t need = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        bool pipelined = inside || (op->code == BIR_FOR && nvptx_pipeline_loop(g, op));
+        if (pipelined) need = max64(need, smem_need(g, op));
+        for (int r = 0; r < op->nregions; r++) need = max64(need, smem_in_pipelined_loops(g, op->regions[r], pipelined));
+    }
+    return need;
+}
+
 /* The op's name in errors: partner and take come from sort and split. */
 static const char *user_op_name(const BirOp *op) {
     return op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
@@ -327,12 +343,12 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->ring_at = -1;
     g->in_ring = nvptx_pipeline_marks(g);
     plan_smem(g, f->body, &largest);
-    /* pipelined loops' rings after the shared region; where wgmma reads
-     * them, at the 1024 bytes its 128-byte swizzle repeats in */
-    int64_t ring_align = g->plan->wgmma ? 1024 : 128;
-    g->smem_size = (g->smem_size + ring_align - 1) / ring_align * ring_align;
-    g->ring_at = g->smem_size;
-    g->smem_size += nvptx_pipeline_ring_bytes(g);
+    /* pipelined loops' rings above what the ops in those loops need (where
+     * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
+    int64_t ring_align = g->plan->wgmma ? 1024 : 128, region = g->smem_size;
+    g->ring_at = (smem_in_pipelined_loops(g, f->body, false) + ring_align - 1) / ring_align * ring_align;
+    int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
+    g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
     if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
     g->carried_base = (g->smem_size + 15) / 16 * 16;
     nvptx_carried_plan(g, g->m->arch->max_shared_bytes - g->carried_base);

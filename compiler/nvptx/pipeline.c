@@ -218,6 +218,11 @@ char *nvptx_pipeline_marks(Gen *g) {
     return marks;
 }
 
+bool nvptx_pipeline_loop(Gen *g, const BirOp *loop) {
+    PipePlan pp;
+    return plan(g, loop, &pp);
+}
+
 int64_t nvptx_pipeline_ring_bytes(Gen *g) {
     int64_t most = 0;
     ring_bytes_in(g, g->f->body, &most);
