@@ -327,6 +327,17 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     r = run_blkc("k.blk --num-stages 4 --num-stages=2");
     cr_expect_eq(r.status, 0, "%s", r.err);
     free_run(&r);
+    /* rings over the arch's shared memory (8 stages of 48 KiB): an error at the kernel, no output */
+    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
+    char cmdline[1024];
+    snprintf(cmdline, sizeof cmdline, "'%s' -D BLOCK_N=256 -D BLOCK_K=64 --num-warps 8 --num-stages 8 --assume "
+             "M%%16,N%%16,K%%16,stride_ak=1,stride_bn=1,stride_am%%16,stride_bk%%16 -o big.ptx", path);
+    r = run_blkc(cmdline);
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, "error: the pipelined loops of 'matmul' need 393216 bytes of shared memory"), "%s", r.err);
+    snprintf(path, sizeof path, "%s/big.ptx", workdir);
+    cr_expect(access(path, F_OK) != 0, "output written despite the error");
+    free_run(&r);
     r = run_blkc("k.blk --min-blocks-per-sm 2 -o -");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, ".minnctapersm 2"), "%s", r.out);

@@ -42,6 +42,11 @@ static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, LL
     }
 }
 
+LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
+    DType d = vtype(g, loop->operands[0]).dtype;
+    return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
+}
+
 bool nvptx_gen_for(Gen *g, const BirOp *op) {
     const BirBlock *body = op->regions[0];
     int n = op->nresults;
@@ -65,8 +70,12 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     if (pipe) nvptx_pipeline_header(g, pipe, pre);
     LLVMValueRef **carried = make_phis(g, op->results, n);
     add_incoming(g, carried, op->results, n, init, pre);
-    LLVMIntPredicate lt = op->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
-    LLVMBasicBlockRef exit_from_header = pipe ? nvptx_pipeline_exit(g, pipe, exit) : exit, exit_from_latch = NULL;
+    LLVMIntPredicate lt = nvptx_loop_continues(g, op);
+    /* the values leaving by each exit edge (a dot's wait on the way may replace one) */
+    LLVMValueRef **out_header = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *out_header), **out_latch = NULL;
+    memcpy(out_header, carried, (size_t)n * sizeof *out_header);
+    LLVMBasicBlockRef exit_from_header = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_header) : exit,
+                      exit_from_latch = NULL;
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit_from_header);
     LLVMPositionBuilderAtEnd(g->b, body_bb);
     bind(g, body->args[0], &iv);
@@ -95,7 +104,9 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         latch = LLVMGetInsertBlock(g->b);
         LLVMAddIncoming(iv, &next, &latch, 1);
         add_incoming(g, carried, op->results, n, next_vals, latch);
-        exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, exit) : exit;
+        out_latch = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *out_latch);
+        memcpy(out_latch, next_vals, (size_t)n * sizeof *out_latch);
+        exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_latch) : exit;
         LLVMBuildCondBr(g->b, ovf, exit_from_latch, header);
     }
     g->terminated = false;
@@ -103,8 +114,8 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     LLVMValueRef **res = make_phis(g, op->results, n);
     nvptx_dot_unhoist(g, body);
     /* the exit's predecessors: header and latch, or the blocks on the way */
-    add_incoming(g, res, op->results, n, carried, exit_from_header == exit ? header : exit_from_header);
-    if (latch) add_incoming(g, res, op->results, n, next_vals, exit_from_latch == exit ? latch : exit_from_latch);
+    add_incoming(g, res, op->results, n, out_header, exit_from_header == exit ? header : exit_from_header);
+    if (latch) add_incoming(g, res, op->results, n, out_latch, exit_from_latch == exit ? latch : exit_from_latch);
     for (int i = 0; i < n; i++) {
         if (phi_regs(g, op->results[i])) bind(g, op->results[i], res[i]);
         else nvptx_carried_load(g, op->results[i], op->results[i]);

@@ -36,7 +36,7 @@ static int64_t tf32_smem_bytes(BlkType at, BlkType bt) {
     return ((int64_t)at.shape[0] * (at.shape[1] + TF32_PAD_A) + (int64_t)bt.shape[0] * (bt.shape[1] + TF32_PAD_B)) * 4;
 }
 
-static Layout operand_layout(Gen *g, const BirOp *op, int which) {
+Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which) {
     return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
 }
 
@@ -66,8 +66,8 @@ int nvptx_contiguous_dim(Gen *g, int v) {
 Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
     BlkType t = vtype(g, v);
     int cd = nvptx_contiguous_dim(g, v);
-    Staged st = {.base = base, .cd = cd, .rowlen = t.shape[cd], .rows = t.shape[1 - cd]};
-    st.slab = st.rowlen < 64 ? st.rowlen : 64;
+    Staged st = {.base = base, .cd = cd, .rows = t.shape[1 - cd]};
+    st.slab = t.shape[cd] < 64 ? t.shape[cd] : 64;
     int slab_bytes = st.slab * 2;
     st.per_phase = slab_bytes >= 128 ? 1 : 128 / slab_bytes;
     int chunks = st.slab / 8;
@@ -132,7 +132,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     int64_t need = acc, staged = 0, other = 0;
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
-        Layout l = operand_layout(g, op, which);
+        Layout l = nvptx_dot_operand_layout(g, op, which);
         if (g->in_ring && g->in_ring[v]) continue; /* staged by its loop's ring */
         if (nvptx_layout_local_map(&g->plan->layouts[v], &l, (Projection){{0, 1}}, NULL)) continue;
         if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
@@ -187,7 +187,7 @@ static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVM
 }
 
 /* Two f16 or bf16 elements as one 32-bit operand register of mma. */
-static LLVMValueRef pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
+LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
     LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
     v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
     v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
@@ -279,7 +279,7 @@ static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, in
 static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->plan->layouts[r];
-    Layout lo[2] = {operand_layout(g, op, 0), operand_layout(g, op, 1)};
+    Layout lo[2] = {nvptx_dot_operand_layout(g, op, 0), nvptx_dot_operand_layout(g, op, 1)};
     DType d = vtype(g, op->operands[0]).dtype;
     int32_t K = vtype(g, op->operands[0]).shape[1];
     int kbits = 0;
@@ -332,13 +332,13 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
             for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
                 int base = (p & 1) << 1 | (p >> 1) << 2 | ki << 3 | mi << (3 + kbits);
                 args[p] = staged[0] ? LLVMBuildBitCast(g->b, F[0].frag[mi * ksteps + ki][p], word, "")
-                                    : pack(g, F[0].regs[base], F[0].regs[base + 1], d);
+                                    : nvptx_dot_pack(g, F[0].regs[base], F[0].regs[base + 1], d);
             }
             for (int ni = 0; ni < nreps; ni++) {
                 for (int q = 0; q < 2; q++) { /* b0, b1: k and k + 8 */
                     int base = q << 1 | ki << 2 | ni << (2 + kbits);
                     args[4 + q] = staged[1] ? LLVMBuildBitCast(g->b, F[1].frag[ni * ksteps + ki][q], word, "")
-                                            : pack(g, F[1].regs[base], F[1].regs[base + 1], d);
+                                            : nvptx_dot_pack(g, F[1].regs[base], F[1].regs[base + 1], d);
                 }
                 /* c0, c1: row; c2, c3: row + 8 */
                 mma_accumulate(g, name, args, out + (ni << 2 | mi << (2 + nbits)));
@@ -420,7 +420,7 @@ static const char *operand_path(Gen *g, const BirOp *op, int w) {
     int v = op->operands[w];
     if (g->hoisted[v] && g->hoisted[v]->dot == op) return "loaded once before its loop (ldmatrix)";
     if (g->staged[v]) return "from its loop's cp.async ring (ldmatrix)";
-    Layout lo = operand_layout(g, op, w);
+    Layout lo = nvptx_dot_operand_layout(g, op, w);
     if (nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL)) return "from registers";
     if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
     return "through shared memory";
@@ -525,7 +525,7 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         bool wgmma = !nvptx_wgmma_refusal(g, op); /* wgmma reads b from shared memory, not fragments */
         for (int w = 0; w < (wgmma ? 1 : 2); w++) {
             int v = op->operands[w];
-            Layout lo = operand_layout(g, op, w);
+            Layout lo = nvptx_dot_operand_layout(g, op, w);
             if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 ||
                 nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL))
                 continue;

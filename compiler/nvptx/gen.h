@@ -252,6 +252,12 @@ static inline LLVMValueRef from_mem(Gen *g, LLVMValueRef v, DType d) {
     return d == DT_I1 ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "") : v;
 }
 static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->i64, ""); }
+static inline int64_t nvptx_round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+/* wgmma reads swizzled tiles from 1024-byte boundaries: the 128-byte swizzle's period */
+enum { NVPTX_SWIZZLE_PERIOD = 1024 };
+/* fence.proxy.async: this thread's shared-memory writes (st.shared, cp.async),
+ * made through the generic proxy, visible to wgmma's async proxy */
+void nvptx_proxy_fence(Gen *g);
 
 /* The math functions (math.c), one per MATH_OP row of ops.def. */
 #define BIR_OP(...)
@@ -339,6 +345,10 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
 /* Operand `which` of dot op as hoisted fragments ([tile * ksteps + k][i],
  * mma.sync's a0..a3 or b0, b1), or NULL when it was not hoisted. */
 LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
+/* The layout mma.sync reads operand `which` of dot op in (wgmma's a in registers too). */
+Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which);
+/* Two f16 or bf16 elements as one 32-bit operand register (<2 x half> for f16, i32 for bf16). */
+LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d);
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
@@ -351,9 +361,8 @@ void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending);
 typedef struct Staged {
     LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
     int cd;             /* the dimension rows are stored along (contiguous) */
-    int32_t rowlen;     /* elements per stored row */
     int32_t rows;       /* rows (the other dimension's size) */
-    int32_t slab;       /* elements of a row per slab: rowlen, at most 64 */
+    int32_t slab;       /* elements of a row per slab: the row's length, at most 64 */
     int per_phase, max_phase;
 } Staged;
 /* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
@@ -365,6 +374,9 @@ LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLV
 /* Every thread stores its registers of v (8 elements at a time) where st says. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st);
 bool nvptx_gen_for(Gen *g, const BirOp *op);
+/* How a for loop's variable compares with its bound while it runs (above
+ * it for a negative step). */
+LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop);
 bool nvptx_gen_while(Gen *g, const BirOp *op);
 bool nvptx_gen_if(Gen *g, const BirOp *op);
 
@@ -385,8 +397,11 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* 
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
 void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p);  /* before the back edge */
 /* The block an exit edge of the loop goes to: exit, or one on the way
- * that waits for a dot left in flight. */
-LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef exit);
+ * that waits for a dot left in flight; vals (the carried values leaving by
+ * that edge, per loop result; a copy the caller may change) then get the
+ * accumulator as the wait leaves it. */
+LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
+                                      LLVMValueRef **vals);
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
 bool nvptx_gen_op(Gen *g, const BirOp *op);

@@ -318,7 +318,7 @@ static LLVMValueRef dynamic_shared(Gen *g) {
         LLVMTypeRef at = LLVMArrayType2(g->i8, 0);
         m->shared = LLVMAddGlobalInAddressSpace(g->mod, at, "blk_shared", 3);
         LLVMSetLinkage(m->shared, LLVMExternalLinkage);
-        LLVMSetAlignment(m->shared, m->arch->wgmma ? 1024 : 16); /* wgmma's swizzled tiles start at 1024 bytes */
+        LLVMSetAlignment(m->shared, m->arch->wgmma ? NVPTX_SWIZZLE_PERIOD : 16);
     }
     return m->shared;
 }
@@ -345,11 +345,18 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     plan_smem(g, f->body, &largest);
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
-    int64_t ring_align = g->plan->wgmma ? 1024 : 128, region = g->smem_size;
-    g->ring_at = (smem_in_pipelined_loops(g, f->body, false) + ring_align - 1) / ring_align * ring_align;
+    int64_t region = g->smem_size;
+    g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
     int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
     g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
-    if (g->smem_size > g->m->arch->max_shared_bytes) return smem_error(g, largest);
+    if (g->smem_size > g->m->arch->max_shared_bytes) {
+        if (largest && g->smem_size == region) return smem_error(g, largest);
+        return nvptx_gen_fail(g, NULL, "the pipelined loops of '%s' need %lld bytes of shared memory (%lld for their "
+                              "cp.async rings above %lld the ops in those loops use), more than the %lld bytes a "
+                              "program may use on %s; use fewer stages (--num-stages) or smaller blocks",
+                              f->name, (long long)g->smem_size, (long long)ring_bytes, (long long)g->ring_at,
+                              (long long)g->m->arch->max_shared_bytes, g->m->arch->name);
+    }
     g->carried_base = (g->smem_size + 15) / 16 * 16;
     nvptx_carried_plan(g, g->m->arch->max_shared_bytes - g->carried_base);
     if (g->carried_bytes) g->smem_size = g->carried_base + g->carried_bytes;

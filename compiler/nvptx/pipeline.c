@@ -1,7 +1,8 @@
 /* pipeline.c: software pipelining of `for` loops whose loads feed dots (the
  * common case of Triton's pipeliner). Such a load becomes cp.async copies
  * from global memory straight into a ring of `stages` swizzled shared
- * buffers (--num-stages; by default 3, or 2 if 3 do not fit), issued
+ * buffers (--num-stages; by default as many as fit of 3, 4 with an async
+ * dot below, down to 2), issued
  * A = stages - 1 iterations ahead, so the tensor cores of one
  * iteration overlap the memory traffic of the next ones:
  *
@@ -111,21 +112,41 @@ static int uses_in(const BirBlock *b, int v) {
     return n;
 }
 
-/* A dot on wgmma whose result only goes back, through the yield, as its
- * own accumulator (matmul's acc = dot(a, b, acc)): nothing reads it before
- * the next iteration's dot adds to it, so its wgmma group may stay in
- * flight while the next iteration's copies are issued (Triton's
- * "properly async" dot); it is waited for after the loop. */
-static const BirOp *async_dot(Gen *g, const BirOp *loop) {
+static int dots_in(const BirBlock *b) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == BIR_DOT;
+        for (int r = 0; r < op->nregions; r++) n += dots_in(op->regions[r]);
+    }
+    return n;
+}
+
+/* The loop's one dot, on wgmma, when its result only goes back, through
+ * the yield, as its own accumulator (matmul's acc = dot(a, b, acc)) and both
+ * its operands come from this loop's ring: nothing reads the result or
+ * rewrites what the dot reads before the next iteration's dot, so its wgmma
+ * group may stay in flight while the next iteration's copies are issued
+ * (Triton's "properly async" dot); it is waited for on the way out. An
+ * operand the dot stages itself or takes from registers would be rewritten
+ * under the running group; another dot in the loop would wait for it anyway. */
+static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
+    if (dots_in(body) != 1) return NULL;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
+        for (int w = 0; w < 2; w++) {
+            bool ringed = false;
+            for (int l = 0; l < pp->nloads; l++)
+                ringed |= op->operands[w] == pp->loads[l]->results[0] || op->operands[w] == pp->views[l];
+            if (!ringed) return NULL;
+        }
         int r = op->results[0], k = 0;
         while (k < y->noperands && y->operands[k] != r) k++;
-        if (k == y->noperands || op->operands[2] != body->args[1 + k]) continue;
-        if (uses_in(body, r) == 1 && uses_in(body, body->args[1 + k]) == 1) return op;
+        if (k == y->noperands || op->operands[2] != body->args[1 + k]) return NULL;
+        return uses_in(body, r) == 1 && uses_in(body, body->args[1 + k]) == 1 ? op : NULL;
     }
     return NULL;
 }
@@ -168,16 +189,16 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
-        int64_t bytes = g->plan->wgmma ? (type_numel(t) * 2 + 1023) / 1024 * 1024 : type_numel(t) * 2;
+        int64_t bytes = g->plan->wgmma ? nvptx_round_up(type_numel(t) * 2, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * 2;
         pp->tile_bytes[pp->nloads++] = bytes;
         tiles += bytes;
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
-    /* as many stages as fit beside the shared region, 2 or 3 (while the
-     * region is being planned, ring_at is -1: assume 2 fit) */
-    /* with a dot in flight, one slot more: 4 stages where they fit, copies 2 ahead */
-    pp->async_dot = async_dot(g, loop);
+    /* as many stages as fit above ring_at, 2 or 3, or up to 4 with a dot in
+     * flight (one slot more, copies 2 ahead); while shared memory is being
+     * planned ring_at is -1: assume 2 fit */
+    pp->async_dot = async_dot(g, loop, pp);
     int most = pp->async_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
@@ -345,9 +366,8 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->ub = ub, p->step = step;
     p->outer_async_dot = g->async_dot;
     g->async_dot = pp.async_dot;
-    DType d = vtype(g, loop->operands[0]).dtype;
-    LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
-    /* prologue: iterations 0 .. stages-2 */
+    LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
+    /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
     LLVMValueRef **env = init, iv = lb;
     for (int s = 0; s < pp.ahead; s++) {
@@ -369,8 +389,7 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
-    DType d = vtype(g, loop->operands[0]).dtype;
-    LLVMIntPredicate lt = dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT;
+    LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
     /* the iteration pp->ahead ahead, into the slot read pp->stages - pp->ahead
      * iterations ago (by a dot done with it: waited for, then this barrier) */
@@ -383,7 +402,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, LLVMBuildICmp(g->b, lt, ahead, p->ub, ""));
     wait_groups(g, pp->ahead); /* this iteration's copies are done */
     if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
-        nvptx_asm_call(g, g->void_t, "fence.proxy.async.shared::cta;", "", NULL, 0, true);
+        nvptx_proxy_fence(g);
     nvptx_barrier(g);      /* and everyone's */
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     int64_t off = 0;
@@ -409,19 +428,28 @@ void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p) {
     LLVMAddIncoming(p->it, &next, &latch, 1);
 }
 
-LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef exit) {
+LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
+                                      LLVMValueRef **vals) {
     if (!p->plan.async_dot) return exit;
     /* The dot's last group is waited for on the way out, in a block of its
      * own for each exit edge: a block ptxas sees start with the wait. (In
      * the exit block itself LLVM sinks the code after the loop above it, and
      * an instruction there before the wait makes ptxas serialize every
      * wgmma, C7514; a wait in the latch guarded by "last iteration" makes it
-     * inject one on every back edge, C7517.) Nothing after the loop reads
-     * the accumulators before it, so it needs no tie. */
+     * inject one on every back edge, C7517.) The accumulator leaving by this
+     * edge is tied through the wait, so nothing after the loop reads it before. */
+    const BirOp *y = bir_block_terminator(loop->regions[0]);
     LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef drain = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.drain");
     LLVMPositionBuilderAtEnd(g->b, drain);
-    nvptx_wgmma_wait(g, NULL, 0, 0);
+    for (int k = 0; k < y->noperands; k++) {
+        if (y->operands[k] != p->plan.async_dot->results[0]) continue;
+        int n = nregs(g, loop->results[k]);
+        LLVMValueRef *tied = arena_alloc(&g->arena, (size_t)n * sizeof *tied);
+        memcpy(tied, vals[k], (size_t)n * sizeof *tied);
+        nvptx_wgmma_wait(g, tied, n, 0);
+        vals[k] = tied;
+    }
     LLVMBuildBr(g->b, exit);
     LLVMPositionBuilderAtEnd(g->b, at);
     return drain;

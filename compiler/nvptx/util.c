@@ -35,6 +35,8 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
 
 void nvptx_barrier(Gen *g) { nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t); }
 
+void nvptx_proxy_fence(Gen *g) { nvptx_asm_call(g, g->void_t, "fence.proxy.async.shared::cta;", "", NULL, 0, true); }
+
 /* Runs `then` code on thread 0 only: returns the merge block after setting
  * up the branch; the caller emits into the then-block and calls end_if_t0. */
 LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond) {

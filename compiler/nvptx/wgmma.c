@@ -22,8 +22,9 @@
  * LLVM 19 has no wgmma intrinsics: inline PTX. Each wgmma takes its
  * accumulator registers as outputs tied to its inputs, and the final
  * wgmma.wait_group does too, so LLVM keeps them in place and ptxas sees
- * one chain of accumulations (no serialization). This version waits for
- * each dot's group before its result is used. Shared memory that threads
+ * one chain of accumulations (no serialization). A dot's group is waited
+ * for before its result is used, except the one a pipelined loop leaves in
+ * flight (pipeline.c's async_dot) until the next. Shared memory that threads
  * wrote (st.shared, cp.async) is made visible to wgmma, which reads through
  * the async proxy, by fence.proxy.async before the barrier that publishes it. */
 #include <math.h>
@@ -41,12 +42,8 @@ static bool readable_staged(Gen *g, int v) {
     return cd >= 0 && vtype(g, v).shape[cd] >= 16;
 }
 
-static Layout operand_layout(Gen *g, const BirOp *op, int which) {
-    return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
-}
-
 static bool in_registers(Gen *g, const BirOp *op, int which) {
-    Layout l = operand_layout(g, op, which);
+    Layout l = nvptx_dot_operand_layout(g, op, which);
     return nvptx_layout_local_map(&g->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
 }
 
@@ -79,7 +76,7 @@ static OperandSource source_of(Gen *g, const BirOp *op, int which) {
 
 /* Shared bytes a staged operand takes, kept 1024-aligned (the 128-byte
  * swizzle's period, where descriptors assume it starts). */
-static int64_t staged_bytes(Gen *g, int v) { return (type_numel(vtype(g, v)) * 2 + 1023) / 1024 * 1024; }
+static int64_t staged_bytes(Gen *g, int v) { return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); }
 
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
     int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
@@ -89,9 +86,9 @@ int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
         if (g->in_ring && g->in_ring[v]) continue;
         if (which == 0 && in_registers(g, op, 0)) continue;
         if (readable_staged(g, v)) staged += staged_bytes(g, v);
-        else {
-            Layout l = operand_layout(g, op, which);
-            other = nvptx_operand_smem_bytes(g, v, &l);
+        else { /* a only: b unstaged is refused */
+            Layout l = nvptx_dot_operand_layout(g, op, which);
+            other += nvptx_operand_smem_bytes(g, v, &l);
         }
     }
     return staged + other > need ? staged + other : need;
@@ -203,14 +200,6 @@ void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending) {
     }
 }
 
-/* Two f16 or bf16 elements as one 32-bit a register. */
-static LLVMValueRef word(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
-    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
-    v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
-    v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
-    return LLVMBuildBitCast(g->b, v, g->i32, "");
-}
-
 static bool is_zero(LLVMValueRef v) {
     LLVMBool lost;
     return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0 && !signbit(LLVMConstRealGetDouble(v, &lost));
@@ -245,6 +234,10 @@ static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Sta
              groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
 }
 
+/* The accumulator layout's register for register j of the wgmma of tile mi
+ * at column n0: (j & 3) | (8-column tile << 2) | (mi << (2 + nbits)). */
+static int acc_reg(int j, int n0, int mi, int nbits) { return (j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits)); }
+
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->plan->layouts[r];
@@ -271,7 +264,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         fresh = true;
     }
     if (fresh) {
-        asm_void(g, "fence.proxy.async.shared::cta;"); /* the stores, visible to wgmma */
+        nvptx_proxy_fence(g); /* the stores, visible to wgmma */
         nvptx_barrier(g);
     }
     note(g, op, nchunk, src, st);
@@ -279,7 +272,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *a_regs = NULL;
     LLVMValueRef **a_frags = NULL;
     if (src[0] == FROM_REGS || src[0] == FROM_CONVERT) {
-        Layout lo = operand_layout(g, op, 0);
+        Layout lo = nvptx_dot_operand_layout(g, op, 0);
         a_regs = nvptx_operand(g, op->operands[0], &lo, at);
     } else if (src[0] == FROM_HOISTED)
         a_frags = nvptx_dot_hoisted_frags(g, op, 0);
@@ -296,7 +289,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 for (int p = 0; p < 4; p++) { /* (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
                     int base = (p & 1) << 1 | (p >> 1) << 2 | kk << 3 | mi << (3 + kbits);
                     words[mi * ksteps + kk][p] = a_frags ? LLVMBuildBitCast(g->b, a_frags[mi * ksteps + kk][p], g->i32, "")
-                                                         : word(g, a_regs[base], a_regs[base + 1], d);
+                                                         : LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d),
+                                                                            g->i32, "");
                 }
     }
     int trans_a = src[0] == FROM_RING || src[0] == FROM_STAGE ? st[0].cd != 1 : 0;
@@ -307,10 +301,9 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     for (int mi = 0; mi < mreps; mi++) {
         LLVMValueRef m0 = LLVMBuildAdd(g->b, wg64, ci32(g, (int64_t)mi * 64 * groups), "");
         for (int n0 = 0; n0 < N; n0 += nchunk) {
-            /* register j of this wgmma: layout register (j & 3) | (n-tile << 2) | (mi << (2 + nbits)) */
             bool zero = true;
             for (int j = 0; j < nchunk / 2; j++) {
-                acc[j] = out[(j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits))];
+                acc[j] = out[acc_reg(j, n0, mi, nbits)];
                 zero &= is_zero(acc[j]);
             }
             if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
@@ -321,7 +314,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 wgmma(g, d, nchunk, a_desc, words ? words[mi * ksteps + kk] : NULL, b_desc, trans_a, trans_b,
                       !(zero && kk == 0), acc);
             }
-            for (int j = 0; j < nchunk / 2; j++) out[(j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits))] = acc[j];
+            for (int j = 0; j < nchunk / 2; j++) out[acc_reg(j, n0, mi, nbits)] = acc[j];
         }
     }
     asm_void(g, "wgmma.commit_group.sync.aligned;");
