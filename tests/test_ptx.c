@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "nvptx/gen.h" /* white-box: the layouts */
+#include "dot_sources.h"
 #include "support.h"
 
 /* PTX for a source text (all kernels); fails the test on errors. */
@@ -260,6 +261,29 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     cr_expect_eq(count_of(out.text, "wgmma.mma_async"), 4, "%s", out.kernels[0].notes); /* 4 k-steps of one n64 tile */
     nvptx_output_free(&out);
     compilation_free(c);
+}
+
+/* A load of an outer loop that feeds a dot in an inner loop is not staged
+ * in the outer loop's ring (the inner loop's ring is in the same place):
+ * the inner loop loads it once, from registers. (It was staged, and had no
+ * registers to load from: the compiler crashed.) */
+Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
+    const char *src = NESTED_LOOP_DOT_KERNEL;
+    const char *archs[] = {"sm_80", "sm_90a"};
+    for (int i = 0; i < 2; i++) {
+        Captured cap = {0};
+        Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        NvptxOutput out;
+        cr_assert(compile_ptx(c, &(NvptxOptions){.arch = archs[i]}, &out), "%s", cap.text);
+        const char *notes = out.kernels[0].notes;
+        cr_expect(strstr(notes, "a loaded once before its loop") && strstr(notes, "b from its loop's cp.async ring"),
+                  "%s: %s", archs[i], notes);
+        char said[4096];
+        cr_expect_eq(ptxas(out.text, archs[i], said, sizeof said), 0, "%s", said);
+        nvptx_output_free(&out);
+        compilation_free(c);
+    }
 }
 
 static const char *scale_f32 =

@@ -79,8 +79,20 @@ static bool computable(Slice *S, int v) {
     return ok;
 }
 
-/* Is every use of v (anywhere in the block, nested too) a dot's a or b, or
- * (with `views`) a transpose whose uses all are? The transposes are noted. */
+static int uses_in(const BirBlock *b, int v) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++) n += op->operands[k] == v;
+        for (int r = 0; r < op->nregions; r++) n += uses_in(op->regions[r], v);
+    }
+    return n;
+}
+
+/* Is every use of v (anywhere in the block, in ifs too) a dot's a or b, or
+ * (with `views`) a transpose whose uses all are? The transposes are noted.
+ * A use inside an inner loop is not: that loop's own ring, at the same
+ * place in shared memory, would overwrite the slot before the use. */
 static bool only_dot_operand(const BirBlock *b, int v, bool views, int *trans) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
@@ -89,8 +101,11 @@ static bool only_dot_operand(const BirBlock *b, int v, bool views, int *trans) {
             if (!views || op->code != BIR_TRANS || *trans >= 0) return false;
             *trans = op->results[0];
         }
-        for (int r = 0; r < op->nregions; r++)
-            if (!only_dot_operand(op->regions[r], v, views, trans)) return false;
+        for (int r = 0; r < op->nregions; r++) {
+            bool loop = op->code == BIR_FOR || op->code == BIR_WHILE;
+            if (loop ? uses_in(op->regions[r], v) > 0 : !only_dot_operand(op->regions[r], v, views, trans))
+                return false;
+        }
     }
     return true;
 }
@@ -100,16 +115,6 @@ static bool zero_other(Gen *g, int v) {
     const BirOp *op = g->f->values[v].def;
     if (op && op->code == BIR_SPLAT) op = g->f->values[op->operands[0]].def;
     return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
-}
-
-static int uses_in(const BirBlock *b, int v) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        for (int k = 0; k < op->noperands; k++) n += op->operands[k] == v;
-        for (int r = 0; r < op->nregions; r++) n += uses_in(op->regions[r], v);
-    }
-    return n;
 }
 
 static int dots_in(const BirBlock *b) {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dot_sources.h"
 #include "checks_runtime.h"
 #include "reference.h"
 
@@ -214,6 +215,11 @@ static const OpCase cases[] = {
      "  store(p + m[:, None] * 64 + n[None, :], acc2);\n"
      "}\n",
      4, {DT_F16, DT_F16, DT_F32, DT_F32}, {8192, 8192, 4096, 4096}, {0, 0, 1, 1}, 0, {0}, 1, 0, 3e-3},
+    /* an outer loop's load feeding an inner loop's dot (loaded once before the inner loop), the
+     * inner loop's load pipelined; 4 x 2 x 32 = 256 terms: the bound above is 5e-3, atol 1e-2 */
+    {"a dot in an inner loop with an operand loaded by the outer loop",
+     NESTED_LOOP_DOT_KERNEL,
+     3, {DT_F16, DT_F16, DT_F32}, {8192, 16384, 4096}, {0, 0, 1}, 0, {0}, 1, 0, 1e-2},
     /* an "ieee" f32 dot takes the FMA path, the interpreter's order: bit for bit */
     {"dot f32 ieee",
      "kernel k(a: *f32, b: *f32, o: *f32) {\n"
