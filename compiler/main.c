@@ -137,28 +137,31 @@ static int set_arch(Options *o, const char *v) {
     return 0;
 }
 
-static int set_num_stages(Options *o, const char *v) {
+/* v as a whole decimal integer from lo to hi into *n; false otherwise. */
+static bool int_in(const char *v, long lo, long hi, int *n) {
     char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < 2 || n > 8) return usage_error("--num-stages expects 2 to 8, got '%s'", v);
-    o->backend.num_stages = (int)n;
+    long x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi) return false;
+    *n = (int)x;
+    return true;
+}
+
+static int set_num_stages(Options *o, const char *v) {
+    if (!int_in(v, 2, 8, &o->backend.num_stages)) return usage_error("--num-stages expects 2 to 8, got '%s'", v);
     return 0;
 }
 
 static int set_min_blocks(Options *o, const char *v) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < 1 || n > 32) return usage_error("--min-blocks-per-sm expects 1 to 32, got '%s'", v);
-    o->backend.min_blocks_per_sm = (int)n;
+    if (!int_in(v, 1, 32, &o->backend.min_blocks_per_sm))
+        return usage_error("--min-blocks-per-sm expects 1 to 32, got '%s'", v);
     return 0;
 }
 
 static int set_num_warps(Options *o, const char *v) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*end || n < 1 || n > 32 || (n & (n - 1)))
+    int n;
+    if (!int_in(v, 1, 32, &n) || (n & (n - 1)))
         return usage_error("--num-warps expects a power of two from 1 to 32, got '%s'", v);
-    o->backend.num_warps = (int)n;
+    o->backend.num_warps = n;
     return 0;
 }
 

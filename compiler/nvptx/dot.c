@@ -40,6 +40,13 @@ Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which) {
     return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
 }
 
+bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which) {
+    Layout l = nvptx_dot_operand_layout(g, op, which);
+    return nvptx_layout_local_map(&g->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
+}
+
+int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (p >> 1) << 2 | k << 3 | tile << (3 + kbits); }
+
 /* ------------------------------------------------ operands through ldmatrix
  * An operand that is not in the thread's registers already is staged in
  * shared memory and read with ldmatrix (or, on sm_90a, by wgmma through a
@@ -134,7 +141,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
         int v = op->operands[which];
         Layout l = nvptx_dot_operand_layout(g, op, which);
         if (g->in_ring && g->in_ring[v]) continue; /* staged by its loop's ring */
-        if (nvptx_layout_local_map(&g->plan->layouts[v], &l, (Projection){{0, 1}}, NULL)) continue;
+        if (nvptx_dot_in_registers(g, op, which)) continue;
         if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
     }
@@ -306,9 +313,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
             staged[w] = true;
             continue;
         }
-        if (nvptx_layout_local_map(&g->plan->layouts[v], &lo[w], (Projection){{0, 1}}, NULL) ||
-            nvptx_contiguous_dim(g, v) < 0)
-            continue;
+        if (nvptx_dot_in_registers(g, op, w) || nvptx_contiguous_dim(g, v) < 0) continue;
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
         st[w] = nvptx_staging(g, v, ci32(g, at));
         at += type_numel(vtype(g, v)) * 2;
@@ -330,7 +335,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         for (int mi = 0; mi < mreps; mi++) {
             LLVMValueRef args[10];
             for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
-                int base = (p & 1) << 1 | (p >> 1) << 2 | ki << 3 | mi << (3 + kbits);
+                int base = nvptx_dot_a_reg(p, ki, mi, kbits);
                 args[p] = staged[0] ? LLVMBuildBitCast(g->b, F[0].frag[mi * ksteps + ki][p], word, "")
                                     : nvptx_dot_pack(g, F[0].regs[base], F[0].regs[base + 1], d);
             }
@@ -420,8 +425,7 @@ static const char *operand_path(Gen *g, const BirOp *op, int w) {
     int v = op->operands[w];
     if (g->hoisted[v] && g->hoisted[v]->dot == op) return "loaded once before its loop (ldmatrix)";
     if (g->staged[v]) return "from its loop's cp.async ring (ldmatrix)";
-    Layout lo = nvptx_dot_operand_layout(g, op, w);
-    if (nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL)) return "from registers";
+    if (nvptx_dot_in_registers(g, op, w)) return "from registers";
     if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
     return "through shared memory";
 }
@@ -526,9 +530,7 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         for (int w = 0; w < (wgmma ? 1 : 2); w++) {
             int v = op->operands[w];
             Layout lo = nvptx_dot_operand_layout(g, op, w);
-            if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 ||
-                nvptx_layout_local_map(&g->plan->layouts[v], &lo, (Projection){{0, 1}}, NULL))
-                continue;
+            if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 || nvptx_dot_in_registers(g, op, w)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
             nvptx_barrier(g); /* earlier readers of the region are done */

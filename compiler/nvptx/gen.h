@@ -273,6 +273,7 @@ LLVMValueRef nvptx_call0(Gen *g, const char *name, LLVMTypeRef ret);
 LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                             int n, bool side_effects);
 void nvptx_barrier(Gen *g);
+void nvptx_asm_void(Gen *g, const char *text); /* inline PTX with no operands, kept in place */
 /* v from the lane whose id is this one's xor mask (shfl.sync.bfly), any dtype but pointers. */
 LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d);
 /* Code under cond: returns the merge block; the caller emits the then-part and calls nvptx_end_if. */
@@ -347,6 +348,12 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
 LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
 /* The layout mma.sync reads operand `which` of dot op in (wgmma's a in registers too). */
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which);
+/* Is operand `which` in its thread's registers in that layout already? */
+bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which);
+/* The first of the two registers of that layout (for a: 2^kbits k-steps)
+ * that a-fragment word p (a0..a3: (row, k), (row + 8, k), (row, k + 8),
+ * (row + 8, k + 8)) of k-step k of 16-row tile `tile` packs. */
+int nvptx_dot_a_reg(int p, int k, int tile, int kbits);
 /* Two f16 or bf16 elements as one 32-bit operand register (<2 x half> for f16, i32 for bf16). */
 LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d);
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,

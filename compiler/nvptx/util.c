@@ -35,7 +35,9 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
 
 void nvptx_barrier(Gen *g) { nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t); }
 
-void nvptx_proxy_fence(Gen *g) { nvptx_asm_call(g, g->void_t, "fence.proxy.async.shared::cta;", "", NULL, 0, true); }
+void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, text, "", NULL, 0, true); }
+
+void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::cta;"); }
 
 /* Runs `then` code on thread 0 only: returns the merge block after setting
  * up the branch; the caller emits into the then-block and calls end_if_t0. */

@@ -42,11 +42,6 @@ static bool readable_staged(Gen *g, int v) {
     return cd >= 0 && vtype(g, v).shape[cd] >= 16;
 }
 
-static bool in_registers(Gen *g, const BirOp *op, int which) {
-    Layout l = nvptx_dot_operand_layout(g, op, which);
-    return nvptx_layout_local_map(&g->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
-}
-
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     static char why[128];
     if (!g->plan->wgmma) return "the arch has no wgmma";
@@ -69,7 +64,7 @@ static OperandSource source_of(Gen *g, const BirOp *op, int which) {
     int v = op->operands[which];
     if (which == 0 && nvptx_dot_hoisted_frags(g, op, 0)) return FROM_HOISTED;
     if (g->staged && g->staged[v]) return FROM_RING;
-    if (which == 0 && in_registers(g, op, 0)) return FROM_REGS;
+    if (which == 0 && nvptx_dot_in_registers(g, op, 0)) return FROM_REGS;
     if (readable_staged(g, v)) return FROM_STAGE;
     return FROM_CONVERT; /* a only (the refusal keeps b staged) */
 }
@@ -84,7 +79,7 @@ int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
         if (g->in_ring && g->in_ring[v]) continue;
-        if (which == 0 && in_registers(g, op, 0)) continue;
+        if (which == 0 && nvptx_dot_in_registers(g, op, 0)) continue;
         if (readable_staged(g, v)) staged += staged_bytes(g, v);
         else { /* a only: b unstaged is refused */
             Layout l = nvptx_dot_operand_layout(g, op, which);
@@ -138,7 +133,12 @@ static const char *swizzle_name(const Staged *st) {
 
 /* ------------------------------------------------------------ emission */
 
-static void asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, text, "", NULL, 0, true); }
+/* A struct of n f32: what an asm returning n accumulators gives. */
+static LLVMTypeRef f32_struct(Gen *g, int n) {
+    LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)n * sizeof *fields);
+    for (int j = 0; j < n; j++) fields[j] = g->f32;
+    return LLVMStructTypeInContext(g->ctx, fields, (unsigned)n, 0);
+}
 
 /* One wgmma on the n/2 accumulators at acc (updated in place): a by
  * descriptor (a_desc) or as four registers (a_regs), b by descriptor;
@@ -174,9 +174,7 @@ static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_r
     args[k++] = b_desc;
     args[k++] = ci32(g, add_acc);
     for (int j = 0; j < nacc; j++) args[k++] = acc[j];
-    LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)nacc * sizeof *fields);
-    for (int j = 0; j < nacc; j++) fields[j] = g->f32;
-    LLVMValueRef res = nvptx_asm_call(g, LLVMStructTypeInContext(g->ctx, fields, (unsigned)nacc, 0), text, cons, args, k, true);
+    LLVMValueRef res = nvptx_asm_call(g, f32_struct(g, nacc), text, cons, args, k, true);
     for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
@@ -185,17 +183,13 @@ static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_r
 void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending) {
     char text[48];
     snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", pending);
-    if (!n) asm_void(g, text);
     for (int at = 0; at < n; at += WG_WAIT_CHUNK) {
         int c = n - at < WG_WAIT_CHUNK ? n - at : WG_WAIT_CHUNK;
         char *cons = arena_alloc(&g->arena, (size_t)c * 8 + 8);
         int ct = 0;
         for (int j = 0; j < c; j++) ct += sprintf(cons + ct, "%s=f", j ? "," : "");
         for (int j = 0; j < c; j++) ct += sprintf(cons + ct, ",%d", j);
-        LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)c * sizeof *fields);
-        for (int j = 0; j < c; j++) fields[j] = g->f32;
-        LLVMValueRef res = nvptx_asm_call(g, LLVMStructTypeInContext(g->ctx, fields, (unsigned)c, 0),
-                                          text, cons, acc + at, c, true);
+        LLVMValueRef res = nvptx_asm_call(g, f32_struct(g, c), text, cons, acc + at, c, true);
         for (int j = 0; j < c; j++) acc[at + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
     }
 }
@@ -286,8 +280,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         words = arena_alloc(&g->arena, (size_t)(mreps * ksteps) * sizeof *words);
         for (int mi = 0; mi < mreps; mi++)
             for (int kk = 0; kk < ksteps; kk++)
-                for (int p = 0; p < 4; p++) { /* (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
-                    int base = (p & 1) << 1 | (p >> 1) << 2 | kk << 3 | mi << (3 + kbits);
+                for (int p = 0; p < 4; p++) {
+                    int base = nvptx_dot_a_reg(p, kk, mi, kbits);
                     words[mi * ksteps + kk][p] = a_frags ? LLVMBuildBitCast(g->b, a_frags[mi * ksteps + kk][p], g->i32, "")
                                                          : LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d),
                                                                             g->i32, "");
@@ -297,7 +291,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     int trans_b = st[1].cd != 0;
     LLVMValueRef wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), "");
     LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof *acc);
-    asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
+    nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
     for (int mi = 0; mi < mreps; mi++) {
         LLVMValueRef m0 = LLVMBuildAdd(g->b, wg64, ci32(g, (int64_t)mi * 64 * groups), "");
         for (int n0 = 0; n0 < N; n0 += nchunk) {
@@ -317,7 +311,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
             for (int j = 0; j < nchunk / 2; j++) out[acc_reg(j, n0, mi, nbits)] = acc[j];
         }
     }
-    asm_void(g, "wgmma.commit_group.sync.aligned;");
+    nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
     /* a dot that only feeds itself leaves this group in flight: the wait
      * for the one before it lets the pipeline refill that one's slot */
     nvptx_wgmma_wait(g, out, lc->nregs, g->async_dot == op ? 1 : 0);
