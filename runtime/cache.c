@@ -1,9 +1,12 @@
 /* cache.c: see cache.h. File layout, all integers little-endian u64 unless
  * said: the magic (which names the format: bump it whenever the layout
  * changes, so that older entries read as misses and are rewritten), key
- * length, key, warps (u32), shared-memory bytes, PTX length, PTX, cubin
- * length, cubin, then FNV-1a-64 of everything before it. Format 1 ("BLKCACHE")
- * had no shared-memory bytes. */
+ * length, key, warps (u32), shared-memory bytes, PTX length, PTX, the
+ * number of tensor maps and each map's six fields (base parameter, stride
+ * parameter + 1, stride scale, box inner, box rows, swizzle bytes), then
+ * FNV-1a-64 of everything before it. Format 1 ("BLKCACHE") had no
+ * shared-memory bytes; format 2 ("BLKC0002") a cubin, never written, where
+ * the maps are. */
 #define _POSIX_C_SOURCE 200809L
 #include "cache.h"
 
@@ -16,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "BLKC0002"
+#define MAGIC "BLKC0003"
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = data;
@@ -96,6 +99,14 @@ static unsigned char *read_entry(const char *path, size_t *len) {
     return data;
 }
 
+/* A tensor map's fields as nvptx.h allows them. */
+static bool map_ok(const uint64_t f[6]) {
+    uint64_t inner = f[3], swizzle = f[5];
+    return f[0] < BLK_MAX_KERNEL_ARGS && f[1] <= BLK_MAX_KERNEL_ARGS && f[2] >= 1 && f[2] <= (uint64_t)1 << 38 &&
+           (inner == 8 || inner == 16 || inner == 32 || inner == 64) && f[4] >= 8 && f[4] <= 256 && f[4] % 8 == 0 &&
+           (swizzle == 0 ? inner == 8 : inner >= 16 && swizzle == inner * 2);
+}
+
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
     memset(out, 0, sizeof *out);
     char path[1100];
@@ -111,7 +122,7 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
     /* A checksum only catches accidents; every field is checked as well, so a
      * crafted entry cannot launch with a bad block size or hand the driver junk. */
     Reader r = {ok ? data + 8 : NULL, ok ? len - 16 : 0};
-    uint64_t klen = 0, plen = 0, clen = 0, shared = 0;
+    uint64_t klen = 0, plen = 0, shared = 0;
     uint32_t warps = 0;
     ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;
     if (ok) r.p += klen, r.left -= klen;
@@ -123,13 +134,15 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
         ok = out->ptx && take(&r, out->ptx, plen);
         if (ok) out->ptx[plen] = 0, out->ptx_len = plen;
     }
-    ok = ok && take_u64(&r, &clen) && clen == r.left && (clen == 0 || (clen >= 4 && memcmp(r.p, "\x7f" "ELF", 4) == 0));
-    if (ok && clen) {
-        out->cubin = malloc(clen);
-        ok = out->cubin && take(&r, out->cubin, clen);
+    uint64_t nmaps = 0;
+    ok = ok && take_u64(&r, &nmaps) && nmaps <= NVPTX_MAX_TENSOR_MAPS && r.left == nmaps * 48;
+    for (uint64_t i = 0; ok && i < nmaps; i++) {
+        uint64_t f[6] = {0};
+        ok = take(&r, f, sizeof f) && map_ok(f);
+        if (ok) out->tensor_maps[i] = (NvptxTensorMap){(int)f[0], (int)f[1] - 1, (int64_t)f[2], (int)f[3], (int)f[4], (int)f[5]};
     }
     if (ok) {
-        out->cubin_len = clen;
+        out->ntensor_maps = (int)nmaps;
         out->warps = (int)warps;
         out->shared_bytes = (int64_t)shared;
     }
@@ -139,7 +152,7 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
 }
 
 static bool put(FILE *f, const void *p, size_t n, uint64_t *sum) {
-    if (n == 0) return true; /* an entry without a cubin: p may be NULL */
+    if (n == 0) return true;
     *sum = fnv1a(p, n, *sum);
     return fwrite(p, 1, n, f) == n;
 }
@@ -156,13 +169,18 @@ bool blk_cache_store(const char *dir, const char *key, size_t key_len, const Blk
         unlink(tmp);
         return false;
     }
-    uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, clen = e->cubin_len;
+    uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, nmaps = (uint64_t)e->ntensor_maps;
     uint64_t shared = (uint64_t)e->shared_bytes;
     uint32_t warps = (uint32_t)e->warps;
     bool ok = put(f, MAGIC, 8, &sum) && put(f, &klen, 8, &sum) && put(f, key, key_len, &sum) &&
               put(f, &warps, 4, &sum) && put(f, &shared, 8, &sum) && put(f, &plen, 8, &sum) &&
-              put(f, e->ptx, e->ptx_len, &sum) &&
-              put(f, &clen, 8, &sum) && put(f, e->cubin, e->cubin_len, &sum);
+              put(f, e->ptx, e->ptx_len, &sum) && put(f, &nmaps, 8, &sum);
+    for (int i = 0; ok && i < e->ntensor_maps; i++) {
+        const NvptxTensorMap *m = &e->tensor_maps[i];
+        uint64_t fields[6] = {(uint64_t)m->base_param, (uint64_t)(m->stride_param + 1), (uint64_t)m->stride_scale,
+                              (uint64_t)m->box_inner, (uint64_t)m->box_rows, (uint64_t)m->swizzle_bytes};
+        ok = put(f, fields, sizeof fields, &sum);
+    }
     ok = ok && fwrite(&sum, 1, 8, f) == 8;
     ok = fclose(f) == 0 && ok;
     /* rename is atomic: readers see the old entry or the whole new one */
@@ -173,6 +191,5 @@ bool blk_cache_store(const char *dir, const char *key, size_t key_len, const Blk
 
 void blk_cache_entry_free(BlkCacheEntry *e) {
     free(e->ptx);
-    free(e->cubin);
     memset(e, 0, sizeof *e);
 }

@@ -1,4 +1,4 @@
-/* cache.h: the on-disk kernel cache: PTX and the device binary (cubin) per
+/* cache.h: the on-disk kernel cache: PTX and what a launch needs to know per
  * key, in $BLK_CACHE_DIR (default ~/.cache/blk; BLK_CACHE_DISABLE=1 turns it
  * off). Entries are written atomically (temporary file, then rename), carry
  * their whole key and a checksum, and a truncated, corrupt or colliding
@@ -10,13 +10,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nvptx/nvptx.h"
+
 typedef struct {
     char *ptx;
     size_t ptx_len;
-    void *cubin;
-    size_t cubin_len;
     int warps;            /* the launch's block is 32 x warps threads */
     int64_t shared_bytes; /* the launch's dynamic shared memory */
+    int ntensor_maps;     /* the TMA maps a launch makes */
+    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
 } BlkCacheEntry;
 
 /* What an entry may hold: larger files are not read, larger shared-memory

@@ -60,6 +60,8 @@ bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
         }
         memcpy(syms[i].slot, &p, sizeof p);
     }
+    void *p = dlsym(d->lib, "cuTensorMapEncodeTiled");
+    memcpy(&d->TensorMapEncodeTiled, &p, sizeof p);
     return true;
 }
 

@@ -45,6 +45,10 @@ typedef struct {
     CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t, const char *, unsigned, CUjit_option *, void **);
     CUresult (*LinkComplete)(CUlinkState, void **, size_t *);
     CUresult (*LinkDestroy)(CUlinkState);
+    /* drivers from CUDA 12 on; NULL in older ones (then no TMA) */
+    CUresult (*TensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 } CudaDriver;
 
 /* Loads libcuda.so.1 and every entry point. False, with the reason in err,

@@ -52,6 +52,8 @@ typedef struct {
     char *ptx;            /* malloc'ed */
     int warps;            /* the launch's block is 32 x warps threads */
     int64_t shared_bytes; /* dynamic shared memory per program */
+    int ntensor_maps;     /* the TMA maps a launch makes (nvptx.h) */
+    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
 } BlkKernelCode;
 
 /* A checked launch. */
@@ -114,10 +116,10 @@ int blk_jit_occupancy_target(int sm_registers, int programs, int warps, int regs
 Compilation *blk_jit_compile(const char *name, const char *text, size_t len, ConstDef *defs, int ndefs, char **diags);
 void blk_jit_release(Compilation *comp);
 /* PTX (or optimized LLVM IR) of one kernel of a compilation, malloc'ed; with
- * its warps and shared-memory bytes when those are not NULL. NULL with the
+ * what a launch needs to know in *info (notes NULL) when it is not NULL. NULL with the
  * diagnostics (file:line:col, the line and a caret) in err on failure. The
  * caller serializes calls on one compilation. */
-char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, int *warps,
-                   int64_t *shared_bytes, char *err, size_t err_size);
+char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,
+                   char *err, size_t err_size);
 
 #endif

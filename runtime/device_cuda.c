@@ -3,7 +3,8 @@
  * specialization's PTX is loaded through the driver's JIT and kept in the
  * disk cache (cache.c), so a warm load skips the compiler (and the driver's
  * own cache skips its JIT). Launches pass the kernel's shared memory as dynamic
- * shared memory. A fault (an illegal address and the like) makes the context
+ * shared memory, and the tensor maps of kernels that copy by TMA after their
+ * arguments. A fault (an illegal address and the like) makes the context
  * lost: CUDA cannot use it again. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -33,6 +34,8 @@ typedef struct {
     CUfunction fn;
     int warps;
     int64_t shared_bytes;
+    int ntensor_maps;
+    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
 } CudaCode;
 
 static bool is_fault(CUresult r) {
@@ -168,16 +171,16 @@ static blk_status cuda_synchronize(blk_context *ctx) {
     return cuda_fail(ctx, r, what);
 }
 
-/* The module of an entry: its cubin if it has one, else its PTX, which the
- * driver's JIT compiles as a whole program (and keeps in its own cache,
- * ~/.nv/ComputeCache). The runtime stores no cubin: the driver's linker
+/* The module of an entry: its PTX, which the driver's JIT compiles as a
+ * whole program (and keeps in its own cache, ~/.nv/ComputeCache). The
+ * runtime stores no cubin: the driver's linker
  * (cuLink) compiles PTX as relocatable code, which on the H100 took 146
  * registers a thread instead of 103 for layer_norm_fwd (BLOCK_SIZE=16384, 8
  * warps; ptxas -c against ptxas) and ran it 1.3 to 1.5 times slower
  * (docs/performance.md). *mod stays NULL unless it loaded. */
 static CUresult load_module(const CudaDriver *d, const BlkCacheEntry *e, CUmodule *mod) {
     CUmodule m = NULL;
-    CUresult r = d->ModuleLoadData(&m, e->cubin ? e->cubin : (const void *)e->ptx);
+    CUresult r = d->ModuleLoadData(&m, e->ptx);
     *mod = r ? NULL : m;
     return r;
 }
@@ -291,8 +294,6 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         r = load_module(d, &entry, &c->mod);
         if (r) blk_cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
     }
-    c->warps = entry.warps;
-    c->shared_bytes = entry.shared_bytes;
     bool built = false;
     if (r) {
         BlkKernelCode kc;
@@ -300,12 +301,18 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         if (!s) {
             entry.ptx = kc.ptx;
             entry.ptx_len = strlen(kc.ptx);
-            entry.warps = c->warps = kc.warps;
-            entry.shared_bytes = c->shared_bytes = kc.shared_bytes;
+            entry.warps = kc.warps;
+            entry.shared_bytes = kc.shared_bytes;
+            entry.ntensor_maps = kc.ntensor_maps;
+            memcpy(entry.tensor_maps, kc.tensor_maps, sizeof kc.tensor_maps);
             r = load_module(d, &entry, &c->mod);
             built = true;
         }
     }
+    c->warps = entry.warps;
+    c->shared_bytes = entry.shared_bytes;
+    c->ntensor_maps = entry.ntensor_maps;
+    memcpy(c->tensor_maps, entry.tensor_maps, sizeof entry.tensor_maps);
     if (!s && r) {
         char what[300];
         snprintf(what, sizeof what, "kernel '%s': loading its code", spec->name);
@@ -334,13 +341,33 @@ static void cuda_unload(blk_context *ctx, void *code) {
     free(c);
 }
 
+/* Tensor map j of a launch (nvptx.h's NvptxTensorMap), from its arguments;
+ * false (the kernel then copies by cp.async) when the driver cannot make it:
+ * a stride of 0 or below, or beyond TMA's 2^40 bytes, a driver without TMA. */
+static bool make_tensor_map(const CudaDriver *d, const NvptxTensorMap *m, const BlkLaunch *l, CUtensorMap *out) {
+    int64_t stride = m->stride_scale;
+    if (m->stride_param >= 0 && __builtin_mul_overflow(stride, l->args[m->stride_param].value.i, &stride)) return false;
+    if (!d->TensorMapEncodeTiled || stride <= 0 || stride >= (int64_t)1 << 39) return false;
+    cuuint64_t dims[2] = {(cuuint64_t)NVPTX_TMA_COLUMNS, (cuuint64_t)m->box_rows}, strides[1] = {(cuuint64_t)stride * 2};
+    cuuint32_t box[2] = {(cuuint32_t)m->box_inner, (cuuint32_t)m->box_rows}, steps[2] = {1, 1};
+    CUtensorMapSwizzle swizzle = m->swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : m->swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                 : m->swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                          : CU_TENSOR_MAP_SWIZZLE_NONE;
+    return d->TensorMapEncodeTiled(out, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)(uintptr_t)l->args[m->base_param].value.ptr,
+                                   dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
     CudaState *st = ctx->state;
     const CudaCode *c = l->code;
     const BirFunction *f = l->f;
     /* each parameter in its own bytes, little-endian: the low bytes of an integer */
-    union { CUdeviceptr p; int64_t i64; double f64; float f32; uint16_t bits16; } vals[64];
-    void *params[64];
+    union { CUdeviceptr p; int64_t i64; double f64; float f32; uint16_t bits16; } vals[BLK_MAX_KERNEL_ARGS];
+    void *params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 1];
+    CUtensorMap maps[NVPTX_MAX_TENSOR_MAPS];
+    uint32_t usable = 0;
     for (int i = 0; i < f->nparams; i++) {
         DType d = f->params[i].type.dtype;
         const blk_arg *a = &l->args[i];
@@ -352,6 +379,12 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
         else vals[i].i64 = a->value.i;
         params[i] = &vals[i];
     }
+    for (int j = 0; j < c->ntensor_maps; j++) {
+        if (make_tensor_map(&st->drv, &c->tensor_maps[j], l, &maps[j])) usable |= 1u << j;
+        else memset(&maps[j], 0, sizeof maps[j]);
+        params[f->nparams + j] = &maps[j];
+    }
+    if (c->ntensor_maps) params[f->nparams + c->ntensor_maps] = &usable;
     snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);
     CUresult r = st->drv.LaunchKernel(c->fn, l->grid[0], l->grid[1], l->grid[2], 32u * (unsigned)c->warps, 1, 1,
                                       (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);

@@ -61,8 +61,8 @@ Compilation *blk_jit_compile(const char *name, const char *text, size_t len, Con
 
 void blk_jit_release(Compilation *comp) { compilation_free(comp); }
 
-char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, int *warps,
-                   int64_t *shared_bytes, char *err, size_t err_size) {
+char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,
+                   char *err, size_t err_size) {
     NvptxOptions o = *opt;
     o.only_kernel = kernel;
     o.llvm_ir = llvm_ir;
@@ -77,8 +77,10 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
         return NULL;
     }
     free(t.text);
-    if (warps) *warps = out.kernels[0].num_warps;
-    if (shared_bytes) *shared_bytes = out.kernels[0].shared_bytes;
+    if (info) {
+        *info = out.kernels[0];
+        info->notes = NULL; /* freed with out */
+    }
     char *text = out.text;
     out.text = NULL;
     nvptx_output_free(&out);

@@ -179,8 +179,8 @@ struct blk_module {
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
     char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\n", BLKC_VERSION, arch,
-             opt->num_warps, opt->num_stages, opt->min_blocks_per_sm);
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\n", BLKC_VERSION,
+             arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -268,6 +268,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.num_warps = opt->num_warps;
     m->backend.num_stages = opt->num_stages;
     m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
+    m->backend.no_tma = opt->no_tma != 0;
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;
@@ -378,13 +379,12 @@ const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
 
 /* PTX or LLVM IR of a kernel, with the given launch facts (NULL: none);
  * NULL with the error set on failure. */
-static char *emit(blk_kernel *k, const int64_t *param_div, int min_blocks_per_sm, bool llvm_ir, int *warps,
-                  int64_t *shared_bytes) {
+static char *emit(blk_kernel *k, const int64_t *param_div, int min_blocks_per_sm, bool llvm_ir, NvptxKernel *info) {
     NvptxOptions bo = k->module->backend;
     bo.param_div = param_div;
     if (min_blocks_per_sm) bo.min_blocks_per_sm = min_blocks_per_sm;
     char err[8192];
-    char *text = blk_jit_emit(k->module->comp, k->f->name, &bo, llvm_ir, warps, shared_bytes, err, sizeof err);
+    char *text = blk_jit_emit(k->module->comp, k->f->name, &bo, llvm_ir, info, err, sizeof err);
     if (!text) blk_fail(BLK_ERROR_COMPILE, "kernel '%s': %s", k->f->name, err);
     return text;
 }
@@ -393,7 +393,7 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     if (!k || !out) return blk_fail(BLK_ERROR_INVALID_VALUE, "a NULL argument");
     pthread_mutex_lock(&k->module->lock);
     char **slot = llvm_ir ? &k->llvm_ir : &k->ptx;
-    if (!*slot) *slot = emit(k, NULL, 0, llvm_ir, NULL, NULL);
+    if (!*slot) *slot = emit(k, NULL, 0, llvm_ir, NULL);
     *out = *slot;
     pthread_mutex_unlock(&k->module->lock);
     return *out ? ok() : BLK_ERROR_COMPILE;
@@ -410,7 +410,13 @@ blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, Bl
         if (spec->facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
     }
     *out = (BlkKernelCode){0};
-    out->ptx = emit(spec->kernel, div, min_blocks_per_sm, false, &out->warps, &out->shared_bytes);
+    NvptxKernel info;
+    out->ptx = emit(spec->kernel, div, min_blocks_per_sm, false, &info);
+    if (out->ptx) {
+        out->warps = info.num_warps, out->shared_bytes = info.shared_bytes;
+        out->ntensor_maps = info.ntensor_maps;
+        memcpy(out->tensor_maps, info.tensor_maps, sizeof info.tensor_maps);
+    }
     return out->ptx ? BLK_SUCCESS : BLK_ERROR_COMPILE;
 }
 

@@ -1,8 +1,8 @@
-/* test_cache.c: the on-disk kernel cache (runtime/cache.c): round trips,
- * misses for another key, a damaged entry or one of the previous format,
- * atomic writes from concurrent processes, hostile entries (FIFOs, links,
- * huge files, crafted fields), and the environment variables
- * that place or disable it. */
+/* test_cache.c: the on-disk kernel cache (runtime/cache.c): round trips
+ * (tensor maps included), misses for another key, a damaged entry or one of
+ * an earlier format, atomic writes from concurrent processes, hostile entries
+ * (FIFOs, links, huge files, crafted fields and maps), and the environment
+ * variables that place or disable it. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,12 +30,26 @@ static void remove_dir(void) {
 
 TestSuite(cache, .init = make_dir, .fini = remove_dir);
 
+/* Two maps: one with a stride parameter and one without (stride_param -1,
+ * stored as 0), so both encodings of it are exercised. */
 static BlkCacheEntry sample(void) {
     static char ptx[] = ".version 7.8\n.target sm_90\n";
-    static unsigned char cubin[300];
-    for (size_t i = 0; i < sizeof cubin; i++) cubin[i] = (unsigned char)(i * 7);
-    memcpy(cubin, "\x7f" "ELF", 4); /* the loader accepts only an ELF image */
-    return (BlkCacheEntry){ptx, strlen(ptx), cubin, sizeof cubin, 4, 100 * 1024};
+    return (BlkCacheEntry){ptx, strlen(ptx), 4, 100 * 1024, 2,
+                           {{0, 6, 1, 64, 128, 128}, {1, -1, 64, 32, 64, 64}}};
+}
+
+/* Field by field: the structs' padding is not part of an entry. */
+static void expect_same_maps(const BlkCacheEntry *got, const BlkCacheEntry *want) {
+    cr_expect_eq(got->ntensor_maps, want->ntensor_maps);
+    for (int i = 0; i < want->ntensor_maps && i < got->ntensor_maps; i++) {
+        const NvptxTensorMap *g = &got->tensor_maps[i], *w = &want->tensor_maps[i];
+        cr_expect_eq(g->base_param, w->base_param, "map %d", i);
+        cr_expect_eq(g->stride_param, w->stride_param, "map %d", i);
+        cr_expect_eq(g->stride_scale, w->stride_scale, "map %d", i);
+        cr_expect_eq(g->box_inner, w->box_inner, "map %d", i);
+        cr_expect_eq(g->box_rows, w->box_rows, "map %d", i);
+        cr_expect_eq(g->swizzle_bytes, w->swizzle_bytes, "map %d", i);
+    }
 }
 
 Test(cache, an_entry_round_trips) {
@@ -45,19 +59,31 @@ Test(cache, an_entry_round_trips) {
     cr_assert(blk_cache_load(dir, key, strlen(key), &got));
     cr_expect_eq(got.ptx_len, e.ptx_len);
     cr_expect_str_eq(got.ptx, e.ptx);
-    cr_expect_eq(got.cubin_len, e.cubin_len);
-    cr_expect_arr_eq(got.cubin, e.cubin, e.cubin_len);
+    expect_same_maps(&got, &e);
     cr_expect_eq(got.warps, 4);
     cr_expect_eq(got.shared_bytes, 100 * 1024, "the shared memory is kept with the warps");
     blk_cache_entry_free(&got);
     cr_expect_not(blk_cache_load(dir, "another key", 11, &got), "a different key misses");
-    /* what the runtime stores: PTX alone, which the driver's JIT loads */
-    e.cubin = NULL, e.cubin_len = 0;
+    /* a kernel that copies nothing by TMA has no maps */
+    e.ntensor_maps = 0;
     cr_assert(blk_cache_store(dir, key, strlen(key), &e));
     cr_assert(blk_cache_load(dir, key, strlen(key), &got));
     cr_expect_str_eq(got.ptx, e.ptx);
-    cr_expect_null(got.cubin);
-    cr_expect_eq(got.cubin_len, 0);
+    cr_expect_eq(got.ntensor_maps, 0);
+    cr_expect_eq(got.shared_bytes, e.shared_bytes);
+    blk_cache_entry_free(&got);
+    /* as many maps as a kernel may have, each field at an edge of its range */
+    e.ntensor_maps = NVPTX_MAX_TENSOR_MAPS;
+    for (int i = 0; i < NVPTX_MAX_TENSOR_MAPS; i++) {
+        bool lo = i % 2 == 0;
+        int inner = 8 << (i % 4);
+        e.tensor_maps[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, lo ? -1 : BLK_MAX_KERNEL_ARGS - 1,
+                                            lo ? 1 : (int64_t)1 << 38, inner, lo ? 8 : 256,
+                                            inner == 8 ? 0 : inner * 2};
+    }
+    cr_assert(blk_cache_store(dir, key, strlen(key), &e));
+    cr_assert(blk_cache_load(dir, key, strlen(key), &got));
+    expect_same_maps(&got, &e);
     blk_cache_entry_free(&got);
 }
 
@@ -71,10 +97,11 @@ Test(cache, damaged_entries_are_misses) {
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fclose(f);
-    /* a flipped byte in the cubin */
+    /* the last map's box_rows (maps are 48 bytes, before the 8-byte checksum)
+     * from 64 to 72: still a valid map, so only the checksum can tell */
     f = fopen(path, "r+b");
-    fseek(f, size - 20, SEEK_SET);
-    fputc('X', f);
+    fseek(f, size - 8 - 48 + 4 * 8, SEEK_SET);
+    fputc(72, f);
     fclose(f);
     cr_expect_not(blk_cache_load(dir, key, 1, &got), "a corrupt entry must not load");
     /* rebuilt, then truncated */
@@ -93,28 +120,60 @@ static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
+/* An entry file written by hand, for what blk_cache_store cannot write. */
+typedef struct {
+    unsigned char buf[1024];
+    size_t n;
+} Raw;
+
+static void raw_put(Raw *r, const void *p, size_t n) {
+    cr_assert_leq(r->n + n, sizeof r->buf);
+    memcpy(r->buf + r->n, p, n);
+    r->n += n;
+}
+
+static void raw_put_u64(Raw *r, uint64_t v) { raw_put(r, &v, 8); }
+
+/* Appends the checksum, as a whole entry has, and writes r as key's entry. */
+static void raw_write(Raw *r, const char *key) {
+    raw_put_u64(r, fnv1a(r->buf, r->n, 0xcbf29ce484222325ull));
+    char path[1100];
+    blk_cache_path(dir, key, strlen(key), path, sizeof path);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(r->buf, 1, r->n, f) == r->n);
+    cr_assert_eq(fclose(f), 0);
+}
+
 Test(cache, an_entry_of_the_previous_format_is_a_miss) {
+    const char *key = "k1", *ptx = ".version 7.8\n";
+    unsigned char cubin[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    uint32_t warps = 4;
+    BlkCacheEntry got;
     /* format 1: "BLKCACHE", key length, key, warps (u32), PTX length, PTX,
      * cubin length, cubin, checksum; a whole, valid entry of its time */
-    const char *key = "k1", *ptx = ".version 7.8\n";
-    unsigned char buf[256], cubin[16] = {1, 2, 3};
-    size_t n = 0;
-    uint64_t klen = strlen(key), plen = strlen(ptx), clen = sizeof cubin;
-    uint32_t warps = 4;
-#define PUT(p, len) (memcpy(buf + n, (p), (len)), n += (len))
-    PUT("BLKCACHE", 8), PUT(&klen, 8), PUT(key, klen), PUT(&warps, 4), PUT(&plen, 8), PUT(ptx, plen), PUT(&clen, 8),
-        PUT(cubin, clen);
-    uint64_t sum = fnv1a(buf, n, 0xcbf29ce484222325ull);
-    PUT(&sum, 8);
-#undef PUT
-    char path[1100];
-    blk_cache_path(dir, key, klen, path, sizeof path);
-    FILE *f = fopen(path, "wb");
-    cr_assert(f && fwrite(buf, 1, n, f) == n);
-    fclose(f);
-    BlkCacheEntry got;
-    cr_expect_not(blk_cache_load(dir, key, klen, &got), "an entry without the shared memory must not load");
+    Raw r = {.n = 0};
+    raw_put(&r, "BLKCACHE", 8), raw_put_u64(&r, strlen(key)), raw_put(&r, key, strlen(key)), raw_put(&r, &warps, 4);
+    raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx)), raw_put_u64(&r, sizeof cubin);
+    raw_put(&r, cubin, sizeof cubin);
+    raw_write(&r, key);
+    cr_expect_not(blk_cache_load(dir, key, strlen(key), &got), "an entry without the shared memory must not load");
+    /* format 2: "BLKC0002", then format 1's fields with the shared-memory
+     * bytes after the warps; its cubin sits where the maps are now */
+    r.n = 0;
+    raw_put(&r, "BLKC0002", 8), raw_put_u64(&r, strlen(key)), raw_put(&r, key, strlen(key)), raw_put(&r, &warps, 4);
+    raw_put_u64(&r, 100 * 1024), raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx));
+    raw_put_u64(&r, sizeof cubin), raw_put(&r, cubin, sizeof cubin);
+    raw_write(&r, key);
+    cr_expect_not(blk_cache_load(dir, key, strlen(key), &got), "an entry with a cubin for maps must not load");
+    /* format 2 as the runtime wrote it, without a cubin: byte for byte an
+     * entry with no maps but for the magic, which alone must tell them apart */
+    r.n = 0;
+    raw_put(&r, "BLKC0002", 8), raw_put_u64(&r, strlen(key)), raw_put(&r, key, strlen(key)), raw_put(&r, &warps, 4);
+    raw_put_u64(&r, 100 * 1024), raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx)), raw_put_u64(&r, 0);
+    raw_write(&r, key);
+    cr_expect_not(blk_cache_load(dir, key, strlen(key), &got), "an entry of format 2 without a cubin must not load");
     /* and storing the entry again replaces it */
+    uint64_t klen = strlen(key);
     BlkCacheEntry e = sample();
     cr_assert(blk_cache_store(dir, key, klen, &e));
     cr_assert(blk_cache_load(dir, key, klen, &got));
@@ -137,7 +196,8 @@ Test(cache, concurrent_writers_leave_a_whole_entry) {
     for (int i = 0; i < 50; i++) {
         /* a reader during the writes sees no entry or a whole one, never a torn one */
         if (blk_cache_load(dir, key, strlen(key), &got)) {
-            cr_expect_arr_eq(got.cubin, e.cubin, e.cubin_len);
+            cr_expect_str_eq(got.ptx, e.ptx);
+            expect_same_maps(&got, &e);
             blk_cache_entry_free(&got);
         }
     }
@@ -214,11 +274,69 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     e.shared_bytes = (int64_t)BLK_CACHE_MAX_SHARED + 1;
     cr_assert(blk_cache_store(dir, key, 1, &e));
     cr_expect_not(blk_cache_load(dir, key, 1, &got), "an impossible shared-memory size loaded");
-    e = sample();
-    unsigned char junk[64] = {1, 2, 3};
-    e.cubin = junk, e.cubin_len = sizeof junk;
-    cr_assert(blk_cache_store(dir, key, 1, &e));
-    cr_expect_not(blk_cache_load(dir, key, 1, &got), "a cubin that is not ELF loaded");
+    /* each bad map stands second, after a valid one, so every map is checked */
+    struct {
+        NvptxTensorMap map;
+        const char *what;
+    } bad_maps[] = {
+        {{64, -1, 1, 64, 128, 128}, "base_param 64 (past the last argument)"},
+        {{-1, -1, 1, 64, 128, 128}, "base_param -1"},
+        {{0, 64, 1, 64, 128, 128}, "stride_param 64 (past the last argument)"},
+        {{0, -2, 1, 64, 128, 128}, "stride_param -2"},
+        {{0, 6, 0, 64, 128, 128}, "stride_scale 0"},
+        {{0, 6, ((int64_t)1 << 38) + 1, 64, 128, 128}, "stride_scale 2^38 + 1"},
+        {{0, 6, 1, 24, 128, 128}, "box_inner 24"},
+        {{0, 6, 1, 128, 128, 256}, "box_inner 128"},
+        {{0, 6, 1, 64, 0, 128}, "box_rows 0"},
+        {{0, 6, 1, 64, 4, 128}, "box_rows 4"},
+        {{0, 6, 1, 64, 12, 128}, "box_rows 12 (not a multiple of 8)"},
+        {{0, 6, 1, 64, 264, 128}, "box_rows 264"},
+        {{0, 6, 1, 32, 128, 128}, "swizzle 128 with box_inner 32"},
+        {{0, 6, 1, 64, 128, 0}, "swizzle 0 with box_inner 64"},
+        {{0, 6, 1, 8, 128, 32}, "swizzle 32 with box_inner 8"},
+        {{0, 6, 1, 8, 128, 16}, "swizzle 16 (no such mode) with box_inner 8"},
+    };
+    for (size_t i = 0; i < sizeof bad_maps / sizeof *bad_maps; i++) {
+        e = sample();
+        e.tensor_maps[1] = bad_maps[i].map;
+        cr_assert(blk_cache_store(dir, key, 1, &e));
+        cr_expect_not(blk_cache_load(dir, key, 1, &got), "a map with %s loaded", bad_maps[i].what);
+    }
+    /* more maps than a kernel may have: the writer never writes that many, so
+     * by hand; with one fewer the same entry loads, so the count is the cause */
+    for (int nmaps = NVPTX_MAX_TENSOR_MAPS; nmaps <= NVPTX_MAX_TENSOR_MAPS + 1; nmaps++) {
+        uint32_t warps = 4;
+        const char *ptx = ".version 7.8\n";
+        Raw r = {.n = 0};
+        raw_put(&r, "BLKC0003", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put_u64(&r, 0), raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx)), raw_put_u64(&r, (uint64_t)nmaps);
+        for (int i = 0; i < nmaps; i++) {
+            uint64_t fields[6] = {(uint64_t)i, 0, 1, 64, 128, 128};
+            raw_put(&r, fields, sizeof fields);
+        }
+        raw_write(&r, key);
+        bool loaded = blk_cache_load(dir, key, 1, &got);
+        if (nmaps <= NVPTX_MAX_TENSOR_MAPS) {
+            cr_expect(loaded, "%d maps, written by hand, must load", nmaps);
+            cr_expect_eq(got.ntensor_maps, nmaps);
+            blk_cache_entry_free(&got);
+        } else {
+            cr_expect_not(loaded, "%d maps loaded", nmaps);
+        }
+    }
+    /* a count that disagrees with the maps that follow it */
+    for (int bias = -1; bias <= 1; bias += 2) {
+        uint32_t warps = 4;
+        Raw r = {.n = 0};
+        raw_put(&r, "BLKC0003", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put_u64(&r, 0), raw_put_u64(&r, 0), raw_put_u64(&r, (uint64_t)(2 + bias));
+        for (int i = 0; i < 2; i++) {
+            uint64_t fields[6] = {(uint64_t)i, 0, 1, 64, 128, 128};
+            raw_put(&r, fields, sizeof fields);
+        }
+        raw_write(&r, key);
+        cr_expect_not(blk_cache_load(dir, key, 1, &got), "a count of %d before 2 maps loaded", 2 + bias);
+    }
     e = sample();
     char ptx[] = ".version 7.8\0junk";
     e.ptx = ptx, e.ptx_len = sizeof ptx - 1;

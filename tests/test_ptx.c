@@ -173,9 +173,10 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
     }
 }
 
-/* sm_90a: the examples' dots on wgmma, read from the loops' cp.async rings
- * through descriptors (a too, for matmul; attention's a from registers),
- * the copies fenced for the async proxy; ptxas assembles it without a
+/* sm_90a: the examples' dots on wgmma, read from the loops' rings (TMA
+ * copies, cp.async where masks are not all true, fenced for the async
+ * proxy) through descriptors (a too, for matmul; attention's a from
+ * registers); ptxas assembles it without a
  * warning (no serialized wgmma, no injected warpgroup.arrive). Where the
  * shape does not fit warpgroups, mma.sync, and --stats says why. A dot
  * that only feeds itself (matmul's) waits for the group before the last. */
@@ -191,16 +192,16 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         int64_t shared; /* bytes: the ring (its stages x its tiles) above what the loop's ops need */
     } cases[] = {
         /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major
-         * (transposed); 4 stages of 16 + 16 KiB, the epilogue's 32 KiB inside them */
+         * (transposed); 4 stages of 16 + 16 KiB and an 8-byte mbarrier, the epilogue's 32 KiB inside them */
         {"matmul.blk", "matmul", {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL}, mm_facts, 4, 8,
-         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * 32768},
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * (32768 + 8)},
         /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
-         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * 49152},
+         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 8)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; 16 KiB to stage q (counted
          * as the first dot's, though q is staged once before the loop), then 3 stages of 8 + 8 KiB */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 16384 + 3 * 16384},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 16384 + 3 * (16384 + 8)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -277,13 +278,110 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
         NvptxOutput out;
         cr_assert(compile_ptx(c, &(NvptxOptions){.arch = archs[i]}, &out), "%s", cap.text);
         const char *notes = out.kernels[0].notes;
-        cr_expect(strstr(notes, "a loaded once before its loop") && strstr(notes, "b from its loop's cp.async ring"),
+        cr_expect(strstr(notes, "a loaded once before its loop") && strstr(notes, "b from its loop's ring"),
                   "%s: %s", archs[i], notes);
         char said[4096];
         cr_expect_eq(ptxas(out.text, archs[i], said, sizeof said), 0, "%s", said);
         nvptx_output_free(&out);
         compilation_free(c);
     }
+}
+
+/* The matmul example on sm_90a with facts: which loads TMA copies, the maps
+ * the launcher gets, the kernel's extra parameters, and why not where not. */
+static NvptxOutput matmul_sm90a(const int64_t *facts, bool no_tma, const char *src) {
+    static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL};
+    char path[512];
+    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
+    char *text = src ? NULL : slurp(path);
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src ? src : text, src ? NULL : defs, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
+                        .no_tma = no_tma};
+    NvptxOutput out;
+    cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+    compilation_free(c);
+    free(text);
+    return out;
+}
+
+Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
+    /* a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn */
+    int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
+    NvptxOutput out = matmul_sm90a(facts, false, NULL);
+    const NvptxKernel *k = &out.kernels[0];
+    cr_assert_eq(k->ntensor_maps, 2, "%s", k->notes);
+    /* a [128, 64]: one 64 x 128 box a tile; b [64, 128]: two 64 x 64 boxes */
+    NvptxTensorMap want[2] = {{0, 6, 1, 64, 128, 128}, {1, 8, 1, 64, 64, 128}};
+    for (int j = 0; j < 2; j++) {
+        const NvptxTensorMap *m = &k->tensor_maps[j];
+        cr_expect(m->base_param == want[j].base_param && m->stride_param == want[j].stride_param &&
+                      m->stride_scale == want[j].stride_scale && m->box_inner == want[j].box_inner &&
+                      m->box_rows == want[j].box_rows && m->swizzle_bytes == want[j].swizzle_bytes,
+                  "map %d: %d %d %lld %d %d %d", j, m->base_param, m->stride_param, (long long)m->stride_scale,
+                  m->box_inner, m->box_rows, m->swizzle_bytes);
+    }
+    /* the maps and their validity bits after the 12 parameters; 1 + 2 boxes an iteration, in the
+     * prologue's 2 iterations and the loop's */
+    cr_expect(strstr(out.text, ".param .align 64 .b8 matmul_param_12[128]") &&
+                  strstr(out.text, ".param .align 64 .b8 matmul_param_13[128]") &&
+                  strstr(out.text, ".param .u32 matmul_param_14"), "%s", out.text);
+    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3 * 3);
+    cr_expect(strstr(out.text, "mbarrier.try_wait.parity") && strstr(out.text, "mbarrier.arrive.expect_tx") &&
+                  strstr(out.text, "bar.red.and.pred") && strstr(out.text, "cvta.param"), "%s", out.text);
+    cr_expect(strstr(k->notes, "line 28: load [128, 64] f16: a 4-stage ring, copied by TMA (map 0: from a, rows "
+                               "stride_am elements apart, 128 x 64 boxes, 128-byte swizzle)"), "%s", k->notes);
+    nvptx_output_free(&out);
+
+    /* --no-tma: cp.async, no maps, no extra parameters */
+    out = matmul_sm90a(facts, true, NULL);
+    cr_expect(out.kernels[0].ntensor_maps == 0 && !strstr(out.text, "cp.async.bulk") && !strstr(out.text, "mbarrier") &&
+                  !strstr(out.text, "matmul_param_12") && strstr(out.kernels[0].notes, "copied by cp.async; not TMA: --no-tma"),
+              "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
+
+    /* a's columns not known to be unit-stride: a is not vectorized, so not pipelined; b alone is in
+     * the ring, and TMA copies it */
+    facts[7] = 16;
+    out = matmul_sm90a(facts, false, NULL);
+    cr_expect(out.kernels[0].ntensor_maps == 1 && out.kernels[0].tensor_maps[0].base_param == 1 &&
+                  strstr(out.kernels[0].notes, "a through shared memory"), "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
+
+    /* rows gathered through indices: not a parameter plus multiples of arange and parameters, so
+     * cp.async for that load and, since a loop's loads go one way, for the other */
+    const char *gather = "kernel k(a: *f16 @align(16), b: *f16 @align(16), idx: *i32 @align(16), o: *f32 @align(16)) {\n"
+                         "  let i = arange(0, 64);\n"
+                         "  let rows = load(idx + i);\n"
+                         "  var pa = a + rows[:, None] * 64 + i[None, :];\n"
+                         "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+                         "  var acc = zeros([64, 64], f32);\n"
+                         "  for k in range(0, 4, 1) {\n"
+                         "    acc = dot(load(pa), load(pb), acc);\n"
+                         "    pa += 64;\n"
+                         "    pb += 4096 * k;\n"
+                         "  }\n"
+                         "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+                         "}\n";
+    out = matmul_sm90a(NULL, false, gather);
+    cr_expect(out.kernels[0].ntensor_maps == 0 &&
+                  strstr(out.kernels[0].notes, "line 8: load [64, 64] f16: a 4-stage ring, copied by cp.async; not "
+                                               "TMA: its pointers are not a parameter plus multiples of arange and "
+                                               "parameters") &&
+                  strstr(out.kernels[0].notes, "copied by cp.async; not TMA: another load of its loop cannot be"),
+              "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
+    /* the same rows by arange: both loads by TMA, the carried pointers keeping their form */
+    char *affine = strdup(gather);
+    memcpy(strstr(affine, "rows[:, None]"), "   i[:, None]", 13);
+    out = matmul_sm90a(NULL, false, affine);
+    cr_expect(out.kernels[0].ntensor_maps == 2 && strstr(out.kernels[0].notes, "rows 64 elements apart"), "%s",
+              out.kernels[0].notes);
+    char said[4096];
+    cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
+    nvptx_output_free(&out);
+    free(affine);
 }
 
 static const char *scale_f32 =

@@ -424,7 +424,7 @@ static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, c
 static const char *operand_path(Gen *g, const BirOp *op, int w) {
     int v = op->operands[w];
     if (g->hoisted[v] && g->hoisted[v]->dot == op) return "loaded once before its loop (ldmatrix)";
-    if (g->staged[v]) return "from its loop's cp.async ring (ldmatrix)";
+    if (g->staged[v]) return "from its loop's ring (ldmatrix)";
     if (nvptx_dot_in_registers(g, op, w)) return "from registers";
     if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
     return "through shared memory";

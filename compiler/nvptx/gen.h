@@ -12,7 +12,8 @@
  *   scan.c        scans, and reductions with a combine function
  *   dot.c         dot: mma.sync, tf32, fma; operand staging
  *   wgmma.c       dot on sm_90a's warpgroup tensor cores
- *   pipeline.c    cp.async rings for loops that feed dots
+ *   pipeline.c    cp.async and TMA rings for loops that feed dots
+ *   tma.c         which loads TMA copies; mbarrier and TMA instructions
  *   print.c       device_print
  *   control.c     for, while, if
  *   carried.c     loop-carried blocks kept in shared memory
@@ -183,6 +184,10 @@ typedef struct {
     LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
     int nlazy;
     const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
+    struct TmaMemo *tma_memo;  /* tma.c's analysis of pointers */
+    int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
+    NvptxTensorMap tma[NVPTX_MAX_TENSOR_MAPS]; /* parameters after the kernel's own, then their validity bits */
+    int ntma;
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -411,6 +416,30 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
                                       LLVMValueRef **vals);
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
+/* The loads a for loop's ring would copy (at most max; 0 when it does not pipeline). */
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max);
+
+/* ------------------------------------------------------------------ tma.c */
+/* Before the kernel's function is made: which pipelined loads TMA copies
+ * (g->tma_of, g->tma). */
+void nvptx_tma_plan(Gen *g);
+/* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
+const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
+/* Thread 0's test that a TMA copy of load ld, whose element (0, 0) is at
+ * p00, stays within its map (and that the map is usable); *col gets the
+ * column the copy starts at. */
+LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
+/* A line of --stats about how pipelined load ld is copied. */
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages);
+/* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
+void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
+/* mbarriers at shared byte offsets (i32): init with an arrival count, inval,
+ * arrive, arrive expecting bytes of TMA, wait for the phase of a parity. */
+void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count);
+void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at);
+void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at);
+void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes);
+void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
 bool nvptx_gen_op(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------------ emit.c */

@@ -323,13 +323,41 @@ static LLVMValueRef dynamic_shared(Gen *g) {
     return m->shared;
 }
 
+/* The tensor maps' parameters (nvptx.h's NvptxTensorMap): byval, so the
+ * map stays in parameter space, and grid constants, so LLVM takes its
+ * address there (cvta.param) instead of copying it to local memory, where
+ * TMA could not read it. */
+static void tensor_map_params(Gen *g) {
+    if (!g->ntma) return;
+    LLVMTypeRef map_t = LLVMArrayType2(g->i8, 128);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
+    LLVMMetadataRef idx[NVPTX_MAX_TENSOR_MAPS];
+    for (int j = 0; j < g->ntma; j++) {
+        unsigned at = (unsigned)(g->f->nparams + j + 1); /* attribute index: the parameter's + 1 */
+        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateTypeAttribute(g->ctx, byval, map_t));
+        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateEnumAttribute(g->ctx, align, 64));
+        idx[j] = LLVMValueAsMetadata(ci32(g, at));
+        LLVMSetValueName2(LLVMGetParam(g->fn, at - 1), "tensor_map", 10);
+    }
+    LLVMSetValueName2(LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->ntma)), "tensor_maps_valid", 17);
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->ctx, "grid_constant", 13),
+                             LLVMMDNodeInContext2(g->ctx, idx, (size_t)g->ntma)};
+    LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+}
+
 static bool gen_body(Gen *g, const BirFunction *f) {
-    LLVMTypeRef params[64];
+    LLVMTypeRef params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 1];
     if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
-    for (int i = 0; i < f->nparams; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
-    g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)f->nparams, 0));
+    int n = f->nparams;
+    for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
+    g->ring_at = -1;
+    nvptx_tma_plan(g);
+    for (int j = 0; j < g->ntma; j++) params[n++] = g->genptr;
+    if (g->ntma) params[n++] = g->i32;
+    g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
+    tensor_map_params(g);
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * g->plan->num_warps);
     if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
@@ -417,7 +445,8 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
-        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, NULL};
+        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, g->ntma, {{0}}, NULL};
+        memcpy(info->tensor_maps, g->tma, sizeof g->tma);
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

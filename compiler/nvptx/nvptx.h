@@ -14,6 +14,7 @@ typedef struct {
     int sm;                   /* 90: compute capability x 10 */
     bool arch_specific;       /* sm_90a: runs on that GPU only, chosen only for a device of exactly that capability */
     bool wgmma;               /* has wgmma.mma_async (warpgroup tensor cores): dot uses it */
+    bool tma;                 /* pipelined loads may be TMA copies (cp.async.bulk.tensor) */
     const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
     int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
     int64_t sm_shared_bytes;  /* shared memory of a multiprocessor (1 KiB of it reserved per program) */
@@ -74,15 +75,37 @@ typedef struct {
     bool remarks;             /* a remark at each block load or store narrower than facts could make it,
                                  naming the facts (as --assume would state them) */
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
+    bool no_tma;              /* never TMA copies (cp.async) */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };
+
+/* A tensor map (CUtensorMap, 128 bytes) the launcher makes for a kernel
+ * that copies tiles by TMA: a 2-D view of 16-bit elements from a pointer
+ * argument, NVPTX_TMA_COLUMNS elements a row, rows `stride` elements apart
+ * (rows may overlap), no bound on the rows beyond box_rows. A kernel with
+ * maps takes them after its own parameters, in order (.param .align 64
+ * .b8[128], grid constants), then a u32 whose bit j says map j could be
+ * made; a clear bit makes the kernel copy by cp.async instead. */
+typedef struct {
+    int base_param;       /* the pointer parameter the view starts at */
+    int stride_param;     /* the integer parameter the row stride scales, or -1 */
+    int64_t stride_scale; /* row stride in elements: stride_scale x that argument (x 1 without one) */
+    int box_inner;        /* elements a box takes of a row: 8 to 64 */
+    int box_rows;         /* rows a box takes: 8 to 256 */
+    int swizzle_bytes;    /* 128, 64 or 32 (the box's row), or 0: none */
+} NvptxTensorMap;
+
+enum { NVPTX_MAX_TENSOR_MAPS = 8 };
+#define NVPTX_TMA_COLUMNS ((int64_t)1 << 31)
 
 /* What a launcher needs to know about one compiled kernel. */
 typedef struct {
     const char *name;     /* the BirFunction's */
     int num_warps;        /* the launch's block is 32 x num_warps threads */
     int64_t shared_bytes; /* dynamic shared memory to launch with (0: none) */
+    int ntensor_maps;
+    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
     char *notes;          /* how each dot was lowered and which loop blocks live in shared memory, a line each ("" when none); malloc'ed */
 } NvptxKernel;
 

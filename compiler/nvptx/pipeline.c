@@ -1,11 +1,11 @@
 /* pipeline.c: software pipelining of `for` loops whose loads feed dots (the
- * common case of Triton's pipeliner). Such a load becomes cp.async copies
- * from global memory straight into a ring of `stages` swizzled shared
- * buffers (--num-stages; by default as many as fit of 3, 4 with an async
- * dot below, down to 2), issued
- * A = stages - 1 iterations ahead, so the tensor cores of one
- * iteration overlap the memory traffic of the next ones:
+ * common case of Triton's pipeliner). Such a load becomes copies from
+ * global memory straight into a ring of `stages` swizzled shared buffers
+ * (--num-stages; by default as many as fit of 3, 4 with an async dot
+ * below, down to 2), issued A = stages - 1 iterations ahead, so the tensor
+ * cores of one iteration overlap the memory traffic of the next ones.
  *
+ * With cp.async (every thread copies 16-byte chunks):
  *   prologue:  copy iterations 0 .. A-1 into slots 0 .. A-1
  *   iteration i: barrier                  (slot (i+A) % stages is read)
  *                copy iteration i + A into that slot; commit
@@ -13,6 +13,18 @@
  *                the body, its dots reading slot i % stages (ldmatrix,
  *                or wgmma's descriptors after fence.proxy.async)
  *   after:     wait for all copies
+ *
+ * With TMA (sm_90a, every load of the loop qualifying: tma.c), thread 0
+ * copies whole tiles and an mbarrier per slot says when they have landed:
+ *   iteration i: barrier, and-ing each thread's "masks all true" for
+ *                iteration i + A (bar.red.and)
+ *                all true: thread 0 expects the bytes on the slot's
+ *                  mbarrier and issues the TMA copies
+ *                else: every thread copies its chunks by cp.async (zero
+ *                  fill), waits for them, fences; barrier; thread 0 arrives
+ *                wait for the phase (i / stages) % 2 of slot i's mbarrier
+ *                the body
+ * one barrier an iteration instead of two, and no copy work in the threads.
  *
  * A wgmma dot that only feeds itself (async_dot) leaves its group in
  * flight past the iteration: it still reads its slot during the next one,
@@ -37,7 +49,9 @@ typedef struct {
     int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
     int64_t tile_bytes[MAX_PIPE_LOADS];
     int stages;
-    int64_t ring_bytes;
+    bool tma;               /* TMA copies and an mbarrier per slot (after the slots) */
+    int64_t slot_bytes;     /* one iteration's tiles */
+    int64_t ring_bytes;     /* the slots, and the mbarriers */
     const char *carried_ok; /* per body argument: its next value can be computed ahead */
 } PipePlan;
 
@@ -200,6 +214,10 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
+    pp->tma = g->tma_of != NULL;
+    for (int i = 0; i < pp->nloads; i++) pp->tma &= g->tma_of && g->tma_of[pp->loads[i]->results[0]] > 0;
+    pp->slot_bytes = tiles;
+    int64_t per_stage = tiles + (pp->tma ? 8 : 0);
     /* as many stages as fit above ring_at, 2 or 3, or up to 4 with a dot in
      * flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
@@ -209,10 +227,10 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->ring_at + pp->stages * tiles <= g->m->arch->max_shared_bytes) break;
+            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
     if (pp->stages < 3) pp->async_dot = NULL; /* the slot the dot reads, and one to fill */
     pp->ahead = pp->async_dot ? pp->stages - 2 : pp->stages - 1;
-    pp->ring_bytes = pp->stages * tiles;
+    pp->ring_bytes = pp->stages * per_stage;
     return pp->stages >= 2;
 }
 
@@ -247,6 +265,13 @@ char *nvptx_pipeline_marks(Gen *g) {
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop) {
     PipePlan pp;
     return plan(g, loop, &pp);
+}
+
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max) {
+    PipePlan pp;
+    if (!plan(g, loop, &pp) || pp.nloads > max) return 0;
+    memcpy(loads, pp.loads, (size_t)pp.nloads * sizeof *loads);
+    return pp.nloads;
 }
 
 int64_t nvptx_pipeline_ring_bytes(Gen *g) {
@@ -313,16 +338,27 @@ static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
     nvptx_call(g, name, g->void_t, args, n);
 }
 
-/* Issues one iteration's copies into ring slot `slot` (an i32), each 16-byte
- * chunk predicated by its mask (zero fill) and by `live`. */
-static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
-                  LLVMValueRef slot, LLVMValueRef live) {
-    const BirBlock *body = loop->regions[0];
+/* The registers of the loads' pointers and masks for the iteration at iv
+ * with carried values env. */
+static LLVMValueRef **ahead_regs(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv) {
     int want[2 * MAX_PIPE_LOADS];
     for (int i = 0; i < pp->nloads; i++) want[2 * i] = pp->loads[i]->operands[0], want[2 * i + 1] = pp->loads[i]->operands[1];
-    LLVMValueRef **tmp = run_ahead(g, body, env, iv, want, 2 * pp->nloads);
-    LLVMValueRef **saved = g->regs;
-    g->regs = tmp;
+    return run_ahead(g, loop->regions[0], env, iv, want, 2 * pp->nloads);
+}
+
+static LLVMValueRef slot_at(Gen *g, const PipePlan *pp, int64_t at, LLVMValueRef slot) {
+    return LLVMBuildAdd(g->b, ci32(g, at), LLVMBuildMul(g->b, slot, ci32(g, (int32_t)pp->slot_bytes), ""), "");
+}
+
+/* The mbarrier of a slot (TMA rings): after the slots. */
+static LLVMValueRef mbarrier_at(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRef slot) {
+    return LLVMBuildAdd(g->b, ci32(g, ring_at + pp->stages * pp->slot_bytes), LLVMBuildMul(g->b, slot, ci32(g, 8), ""), "");
+}
+
+/* One iteration's cp.async copies into ring slot `slot` (an i32), each
+ * 16-byte chunk predicated by its mask (zero fill) and by `live`; g->regs
+ * holds that iteration's pointers and masks. */
+static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRef slot, LLVMValueRef live) {
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
@@ -330,9 +366,7 @@ static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at
         const Layout *l = &g->plan->layouts[ld->operands[0]];
         LLVMValueRef *ptr = g->regs[ld->operands[0]];
         LLVMValueRef *mask = ld->operands[1] != BIR_NONE ? nvptx_operand(g, ld->operands[1], l, 0) : NULL;
-        LLVMValueRef base = LLVMBuildAdd(g->b, ci32(g, ring_at + off),
-                                         LLVMBuildMul(g->b, slot, ci32(g, (int32_t)(pp->ring_bytes / pp->stages)), ""), "");
-        Staged st = nvptx_staging(g, v, base);
+        Staged st = nvptx_staging(g, v, slot_at(g, pp, ring_at + off, slot));
         int32_t copies = nvptx_layout_copy_regs(l);
         for (int r = 0; r < l->nregs; r += 8) {
             if (r & copies) continue;
@@ -344,6 +378,14 @@ static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at
         }
         off += pp->tile_bytes[i];
     }
+}
+
+/* Issues one iteration's cp.async copies, one group. */
+static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
+                  LLVMValueRef slot, LLVMValueRef live) {
+    LLVMValueRef **saved = g->regs;
+    g->regs = ahead_regs(g, loop, pp, env, iv);
+    copy_chunks(g, pp, ring_at, slot, live);
     g->regs = saved;
     call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
 }
@@ -351,6 +393,65 @@ static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at
 static void wait_groups(Gen *g, int n) {
     LLVMValueRef a = ci32(g, n);
     call_void(g, "llvm.nvvm.cp.async.wait.group", &a, 1);
+}
+
+/* One iteration's tiles for a TMA ring (see the top): the barrier before
+ * the refill decides, for every thread alike, between TMA and cp.async. */
+static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
+                 LLVMValueRef slot, LLVMValueRef live) {
+    LLVMValueRef **saved = g->regs;
+    g->regs = ahead_regs(g, loop, pp, env, iv);
+    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->i1, 1, 0), cols[MAX_PIPE_LOADS];
+    for (int i = 0; i < pp->nloads; i++) {
+        const BirOp *ld = pp->loads[i];
+        const Layout *l = &g->plan->layouts[ld->operands[0]];
+        if (ld->operands[1] != BIR_NONE) {
+            LLVMValueRef *mask = nvptx_operand(g, ld->operands[1], l, 0);
+            int32_t copies = nvptx_layout_copy_regs(l);
+            for (int r = 0; r < l->nregs; r += 8)
+                if (!(r & copies)) ok = LLVMBuildAnd(g->b, ok, mask[r], "");
+        }
+        /* thread 0 holds element (0, 0) in its register 0 */
+        LLVMValueRef fits = nvptx_tma_offset_ok(g, ld, g->regs[ld->operands[0]][0], &cols[i]);
+        ok = LLVMBuildAnd(g->b, ok, LLVMBuildOr(g->b, LLVMBuildNot(g->b, t0, ""), fits, ""), "");
+    }
+    LLVMValueRef vote = LLVMBuildZExt(g->b, ok, g->i32, "");
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->i32, &vote, 1);
+    LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
+    LLVMBasicBlockRef done = nvptx_begin_if(g, live);
+    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "tma");
+    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "tma.fallback");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), ""), by_tma, by_threads);
+    LLVMPositionBuilderAtEnd(g->b, by_tma);
+    LLVMBasicBlockRef t0_done = nvptx_begin_if(g, t0);
+    int64_t bytes = 0;
+    for (int i = 0; i < pp->nloads; i++) bytes += type_numel(vtype(g, pp->loads[i]->results[0])) * 2;
+    nvptx_mbarrier_expect(g, bar, bytes);
+    int64_t off = 0;
+    for (int i = 0; i < pp->nloads; i++) {
+        int v = pp->loads[i]->results[0];
+        const NvptxTensorMap *map = &g->tma[g->tma_of[v] - 1];
+        int inner = vtype(g, v).shape[nvptx_contiguous_dim(g, v)];
+        for (int j = 0; j < inner / map->box_inner; j++) {
+            LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);
+            LLVMValueRef col = LLVMBuildAdd(g->b, cols[i], ci32(g, j * map->box_inner), "");
+            nvptx_tma_load(g, g->tma_of[v] - 1, dst, col, ci32(g, 0), bar);
+        }
+        off += pp->tile_bytes[i];
+    }
+    nvptx_end_if(g, t0_done);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, by_threads);
+    copy_chunks(g, pp, ring_at, slot, LLVMConstInt(g->i1, 1, 0));
+    call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+    wait_groups(g, 0);
+    nvptx_proxy_fence(g); /* for wgmma, which reads through the async proxy */
+    nvptx_barrier(g);
+    LLVMBasicBlockRef arrived = nvptx_begin_if(g, t0);
+    nvptx_mbarrier_arrive(g, bar);
+    nvptx_end_if(g, arrived);
+    nvptx_end_if(g, done);
+    g->regs = saved;
 }
 
 struct NvptxPipeline {
@@ -371,12 +472,19 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->ub = ub, p->step = step;
     p->outer_async_dot = g->async_dot;
     g->async_dot = pp.async_dot;
+    for (int i = 0; i < pp.nloads; i++) nvptx_tma_note(g, pp.loads[i], pp.stages);
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
+    if (pp.tma) { /* made anew for each run of the loop; the first fill's barrier publishes them */
+        LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
+        for (int s = 0; s < pp.stages; s++) nvptx_mbarrier_init(g, mbarrier_at(g, &pp, p->ring_at, ci32(g, s)), 1);
+        nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
+        nvptx_end_if(g, made);
+    }
     LLVMValueRef **env = init, iv = lb;
     for (int s = 0; s < pp.ahead; s++) {
-        issue(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), LLVMBuildICmp(g->b, lt, iv, ub, ""));
+        (pp.tma ? fill : issue)(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), LLVMBuildICmp(g->b, lt, iv, ub, ""));
         if (s + 1 < pp.ahead) {
             env = next_env(g, loop, &pp, env, iv);
             iv = LLVMBuildAdd(g->b, iv, step, "");
@@ -395,7 +503,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
-    nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
+    if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled (fill's own) */
     /* the iteration pp->ahead ahead, into the slot read pp->stages - pp->ahead
      * iterations ago (by a dot done with it: waited for, then this barrier) */
     LLVMValueRef **env = carried, ahead = iv;
@@ -404,18 +512,24 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
     }
     LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, S), "");
-    issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, LLVMBuildICmp(g->b, lt, ahead, p->ub, ""));
-    wait_groups(g, pp->ahead); /* this iteration's copies are done */
-    if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
-        nvptx_proxy_fence(g);
-    nvptx_barrier(g);      /* and everyone's */
+    LLVMValueRef live = LLVMBuildICmp(g->b, lt, ahead, p->ub, "");
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
+    if (pp->tma) {
+        fill(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
+        LLVMValueRef parity = LLVMBuildAnd(g->b, LLVMBuildUDiv(g->b, p->it, ci32(g, S), ""), ci32(g, 1), "");
+        nvptx_mbarrier_wait(g, mbarrier_at(g, pp, p->ring_at, slot), parity); /* this iteration's tiles are in */
+    } else {
+        issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
+        wait_groups(g, pp->ahead); /* this iteration's copies are done */
+        if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
+            nvptx_proxy_fence(g);
+        nvptx_barrier(g);      /* and everyone's */
+    }
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];
         Staged *st = arena_alloc(&g->arena, sizeof *st);
-        LLVMValueRef base = LLVMBuildAdd(g->b, ci32(g, p->ring_at + off),
-                                         LLVMBuildMul(g->b, slot, ci32(g, (int32_t)(pp->ring_bytes / S)), ""), "");
+        LLVMValueRef base = slot_at(g, pp, p->ring_at + off, slot);
         *st = nvptx_staging(g, v, base);
         g->staged[v] = st;
         if (pp->views[i] >= 0) { /* the transpose reads the same bytes, rows along its dimension 0 */
@@ -462,7 +576,13 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     g->async_dot = p->outer_async_dot;
-    wait_groups(g, 0);
+    if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */
+        nvptx_barrier(g);
+        LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
+        for (int s = 0; s < p->plan.stages; s++) nvptx_mbarrier_inval(g, mbarrier_at(g, &p->plan, p->ring_at, ci32(g, s)));
+        nvptx_end_if(g, freed);
+    } else
+        wait_groups(g, 0);
     for (int i = 0; i < p->plan.nloads; i++) {
         g->staged[p->plan.loads[i]->results[0]] = NULL;
         if (p->plan.views[i] >= 0) g->staged[p->plan.views[i]] = NULL;

@@ -15,7 +15,7 @@
  * by the row, are wgmma's 128-, 64- and 32-byte swizzle modes. An operand
  * is K-major when its rows run along k (a [M, K] row-major), else MN-major
  * (the instruction's transpose flag); staged from a pipelined loop's
- * cp.async ring (pipeline.c), or by the dot itself. a may instead come
+ * ring (pipeline.c: cp.async or TMA), or by the dot itself. a may instead come
  * from registers in mma.sync's a-fragment layout (attention's p, or q's
  * fragments loaded once before the loop): wgmma's register form.
  *
@@ -201,7 +201,7 @@ static bool is_zero(LLVMValueRef v) {
 
 static const char *source_name(OperandSource s) {
     switch (s) {
-    case FROM_RING: return "from its loop's cp.async ring (descriptor";
+    case FROM_RING: return "from its loop's ring (descriptor";
     case FROM_STAGE: return "staged in shared memory (descriptor";
     case FROM_REGS: return "from registers";
     case FROM_HOISTED: return "loaded once before its loop (ldmatrix, registers)";

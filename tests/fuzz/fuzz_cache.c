@@ -3,10 +3,11 @@
  * valid entry; a valid one, stored again, must give back the same bytes
  * (the reader accepts exactly what the writer writes). Structure-aware: a
  * first byte with bit 0 clear builds the entry from fields (magic, key,
- * warps, shared bytes, PTX, cubin, checksum: each right or, as the flag bits
- * say, wrong), so inputs get past the checksum to the field checks; with bit
- * 0 set the rest is the file as it is (bit 1: its last 8 bytes replaced by a
- * correct checksum). Build: CC=clang-19 cmake -B build-fuzz -DBLK_FUZZ=ON. */
+ * warps, shared bytes, PTX, tensor maps, checksum: each right or, as the flag
+ * bits say, wrong), so inputs get past the checksum to the field checks;
+ * with bit 0 set the rest is the file as it is (bit 1: its last 8 bytes
+ * replaced by a correct checksum). Build: CC=clang-19 cmake -B build-fuzz
+ * -DBLK_FUZZ=ON. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "blkc.h"
 
 static const char KEY[] = "fuzz key: sm_90, 4 warps";
 
@@ -62,10 +64,30 @@ static uint64_t take_u64(const uint8_t **data, size_t *size) {
     return v;
 }
 
-/* An entry from fields. flags: bit 1 a wrong magic, bit 2 a wrong key, bit 3
- * a wrong checksum, bit 4 lengths from the input instead of the true ones. */
+/* A tensor map's six fields on disk from 48 bytes of the input: masked into
+ * their ranges, so that most maps are valid and the fuzzer reaches what
+ * follows them, unless raw. */
+static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
+    uint64_t f[6];
+    for (int i = 0; i < 6; i++) f[i] = take_u64(data, size);
+    if (!raw) {
+        static const uint64_t inner[] = {8, 16, 32, 64};
+        f[0] %= BLK_MAX_KERNEL_ARGS;
+        f[1] %= BLK_MAX_KERNEL_ARGS + 1; /* the stride parameter + 1; 0: none */
+        f[2] = 1 + f[2] % ((uint64_t)1 << 38);
+        f[3] = inner[f[3] % 4];
+        f[4] = 8 * (1 + f[4] % 32);
+        f[5] = f[3] == 8 ? 0 : f[3] * 2;
+    }
+    put(b, f, sizeof f);
+}
+
+/* An entry from fields. flags: bit 1 the previous format's magic, bit 2 a
+ * wrong key, bit 3 a wrong checksum, bit 4 lengths and the map count from
+ * the input instead of the true ones, bit 5 the maps' fields as the input
+ * has them, unmasked. */
 static void build_entry(Bytes *b, uint8_t flags, const uint8_t *data, size_t size) {
-    put(b, flags & 2 ? "BLKC0001" : "BLKC0002", 8);
+    put(b, flags & 2 ? "BLKC0002" : "BLKC0003", 8);
     const char *key = flags & 4 ? "another key" : KEY;
     put_u64(b, strlen(key));
     put(b, key, strlen(key));
@@ -78,15 +100,12 @@ static void build_entry(Bytes *b, uint8_t flags, const uint8_t *data, size_t siz
     const uint8_t *ptx = take(&data, &size, ptx_len, &got);
     put_u64(b, flags & 16 ? ptx_len_field : got);
     put(b, ptx, got);
-    uint64_t cubin_len_field = take_u64(&data, &size);
-    /* the rest is the cubin, an ELF header in front unless flags bit 5 */
-    if (!(flags & 32)) {
-        put_u64(b, flags & 16 ? cubin_len_field : size + 4);
-        put(b, "\x7f" "ELF", 4);
-    } else {
-        put_u64(b, flags & 16 ? cubin_len_field : size);
-    }
-    put(b, data, size);
+    /* up to one map more than the reader accepts */
+    size_t nmaps = size ? data[0] % (NVPTX_MAX_TENSOR_MAPS + 2) : 0;
+    if (size) data++, size--;
+    uint64_t count_field = take_u64(&data, &size);
+    put_u64(b, flags & 16 ? count_field : nmaps);
+    for (size_t i = 0; i < nmaps; i++) put_map(b, flags & 32, &data, &size);
     uint64_t sum = fnv1a(b->p, b->len) ^ (flags & 8 ? 1 : 0);
     put_u64(b, sum);
 }
@@ -108,6 +127,16 @@ static unsigned char *read_file(const char *path, size_t *n) {
     fclose(f);
     *n = b.len;
     return b.p;
+}
+
+/* A map as the reader may hand it out (cache.c's map_ok, on the loaded
+ * fields): a launch makes a CUtensorMap of exactly these. */
+static bool map_valid(const NvptxTensorMap *m) {
+    int inner = m->box_inner, swizzle = m->swizzle_bytes;
+    return m->base_param >= 0 && m->base_param < BLK_MAX_KERNEL_ARGS && m->stride_param >= -1 &&
+           m->stride_param < BLK_MAX_KERNEL_ARGS && m->stride_scale >= 1 && m->stride_scale <= (int64_t)1 << 38 &&
+           (inner == 8 || inner == 16 || inner == 32 || inner == 64) && m->box_rows >= 8 && m->box_rows <= 256 &&
+           m->box_rows % 8 == 0 && (swizzle == 0 ? inner == 8 : swizzle == inner * 2);
 }
 
 static char dir[64], again[80];
@@ -150,8 +179,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* what was accepted is a valid entry */
         if (e.warps < 1 || e.warps > 32 || (e.warps & (e.warps - 1)) || e.shared_bytes < 0 ||
             (uint64_t)e.shared_bytes > BLK_CACHE_MAX_SHARED || strlen(e.ptx) != e.ptx_len ||
-            (e.cubin_len ? e.cubin_len < 4 || memcmp(e.cubin, "\x7f" "ELF", 4) != 0 : e.cubin != NULL))
+            e.ntensor_maps < 0 || e.ntensor_maps > NVPTX_MAX_TENSOR_MAPS)
             abort();
+        for (int i = 0; i < e.ntensor_maps; i++)
+            if (!map_valid(&e.tensor_maps[i])) abort();
         /* and exactly what the writer writes for it */
         if (!blk_cache_store(again, KEY, strlen(KEY), &e)) abort();
         char path2[1100];

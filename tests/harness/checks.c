@@ -1031,6 +1031,12 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 16, 40, 33, DT_F16, 64, 64, 32, 8, false, 0));
         CHECK(check_matmul(r, 20, 30, 5, DT_BF16, 16, 16, 16, 4, false, 1));
         CHECK(check_matmul(r, 70, 48, 1000, DT_F16, 64, 32, 32, 4, true, 0)); /* long sums */
+        /* strides TMA can take (sm_90a): partial tiles along M, N and K go to
+         * the cp.async fallback, and would read the NaN padding if not; B^T's
+         * tiles run along K (columns of the map) */
+        CHECK(check_matmul(r, 200, 144, 112, DT_F16, 128, 128, 64, 8, false, 16));
+        CHECK(check_matmul(r, 256, 128, 128, DT_F16, 128, 128, 64, 8, false, 32));
+        CHECK(check_matmul(r, 96, 160, 80, DT_BF16, 64, 64, 32, 4, true, 0));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
         CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32));

@@ -1,0 +1,377 @@
+/* tma.c: which loads of a pipelined loop Hopper's tensor memory accelerator
+ * (TMA) can copy, the tensor maps the runtime makes for them, and the
+ * mbarrier and TMA instructions pipeline.c issues (inline PTX: LLVM 19 has
+ * neither cp.async.bulk.tensor nor mbarrier.try_wait or expect_tx).
+ *
+ * A load qualifies when its pointers are, in every iteration,
+ *     P(r, c) = P(0, 0) + r * stride + c        (elements; c along the rows)
+ * with P(0, 0) anywhere after a pointer parameter `base`, and stride a
+ * constant times at most one integer parameter: an affine form the analysis
+ * below proves from the ops (arange, splat, expand_dims, broadcast, +, -, *
+ * by a uniform, ptr_add, and loop-carried values that keep their form). The
+ * map is then a 2-D view of `base` with rows `stride` apart and 2^31
+ * elements a row (rows may overlap: TMA computes each address as the
+ * pointer would). The copy's box starts at column P(0, 0) - base of row 0,
+ * so it reads exactly the load's addresses; there is no bound in the map.
+ * Masks are kept by a runtime test: an iteration whose masks are all true
+ * (and whose offset fits the 2^31) is copied by TMA, any other by the
+ * cp.async fallback; the test rides on the barrier before the refill
+ * (bar.red.and), so every thread takes the same branch.
+ *
+ * The runtime may find a map it cannot make (a stride of 0 or negative, an
+ * old driver): the kernel's last parameter has bit j set when map j is
+ * usable, and without it the iterations all take the fallback. */
+#include "gen.h"
+
+/* k times the value of integer parameter `param` (-1: times 1). */
+typedef struct {
+    int64_t k;
+    int param;
+} Sym;
+
+typedef struct {
+    bool ok;
+    int base;                  /* pointers: the parameter index they start from */
+    Sym coef[BLK_MAX_RANK];    /* elements per step along each dimension */
+} Affine;
+
+typedef struct TmaMemo {
+    Affine *aff;
+    char *state;               /* 0 not known, 1 known, 2 being worked out */
+    int *log, nlog;            /* values made known, in order (to roll back a disproved assumption) */
+    const BirOp **arg_loop;    /* per block argument: the loop whose body it is an argument of */
+    int *arg_index;
+} TmaMemo;
+
+static bool sym_add(Sym a, Sym b, Sym *out) {
+    if (a.k == 0 || b.k == 0) return *out = a.k ? a : b, true;
+    if (a.param != b.param) return false;
+    *out = (Sym){a.k + b.k, a.param};
+    if (out->k == 0) out->param = -1;
+    return true;
+}
+
+static bool sym_mul(Sym a, Sym b, Sym *out) {
+    if (a.k == 0 || b.k == 0) return *out = (Sym){0, -1}, true;
+    if (a.param >= 0 && b.param >= 0) return false;
+    int64_t k;
+    if (__builtin_mul_overflow(a.k, b.k, &k)) return false;
+    *out = (Sym){k, a.param >= 0 ? a.param : b.param};
+    return true;
+}
+
+static int param_index(Gen *g, int v) {
+    for (int i = 0; i < g->f->nparams; i++)
+        if (g->f->params[i].value == v) return i;
+    return -1;
+}
+
+/* The value of a uniform integer as a Sym, when it is one: a constant, an
+ * integer parameter (1 when launch facts say so), or products of those. */
+static bool sym_of(Gen *g, int v, Sym *out) {
+    const BirOp *op = g->f->values[v].def;
+    BlkType t = vtype(g, v);
+    if (!dtype_is_int(t.dtype)) return false;
+    if (!op) {
+        int p = param_index(g, v);
+        if (p < 0) return false;
+        *out = g->facts && g->facts[p] == NVPTX_PARAM_ONE ? (Sym){1, -1} : (Sym){1, p};
+        return true;
+    }
+    Sym a, b;
+    switch (op->code) {
+    case BIR_CONST: *out = (Sym){op->value.i, -1}; return true;
+    case BIR_SPLAT: case BIR_BROADCAST: case BIR_EXPAND_DIMS: return sym_of(g, op->operands[0], out);
+    case BIR_CONVERT:
+        return dtype_is_int(vtype(g, op->operands[0]).dtype) &&
+               dtype_bits(t.dtype) >= dtype_bits(vtype(g, op->operands[0]).dtype) && sym_of(g, op->operands[0], out);
+    case BIR_MUL: return sym_of(g, op->operands[0], &a) && sym_of(g, op->operands[1], &b) && sym_mul(a, b, out);
+    default: return false;
+    }
+}
+
+static Affine affine(Gen *g, TmaMemo *M, int v);
+
+static bool uniform(const Affine *a) {
+    for (int d = 0; d < BLK_MAX_RANK; d++)
+        if (a->coef[d].k) return false;
+    return true;
+}
+
+static Affine fail(void) { return (Affine){.ok = false}; }
+
+static Affine plain(void) {
+    Affine a = {.ok = true, .base = -1};
+    for (int d = 0; d < BLK_MAX_RANK; d++) a.coef[d] = (Sym){0, -1};
+    return a;
+}
+
+static Affine derive(Gen *g, TmaMemo *M, int v) {
+    const BirOp *op = g->f->values[v].def;
+    BlkType t = vtype(g, v);
+    if (!op) {
+        int p = param_index(g, v);
+        if (p >= 0) {
+            Affine a = plain();
+            if (t.dtype == DT_PTR) a.base = p;
+            return a;
+        }
+        const BirOp *loop = M->arg_loop[v];
+        int k = M->arg_index[v];
+        if (!loop) return fail();
+        if (k == 0 || (t.rank == 0 && t.dtype != DT_PTR)) return plain(); /* the loop variable; a uniform integer */
+        if (loop->code != BIR_FOR) return fail();
+        /* a carried value: assume it keeps its first form and check that
+         * the next iteration's value has it again (then every one does) */
+        Affine first = affine(g, M, loop->operands[3 + k - 1]);
+        if (!first.ok) return fail();
+        int mark = M->nlog;
+        M->aff[v] = first, M->state[v] = 1;
+        const BirOp *y = bir_block_terminator(loop->regions[0]);
+        Affine next = affine(g, M, y->operands[k - 1]);
+        bool same = next.ok && next.base == first.base;
+        for (int d = 0; same && d < BLK_MAX_RANK; d++)
+            same = next.coef[d].k == first.coef[d].k && next.coef[d].param == first.coef[d].param;
+        if (same) return first;
+        while (M->nlog > mark) M->state[M->log[--M->nlog]] = 0; /* what followed from the assumption */
+        return fail();
+    }
+    const int *o = op->operands;
+    Affine a = plain(), x, y;
+    switch (op->code) {
+    case BIR_CONST: case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS: return a;
+    case BIR_ARANGE: a.coef[0] = (Sym){1, -1}; return a;
+    case BIR_SPLAT: x = affine(g, M, o[0]); a.base = x.base; return x.ok ? a : fail();
+    case BIR_EXPAND_DIMS:
+        x = affine(g, M, o[0]);
+        for (int d = 0, s = 0; d < t.rank; d++) a.coef[d] = d == op->attr ? (Sym){0, -1} : x.coef[s++];
+        a.base = x.base;
+        return x.ok ? a : fail();
+    case BIR_BROADCAST: {
+        BlkType xt = vtype(g, o[0]);
+        x = affine(g, M, o[0]);
+        if (!x.ok || xt.rank != t.rank) return fail();
+        for (int d = 0; d < t.rank; d++) a.coef[d] = xt.shape[d] == 1 ? (Sym){0, -1} : x.coef[d];
+        a.base = x.base;
+        return a;
+    }
+    case BIR_ADD: case BIR_SUB: case BIR_PTR_ADD:
+        x = affine(g, M, o[0]), y = affine(g, M, o[1]);
+        if (!x.ok || !y.ok || y.base >= 0 || (op->code == BIR_PTR_ADD) != (x.base >= 0)) return fail();
+        a.base = x.base;
+        for (int d = 0; d < t.rank; d++) {
+            Sym b = y.coef[d];
+            if (op->code == BIR_SUB) b.k = -b.k;
+            if (!sym_add(x.coef[d], b, &a.coef[d])) return fail();
+        }
+        return a;
+    case BIR_MUL: {
+        x = affine(g, M, o[0]), y = affine(g, M, o[1]);
+        if (!x.ok || !y.ok || x.base >= 0 || y.base >= 0) return fail();
+        if (uniform(&x) && uniform(&y)) return a;
+        Sym s;
+        const Affine *blk = uniform(&x) ? &y : &x;
+        if (!sym_of(g, uniform(&x) ? o[0] : o[1], &s)) return fail();
+        for (int d = 0; d < t.rank; d++)
+            if (!sym_mul(blk->coef[d], s, &a.coef[d])) return fail();
+        return a;
+    }
+    case BIR_CONVERT:
+        x = affine(g, M, o[0]);
+        if (!dtype_is_int(t.dtype) || !dtype_is_int(vtype(g, o[0]).dtype) ||
+            dtype_bits(t.dtype) < dtype_bits(vtype(g, o[0]).dtype))
+            return t.rank == 0 && dtype_is_int(t.dtype) ? a : fail();
+        return x;
+    default: return t.rank == 0 && dtype_is_int(t.dtype) ? a : fail(); /* any uniform integer */
+    }
+}
+
+static Affine affine(Gen *g, TmaMemo *M, int v) {
+    if (v < 0) return fail();
+    if (M->state[v] == 1) return M->aff[v];
+    if (M->state[v] == 2) return fail(); /* a cycle not through a loop's carried value */
+    M->state[v] = 2;
+    Affine a = derive(g, M, v);
+    M->aff[v] = a, M->state[v] = 1;
+    M->log[M->nlog++] = v;
+    return a;
+}
+
+static void note_args(TmaMemo *M, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) {
+            const BirBlock *body = op->regions[r];
+            for (int k = 0; k < body->nargs; k++) M->arg_loop[body->args[k]] = op, M->arg_index[body->args[k]] = k;
+            note_args(M, body);
+        }
+    }
+}
+
+static TmaMemo *memo(Gen *g) {
+    if (g->tma_memo) return g->tma_memo;
+    size_t n = (size_t)g->f->nvalues + 1;
+    TmaMemo *M = arena_alloc(&g->arena, sizeof *M);
+    M->aff = arena_alloc(&g->arena, n * sizeof *M->aff);
+    M->state = arena_alloc(&g->arena, n);
+    M->log = arena_alloc(&g->arena, n * sizeof *M->log);
+    M->arg_loop = arena_alloc(&g->arena, n * sizeof *M->arg_loop);
+    M->arg_index = arena_alloc(&g->arena, n * sizeof *M->arg_index);
+    note_args(M, g->f->body);
+    return g->tma_memo = M;
+}
+
+/* What a multiple of, in bytes for a pointer parameter (launch facts and
+ * attributes included). */
+static int64_t param_div(Gen *g, int p) { return g->plan->axis[g->f->params[p].value].div; }
+
+const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
+    static char why[160];
+    if (!g->m->arch->tma) return "the arch has no TMA";
+    if (g->opt->no_tma) return "--no-tma";
+    int v = ld->results[0];
+    BlkType t = vtype(g, v);
+    int cd = nvptx_contiguous_dim(g, v);
+    if (cd < 0) return "its elements are not in 16-byte runs";
+    Affine a = affine(g, memo(g), ld->operands[0]);
+    if (!a.ok || a.base < 0) return "its pointers are not a parameter plus multiples of arange and parameters";
+    Sym inner = a.coef[cd], outer = a.coef[1 - cd];
+    if (inner.k != 1 || inner.param >= 0) {
+        snprintf(why, sizeof why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
+        return why;
+    }
+    int64_t div = outer.param >= 0 ? param_div(g, outer.param) : 1;
+    if (outer.k <= 0 || (outer.k * 2 * div) % 16 || outer.k > ((int64_t)1 << 38))
+        return outer.param >= 0 ? "its row stride is not known to be a multiple of 16 bytes (launch facts)"
+                                : "its row stride is not a positive multiple of 16 bytes";
+    if (param_div(g, a.base) < 16) return "its base pointer is not known to be 16-byte aligned";
+    Staged st = nvptx_staging(g, v, NULL);
+    if (st.rows > 256 || st.rows % 8 || st.slab < 8) {
+        snprintf(why, sizeof why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
+        return why;
+    }
+    *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
+                            .box_inner = st.slab, .box_rows = st.rows,
+                            .swizzle_bytes = st.slab * 2 >= 32 ? st.slab * 2 : 0};
+    return NULL;
+}
+
+/* ------------------------------------------------------------ emission */
+
+static LLVMValueRef smem_addr(Gen *g, LLVMValueRef byte_off) {
+    return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->i32, ""), byte_off, "");
+}
+
+void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count) {
+    LLVMValueRef args[2] = {smem_addr(g, at), ci32(g, count)};
+    nvptx_asm_call(g, g->void_t, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", args, 2, true);
+}
+
+void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at) {
+    LLVMValueRef a = smem_addr(g, at);
+    nvptx_asm_call(g, g->void_t, "mbarrier.inval.shared::cta.b64 [$0];", "r", &a, 1, true);
+}
+
+void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at) {
+    LLVMValueRef a = smem_addr(g, at);
+    nvptx_asm_call(g, g->void_t, "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }", "r,~{memory}", &a, 1,
+                   true);
+}
+
+void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
+    LLVMValueRef args[2] = {smem_addr(g, at), ci32(g, bytes)};
+    nvptx_asm_call(g, g->void_t, "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
+                   "r,r,~{memory}", args, 2, true);
+}
+
+/* Waits until the phase of the given parity (0 or 1, an i32) has completed:
+ * a try_wait loop in LLVM's control flow (no labels inside the asm, which
+ * LLVM may duplicate). */
+void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
+    LLVMValueRef args[2] = {smem_addr(g, at), parity};
+    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.wait");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.done");
+    LLVMBuildBr(g->b, spin);
+    LLVMPositionBuilderAtEnd(g->b, spin);
+    LLVMValueRef ok = nvptx_asm_call(g, g->i32,
+                                     "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
+                                     "selp.u32 $0, 1, 0, p; }",
+                                     "=r,r,r,~{memory}", args, 2, true);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, ok, ci32(g, 0), ""), done, spin);
+    LLVMPositionBuilderAtEnd(g->b, done);
+}
+
+void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
+    LLVMValueRef desc = LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, "");
+    LLVMValueRef args[5] = {smem_addr(g, dst), desc, col, row, smem_addr(g, bar)};
+    nvptx_asm_call(g, g->void_t,
+                   "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+                   "r,l,r,r,r,~{memory}", args, 5, true);
+}
+
+/* Thread 0's part of the iteration test for one load: its tile's offset
+ * from the map's base fits the map's columns. Then *col is that offset. */
+LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col) {
+    const NvptxTensorMap *map = &g->tma[g->tma_of[ld->results[0]] - 1];
+    LLVMValueRef base = g->regs[g->f->params[map->base_param].value][0];
+    LLVMValueRef off = LLVMBuildSub(g->b, addr_i64(g, p00), addr_i64(g, base), "");
+    off = LLVMBuildAShr(g->b, off, ci64(g, 1), ""); /* 16-bit elements */
+    BlkType t = vtype(g, ld->results[0]);
+    int64_t last = NVPTX_TMA_COLUMNS - t.shape[nvptx_contiguous_dim(g, ld->results[0])];
+    LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, ci64(g, last), ""); /* unsigned: also off >= 0 */
+    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->ntma));
+    LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << (g->tma_of[ld->results[0]] - 1)), "");
+    *col = LLVMBuildTrunc(g->b, off, g->i32, "");
+    return LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
+}
+
+/* A line of --stats about how a pipelined load is copied. */
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages) {
+    BlkType t = vtype(g, ld->results[0]);
+    char how[200];
+    int k = g->tma_of[ld->results[0]] - 1;
+    if (k >= 0) {
+        const NvptxTensorMap *m = &g->tma[k];
+        char stride[96];
+        if (m->stride_param < 0) snprintf(stride, sizeof stride, "%lld", (long long)m->stride_scale);
+        else if (m->stride_scale == 1) snprintf(stride, sizeof stride, "%s", g->f->params[m->stride_param].name);
+        else snprintf(stride, sizeof stride, "%lld x %s", (long long)m->stride_scale, g->f->params[m->stride_param].name);
+        snprintf(how, sizeof how, "TMA (map %d: from %s, rows %s elements apart, %d x %d boxes, %s)", k,
+                 g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner,
+                 m->swizzle_bytes ? (m->swizzle_bytes == 128 ? "128-byte swizzle" : m->swizzle_bytes == 64 ? "64-byte swizzle" : "32-byte swizzle") : "no swizzle");
+    } else {
+        NvptxTensorMap unused;
+        const char *why = g->m->arch->tma ? nvptx_tma_refusal(g, ld, &unused) : NULL;
+        if (g->m->arch->tma && !why) why = "another load of its loop cannot be";
+        snprintf(how, sizeof how, "cp.async%s%s", why ? "; not TMA: " : "", why ? why : "");
+    }
+    size_t at = strlen(g->notes);
+    snprintf(g->notes + at, sizeof g->notes - at, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n",
+             ld->span.line, t.shape[0], t.shape[1], dtype_name(t.dtype), stages, how);
+}
+
+/* ------------------------------------------------------------ planning */
+
+/* Before the kernel's function is made: the loads that pipelined loops
+ * copy by TMA (every load of such a loop qualifies), a map each. */
+static void plan_in(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        const BirOp *loads[NVPTX_MAX_TENSOR_MAPS];
+        NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
+        int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS) : 0;
+        bool all = n > 0 && g->ntma + n <= NVPTX_MAX_TENSOR_MAPS;
+        for (int k = 0; all && k < n; k++) all = !nvptx_tma_refusal(g, loads[k], &maps[k]);
+        for (int k = 0; all && k < n; k++) {
+            g->tma[g->ntma++] = maps[k];
+            g->tma_of[loads[k]->results[0]] = g->ntma;
+        }
+        for (int r = 0; r < op->nregions; r++) plan_in(g, op->regions[r]);
+    }
+}
+
+void nvptx_tma_plan(Gen *g) {
+    g->tma_of = arena_alloc(&g->arena, ((size_t)g->f->nvalues + 1) * sizeof *g->tma_of);
+    g->ntma = 0;
+    plan_in(g, g->f->body);
+}
