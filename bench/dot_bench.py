@@ -313,7 +313,7 @@ def main():
     ap.add_argument("--only", choices=["matmul", "attention", "attention_bwd"])
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3, 128x256x64, 8 warps) and attention (S=4096, D=128, 128x128, "
-                         "8 warps) once each, for ncu")
+                         "8 warps; D=64, 64x64, 4 warps) once each, for ncu")
     ap.add_argument("--out")
     ap.add_argument("--min-blocks-per-sm", type=int, default=0,
                     help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
@@ -328,8 +328,11 @@ def main():
         c = torch.empty_like(a)
         q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
         o, lse = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
+        q64, k64, v64 = (torch.randn(4, 32, 4096, 64, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
+        o64, lse64 = torch.empty_like(q64), torch.empty(4, 32, 4096, device="cuda", dtype=torch.float32)
         # the configurations the benchmark picks on the H100 (sm_90a, wgmma)
-        for fn in (blk_matmul(blk, a, b, c, 128, 256, 64, 8), blk_attention(blk, q, k, v, o, lse, False, 128, 128, 8)):
+        for fn in (blk_matmul(blk, a, b, c, 128, 256, 64, 8), blk_attention(blk, q, k, v, o, lse, False, 128, 128, 8),
+                   blk_attention(blk, q64, k64, v64, o64, lse64, False, 64, 64, 4)):
             fn()
         torch.cuda.synchronize()
         return

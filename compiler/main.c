@@ -322,7 +322,14 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             fputs(advice, stderr);
             advice[0] = 0;
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
-            if (!min_blocks_per_sm && nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, warps, (int)regs))
+            int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
+            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs);
+            if (target > programs)
+                fprintf(stderr, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
+                                "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",
+                        regs, regs - (unsigned)nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps),
+                        nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps), target, target);
+            else if (target)
                 fprintf(stderr, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
                         regs, nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps), programs, programs);

@@ -109,7 +109,7 @@ const char *blk_jit_arch_names(char *buf, size_t size);
 const char *blk_jit_device_arch(int major, int minor);
 /* The occupancy target to build a kernel again with, or 0 (the compiler's
  * rule: nvptx_occupancy_target). */
-int blk_jit_occupancy_target(int sm_registers, int programs, int warps, int regs);
+int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
  * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
  * file:line:col with the line and a caret; NULL if there were none) in *diags. */

@@ -233,23 +233,25 @@ static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
  * 16-byte loads in flight; with .minnctapersm 2 it took 128 and ran faster
  * (docs/performance.md). So a kernel built without a target, where that
  * leaves 8 or more registers a thread unused, is built again with the
- * occupancy it reached as its target; the new build replaces the first
- * (module and entry) when it reaches that occupancy with no more local
+ * occupancy it reached as its target; and one that registers alone keep
+ * from one program more, by at most 8 registers a thread, is built again
+ * for that one more (nvptx_occupancy_target). The new build replaces the
+ * first (module and entry) when it reaches its target with no more local
  * memory. Any failure keeps the first build. */
 static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry *e, CudaCode *c) {
     CudaState *st = ctx->state;
     const CudaDriver *d = &st->drv;
     Occupancy first;
-    if (!occupancy(st, c, &first) ||
-        !blk_jit_occupancy_target(st->regs_per_sm, first.blocks, c->warps, first.regs))
-        return;
+    int target = occupancy(st, c, &first) ? blk_jit_occupancy_target(ctx->arch, st->regs_per_sm, first.blocks,
+                                                                     c->warps, first.regs, c->shared_bytes) : 0;
+    if (!target) return;
     BlkKernelCode kc;
-    if (blk_kernel_code(spec, first.blocks, &kc)) return;
+    if (blk_kernel_code(spec, target, &kc)) return;
     CudaCode again = *c;
     Occupancy second;
     if (!d->ModuleLoadData(&again.mod, kc.ptx)) {
         if (!get_function(ctx, spec->name, &again) && occupancy(st, &again, &second) &&
-            second.blocks >= first.blocks && second.local <= first.local) {
+            second.blocks >= target && second.local <= first.local) {
             d->ModuleUnload(c->mod);
             *c = again;
             free(e->ptx);
@@ -345,6 +347,11 @@ static void cuda_unload(blk_context *ctx, void *code) {
  * false (the kernel then copies by cp.async) when the driver cannot make it:
  * a stride of 0 or below, or beyond TMA's 2^40 bytes, a driver without TMA. */
 static bool make_tensor_map(const CudaDriver *d, const NvptxTensorMap *m, const BlkLaunch *l, CUtensorMap *out) {
+    const BirFunction *f = l->f;
+    /* a map from the cache names parameters of the kernel it was built for; never trust it further */
+    if (m->base_param >= f->nparams || f->params[m->base_param].type.dtype != DT_PTR ||
+        (m->stride_param >= 0 && (m->stride_param >= f->nparams || !dtype_is_int(f->params[m->stride_param].type.dtype))))
+        return false;
     int64_t stride = m->stride_scale;
     if (m->stride_param >= 0 && __builtin_mul_overflow(stride, l->args[m->stride_param].value.i, &stride)) return false;
     if (!d->TensorMapEncodeTiled || stride <= 0 || stride >= (int64_t)1 << 39) return false;

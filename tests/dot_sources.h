@@ -19,4 +19,53 @@
     "  store(o + m[:, None] * 64 + n[None, :], acc);\n"                                                \
     "}\n"
 
+/* An outer loop with a dot of its own around an inner loop that pipelines:
+ * only the inner loop gets a ring (the outer one's would be in the same
+ * place; both had one, and the inner copies overwrote the outer's tiles). */
+#define NESTED_RINGS_KERNEL                                                                             \
+    "kernel k(a: *f16 @align(16), b: *f16 @align(16), c: *f16 @align(16), d: *f16 @align(16), o: *f32) {\n" \
+    "  let i = arange(0, 64);\n"                                                                        \
+    "  var pa = a + i[:, None] * 64 + i[None, :];\n"                                                    \
+    "  var pb = b + i[:, None] * 64 + i[None, :];\n"                                                    \
+    "  var acc = zeros([64, 64], f32);\n"                                                               \
+    "  for k in range(0, 4, 1) {\n"                                                                     \
+    "    acc = dot(load(pa), load(pb), acc);\n"                                                         \
+    "    var pc = c + i[:, None] * 64 + i[None, :];\n"                                                  \
+    "    var pd = d + i[:, None] * 64 + i[None, :];\n"                                                  \
+    "    var acc2 = zeros([64, 64], f32);\n"                                                            \
+    "    for m in range(0, 4, 1) {\n"                                                                   \
+    "      acc2 = dot(load(pc), load(pd), acc2);\n"                                                     \
+    "      pc += 64;\n"                                                                                 \
+    "      pd += 4096;\n"                                                                               \
+    "    }\n"                                                                                           \
+    "    acc += acc2;\n"                                                                                \
+    "    pa += 64;\n"                                                                                   \
+    "    pb += 4096;\n"                                                                                 \
+    "  }\n"                                                                                             \
+    "  store(o + i[:, None] * 64 + i[None, :], acc);\n"                                                 \
+    "}\n"
+
+/* A for loop's loads inside a while loop whose first carried value moves
+ * a's rows (2i, then 63 - i + i): not the arange-and-parameter form TMA
+ * needs (a while loop's values were once taken for uniform ones). */
+#define WHILE_CARRIED_ROWS_KERNEL                                                                       \
+    "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"                  \
+    "  let i = arange(0, 64);\n"                                                                        \
+    "  var c = i;\n"                                                                                    \
+    "  var j = 0;\n"                                                                                    \
+    "  while j < n {\n"                                                                                 \
+    "    var pa = a + (i[:, None] + c[:, None]) * 64 + i[None, :];\n"                                   \
+    "    var pb = b + i[:, None] * 64 + i[None, :];\n"                                                  \
+    "    var acc = zeros([64, 64], f32);\n"                                                             \
+    "    for k in range(0, 4, 1) {\n"                                                                   \
+    "      acc = dot(load(pa), load(pb), acc);\n"                                                       \
+    "      pa += 64;\n"                                                                                 \
+    "      pb += 4096;\n"                                                                               \
+    "    }\n"                                                                                           \
+    "    store(o + j * 4096 + i[:, None] * 64 + i[None, :], acc);\n"                                    \
+    "    c = flip(c, 0);\n"                                                                             \
+    "    j += 1;\n"                                                                                     \
+    "  }\n"                                                                                             \
+    "}\n"
+
 #endif

@@ -198,10 +198,10 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 8)},
-        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; 16 KiB to stage q (counted
-         * as the first dot's, though q is staged once before the loop), then 3 stages of 8 + 8 KiB */
+        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
+         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 16384 + 3 * (16384 + 8)},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * (16384 + 8)},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -285,6 +285,23 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
         nvptx_output_free(&out);
         compilation_free(c);
     }
+}
+
+/* A pipelined-looking loop that may return from inside. */
+static const char *affine_src_for_return(void) {
+    return "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16)) {\n"
+           "  let i = arange(0, 64);\n"
+           "  var pa = a + i[:, None] * 64 + i[None, :];\n"
+           "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+           "  var acc = zeros([64, 64], f32);\n"
+           "  for k in range(0, 4, 1) {\n"
+           "    acc = dot(load(pa), load(pb), acc);\n"
+           "    pa += 64;\n"
+           "    pb += 4096;\n"
+           "    if k == 1 { store(o + i[:, None] * 64 + i[None, :], acc); return; }\n"
+           "  }\n"
+           "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+           "}\n";
 }
 
 /* The matmul example on sm_90a with facts: which loads TMA copies, the maps
@@ -382,6 +399,41 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
     nvptx_output_free(&out);
     free(affine);
+
+    /* rows a while loop's carried value moves, and columns through u32 (zero-extended: not the
+     * integers' sum): cp.async */
+    const char *not_affine[] = {
+        WHILE_CARRIED_ROWS_KERNEL,
+        "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16)) {\n"
+        "  let i = arange(0, 64);\n"
+        "  let c = (i - 32) as u32;\n"
+        "  var pa = a + i[:, None] * 64 + c[None, :];\n"
+        "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+        "  var acc = zeros([64, 64], f32);\n"
+        "  for k in range(0, 4, 1) {\n"
+        "    acc = dot(load(pa), load(pb), acc);\n"
+        "    pa += 64;\n"
+        "    pb += 4096;\n"
+        "  }\n"
+        "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+        "}\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        out = matmul_sm90a(NULL, false, not_affine[i]);
+        cr_expect(out.kernels[0].ntensor_maps == 0 &&
+                      strstr(out.kernels[0].notes, "not TMA: its pointers are not a parameter plus multiples"),
+                  "case %d: %s", i, out.kernels[0].notes);
+        nvptx_output_free(&out);
+    }
+    /* a loop holding a pipelined loop, or a return, gets no ring: the inner loop's would be in the
+     * same place, and no program may leave with copies in flight */
+    out = matmul_sm90a(NULL, false, NESTED_RINGS_KERNEL);
+    cr_expect(strstr(out.kernels[0].notes, "line 12: load") && !strstr(out.kernels[0].notes, "line 7: load"), "%s",
+              out.kernels[0].notes);
+    nvptx_output_free(&out);
+    out = matmul_sm90a(NULL, false, affine_src_for_return());
+    cr_expect(!strstr(out.kernels[0].notes, "ring") && !strstr(out.text, "cp.async"), "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
 }
 
 static const char *scale_f32 =
@@ -741,12 +793,18 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 1, 8), 255);
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 32, 1), 64);
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 3, 8), 80); /* 85 rounded down to 8 */
-    /* the automatic target: room of 8 or more registers under 2 or more programs */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 103), 2);  /* 104 of 128 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 120), 2);  /* 120 + 8 = 128: the edge */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 8, 121), 0);  /* 128 of 128 once rounded */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 8, 40), 0);   /* one program an SM */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 4, 25), 0);  /* 32 of 32 */
+    /* the automatic target: room of 8 or more registers under 2 or more programs (2 is all the
+     * shared memory allows here) */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 103), 2);  /* 104 of 128 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 120), 2);  /* 120 + 8 = 128: the edge */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 121), 0);  /* 128 of 128 once rounded */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 1, 8, 40), 0);   /* one program an SM */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 16, 4, 25), 0); /* 32 of 32 */
+    /* or one program more, where registers alone stop it and ptxas is at most 8 over */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 136), 4);  /* 136: 128 give 4 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 137), 3);  /* 9 over: room under 3 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136), 3);  /* shared memory stops a 4th */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130), 2);  /* 130: 128 give 2 */
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
 }

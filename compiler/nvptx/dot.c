@@ -514,6 +514,29 @@ static void mark_defined(const BirBlock *b, char *in) {
     }
 }
 
+/* Is operand w of dot op, right in a loop's body (`in`: the values the
+ * body defines), staged once before the loop? */
+static bool hoistable(Gen *g, const BirOp *op, int w, const char *in) {
+    int v = op->operands[w];
+    bool wgmma = !nvptx_wgmma_refusal(g, op); /* wgmma reads b from shared memory, not fragments */
+    return on_tensor_cores(g, op) && (w == 0 || !wgmma) && !in[v] && nvptx_contiguous_dim(g, v) >= 0 &&
+           !nvptx_dot_in_registers(g, op, w);
+}
+
+int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body) {
+    char *in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    mark_defined(body, in);
+    /* counted as a ring's operands are: not staged by the dot */
+    char saved[2];
+    for (int w = 0; w < 2; w++) {
+        saved[w] = g->in_ring[op->operands[w]];
+        if (hoistable(g, op, w, in)) g->in_ring[op->operands[w]] = 1;
+    }
+    int64_t need = nvptx_dot_smem_bytes(g, op);
+    for (int w = 1; w >= 0; w--) g->in_ring[op->operands[w]] = saved[w];
+    return need;
+}
+
 void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
     char *in = NULL;
     for (int i = 0; i < body->ops.len; i++) {
@@ -526,11 +549,10 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         const Layout *lc = &g->plan->layouts[op->results[0]];
         int32_t K = vtype(g, op->operands[0]).shape[1];
         int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
-        bool wgmma = !nvptx_wgmma_refusal(g, op); /* wgmma reads b from shared memory, not fragments */
-        for (int w = 0; w < (wgmma ? 1 : 2); w++) {
+        for (int w = 0; w < 2; w++) {
             int v = op->operands[w];
             Layout lo = nvptx_dot_operand_layout(g, op, w);
-            if (in[v] || g->hoisted[v] || nvptx_contiguous_dim(g, v) < 0 || nvptx_dot_in_registers(g, op, w)) continue;
+            if (g->hoisted[v] || !hoistable(g, op, w, in)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
             nvptx_barrier(g); /* earlier readers of the region are done */

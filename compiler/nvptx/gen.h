@@ -188,6 +188,7 @@ typedef struct {
     int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     NvptxTensorMap tma[NVPTX_MAX_TENSOR_MAPS]; /* parameters after the kernel's own, then their validity bits */
     int ntma;
+    char tma_why[160];     /* nvptx_tma_refusal's reason, when it is made up */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -345,6 +346,9 @@ int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
+/* The shared memory dot op needs in the loop whose body is `body`: without
+ * the loop-invariant operands nvptx_dot_hoist stages once before it. */
+int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body);
 /* Before and after a loop: fragments of its dots' loop-invariant operands. */
 void nvptx_dot_hoist(Gen *g, const BirBlock *body);
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body);

@@ -83,13 +83,16 @@ static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
  * below may reach into the rings for the ops outside those loops: a ring
  * is only live between its prologue's barrier and its last wait, and the
  * next op to use the region starts with a barrier. */
-static int64_t smem_in_pipelined_loops(Gen *g, const BirBlock *b, bool inside) {
+static int64_t smem_in_pipelined_loops(Gen *g, const BirBlock *b, bool inside, bool ring_body) {
     int64_t need = 0;
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        bool pipelined = inside || (op->code == BIR_FOR && nvptx_pipeline_loop(g, op));
-        if (pipelined) need = max64(need, smem_need(g, op));
-        for (int r = 0; r < op->nregions; r++) need = max64(need, smem_in_pipelined_loops(g, op->regions[r], pipelined));
+        bool ring = !inside && op->code == BIR_FOR && nvptx_pipeline_loop(g, op), pipelined = inside || ring;
+        /* a dot right in the loop's body stages its loop-invariant operands before the ring is live */
+        if (pipelined) need = max64(need, op->code == BIR_DOT && ring_body ? nvptx_dot_smem_bytes_in_loop(g, op, b)
+                                                                           : smem_need(g, op));
+        for (int r = 0; r < op->nregions; r++)
+            need = max64(need, smem_in_pipelined_loops(g, op->regions[r], pipelined, ring));
     }
     return need;
 }
@@ -374,7 +377,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
     int64_t region = g->smem_size;
-    g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
+    g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
     int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
     g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
     if (g->smem_size > g->m->arch->max_shared_bytes) {

@@ -30,11 +30,15 @@ const NvptxArch *nvptx_arch(const char *name); /* NULL if blkc does not know it 
  * `warps` warps share `sm_registers` registers, which a warp gets 256 at a time. */
 int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
 /* The occupancy target worth giving ptxas for a kernel built without one
- * that reached `programs` programs an SM with `regs` registers a thread:
- * `programs` when that is two or more and leaves 8 or more registers a
- * thread unused, else 0 (one program an SM: the thread count bounds the
+ * that reached `programs` programs an SM with `regs` registers a thread,
+ * where its shared memory and warps would allow `most`: one program more
+ * when registers alone stop it and ptxas went at most 8 registers a thread
+ * over what that allows (attention's D = 64 loop took 136 where 128 give
+ * 4 programs instead of 3; with the target it fits 128 without spilling);
+ * else `programs` when that is two or more and leaves 8 or more registers
+ * a thread unused; else 0 (one program an SM: the thread count bounds the
  * registers as a target would). The runtime's automatic target and --stats. */
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int warps, int regs);
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs);
 /* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
  * registers a thread and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */

@@ -170,11 +170,27 @@ static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     return NULL;
 }
 
+static bool plan(Gen *g, const BirOp *loop, PipePlan *pp);
+
+/* Does the block return, or hold a loop that pipelines? Then its loop does
+ * not: a program must not leave with copies in flight into its shared
+ * memory, and an inner loop's ring is where the outer loop's would be. */
+static bool holds_return_or_ring(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        PipePlan inner;
+        if (op->code == BIR_RETURN || (op->code == BIR_FOR && plan(g, op, &inner))) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (holds_return_or_ring(g, op->regions[r])) return true;
+    }
+    return false;
+}
+
 static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     *pp = (PipePlan){0};
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
-    if (!y || y->code != BIR_YIELD) return false;
+    if (!y || y->code != BIR_YIELD || holds_return_or_ring(g, body)) return false;
     int n = g->f->nvalues + 1;
     Slice S = {g, body, arena_alloc(&g->arena, (size_t)n), arena_alloc(&g->arena, (size_t)body->nargs + 1),
                arena_alloc(&g->arena, (size_t)n)};

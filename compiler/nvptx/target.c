@@ -49,7 +49,9 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps) {
     return regs > 255 ? 255 : (int)regs;
 }
 
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int warps, int regs) {
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs) {
+    if (programs >= 1 && programs < most && regs <= nvptx_registers_for(sm_registers, programs + 1, warps) + 8)
+        return programs + 1;
     if (programs < 2) return 0;
     return nvptx_registers_for(sm_registers, programs, warps) >= (regs + 7) / 8 * 8 + 8 ? programs : 0;
 }

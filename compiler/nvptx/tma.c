@@ -9,10 +9,16 @@
  * constant times at most one integer parameter: an affine form the analysis
  * below proves from the ops (arange, splat, expand_dims, broadcast, +, -, *
  * by a uniform, ptr_add, and loop-carried values that keep their form). The
- * map is then a 2-D view of `base` with rows `stride` apart and 2^31
+ * map is then a 2-D view of `base` with rows `stride` apart, 2^31
  * elements a row (rows may overlap: TMA computes each address as the
- * pointer would). The copy's box starts at column P(0, 0) - base of row 0,
+ * pointer would) and exactly the box's rows. The copy's box starts at column P(0, 0) - base of row 0,
  * so it reads exactly the load's addresses; there is no bound in the map.
+ * Integer index arithmetic is taken as exact: the forms admit signed i32
+ * and i64 values only (an unsigned offset zero-extends and wraps), and a
+ * signed one that overflows gives the program's own pointers addresses
+ * that no tile of the tensor has (the same class of bug as reading past
+ * it). Loops whose bodies can return are not pipelined (pipeline.c), so no
+ * program leaves with copies in flight into its shared memory.
  * Masks are kept by a runtime test: an iteration whose masks are all true
  * (and whose offset fits the 2^31) is copied by TMA, any other by the
  * cp.async fallback; the test rides on the barrier before the refill
@@ -119,8 +125,8 @@ static Affine derive(Gen *g, TmaMemo *M, int v) {
         const BirOp *loop = M->arg_loop[v];
         int k = M->arg_index[v];
         if (!loop) return fail();
-        if (k == 0 || (t.rank == 0 && t.dtype != DT_PTR)) return plain(); /* the loop variable; a uniform integer */
-        if (loop->code != BIR_FOR) return fail();
+        if (t.rank == 0 && t.dtype != DT_PTR) return plain(); /* a uniform integer (a for loop's variable too) */
+        if (loop->code != BIR_FOR || k == 0) return fail();  /* a while loop's values: not followed */
         /* a carried value: assume it keeps its first form and check that
          * the next iteration's value has it again (then every one does) */
         Affine first = affine(g, M, loop->operands[3 + k - 1]);
@@ -186,12 +192,18 @@ static Affine derive(Gen *g, TmaMemo *M, int v) {
     }
 }
 
+/* Integers that vary across a block may only be signed i32 or i64: their
+ * arithmetic is then the integers' (see the top). */
+static bool exact_int(DType d) { return d == DT_I32 || d == DT_I64; }
+
 static Affine affine(Gen *g, TmaMemo *M, int v) {
     if (v < 0) return fail();
     if (M->state[v] == 1) return M->aff[v];
     if (M->state[v] == 2) return fail(); /* a cycle not through a loop's carried value */
     M->state[v] = 2;
     Affine a = derive(g, M, v);
+    DType d = vtype(g, v).dtype;
+    if (a.ok && d != DT_PTR && !uniform(&a) && !exact_int(d)) a = fail();
     M->aff[v] = a, M->state[v] = 1;
     M->log[M->nlog++] = v;
     return a;
@@ -226,7 +238,7 @@ static TmaMemo *memo(Gen *g) {
 static int64_t param_div(Gen *g, int p) { return g->plan->axis[g->f->params[p].value].div; }
 
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
-    static char why[160];
+    char *why = g->tma_why;
     if (!g->m->arch->tma) return "the arch has no TMA";
     if (g->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
@@ -237,7 +249,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (!a.ok || a.base < 0) return "its pointers are not a parameter plus multiples of arange and parameters";
     Sym inner = a.coef[cd], outer = a.coef[1 - cd];
     if (inner.k != 1 || inner.param >= 0) {
-        snprintf(why, sizeof why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
+        snprintf(why, sizeof g->tma_why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
         return why;
     }
     int64_t div = outer.param >= 0 ? param_div(g, outer.param) : 1;
@@ -247,7 +259,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (param_div(g, a.base) < 16) return "its base pointer is not known to be 16-byte aligned";
     Staged st = nvptx_staging(g, v, NULL);
     if (st.rows > 256 || st.rows % 8 || st.slab < 8) {
-        snprintf(why, sizeof why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
+        snprintf(why, sizeof g->tma_why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
         return why;
     }
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,

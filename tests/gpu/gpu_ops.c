@@ -220,6 +220,13 @@ static const OpCase cases[] = {
     {"a dot in an inner loop with an operand loaded by the outer loop",
      NESTED_LOOP_DOT_KERNEL,
      3, {DT_F16, DT_F16, DT_F32}, {8192, 16384, 4096}, {0, 0, 1}, 0, {0}, 1, 0, 1e-2},
+    /* an outer loop's dot around an inner pipelined loop: 4 x (64 + 4 x 64) = 1280 terms; the bound
+     * above is about 0.1, atol 0.1 (the rings in one place erred by about 60) */
+    {"a dot in an outer loop around an inner pipelined loop", NESTED_RINGS_KERNEL,
+     5, {DT_F16, DT_F16, DT_F16, DT_F16, DT_F32}, {4352, 16384, 4352, 16384, 4096}, {0, 0, 0, 0, 1}, 0, {0}, 1, 0, 0.1},
+    /* rows moved by a while loop's carried value (TMA read the wrong rows: errors about 80); 256 terms */
+    {"pipelined loads whose rows a while loop moves", WHILE_CARRIED_ROWS_KERNEL,
+     3, {DT_F16, DT_F16, DT_F32}, {8448, 16384, 8192}, {0, 0, 1}, 1, {2}, 1, 0, 1e-2},
     /* an "ieee" f32 dot takes the FMA path, the interpreter's order: bit for bit */
     {"dot f32 ieee",
      "kernel k(a: *f32, b: *f32, o: *f32) {\n"
