@@ -199,9 +199,10 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 8)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
-         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 */
+         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (cp.async: the two
+         * dots wait for each other, and 16 KiB an iteration is below TMA's threshold) */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * (16384 + 8)},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -359,11 +360,13 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     nvptx_output_free(&out);
 
     /* a's columns not known to be unit-stride: a is not vectorized, so not pipelined; b alone is in
-     * the ring, and TMA copies it */
+     * the ring, the dot (a staged by itself) waits each iteration, and 16 KiB of b an iteration
+     * stays with cp.async */
     facts[7] = 16;
     out = matmul_sm90a(facts, false, NULL);
-    cr_expect(out.kernels[0].ntensor_maps == 1 && out.kernels[0].tensor_maps[0].base_param == 1 &&
-                  strstr(out.kernels[0].notes, "a through shared memory"), "%s", out.kernels[0].notes);
+    cr_expect(out.kernels[0].ntensor_maps == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
+                  strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles are "
+                                               "16384 bytes"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
 
     /* rows gathered through indices: not a parameter plus multiples of arange and parameters, so
@@ -431,6 +434,30 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     cr_expect(strstr(out.kernels[0].notes, "line 12: load") && !strstr(out.kernels[0].notes, "line 7: load"), "%s",
               out.kernels[0].notes);
     nvptx_output_free(&out);
+    /* attention's loop: its two dots wait for each other; TMA with 64 KiB of k and v an iteration
+     * (D = 128, 128 x 128), cp.async with 16 KiB (D = 64, 64 x 64), and --stats says why */
+    char path[512];
+    snprintf(path, sizeof path, "%s/attention.blk", BLK_EXAMPLES_DIR);
+    char *attn = slurp(path);
+    static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
+    struct { const char *defs[4]; int warps, maps; } attn_cases[] = {
+        {{"HEAD_DIM=128", "BLOCK_M=128", "BLOCK_N=128", NULL}, 8, 2},
+        {{"HEAD_DIM=64", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 0},
+    };
+    for (int i = 0; i < 2; i++) {
+        Captured cap = {0};
+        Compilation *c = compile_to_bir("t.blk", attn, attn_cases[i].defs, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        NvptxOptions opt = {.arch = "sm_90a", .num_warps = attn_cases[i].warps, .param_div = attn_facts};
+        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        cr_expect_eq(out.kernels[0].ntensor_maps, attn_cases[i].maps, "case %d: %s", i, out.kernels[0].notes);
+        if (!attn_cases[i].maps)
+            cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles "
+                                                   "are 16384 bytes an iteration"), "%s", out.kernels[0].notes);
+        nvptx_output_free(&out);
+        compilation_free(c);
+    }
+    free(attn);
     out = matmul_sm90a(NULL, false, affine_src_for_return());
     cr_expect(!strstr(out.kernels[0].notes, "ring") && !strstr(out.text, "cp.async"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);

@@ -420,8 +420,9 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
                                       LLVMValueRef **vals);
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
-/* The loads a for loop's ring would copy (at most max; 0 when it does not pipeline). */
-int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max);
+/* The loads a for loop's ring would copy (at most max; 0 when it does not
+ * pipeline), and why the loop as a whole would not copy them by TMA (NULL). */
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, const char **why_not_tma);
 
 /* ------------------------------------------------------------------ tma.c */
 /* Before the kernel's function is made: which pipelined loads TMA copies
@@ -434,7 +435,11 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
  * column the copy starts at. */
 LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
 /* A line of --stats about how pipelined load ld is copied. */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages);
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why);
+/* Why a pipelined loop with tile_bytes of tiles an iteration should not
+ * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
+ * only feeds itself, so a group stays in flight across iterations. */
+const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone);
 /* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
 void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
 /* mbarriers at shared byte offsets (i32): init with an arrival count, inval,

@@ -43,6 +43,7 @@ enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
 
 typedef struct {
     const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
+    bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
     int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with async_dot */
     int nloads;
     const BirOp *loads[MAX_PIPE_LOADS];
@@ -238,6 +239,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
      * flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
     pp->async_dot = async_dot(g, loop, pp);
+    pp->dot_alone = pp->async_dot != NULL;
     int most = pp->async_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
@@ -283,10 +285,11 @@ bool nvptx_pipeline_loop(Gen *g, const BirOp *loop) {
     return plan(g, loop, &pp);
 }
 
-int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max) {
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, const char **why_not_tma) {
     PipePlan pp;
     if (!plan(g, loop, &pp) || pp.nloads > max) return 0;
     memcpy(loads, pp.loads, (size_t)pp.nloads * sizeof *loads);
+    *why_not_tma = nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone);
     return pp.nloads;
 }
 
@@ -488,7 +491,8 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->ub = ub, p->step = step;
     p->outer_async_dot = g->async_dot;
     g->async_dot = pp.async_dot;
-    for (int i = 0; i < pp.nloads; i++) nvptx_tma_note(g, pp.loads[i], pp.stages);
+    for (int i = 0; i < pp.nloads; i++)
+        nvptx_tma_note(g, pp.loads[i], pp.stages, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone));
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */

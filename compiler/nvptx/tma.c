@@ -337,8 +337,23 @@ LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVM
     return LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
 }
 
+/* Measured on the H100 (performance.md): with a dot left in flight (matmul)
+ * TMA won at every size, 24 to 48 KiB of tiles an iteration; where the
+ * loop's dots wait for each other (attention), it won with 64 KiB an
+ * iteration (D = 128) and lost 15-25% with 16 KiB (D = 64), whose loop
+ * then stalls more on the softmax's latencies. */
+enum { TMA_MIN_TILE_BYTES = 32 * 1024 };
+
+const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
+    if (dot_alone || tile_bytes >= TMA_MIN_TILE_BYTES) return NULL;
+    snprintf(g->tma_why, sizeof g->tma_why,
+             "its loop's dots wait within the iteration and its tiles are %lld bytes an iteration "
+             "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
+    return g->tma_why;
+}
+
 /* A line of --stats about how a pipelined load is copied. */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages) {
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why) {
     BlkType t = vtype(g, ld->results[0]);
     char how[200];
     int k = g->tma_of[ld->results[0]] - 1;
@@ -354,7 +369,7 @@ void nvptx_tma_note(Gen *g, const BirOp *ld, int stages) {
     } else {
         NvptxTensorMap unused;
         const char *why = g->m->arch->tma ? nvptx_tma_refusal(g, ld, &unused) : NULL;
-        if (g->m->arch->tma && !why) why = "another load of its loop cannot be";
+        if (g->m->arch->tma && !why) why = loop_why ? loop_why : "another load of its loop cannot be";
         snprintf(how, sizeof how, "cp.async%s%s", why ? "; not TMA: " : "", why ? why : "");
     }
     size_t at = strlen(g->notes);
@@ -371,8 +386,9 @@ static void plan_in(Gen *g, const BirBlock *b) {
         const BirOp *op = b->ops.items[i];
         const BirOp *loads[NVPTX_MAX_TENSOR_MAPS];
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
-        int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS) : 0;
-        bool all = n > 0 && g->ntma + n <= NVPTX_MAX_TENSOR_MAPS;
+        const char *loop_why = NULL;
+        int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &loop_why) : 0;
+        bool all = n > 0 && !loop_why && g->ntma + n <= NVPTX_MAX_TENSOR_MAPS;
         for (int k = 0; all && k < n; k++) all = !nvptx_tma_refusal(g, loads[k], &maps[k]);
         for (int k = 0; all && k < n; k++) {
             g->tma[g->ntma++] = maps[k];
