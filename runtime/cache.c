@@ -104,7 +104,7 @@ static bool map_ok(const uint64_t f[6]) {
     uint64_t inner = f[3], swizzle = f[5];
     return f[0] < BLK_MAX_KERNEL_ARGS && f[1] <= BLK_MAX_KERNEL_ARGS && f[2] >= 1 && f[2] <= (uint64_t)1 << 38 &&
            (inner == 8 || inner == 16 || inner == 32 || inner == 64) && f[4] >= 8 && f[4] <= 256 && f[4] % 8 == 0 &&
-           (swizzle == 0 ? inner == 8 : inner >= 16 && swizzle == inner * 2);
+           swizzle == (uint64_t)nvptx_tma_swizzle_bytes((int)inner);
 }
 
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
@@ -139,10 +139,10 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
     for (uint64_t i = 0; ok && i < nmaps; i++) {
         uint64_t f[6] = {0};
         ok = take(&r, f, sizeof f) && map_ok(f);
-        if (ok) out->tensor_maps[i] = (NvptxTensorMap){(int)f[0], (int)f[1] - 1, (int64_t)f[2], (int)f[3], (int)f[4], (int)f[5]};
+        if (ok) out->tensor_maps.map[i] = (NvptxTensorMap){(int)f[0], (int)f[1] - 1, (int64_t)f[2], (int)f[3], (int)f[4], (int)f[5]};
     }
     if (ok) {
-        out->ntensor_maps = (int)nmaps;
+        out->tensor_maps.count = (int)nmaps;
         out->warps = (int)warps;
         out->shared_bytes = (int64_t)shared;
     }
@@ -169,14 +169,14 @@ bool blk_cache_store(const char *dir, const char *key, size_t key_len, const Blk
         unlink(tmp);
         return false;
     }
-    uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, nmaps = (uint64_t)e->ntensor_maps;
+    uint64_t sum = 0xcbf29ce484222325ull, klen = key_len, plen = e->ptx_len, nmaps = (uint64_t)e->tensor_maps.count;
     uint64_t shared = (uint64_t)e->shared_bytes;
     uint32_t warps = (uint32_t)e->warps;
     bool ok = put(f, MAGIC, 8, &sum) && put(f, &klen, 8, &sum) && put(f, key, key_len, &sum) &&
               put(f, &warps, 4, &sum) && put(f, &shared, 8, &sum) && put(f, &plen, 8, &sum) &&
               put(f, e->ptx, e->ptx_len, &sum) && put(f, &nmaps, 8, &sum);
-    for (int i = 0; ok && i < e->ntensor_maps; i++) {
-        const NvptxTensorMap *m = &e->tensor_maps[i];
+    for (int i = 0; ok && i < e->tensor_maps.count; i++) {
+        const NvptxTensorMap *m = &e->tensor_maps.map[i];
         uint64_t fields[6] = {(uint64_t)m->base_param, (uint64_t)(m->stride_param + 1), (uint64_t)m->stride_scale,
                               (uint64_t)m->box_inner, (uint64_t)m->box_rows, (uint64_t)m->swizzle_bytes};
         ok = put(f, fields, sizeof fields, &sum);

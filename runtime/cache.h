@@ -17,8 +17,7 @@ typedef struct {
     size_t ptx_len;
     int warps;            /* the launch's block is 32 x warps threads */
     int64_t shared_bytes; /* the launch's dynamic shared memory */
-    int ntensor_maps;     /* the TMA maps a launch makes */
-    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
+    NvptxTensorMaps tensor_maps; /* the TMA maps a launch makes */
 } BlkCacheEntry;
 
 /* What an entry may hold: larger files are not read, larger shared-memory

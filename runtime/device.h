@@ -52,8 +52,7 @@ typedef struct {
     char *ptx;            /* malloc'ed */
     int warps;            /* the launch's block is 32 x warps threads */
     int64_t shared_bytes; /* dynamic shared memory per program */
-    int ntensor_maps;     /* the TMA maps a launch makes (nvptx.h) */
-    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
+    NvptxTensorMaps tensor_maps; /* the TMA maps a launch makes (nvptx.h) */
 } BlkKernelCode;
 
 /* A checked launch. */

@@ -34,8 +34,7 @@ typedef struct {
     CUfunction fn;
     int warps;
     int64_t shared_bytes;
-    int ntensor_maps;
-    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
+    NvptxTensorMaps tensor_maps;
 } CudaCode;
 
 static bool is_fault(CUresult r) {
@@ -305,16 +304,14 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
             entry.ptx_len = strlen(kc.ptx);
             entry.warps = kc.warps;
             entry.shared_bytes = kc.shared_bytes;
-            entry.ntensor_maps = kc.ntensor_maps;
-            memcpy(entry.tensor_maps, kc.tensor_maps, sizeof kc.tensor_maps);
+            entry.tensor_maps = kc.tensor_maps;
             r = load_module(d, &entry, &c->mod);
             built = true;
         }
     }
     c->warps = entry.warps;
     c->shared_bytes = entry.shared_bytes;
-    c->ntensor_maps = entry.ntensor_maps;
-    memcpy(c->tensor_maps, entry.tensor_maps, sizeof entry.tensor_maps);
+    c->tensor_maps = entry.tensor_maps;
     if (!s && r) {
         char what[300];
         snprintf(what, sizeof what, "kernel '%s': loading its code", spec->name);
@@ -386,12 +383,12 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
         else vals[i].i64 = a->value.i;
         params[i] = &vals[i];
     }
-    for (int j = 0; j < c->ntensor_maps; j++) {
-        if (make_tensor_map(&st->drv, &c->tensor_maps[j], l, &maps[j])) usable |= 1u << j;
+    for (int j = 0; j < c->tensor_maps.count; j++) {
+        if (make_tensor_map(&st->drv, &c->tensor_maps.map[j], l, &maps[j])) usable |= 1u << j;
         else memset(&maps[j], 0, sizeof maps[j]);
         params[f->nparams + j] = &maps[j];
     }
-    if (c->ntensor_maps) params[f->nparams + c->ntensor_maps] = &usable;
+    if (c->tensor_maps.count) params[f->nparams + c->tensor_maps.count] = &usable;
     snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);
     CUresult r = st->drv.LaunchKernel(c->fn, l->grid[0], l->grid[1], l->grid[2], 32u * (unsigned)c->warps, 1, 1,
                                       (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);

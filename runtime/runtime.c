@@ -414,8 +414,7 @@ blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, Bl
     out->ptx = emit(spec->kernel, div, min_blocks_per_sm, false, &info);
     if (out->ptx) {
         out->warps = info.num_warps, out->shared_bytes = info.shared_bytes;
-        out->ntensor_maps = info.ntensor_maps;
-        memcpy(out->tensor_maps, info.tensor_maps, sizeof info.tensor_maps);
+        out->tensor_maps = info.tensor_maps;
     }
     return out->ptx ? BLK_SUCCESS : BLK_ERROR_COMPILE;
 }

@@ -34,15 +34,15 @@ TestSuite(cache, .init = make_dir, .fini = remove_dir);
  * stored as 0), so both encodings of it are exercised. */
 static BlkCacheEntry sample(void) {
     static char ptx[] = ".version 7.8\n.target sm_90\n";
-    return (BlkCacheEntry){ptx, strlen(ptx), 4, 100 * 1024, 2,
-                           {{0, 6, 1, 64, 128, 128}, {1, -1, 64, 32, 64, 64}}};
+    return (BlkCacheEntry){ptx, strlen(ptx), 4, 100 * 1024,
+                           {2, {{0, 6, 1, 64, 128, 128}, {1, -1, 64, 32, 64, 64}}}};
 }
 
 /* Field by field: the structs' padding is not part of an entry. */
 static void expect_same_maps(const BlkCacheEntry *got, const BlkCacheEntry *want) {
-    cr_expect_eq(got->ntensor_maps, want->ntensor_maps);
-    for (int i = 0; i < want->ntensor_maps && i < got->ntensor_maps; i++) {
-        const NvptxTensorMap *g = &got->tensor_maps[i], *w = &want->tensor_maps[i];
+    cr_expect_eq(got->tensor_maps.count, want->tensor_maps.count);
+    for (int i = 0; i < want->tensor_maps.count && i < got->tensor_maps.count; i++) {
+        const NvptxTensorMap *g = &got->tensor_maps.map[i], *w = &want->tensor_maps.map[i];
         cr_expect_eq(g->base_param, w->base_param, "map %d", i);
         cr_expect_eq(g->stride_param, w->stride_param, "map %d", i);
         cr_expect_eq(g->stride_scale, w->stride_scale, "map %d", i);
@@ -65,19 +65,19 @@ Test(cache, an_entry_round_trips) {
     blk_cache_entry_free(&got);
     cr_expect_not(blk_cache_load(dir, "another key", 11, &got), "a different key misses");
     /* a kernel that copies nothing by TMA has no maps */
-    e.ntensor_maps = 0;
+    e.tensor_maps.count = 0;
     cr_assert(blk_cache_store(dir, key, strlen(key), &e));
     cr_assert(blk_cache_load(dir, key, strlen(key), &got));
     cr_expect_str_eq(got.ptx, e.ptx);
-    cr_expect_eq(got.ntensor_maps, 0);
+    cr_expect_eq(got.tensor_maps.count, 0);
     cr_expect_eq(got.shared_bytes, e.shared_bytes);
     blk_cache_entry_free(&got);
     /* as many maps as a kernel may have, each field at an edge of its range */
-    e.ntensor_maps = NVPTX_MAX_TENSOR_MAPS;
+    e.tensor_maps.count = NVPTX_MAX_TENSOR_MAPS;
     for (int i = 0; i < NVPTX_MAX_TENSOR_MAPS; i++) {
         bool lo = i % 2 == 0;
         int inner = 8 << (i % 4);
-        e.tensor_maps[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, lo ? -1 : BLK_MAX_KERNEL_ARGS - 1,
+        e.tensor_maps.map[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, lo ? -1 : BLK_MAX_KERNEL_ARGS - 1,
                                             lo ? 1 : (int64_t)1 << 38, inner, lo ? 8 : 256,
                                             inner == 8 ? 0 : inner * 2};
     }
@@ -298,7 +298,7 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     };
     for (size_t i = 0; i < sizeof bad_maps / sizeof *bad_maps; i++) {
         e = sample();
-        e.tensor_maps[1] = bad_maps[i].map;
+        e.tensor_maps.map[1] = bad_maps[i].map;
         cr_assert(blk_cache_store(dir, key, 1, &e));
         cr_expect_not(blk_cache_load(dir, key, 1, &got), "a map with %s loaded", bad_maps[i].what);
     }
@@ -318,7 +318,7 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
         bool loaded = blk_cache_load(dir, key, 1, &got);
         if (nmaps <= NVPTX_MAX_TENSOR_MAPS) {
             cr_expect(loaded, "%d maps, written by hand, must load", nmaps);
-            cr_expect_eq(got.ntensor_maps, nmaps);
+            cr_expect_eq(got.tensor_maps.count, nmaps);
             blk_cache_entry_free(&got);
         } else {
             cr_expect_not(loaded, "%d maps loaded", nmaps);

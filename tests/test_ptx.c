@@ -10,20 +10,25 @@
 #include "dot_sources.h"
 #include "support.h"
 
-/* PTX for a source text (all kernels); fails the test on errors. */
-static char *ptx_of(const char *src, const char *const *defs, const char *arch, int num_warps) {
+/* The backend's output for a source text with these options; fails the
+ * test on errors. The caller frees it (nvptx_output_free). */
+static NvptxOutput output_of(const char *src, const char *const *defs, NvptxOptions opt) {
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, defs, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
-    NvptxOptions opt = {.arch = arch, .num_warps = num_warps};
     NvptxOutput out;
     cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
     compilation_free(c);
+    return out;
+}
+
+/* PTX for a source text (all kernels); fails the test on errors. */
+static char *ptx_of(const char *src, const char *const *defs, const char *arch, int num_warps) {
+    NvptxOutput out = output_of(src, defs, (NvptxOptions){.arch = arch, .num_warps = num_warps});
     char *text = out.text; /* the caller frees it */
     out.text = NULL;
     nvptx_output_free(&out);
     return text;
-
 }
 
 /* The PTX of one kernel of c, with launch facts div (NULL: none); the caller frees it. */
@@ -209,13 +214,9 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, cases[i].file);
         char *src = slurp(path);
         cr_assert_not_null(src);
-        Captured cap = {0};
-        Compilation *c = compile_to_bir("t.blk", src, cases[i].defs, &cap);
-        cr_assert(c && c->ok, "%s", cap.text);
         NvptxOptions opt = {.arch = "sm_90a", .num_warps = cases[i].warps, .only_kernel = cases[i].kernel,
                             .param_div = cases[i].facts};
-        NvptxOutput out;
-        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        NvptxOutput out = output_of(src, cases[i].defs, opt);
         const char *ptx = out.text;
         cr_expect_eq(count_of(ptx, "wgmma.mma_async"), cases[i].wgmmas, "case %zu", i);
         cr_expect(strstr(ptx, cases[i].want), "case %zu: no %s", i, cases[i].want);
@@ -236,11 +237,10 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         /* plain sm_90 has no wgmma: mma.sync, and no reason given (none was possible) */
         nvptx_output_free(&out);
         opt.arch = "sm_90";
-        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
+        out = output_of(src, cases[i].defs, opt);
         cr_expect(!strstr(out.text, "wgmma") && strstr(out.text, "mma.sync.aligned.m16n8k16"), "case %zu", i);
         cr_expect(!strstr(out.kernels[0].notes, "not wgmma"), "case %zu: %s", i, out.kernels[0].notes);
         nvptx_output_free(&out);
-        compilation_free(c);
         free(src);
     }
     /* 64 rows on 8 warps: two warpgroups cannot each take 64 rows; mma.sync, said so */
@@ -250,19 +250,14 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
                       "  let y = load(b + i[:, None] * 64 + i[None, :]);\n"
                       "  store(o + i[:, None] * 64 + i[None, :], dot(x, y));\n"
                       "}\n";
-    Captured cap = {0};
-    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
-    cr_assert(c && c->ok, "%s", cap.text);
-    NvptxOutput out;
-    cr_assert(compile_ptx(c, &(NvptxOptions){.arch = "sm_90a", .num_warps = 8}, &out), "%s", cap.text);
+    NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 8});
     cr_expect(!strstr(out.text, "wgmma.mma_async"), "%s", out.text);
     cr_expect(strstr(out.kernels[0].notes, "not wgmma: its 64 rows do not give each of 2 warpgroups 64-row tiles"),
               "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
-    cr_assert(compile_ptx(c, &(NvptxOptions){.arch = "sm_90a", .num_warps = 4}, &out), "%s", cap.text);
+    out = output_of(src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 4});
     cr_expect_eq(count_of(out.text, "wgmma.mma_async"), 4, "%s", out.kernels[0].notes); /* 4 k-steps of one n64 tile */
     nvptx_output_free(&out);
-    compilation_free(c);
 }
 
 /* A load of an outer loop that feeds a dot in an inner loop is not staged
@@ -273,18 +268,13 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
     const char *src = NESTED_LOOP_DOT_KERNEL;
     const char *archs[] = {"sm_80", "sm_90a"};
     for (int i = 0; i < 2; i++) {
-        Captured cap = {0};
-        Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
-        cr_assert(c && c->ok, "%s", cap.text);
-        NvptxOutput out;
-        cr_assert(compile_ptx(c, &(NvptxOptions){.arch = archs[i]}, &out), "%s", cap.text);
+        NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = archs[i]});
         const char *notes = out.kernels[0].notes;
         cr_expect(strstr(notes, "a loaded once before its loop") && strstr(notes, "b from its loop's ring"),
                   "%s: %s", archs[i], notes);
         char said[4096];
         cr_expect_eq(ptxas(out.text, archs[i], said, sizeof said), 0, "%s", said);
         nvptx_output_free(&out);
-        compilation_free(c);
     }
 }
 
@@ -312,14 +302,9 @@ static NvptxOutput matmul_sm90a(const int64_t *facts, bool no_tma, const char *s
     char path[512];
     snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
     char *text = src ? NULL : slurp(path);
-    Captured cap = {0};
-    Compilation *c = compile_to_bir("t.blk", src ? src : text, src ? NULL : defs, &cap);
-    cr_assert(c && c->ok, "%s", cap.text);
     NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
                         .no_tma = no_tma};
-    NvptxOutput out;
-    cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
-    compilation_free(c);
+    NvptxOutput out = output_of(src ? src : text, src ? NULL : defs, opt);
     free(text);
     return out;
 }
@@ -329,11 +314,11 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
     NvptxOutput out = matmul_sm90a(facts, false, NULL);
     const NvptxKernel *k = &out.kernels[0];
-    cr_assert_eq(k->ntensor_maps, 2, "%s", k->notes);
+    cr_assert_eq(k->tensor_maps.count, 2, "%s", k->notes);
     /* a [128, 64]: one 64 x 128 box a tile; b [64, 128]: two 64 x 64 boxes */
     NvptxTensorMap want[2] = {{0, 6, 1, 64, 128, 128}, {1, 8, 1, 64, 64, 128}};
     for (int j = 0; j < 2; j++) {
-        const NvptxTensorMap *m = &k->tensor_maps[j];
+        const NvptxTensorMap *m = &k->tensor_maps.map[j];
         cr_expect(m->base_param == want[j].base_param && m->stride_param == want[j].stride_param &&
                       m->stride_scale == want[j].stride_scale && m->box_inner == want[j].box_inner &&
                       m->box_rows == want[j].box_rows && m->swizzle_bytes == want[j].swizzle_bytes,
@@ -354,7 +339,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
 
     /* --no-tma: cp.async, no maps, no extra parameters */
     out = matmul_sm90a(facts, true, NULL);
-    cr_expect(out.kernels[0].ntensor_maps == 0 && !strstr(out.text, "cp.async.bulk") && !strstr(out.text, "mbarrier") &&
+    cr_expect(out.kernels[0].tensor_maps.count == 0 && !strstr(out.text, "cp.async.bulk") && !strstr(out.text, "mbarrier") &&
                   !strstr(out.text, "matmul_param_12") && strstr(out.kernels[0].notes, "copied by cp.async; not TMA: --no-tma"),
               "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
@@ -364,7 +349,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
      * stays with cp.async */
     facts[7] = 16;
     out = matmul_sm90a(facts, false, NULL);
-    cr_expect(out.kernels[0].ntensor_maps == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
+    cr_expect(out.kernels[0].tensor_maps.count == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
                   strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles are "
                                                "16384 bytes"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
@@ -385,7 +370,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                          "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
                          "}\n";
     out = matmul_sm90a(NULL, false, gather);
-    cr_expect(out.kernels[0].ntensor_maps == 0 &&
+    cr_expect(out.kernels[0].tensor_maps.count == 0 &&
                   strstr(out.kernels[0].notes, "line 8: load [64, 64] f16: a 4-stage ring, copied by cp.async; not "
                                                "TMA: its pointers are not a parameter plus multiples of arange and "
                                                "parameters") &&
@@ -396,7 +381,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     char *affine = strdup(gather);
     memcpy(strstr(affine, "rows[:, None]"), "   i[:, None]", 13);
     out = matmul_sm90a(NULL, false, affine);
-    cr_expect(out.kernels[0].ntensor_maps == 2 && strstr(out.kernels[0].notes, "rows 64 elements apart"), "%s",
+    cr_expect(out.kernels[0].tensor_maps.count == 2 && strstr(out.kernels[0].notes, "rows 64 elements apart"), "%s",
               out.kernels[0].notes);
     char said[4096];
     cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
@@ -423,7 +408,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     };
     for (int i = 0; i < 2; i++) {
         out = matmul_sm90a(NULL, false, not_affine[i]);
-        cr_expect(out.kernels[0].ntensor_maps == 0 &&
+        cr_expect(out.kernels[0].tensor_maps.count == 0 &&
                       strstr(out.kernels[0].notes, "not TMA: its pointers are not a parameter plus multiples"),
                   "case %d: %s", i, out.kernels[0].notes);
         nvptx_output_free(&out);
@@ -445,17 +430,13 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
         {{"HEAD_DIM=64", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 0},
     };
     for (int i = 0; i < 2; i++) {
-        Captured cap = {0};
-        Compilation *c = compile_to_bir("t.blk", attn, attn_cases[i].defs, &cap);
-        cr_assert(c && c->ok, "%s", cap.text);
-        NvptxOptions opt = {.arch = "sm_90a", .num_warps = attn_cases[i].warps, .param_div = attn_facts};
-        cr_assert(compile_ptx(c, &opt, &out), "%s", cap.text);
-        cr_expect_eq(out.kernels[0].ntensor_maps, attn_cases[i].maps, "case %d: %s", i, out.kernels[0].notes);
+        out = output_of(attn, attn_cases[i].defs,
+                        (NvptxOptions){.arch = "sm_90a", .num_warps = attn_cases[i].warps, .param_div = attn_facts});
+        cr_expect_eq(out.kernels[0].tensor_maps.count, attn_cases[i].maps, "case %d: %s", i, out.kernels[0].notes);
         if (!attn_cases[i].maps)
             cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles "
                                                    "are 16384 bytes an iteration"), "%s", out.kernels[0].notes);
         nvptx_output_free(&out);
-        compilation_free(c);
     }
     free(attn);
     out = matmul_sm90a(NULL, false, affine_src_for_return());

@@ -186,8 +186,7 @@ typedef struct {
     const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
     struct TmaMemo *tma_memo;  /* tma.c's analysis of pointers */
     int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
-    NvptxTensorMap tma[NVPTX_MAX_TENSOR_MAPS]; /* parameters after the kernel's own, then their validity bits */
-    int ntma;
+    NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */
     char tma_why[160];     /* nvptx_tma_refusal's reason, when it is made up */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;

@@ -331,20 +331,20 @@ static LLVMValueRef dynamic_shared(Gen *g) {
  * address there (cvta.param) instead of copying it to local memory, where
  * TMA could not read it. */
 static void tensor_map_params(Gen *g) {
-    if (!g->ntma) return;
+    if (!g->tma.count) return;
     LLVMTypeRef map_t = LLVMArrayType2(g->i8, 128);
     unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
     LLVMMetadataRef idx[NVPTX_MAX_TENSOR_MAPS];
-    for (int j = 0; j < g->ntma; j++) {
+    for (int j = 0; j < g->tma.count; j++) {
         unsigned at = (unsigned)(g->f->nparams + j + 1); /* attribute index: the parameter's + 1 */
         LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateTypeAttribute(g->ctx, byval, map_t));
         LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateEnumAttribute(g->ctx, align, 64));
         idx[j] = LLVMValueAsMetadata(ci32(g, at));
         LLVMSetValueName2(LLVMGetParam(g->fn, at - 1), "tensor_map", 10);
     }
-    LLVMSetValueName2(LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->ntma)), "tensor_maps_valid", 17);
+    LLVMSetValueName2(LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count)), "tensor_maps_valid", 17);
     LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->ctx, "grid_constant", 13),
-                             LLVMMDNodeInContext2(g->ctx, idx, (size_t)g->ntma)};
+                             LLVMMDNodeInContext2(g->ctx, idx, (size_t)g->tma.count)};
     LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
 }
 
@@ -357,8 +357,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
     g->ring_at = -1;
     nvptx_tma_plan(g);
-    for (int j = 0; j < g->ntma; j++) params[n++] = g->genptr;
-    if (g->ntma) params[n++] = g->i32;
+    for (int j = 0; j < g->tma.count; j++) params[n++] = g->genptr;
+    if (g->tma.count) params[n++] = g->i32;
     g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
@@ -448,8 +448,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
-        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, g->ntma, {{0}}, NULL};
-        memcpy(info->tensor_maps, g->tma, sizeof g->tma);
+        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, g->tma, NULL};
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

@@ -101,15 +101,23 @@ typedef struct {
 } NvptxTensorMap;
 
 enum { NVPTX_MAX_TENSOR_MAPS = 8 };
+/* The swizzle of a box whose rows are box_inner 16-bit elements: the
+ * row's bytes (dot.c's staging slabs), 0 for a 16-byte row. */
+static inline int nvptx_tma_swizzle_bytes(int box_inner) { return box_inner * 2 >= 32 ? box_inner * 2 : 0; }
 #define NVPTX_TMA_COLUMNS ((int64_t)1 << 31)
+
+/* A kernel's maps, in parameter order. */
+typedef struct {
+    int count;
+    NvptxTensorMap map[NVPTX_MAX_TENSOR_MAPS];
+} NvptxTensorMaps;
 
 /* What a launcher needs to know about one compiled kernel. */
 typedef struct {
     const char *name;     /* the BirFunction's */
     int num_warps;        /* the launch's block is 32 x num_warps threads */
     int64_t shared_bytes; /* dynamic shared memory to launch with (0: none) */
-    int ntensor_maps;
-    NvptxTensorMap tensor_maps[NVPTX_MAX_TENSOR_MAPS];
+    NvptxTensorMaps tensor_maps; /* the TMA maps its launches make */
     char *notes;          /* how each dot was lowered and which loop blocks live in shared memory, a line each ("" when none); malloc'ed */
 } NvptxKernel;
 

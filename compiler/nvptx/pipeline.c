@@ -449,7 +449,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];
-        const NvptxTensorMap *map = &g->tma[g->tma_of[v] - 1];
+        const NvptxTensorMap *map = &g->tma.map[g->tma_of[v] - 1];
         int inner = vtype(g, v).shape[nvptx_contiguous_dim(g, v)];
         for (int j = 0; j < inner / map->box_inner; j++) {
             LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);

@@ -11,8 +11,9 @@
  * by a uniform, ptr_add, and loop-carried values that keep their form). The
  * map is then a 2-D view of `base` with rows `stride` apart, 2^31
  * elements a row (rows may overlap: TMA computes each address as the
- * pointer would) and exactly the box's rows. The copy's box starts at column P(0, 0) - base of row 0,
- * so it reads exactly the load's addresses; there is no bound in the map.
+ * pointer would) and exactly the box's rows. The copy's box starts at
+ * column P(0, 0) - base of row 0, so it reads exactly the load's
+ * addresses; there is no bound in the map.
  * Integer index arithmetic is taken as exact: the forms admit signed i32
  * and i64 values only (an unsigned offset zero-extends and wraps), and a
  * signed one that overflows gives the program's own pointers addresses
@@ -264,7 +265,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     }
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
                             .box_inner = st.slab, .box_rows = st.rows,
-                            .swizzle_bytes = st.slab * 2 >= 32 ? st.slab * 2 : 0};
+                            .swizzle_bytes = nvptx_tma_swizzle_bytes(st.slab)};
     return NULL;
 }
 
@@ -324,14 +325,14 @@ void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMVal
 /* Thread 0's part of the iteration test for one load: its tile's offset
  * from the map's base fits the map's columns. Then *col is that offset. */
 LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col) {
-    const NvptxTensorMap *map = &g->tma[g->tma_of[ld->results[0]] - 1];
+    const NvptxTensorMap *map = &g->tma.map[g->tma_of[ld->results[0]] - 1];
     LLVMValueRef base = g->regs[g->f->params[map->base_param].value][0];
     LLVMValueRef off = LLVMBuildSub(g->b, addr_i64(g, p00), addr_i64(g, base), "");
     off = LLVMBuildAShr(g->b, off, ci64(g, 1), ""); /* 16-bit elements */
     BlkType t = vtype(g, ld->results[0]);
     int64_t last = NVPTX_TMA_COLUMNS - t.shape[nvptx_contiguous_dim(g, ld->results[0])];
     LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, ci64(g, last), ""); /* unsigned: also off >= 0 */
-    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->ntma));
+    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count));
     LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << (g->tma_of[ld->results[0]] - 1)), "");
     *col = LLVMBuildTrunc(g->b, off, g->i32, "");
     return LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
@@ -358,14 +359,15 @@ void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why) {
     char how[200];
     int k = g->tma_of[ld->results[0]] - 1;
     if (k >= 0) {
-        const NvptxTensorMap *m = &g->tma[k];
+        const NvptxTensorMap *m = &g->tma.map[k];
         char stride[96];
         if (m->stride_param < 0) snprintf(stride, sizeof stride, "%lld", (long long)m->stride_scale);
         else if (m->stride_scale == 1) snprintf(stride, sizeof stride, "%s", g->f->params[m->stride_param].name);
         else snprintf(stride, sizeof stride, "%lld x %s", (long long)m->stride_scale, g->f->params[m->stride_param].name);
+        char swizzle[32] = "no swizzle";
+        if (m->swizzle_bytes) snprintf(swizzle, sizeof swizzle, "%d-byte swizzle", m->swizzle_bytes);
         snprintf(how, sizeof how, "TMA (map %d: from %s, rows %s elements apart, %d x %d boxes, %s)", k,
-                 g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner,
-                 m->swizzle_bytes ? (m->swizzle_bytes == 128 ? "128-byte swizzle" : m->swizzle_bytes == 64 ? "64-byte swizzle" : "32-byte swizzle") : "no swizzle");
+                 g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner, swizzle);
     } else {
         NvptxTensorMap unused;
         const char *why = g->m->arch->tma ? nvptx_tma_refusal(g, ld, &unused) : NULL;
@@ -388,11 +390,11 @@ static void plan_in(Gen *g, const BirBlock *b) {
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
         const char *loop_why = NULL;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &loop_why) : 0;
-        bool all = n > 0 && !loop_why && g->ntma + n <= NVPTX_MAX_TENSOR_MAPS;
+        bool all = n > 0 && !loop_why && g->tma.count + n <= NVPTX_MAX_TENSOR_MAPS;
         for (int k = 0; all && k < n; k++) all = !nvptx_tma_refusal(g, loads[k], &maps[k]);
         for (int k = 0; all && k < n; k++) {
-            g->tma[g->ntma++] = maps[k];
-            g->tma_of[loads[k]->results[0]] = g->ntma;
+            g->tma.map[g->tma.count++] = maps[k];
+            g->tma_of[loads[k]->results[0]] = g->tma.count;
         }
         for (int r = 0; r < op->nregions; r++) plan_in(g, op->regions[r]);
     }
@@ -400,6 +402,6 @@ static void plan_in(Gen *g, const BirBlock *b) {
 
 void nvptx_tma_plan(Gen *g) {
     g->tma_of = arena_alloc(&g->arena, ((size_t)g->f->nvalues + 1) * sizeof *g->tma_of);
-    g->ntma = 0;
+    g->tma.count = 0;
     plan_in(g, g->f->body);
 }

@@ -179,10 +179,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* what was accepted is a valid entry */
         if (e.warps < 1 || e.warps > 32 || (e.warps & (e.warps - 1)) || e.shared_bytes < 0 ||
             (uint64_t)e.shared_bytes > BLK_CACHE_MAX_SHARED || strlen(e.ptx) != e.ptx_len ||
-            e.ntensor_maps < 0 || e.ntensor_maps > NVPTX_MAX_TENSOR_MAPS)
+            e.tensor_maps.count < 0 || e.tensor_maps.count > NVPTX_MAX_TENSOR_MAPS)
             abort();
-        for (int i = 0; i < e.ntensor_maps; i++)
-            if (!map_valid(&e.tensor_maps[i])) abort();
+        for (int i = 0; i < e.tensor_maps.count; i++)
+            if (!map_valid(&e.tensor_maps.map[i])) abort();
         /* and exactly what the writer writes for it */
         if (!blk_cache_store(again, KEY, strlen(KEY), &e)) abort();
         char path2[1100];
