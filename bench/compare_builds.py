@@ -1,6 +1,8 @@
-# Times the same kernels built by several libblk builds, in one process on one GPU with
-# dot_bench.py's timer (kernel time through CUDA graphs, L2 flushed): an A/B of a compiler change.
+# Times the same kernels built by several libblk builds, or one build with different compile
+# options, in one process on one GPU with dot_bench.py's timer (kernel time through CUDA graphs,
+# L2 flushed): an A/B of a compiler change.
 #   python3 bench/compare_builds.py LIBBLK_A LIBBLK_B ...   (BLK_CACHE_DISABLE=1, so each build compiles)
+#   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1)
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -13,13 +15,17 @@ q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0
 o, l = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
 a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 c = torch.empty_like(a)
-blks = [db.Blk(p) for p in libs]
+a8, b8 = (torch.randn(8192, 8192, device="cuda", dtype=torch.float16) for _ in range(2))
+c8 = torch.empty_like(a8)
+blks = [db.Blk(p.split(":")[0], **{o: True for o in p.split(":")[1:]}) for p in libs]
 cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 64, 64, 4), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 64, 4), 2 * 4 * 32 * 4096**2 * 64),
          ("attn D=128 128x128 w8", lambda B: db.blk_attention(B, q, k, v, o, l, False, 128, 128, 8), 4 * 4 * 16 * 4096**2 * 128),
-         ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3)]
+         ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
+         ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
+         ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]
 for name, mk, flops in cases:
     for rep in range(2):
         for p, B in zip(libs, blks):
             t = db.kernel_time(mk(B))
-            print(f"{name:28s} {os.path.basename(p):18s} rep {rep}: {t:.3f} ms {flops / t / 1e9:.0f} TFLOP/s", flush=True)
+            print(f"{name:28s} {os.path.basename(p):36s} rep {rep}: {t:.3f} ms {flops / t / 1e9:.0f} TFLOP/s", flush=True)

@@ -47,16 +47,17 @@ class BlkArg(ctypes.Structure):
 class BlkCompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int)]
+                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int),
+                ("no_warp_specialize", ctypes.c_int)]
 
 
 PTR, I32, F32 = 0, 1, 4
 
 
 class Blk:
-    def __init__(self, path, min_blocks_per_sm=0, no_tma=False):
+    def __init__(self, path, min_blocks_per_sm=0, no_tma=False, no_warp_specialize=False):
         self.lib = ctypes.CDLL(path)
-        self.min_blocks_per_sm, self.no_tma = min_blocks_per_sm, int(no_tma)
+        self.min_blocks_per_sm, self.no_tma, self.no_ws = min_blocks_per_sm, int(no_tma), int(no_warp_specialize)
         self.lib.blk_last_error.restype = ctypes.c_char_p
         self.ctx = ctypes.c_void_p()
         self.check(self.lib.blk_context_create_cuda(0, ctypes.byref(self.ctx)))
@@ -71,7 +72,7 @@ class Blk:
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
             opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, num_stages, self.min_blocks_per_sm,
-                                    self.no_tma)
+                                    self.no_tma, self.no_ws)
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))
@@ -319,10 +320,12 @@ def main():
                     help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
     ap.add_argument("--no-tma", action="store_true",
                     help="blkc copies pipelined loads by cp.async even where TMA could (blk_compile_options.no_tma)")
+    ap.add_argument("--no-warp-specialize", action="store_true",
+                    help="no producer warpgroup for blkc's TMA loops (blk_compile_options.no_warp_specialize)")
     args = ap.parse_args()
     torch.manual_seed(0)
     FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    blk = Blk(args.libblk, args.min_blocks_per_sm, args.no_tma)
+    blk = Blk(args.libblk, args.min_blocks_per_sm, args.no_tma, args.no_warp_specialize)
     if args.profile:
         a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
         c = torch.empty_like(a)

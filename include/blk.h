@@ -80,6 +80,7 @@ typedef struct blk_compile_options {
                                  * with the occupancy that build reached, where ptxas left registers
                                  * unused under it; docs/runtime.md), -1: none, 1 to 32: this one */
     int no_tma;                 /* 1: pipelined loads by cp.async even where TMA could copy them (sm_90a) */
+    int no_warp_specialize;     /* 1: no producer warpgroup for a TMA loop (sm_90a; docs/runtime.md) */
 } blk_compile_options;
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

@@ -179,8 +179,9 @@ struct blk_module {
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
     char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\n", BLKC_VERSION,
-             arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0);
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\n",
+             BLKC_VERSION, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,
+             opt->no_warp_specialize != 0);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -269,6 +270,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.num_stages = opt->num_stages;
     m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
     m->backend.no_tma = opt->no_tma != 0;
+    m->backend.no_warp_specialize = opt->no_warp_specialize != 0;
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;

@@ -197,12 +197,13 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         int64_t shared; /* bytes: the ring (its stages x its tiles) above what the loop's ops need */
     } cases[] = {
         /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major
-         * (transposed); 4 stages of 16 + 16 KiB and an 8-byte mbarrier, the epilogue's 32 KiB inside them */
+         * (transposed); 4 stages of 16 + 16 KiB and a producer warpgroup's 48 bytes (mbarriers and
+         * record), then its stop word; the epilogue's 32 KiB inside them */
         {"matmul.blk", "matmul", {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL}, mm_facts, 4, 8,
-         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * (32768 + 8)},
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * (32768 + 48) + 16},
         /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
-         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 8)},
+         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48) + 16},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
          * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (cp.async: the two
          * dots wait for each other, and 16 KiB an iteration is below TMA's threshold) */
@@ -297,13 +298,14 @@ static const char *affine_src_for_return(void) {
 
 /* The matmul example on sm_90a with facts: which loads TMA copies, the maps
  * the launcher gets, the kernel's extra parameters, and why not where not. */
-static NvptxOutput matmul_sm90a(const int64_t *facts, bool no_tma, const char *src) {
+enum { MATMUL_NO_TMA = 1, MATMUL_NO_WS = 2 };
+static NvptxOutput matmul_sm90a(const int64_t *facts, int flags, const char *src) {
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL};
     char path[512];
     snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
     char *text = src ? NULL : slurp(path);
     NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
-                        .no_tma = no_tma};
+                        .no_tma = flags & MATMUL_NO_TMA, .no_warp_specialize = flags & MATMUL_NO_WS};
     NvptxOutput out = output_of(src ? src : text, src ? NULL : defs, opt);
     free(text);
     return out;
@@ -312,7 +314,7 @@ static NvptxOutput matmul_sm90a(const int64_t *facts, bool no_tma, const char *s
 Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     /* a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn */
     int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
-    NvptxOutput out = matmul_sm90a(facts, false, NULL);
+    NvptxOutput out = matmul_sm90a(facts, MATMUL_NO_WS, NULL); /* thread 0 issues the copies */
     const NvptxKernel *k = &out.kernels[0];
     cr_assert_eq(k->tensor_maps.count, 2, "%s", k->notes);
     /* a [128, 64]: one 64 x 128 box a tile; b [64, 128]: two 64 x 64 boxes */
@@ -338,7 +340,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     nvptx_output_free(&out);
 
     /* --no-tma: cp.async, no maps, no extra parameters */
-    out = matmul_sm90a(facts, true, NULL);
+    out = matmul_sm90a(facts, MATMUL_NO_TMA, NULL);
     cr_expect(out.kernels[0].tensor_maps.count == 0 && !strstr(out.text, "cp.async.bulk") && !strstr(out.text, "mbarrier") &&
                   !strstr(out.text, "matmul_param_12") && strstr(out.kernels[0].notes, "copied by cp.async; not TMA: --no-tma"),
               "%s", out.kernels[0].notes);
@@ -348,7 +350,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
      * the ring, the dot (a staged by itself) waits each iteration, and 16 KiB of b an iteration
      * stays with cp.async */
     facts[7] = 16;
-    out = matmul_sm90a(facts, false, NULL);
+    out = matmul_sm90a(facts, 0, NULL);
     cr_expect(out.kernels[0].tensor_maps.count == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
                   strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles are "
                                                "16384 bytes"), "%s", out.kernels[0].notes);
@@ -369,7 +371,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                          "  }\n"
                          "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
                          "}\n";
-    out = matmul_sm90a(NULL, false, gather);
+    out = matmul_sm90a(NULL, 0, gather);
     cr_expect(out.kernels[0].tensor_maps.count == 0 &&
                   strstr(out.kernels[0].notes, "line 8: load [64, 64] f16: a 4-stage ring, copied by cp.async; not "
                                                "TMA: its pointers are not a parameter plus multiples of arange and "
@@ -380,7 +382,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     /* the same rows by arange: both loads by TMA, the carried pointers keeping their form */
     char *affine = strdup(gather);
     memcpy(strstr(affine, "rows[:, None]"), "   i[:, None]", 13);
-    out = matmul_sm90a(NULL, false, affine);
+    out = matmul_sm90a(NULL, 0, affine);
     cr_expect(out.kernels[0].tensor_maps.count == 2 && strstr(out.kernels[0].notes, "rows 64 elements apart"), "%s",
               out.kernels[0].notes);
     char said[4096];
@@ -407,7 +409,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
         "}\n",
     };
     for (int i = 0; i < 2; i++) {
-        out = matmul_sm90a(NULL, false, not_affine[i]);
+        out = matmul_sm90a(NULL, 0, not_affine[i]);
         cr_expect(out.kernels[0].tensor_maps.count == 0 &&
                       strstr(out.kernels[0].notes, "not TMA: its pointers are not a parameter plus multiples"),
                   "case %d: %s", i, out.kernels[0].notes);
@@ -415,7 +417,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     }
     /* a loop holding a pipelined loop, or a return, gets no ring: the inner loop's would be in the
      * same place, and no program may leave with copies in flight */
-    out = matmul_sm90a(NULL, false, NESTED_RINGS_KERNEL);
+    out = matmul_sm90a(NULL, 0, NESTED_RINGS_KERNEL);
     cr_expect(strstr(out.kernels[0].notes, "line 12: load") && !strstr(out.kernels[0].notes, "line 7: load"), "%s",
               out.kernels[0].notes);
     nvptx_output_free(&out);
@@ -436,12 +438,90 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
         if (!attn_cases[i].maps)
             cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles "
                                                    "are 16384 bytes an iteration"), "%s", out.kernels[0].notes);
+        else /* no producer: measured slower where the dots wait within the iteration */
+            cr_expect(out.kernels[0].num_warps == 8 &&
+                          strstr(out.kernels[0].notes, "loop: thread 0 issues its TMA copies; no producer warp: its dots "
+                                                       "wait for each other within the iteration"), "%s", out.kernels[0].notes);
         nvptx_output_free(&out);
     }
     free(attn);
-    out = matmul_sm90a(NULL, false, affine_src_for_return());
+    out = matmul_sm90a(NULL, 0, affine_src_for_return());
     cr_expect(!strstr(out.kernels[0].notes, "ring") && !strstr(out.text, "cp.async"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
+}
+
+/* A TMA loop whose dot stays in flight (matmul) gets a producer warpgroup:
+ * one more warpgroup launched, which alone issues the copies (one fill site:
+ * 1 + 2 boxes), full/empty mbarriers instead of the refill's bar.red, the
+ * consumers' barriers counting only their threads (no plain bar.sync 0),
+ * named barrier 1 counting every thread, setmaxnreg where the producer's
+ * registers are worth giving back (8 warps: 384 threads start with 168), and
+ * ptxas without a warning. Where a producer is not used, --stats says why. */
+Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_flight, .timeout = 60) {
+    int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
+    NvptxOutput out = matmul_sm90a(facts, 0, NULL);
+    const NvptxKernel *k = &out.kernels[0];
+    cr_expect_eq(k->num_warps, 8, "%s", k->notes);
+    cr_expect(strstr(k->notes, "line 27: loop: a producer warpgroup issues its TMA copies (warp specialization: 8 warps "
+                               "launched)"), "%s", k->notes);
+    cr_expect(strstr(out.text, ".maxntid 256, 1, 1") && strstr(out.text, ".minnctapersm 1"), "%s", out.text);
+    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3);
+    cr_expect_eq(count_of(out.text, "mbarrier.arrive.expect_tx"), 1);
+    cr_expect(!strstr(out.text, "bar.red") && !strstr(out.text, "bar.sync \t0;") && !strstr(out.text, "setmaxnreg") &&
+                  strstr(out.text, "barrier.sync \t1, 256;") && strstr(out.text, "vote.sync.all.pred"), "%s", out.text);
+    char said[4096];
+    cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
+    cr_expect_str_eq(said, "", "ptxas said:\n%s", said);
+    nvptx_output_free(&out);
+
+    /* 8 warps: the producer's registers go to the consumers */
+    static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
+    char path[512];
+    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
+    char *text = slurp(path);
+    out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts, .only_kernel = "matmul"});
+    cr_expect(out.kernels[0].num_warps == 12 && strstr(out.text, "setmaxnreg.dec.sync.aligned.u32 40;") &&
+                  strstr(out.text, "setmaxnreg.inc.sync.aligned.u32 232;") && strstr(out.text, "barrier.sync \t1, 384;"),
+              "%s", out.kernels[0].notes);
+    cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
+    cr_expect_str_eq(said, "", "ptxas said:\n%s", said);
+    nvptx_output_free(&out);
+    free(text);
+
+    /* asked not to; a loop that may not run exactly once; a kernel that can return before the loop
+     * (the producer would wait for its fills); attention's loop, whose dots wait for each other
+     * within the iteration: pipelined_loads_are_tma_copies_on_sm90a */
+    out = matmul_sm90a(facts, MATMUL_NO_WS, NULL);
+    cr_expect(out.kernels[0].num_warps == 4 && !strstr(out.text, "barrier.sync") &&
+                  strstr(out.kernels[0].notes, "line 27: loop: thread 0 issues its TMA copies; no producer warp: "
+                                               "--no-warp-specialize"), "%s", out.kernels[0].notes);
+    nvptx_output_free(&out);
+    const char *loop = "  for k in range(0, 4, 1) {\n"
+                       "    acc = dot(load(pa), load(pb), acc);\n"
+                       "    pa += 64;\n"
+                       "    pb += 4096;\n"
+                       "  }\n";
+    const char *refused[][2] = {
+        {"  if n > 0 {\n", "the loop is inside another statement"},
+        {"  if n > 0 { return; }\n", "the kernel can return early"},
+    };
+    for (int i = 0; i < 2; i++) {
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"
+                 "  let i = arange(0, 64);\n"
+                 "  var pa = a + i[:, None] * 64 + i[None, :];\n"
+                 "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+                 "  var acc = zeros([64, 64], f32);\n"
+                 "%s%s%s"
+                 "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+                 "}\n",
+                 refused[i][0], loop, i == 0 ? "  }\n" : "");
+        out = matmul_sm90a(NULL, 0, src);
+        cr_expect(out.kernels[0].tensor_maps.count == 2 && out.kernels[0].num_warps == 4 &&
+                      strstr(out.kernels[0].notes, refused[i][1]), "case %d: %s", i, out.kernels[0].notes);
+        nvptx_output_free(&out);
+    }
 }
 
 static const char *scale_f32 =

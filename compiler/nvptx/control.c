@@ -100,7 +100,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->ctx, fields, 2, 0), args, 2);
         LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");
         LLVMValueRef ovf = LLVMBuildExtractValue(g->b, res, 1, "");
-        if (pipe) nvptx_pipeline_latch(g, pipe);
+        if (pipe) nvptx_pipeline_latch(g, op, pipe);
         latch = LLVMGetInsertBlock(g->b);
         LLVMAddIncoming(iv, &next, &latch, 1);
         add_incoming(g, carried, op->results, n, next_vals, latch);

@@ -188,6 +188,7 @@ typedef struct {
     int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */
     char tma_why[160];     /* nvptx_tma_refusal's reason, when it is made up */
+    const BirOp *ws_loop;  /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -277,6 +278,7 @@ LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef 
 LLVMValueRef nvptx_call0(Gen *g, const char *name, LLVMTypeRef ret);
 LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const char *constraints, LLVMValueRef *args,
                             int n, bool side_effects);
+/* A barrier of the program's threads (the consumer warps' with a producer warp). */
 void nvptx_barrier(Gen *g);
 void nvptx_asm_void(Gen *g, const char *text); /* inline PTX with no operands, kept in place */
 /* v from the lane whose id is this one's xor mask (shfl.sync.bfly), any dtype but pointers. */
@@ -410,7 +412,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
 void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* in the loop header */
 /* At the top of the body: refill a slot, wait for this iteration's. */
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
-void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p);  /* before the back edge */
+void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* before the back edge */
 /* The block an exit edge of the loop goes to: exit, or one on the way
  * that waits for a dot left in flight; vals (the carried values leaving by
  * that edge, per loop result; a copy the caller may change) then get the
@@ -448,7 +450,47 @@ void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes);
 void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
+LLVMValueRef nvptx_mbarrier_try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity); /* i1: done (briefly suspends) */
 bool nvptx_gen_op(Gen *g, const BirOp *op);
+
+/* ------------------------------------------------------------- warpspec.c */
+/* A warp-specialized loop's ring (pipeline.c), as its producer warp and
+ * the consumers' side of the protocol see it. */
+enum { NVPTX_WS_SLOT_SYNC_BYTES = 48, NVPTX_WS_STOP_BYTES = 16 };
+typedef struct {
+    int stages, nloads;
+    int64_t slots_at, slot_bytes; /* slot s at slots_at + s * slot_bytes */
+    int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES (mbarriers, record), then the stop word */
+    int64_t tile_at[NVPTX_MAX_TENSOR_MAPS]; /* each load's tile within a slot */
+    int map[NVPTX_MAX_TENSOR_MAPS];         /* its tensor map */
+    int boxes[NVPTX_MAX_TENSOR_MAPS], box_inner[NVPTX_MAX_TENSOR_MAPS];
+    int64_t box_bytes[NVPTX_MAX_TENSOR_MAPS];
+    int64_t fill_bytes;           /* one iteration's tiles */
+} NvptxWsRing;
+/* After nvptx_tma_plan: the loop a producer warp serves, if any (g->ws_loop). */
+void nvptx_ws_plan(Gen *g);
+/* Why a TMA loop gets no producer warp (NULL: it may). */
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop);
+/* The warps a launch has: the program's, and a producer warpgroup. */
+int nvptx_ws_launch_warps(Gen *g);
+/* With a producer: the occupancy the kernel states (.minnctapersm), which setmaxnreg needs. */
+int nvptx_ws_min_programs(Gen *g);
+/* At the kernel's entry: the producer warp (the last) branches off to its
+ * loop and returns; the builder continues in the consumers' code. */
+void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);
+/* The consumers' side: before the loop (make the mbarriers, start the
+ * producer); release a slot for fill `fill` (an i32) with this thread's
+ * vote that its tiles can be TMA copies and thread 0's columns; at the top
+ * of iteration `it`, wait for its tiles and say whether TMA copied them
+ * (else the consumers copy them); after the loop. */
+void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
+LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
+void nvptx_ws_end(Gen *g, const NvptxWsRing *r);
+/* pipeline.c: the ring of g->ws_loop; whether a loop's one dot only feeds
+ * itself, so its wgmma group stays in flight across iterations. */
+void nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
+bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 
 /* ------------------------------------------------------------------ emit.c */
 /* Optimizes the module and writes PTX (or the LLVM IR); malloc'ed, or NULL

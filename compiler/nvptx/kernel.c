@@ -357,13 +357,15 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
     g->ring_at = -1;
     nvptx_tma_plan(g);
+    nvptx_ws_plan(g);
     for (int j = 0; j < g->tma.count; j++) params[n++] = g->genptr;
     if (g->tma.count) params[n++] = g->i32;
     g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
-    add_annotation(g, "maxntidx", 32 * g->plan->num_warps);
-    if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
+    add_annotation(g, "maxntidx", 32 * nvptx_ws_launch_warps(g));
+    if (g->ws_loop) add_annotation(g, "minctasm", nvptx_ws_min_programs(g));
+    else if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
     uint32_t line = f->body->ops.len ? ((BirOp *)f->body->ops.items[0])->span.line : 1;
     LLVMMetadataRef sub_ty = LLVMDIBuilderCreateSubroutineType(g->m->di, g->m->di_file, NULL, 0, LLVMDIFlagZero);
     g->di_sub = LLVMDIBuilderCreateFunction(g->m->di, g->m->di_file, f->name, strlen(f->name), f->name, strlen(f->name),
@@ -409,6 +411,11 @@ static bool gen_body(Gen *g, const BirFunction *f) {
             p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;
     }
+    if (g->ws_loop) {
+        NvptxWsRing ring;
+        nvptx_pipeline_ws_ring(g, &ring);
+        nvptx_ws_producer(g, &ring);
+    }
     if (!nvptx_gen_block(g, f->body)) return false;
     if (!g->terminated) LLVMBuildRetVoid(g->b);
     return true;
@@ -448,7 +455,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
-        *info = (NvptxKernel){f->name, g->plan->num_warps, g->smem_size, g->tma, NULL};
+        *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL};
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

@@ -80,6 +80,7 @@ typedef struct {
                                  naming the facts (as --assume would state them) */
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
     bool no_tma;              /* never TMA copies (cp.async) */
+    bool no_warp_specialize;  /* TMA copies issued by thread 0 between barriers, never by a producer warp */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };

@@ -51,6 +51,8 @@ typedef struct {
     int64_t tile_bytes[MAX_PIPE_LOADS];
     int stages;
     bool tma;               /* TMA copies and an mbarrier per slot (after the slots) */
+    bool ws;                /* TMA copies issued by a producer warp (warpspec.c; its mbarriers and records after the slots) */
+    int lead;               /* with ws: iteration i releases the slot of fill i + lead */
     int64_t slot_bytes;     /* one iteration's tiles */
     int64_t ring_bytes;     /* the slots, and the mbarriers */
     const char *carried_ok; /* per body argument: its next value can be computed ahead */
@@ -234,7 +236,8 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->tma = g->tma_of != NULL;
     for (int i = 0; i < pp->nloads; i++) pp->tma &= g->tma_of && g->tma_of[pp->loads[i]->results[0]] > 0;
     pp->slot_bytes = tiles;
-    int64_t per_stage = tiles + (pp->tma ? 8 : 0);
+    pp->ws = pp->tma && g->ws_loop == loop;
+    int64_t per_stage = tiles + (pp->ws ? NVPTX_WS_SLOT_SYNC_BYTES : pp->tma ? 8 : 0), extra = pp->ws ? NVPTX_WS_STOP_BYTES : 0;
     /* as many stages as fit above ring_at, 2 or 3, or up to 4 with a dot in
      * flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
@@ -245,10 +248,11 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
+            if (g->ring_at + pp->stages * per_stage + extra <= g->m->arch->max_shared_bytes) break;
     if (pp->stages < 3) pp->async_dot = NULL; /* the slot the dot reads, and one to fill */
     pp->ahead = pp->async_dot ? pp->stages - 2 : pp->stages - 1;
-    pp->ring_bytes = pp->stages * per_stage;
+    pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
+    pp->ring_bytes = pp->stages * per_stage + extra;
     return pp->stages >= 2;
 }
 
@@ -416,11 +420,11 @@ static void wait_groups(Gen *g, int n) {
 
 /* One iteration's tiles for a TMA ring (see the top): the barrier before
  * the refill decides, for every thread alike, between TMA and cp.async. */
-static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
-                 LLVMValueRef slot, LLVMValueRef live) {
-    LLVMValueRef **saved = g->regs;
-    g->regs = ahead_regs(g, loop, pp, env, iv);
-    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->i1, 1, 0), cols[MAX_PIPE_LOADS];
+/* This thread's part of the test that an iteration's tiles can be TMA
+ * copies (g->regs holding its pointers and masks): its masks all true, and
+ * for thread 0 each tile's offset within its map; cols gets those offsets. */
+static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols) {
+    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
         const Layout *l = &g->plan->layouts[ld->operands[0]];
@@ -434,7 +438,15 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
         LLVMValueRef fits = nvptx_tma_offset_ok(g, ld, g->regs[ld->operands[0]][0], &cols[i]);
         ok = LLVMBuildAnd(g->b, ok, LLVMBuildOr(g->b, LLVMBuildNot(g->b, t0, ""), fits, ""), "");
     }
-    LLVMValueRef vote = LLVMBuildZExt(g->b, ok, g->i32, "");
+    return ok;
+}
+
+static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
+                 LLVMValueRef slot, LLVMValueRef live) {
+    LLVMValueRef **saved = g->regs;
+    g->regs = ahead_regs(g, loop, pp, env, iv);
+    LLVMValueRef t0 = is_thread0(g), cols[MAX_PIPE_LOADS];
+    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols), g->i32, "");
     LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->i32, &vote, 1);
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
@@ -479,7 +491,69 @@ struct NvptxPipeline {
     int64_t ring_at;
     LLVMValueRef it;       /* the iteration counter phi, in the loop header */
     LLVMValueRef ub, step;
+    NvptxWsRing ws;        /* with plan.ws */
+    LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) */
 };
+
+/* Does the iteration n steps after the one at iv run? Exactly, in 64 bits
+ * for narrower loop variables: a producer warp is sent exactly the fills
+ * of the iterations that run (warpspec.c), and no ring copies from the
+ * addresses of an iteration that does not. */
+static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVMValueRef step, LLVMValueRef ub) {
+    DType d = vtype(g, loop->operands[0]).dtype;
+    LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
+    if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
+    if (dtype_bits(d) < 64) {
+        bool sext = dtype_is_signed(d) || loop->attr; /* a negative step compares signed */
+        LLVMValueRef (*ext)(LLVMBuilderRef, LLVMValueRef, LLVMTypeRef, const char *) = sext ? LLVMBuildSExt : LLVMBuildZExt;
+        iv = ext(g->b, iv, g->i64, ""), ub = ext(g->b, ub, g->i64, "");
+        step = (dtype_is_signed(d) || loop->attr ? LLVMBuildSExt : LLVMBuildZExt)(g->b, step, g->i64, "");
+    }
+    LLVMValueRef at = LLVMBuildAdd(g->b, iv, LLVMBuildMul(g->b, step, LLVMConstInt(LLVMTypeOf(step), (unsigned)n, 0), ""), "");
+    return LLVMBuildICmp(g->b, lt, at, ub, "");
+}
+
+/* With a producer warp: this thread's vote for the fill of the iteration
+ * at iv (fill number `fill`) with carried values env, and the release of
+ * its slot, if that iteration runs. */
+static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **env, LLVMValueRef iv, LLVMValueRef live,
+                    LLVMValueRef fill) {
+    LLVMBasicBlockRef done = nvptx_begin_if(g, live);
+    LLVMValueRef **saved = g->regs, cols[MAX_PIPE_LOADS];
+    g->regs = ahead_regs(g, loop, &p->plan, env, iv);
+    LLVMValueRef vote = tma_vote(g, &p->plan, cols);
+    g->regs = saved;
+    nvptx_ws_release(g, &p->ws, fill, vote, cols);
+    nvptx_end_if(g, done);
+}
+
+static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r) {
+    *r = (NvptxWsRing){.stages = pp->stages, .nloads = pp->nloads, .slots_at = ring_at, .slot_bytes = pp->slot_bytes,
+                       .sync_at = ring_at + pp->stages * pp->slot_bytes};
+    int64_t off = 0;
+    for (int i = 0; i < pp->nloads; i++) {
+        int v = pp->loads[i]->results[0];
+        const NvptxTensorMap *map = &g->tma.map[g->tma_of[v] - 1];
+        r->tile_at[i] = off;
+        r->map[i] = g->tma_of[v] - 1;
+        r->box_inner[i] = map->box_inner;
+        r->boxes[i] = vtype(g, v).shape[nvptx_contiguous_dim(g, v)] / map->box_inner;
+        r->box_bytes[i] = (int64_t)map->box_rows * map->box_inner * 2;
+        r->fill_bytes += type_numel(vtype(g, v)) * 2;
+        off += pp->tile_bytes[i];
+    }
+}
+
+bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop) {
+    PipePlan pp;
+    return plan(g, loop, &pp) && pp.dot_alone;
+}
+
+void nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {
+    PipePlan pp;
+    plan(g, g->ws_loop, &pp);
+    ws_ring(g, &pp, g->ring_at, r);
+}
 
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb, LLVMValueRef ub,
                                     LLVMValueRef step) {
@@ -493,10 +567,29 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     g->async_dot = pp.async_dot;
     for (int i = 0; i < pp.nloads; i++)
         nvptx_tma_note(g, pp.loads[i], pp.stages, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone));
-    LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
-    if (pp.tma) { /* made anew for each run of the loop; the first fill's barrier publishes them */
+    if (pp.ws) {
+        size_t at = strlen(g->notes);
+        snprintf(g->notes + at, sizeof g->notes - at,
+                 "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
+                 loop->span.line, nvptx_ws_launch_warps(g));
+        ws_ring(g, &pp, p->ring_at, &p->ws);
+        nvptx_ws_begin(g, &p->ws);
+        LLVMValueRef **env = init, iv = lb;
+        for (int f = 0; f < pp.lead; f++) {
+            release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub), ci32(g, f));
+            if (f + 1 < pp.lead) {
+                env = next_env(g, loop, &pp, env, iv);
+                iv = LLVMBuildAdd(g->b, iv, step, "");
+            }
+        }
+        return p;
+    }
+    if (pp.tma) {
+        size_t at = strlen(g->notes);
+        snprintf(g->notes + at, sizeof g->notes - at, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n",
+                 loop->span.line, nvptx_ws_refusal(g, loop)); /* made anew for each run of the loop; the first fill's barrier publishes them */
         LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < pp.stages; s++) nvptx_mbarrier_init(g, mbarrier_at(g, &pp, p->ring_at, ci32(g, s)), 1);
         nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
@@ -504,7 +597,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     }
     LLVMValueRef **env = init, iv = lb;
     for (int s = 0; s < pp.ahead; s++) {
-        (pp.tma ? fill : issue)(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), LLVMBuildICmp(g->b, lt, iv, ub, ""));
+        (pp.tma ? fill : issue)(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), runs(g, loop, lb, s, step, ub));
         if (s + 1 < pp.ahead) {
             env = next_env(g, loop, &pp, env, iv);
             iv = LLVMBuildAdd(g->b, iv, step, "");
@@ -519,21 +612,21 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
     LLVMAddIncoming(p->it, &zero, &pre, 1);
 }
 
-void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
+/* Without a producer warp: the iteration pp->ahead ahead is copied into
+ * the slot read pp->stages - pp->ahead iterations ago (by a dot done with
+ * it: waited for, then the barrier here or fill's), and this iteration's
+ * tiles are waited for. */
+static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv, LLVMValueRef slot) {
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
-    LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
-    if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled (fill's own) */
-    /* the iteration pp->ahead ahead, into the slot read pp->stages - pp->ahead
-     * iterations ago (by a dot done with it: waited for, then this barrier) */
+    if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
     LLVMValueRef **env = carried, ahead = iv;
     for (int s = 0; s < pp->ahead; s++) {
         env = next_env(g, loop, pp, env, ahead);
         ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
     }
     LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, S), "");
-    LLVMValueRef live = LLVMBuildICmp(g->b, lt, ahead, p->ub, "");
-    LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
+    LLVMValueRef live = runs(g, loop, iv, pp->ahead, p->step, p->ub);
     if (pp->tma) {
         fill(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
         LLVMValueRef parity = LLVMBuildAnd(g->b, LLVMBuildUDiv(g->b, p->it, ci32(g, S), ""), ci32(g, 1), "");
@@ -545,6 +638,27 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
             nvptx_proxy_fence(g);
         nvptx_barrier(g);      /* and everyone's */
     }
+}
+
+void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
+    const PipePlan *pp = &p->plan;
+    int S = pp->stages;
+    LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
+    if (pp->ws) {
+        p->carried = carried, p->iv = iv;
+        LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &p->ws, p->it), ""));
+        /* the producer left this iteration to the threads: copied now, as a fill's fallback */
+        LLVMValueRef **saved = g->regs;
+        g->regs = ahead_regs(g, loop, pp, carried, iv);
+        copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->i1, 1, 0));
+        g->regs = saved;
+        call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
+        wait_groups(g, 0);
+        nvptx_proxy_fence(g);
+        nvptx_barrier(g);
+        nvptx_end_if(g, by_tma);
+    } else
+        refill(g, loop, p, carried, iv, slot);
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];
@@ -561,7 +675,17 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     }
 }
 
-void nvptx_pipeline_latch(Gen *g, NvptxPipeline *p) {
+void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
+    const PipePlan *pp = &p->plan;
+    if (pp->ws) { /* this iteration's dots are done with the slot of fill it + lead - S */
+        LLVMValueRef **env = p->carried, ahead = p->iv;
+        for (int s = 0; s < pp->lead; s++) {
+            env = next_env(g, loop, pp, env, ahead);
+            ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
+        }
+        release(g, loop, p, env, ahead, runs(g, loop, p->iv, pp->lead, p->step, p->ub),
+                LLVMBuildAdd(g->b, p->it, ci32(g, pp->lead), ""));
+    }
     LLVMValueRef next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     LLVMAddIncoming(p->it, &next, &latch, 1);
@@ -596,7 +720,9 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     g->async_dot = p->outer_async_dot;
-    if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */
+    if (p->plan.ws)
+        nvptx_ws_end(g, &p->ws);
+    else if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */
         nvptx_barrier(g);
         LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < p->plan.stages; s++) nvptx_mbarrier_inval(g, mbarrier_at(g, &p->plan, p->ring_at, ci32(g, s)));

@@ -297,20 +297,25 @@ void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
                    "r,r,~{memory}", args, 2, true);
 }
 
-/* Waits until the phase of the given parity (0 or 1, an i32) has completed:
- * a try_wait loop in LLVM's control flow (no labels inside the asm, which
- * LLVM may duplicate). */
-void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
+/* Has the phase of the given parity (0 or 1, an i32) completed? try_wait
+ * suspends the thread a while before it says no. */
+LLVMValueRef nvptx_mbarrier_try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMValueRef args[2] = {smem_addr(g, at), parity};
-    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.wait");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.done");
-    LLVMBuildBr(g->b, spin);
-    LLVMPositionBuilderAtEnd(g->b, spin);
     LLVMValueRef ok = nvptx_asm_call(g, g->i32,
                                      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
                                      "selp.u32 $0, 1, 0, p; }",
                                      "=r,r,r,~{memory}", args, 2, true);
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, ok, ci32(g, 0), ""), done, spin);
+    return LLVMBuildICmp(g->b, LLVMIntNE, ok, ci32(g, 0), "");
+}
+
+/* Waits until that phase has completed: a try_wait loop in LLVM's control
+ * flow (no labels inside the asm, which LLVM may duplicate). */
+void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
+    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.wait");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.done");
+    LLVMBuildBr(g->b, spin);
+    LLVMPositionBuilderAtEnd(g->b, spin);
+    LLVMBuildCondBr(g->b, nvptx_mbarrier_try_wait(g, at, parity), done, spin);
     LLVMPositionBuilderAtEnd(g->b, done);
 }
 

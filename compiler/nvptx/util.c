@@ -33,7 +33,14 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
     return LLVMBuildCall2(g->b, fty, fn, args, (unsigned)n, "");
 }
 
-void nvptx_barrier(Gen *g) { nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t); }
+void nvptx_barrier(Gen *g) {
+    if (!g->ws_loop) {
+        nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t);
+        return;
+    }
+    LLVMValueRef args[2] = {ci32(g, 0), ci32(g, 32 * g->plan->num_warps)}; /* the producer warp never joins */
+    nvptx_call(g, "llvm.nvvm.barrier", g->void_t, args, 2);
+}
 
 void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, text, "", NULL, 0, true); }
 

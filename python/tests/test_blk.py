@@ -64,18 +64,20 @@ class Examples(unittest.TestCase):
         add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=128)
         self.assertEqual(len(mod._compiled), 2)
 
-    def test_no_tma_is_a_compile_option_of_its_own(self):
+    def test_no_tma_and_no_warp_specialize_are_compile_options_of_their_own(self):
         # the module's default, and per launch as num_stages is: each value its own build
-        mod = example("add.blk")
-        self.assertFalse(mod.no_tma)
-        add = mod["add"]
-        x = np.ones(64, np.float32)
-        for no_tma in (False, True, True):
-            out = np.zeros(64, np.float32)
-            add[(1,)](x, x, out, 64, BLOCK=64, no_tma=no_tma)
-            np.testing.assert_array_equal(out, 2 * x)
-        self.assertEqual(sorted(k[4] for k in mod._compiled), [False, True])
-        self.assertTrue(blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", no_tma=True).no_tma)
+        for at, option in ((4, "no_tma"), (5, "no_warp_specialize")):
+            mod = example("add.blk")
+            self.assertFalse(getattr(mod, option))
+            add = mod["add"]
+            x = np.ones(64, np.float32)
+            for value in (False, True, True):
+                out = np.zeros(64, np.float32)
+                add[(1,)](x, x, out, 64, BLOCK=64, **{option: value})
+                np.testing.assert_array_equal(out, 2 * x)
+            self.assertEqual(sorted(k[at] for k in mod._compiled), [False, True], option)
+            self.assertTrue(getattr(blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", **{option: True}),
+                                    option))
 
     def test_source_text_signature_and_ptx(self):
         mod = blk.compile("kernel k(o: *i32, v: i64, h: f16) { store(o, (v as f32 + h as f32) as i32); }\n",

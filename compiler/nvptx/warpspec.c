@@ -1,0 +1,281 @@
+/* warpspec.c: warp specialization of a TMA-copied pipelined loop (sm_90a).
+ * A warpgroup more than the program's warps is launched: the producer. It
+ * runs no code of the program; one of its threads issues the loop's TMA
+ * copies, so the consumer warps (the program's) never wait for each other
+ * between iterations:
+ *
+ *   consumers, iteration i: wait for slot i % S to be full (mbarrier);
+ *                           the body; then release the slot of fill
+ *                           i + lead (lead = S, or S - 1 when a dot leaves
+ *                           its wgmma group in flight and still reads the
+ *                           slot of iteration i - 1): each warp votes that
+ *                           the fill's masks are all true, thread 0 adds
+ *                           its offsets' test and writes the columns, and
+ *                           one lane a warp arrives on the slot's "empty"
+ *                           mbarrier
+ *   producer, fill k:       wait for slot k % S to be empty; if every warp
+ *                           voted yes, TMA copies completing on its "full"
+ *                           mbarrier, else a plain arrive: the consumers
+ *                           see that and copy iteration k themselves
+ *                           (cp.async, as the other rings' fallback)
+ *
+ * Each slot has a full mbarrier (one arrival: the producer's, with the
+ * bytes) and an empty one (one arrival a consumer warp), and a record: the
+ * vote, how the fill was copied, and the columns. Only fills of iterations
+ * that run are released (exact arithmetic, pipeline.c), so the producer has
+ * issued every fill when any consumer warp leaves the loop; it stops at a
+ * word thread 0 then sets, and both sides meet at a named barrier (1, all
+ * warps) before the consumers use the ring's memory again. The consumers'
+ * own barriers count only their threads (nvptx_barrier).
+ *
+ * Registers: the SM's are split evenly among a launch's warps, so the
+ * producer's would be taken from the consumers; setmaxnreg (per warpgroup,
+ * hence a producer warpgroup) gives all but PRODUCER_REGS of them back.
+ *
+ * A kernel gets a producer when it has exactly one pipelined loop, at its
+ * top level (it runs once), copied by TMA, whose dot leaves its group in
+ * flight (see nvptx_ws_refusal), and no return anywhere (a program leaving
+ * early would leave the producer waiting), and its warps are whole
+ * warpgroups, with room for one more. */
+#include "gen.h"
+
+enum { PRODUCER_WARPS = 4, PRODUCER_REGS = 40, SM_REGS = 65536 };
+enum { SLOT_FULL = 0, SLOT_EMPTY = 8, SLOT_VOTE = 16, SLOT_TMA = 20, SLOT_COLS = 24 };
+_Static_assert(SLOT_COLS + 4 * 4 <= NVPTX_WS_SLOT_SYNC_BYTES, "a record holds four loads' columns");
+
+/* ------------------------------------------------------------- planning */
+
+/* Does a return leave b before its end? (The kernel's body ends in one.) */
+static bool returns_early(const BirBlock *b, bool top) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_RETURN && !(top && i == b->ops.len - 1)) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (returns_early(op->regions[r], false)) return true;
+    }
+    return false;
+}
+
+static int pipelined_loops(Gen *g, const BirBlock *b) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == BIR_FOR && nvptx_pipeline_loop(g, op);
+        for (int r = 0; r < op->nregions; r++) n += pipelined_loops(g, op->regions[r]);
+    }
+    return n;
+}
+
+static bool at_top_level(Gen *g, const BirOp *loop) {
+    for (int i = 0; i < g->f->body->ops.len; i++)
+        if (g->f->body->ops.items[i] == loop) return true;
+    return false;
+}
+
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
+    int n = g->plan->num_warps;
+    if (g->opt->no_warp_specialize) return "--no-warp-specialize";
+    /* measured on the H100 (docs/results/warp_specialize_ab_h100.md): with a
+     * dot in flight (matmul) a producer gained 4-10%; attention, whose dots
+     * wait within the iteration, lost 1-4% */
+    if (!nvptx_pipeline_dot_in_flight(g, loop))
+        return "its dots wait for each other within the iteration (a producer measured slower there)";
+    if (n % 4 || n + PRODUCER_WARPS > 32) {
+        snprintf(g->tma_why, sizeof g->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
+        return g->tma_why;
+    }
+    if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once)";
+    if (pipelined_loops(g, g->f->body) != 1) return "the kernel has another pipelined loop";
+    if (returns_early(g->f->body, true)) return "the kernel can return early (the producer would wait for it)";
+    return NULL;
+}
+
+void nvptx_ws_plan(Gen *g) {
+    g->ws_loop = NULL;
+    const BirBlock *body = g->f->body;
+    for (int i = 0; i < body->ops.len && g->tma.count; i++) {
+        const BirOp *op = body->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
+        const char *why;
+        if (op->code != BIR_FOR) continue;
+        int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &why);
+        bool tma = n > 0;
+        for (int k = 0; k < n; k++) tma &= g->tma_of[loads[k]->results[0]] > 0;
+        if (tma && !nvptx_ws_refusal(g, op)) g->ws_loop = op;
+    }
+}
+
+/* ------------------------------------------------------------- emission */
+
+static int consumers(Gen *g) { return g->plan->num_warps; }
+
+int nvptx_ws_launch_warps(Gen *g) { return consumers(g) + (g->ws_loop ? PRODUCER_WARPS : 0); }
+
+int nvptx_ws_min_programs(Gen *g) {
+    return g->opt->min_blocks_per_sm > 0 ? g->opt->min_blocks_per_sm : 1; /* setmaxnreg needs one known */
+}
+
+/* The registers a consumer thread gets back (setmaxnreg.inc), or 0: no more
+ * than it starts with. ptxas starts every thread with an equal share of
+ * what the programs an SM may use, in eights. */
+static int consumer_regs(Gen *g) {
+    int64_t per_program = SM_REGS / nvptx_ws_min_programs(g);
+    int64_t start = per_program / (32 * nvptx_ws_launch_warps(g)) / 8 * 8;
+    int64_t more = (per_program - 32 * PRODUCER_WARPS * PRODUCER_REGS) / (32 * consumers(g)) / 8 * 8;
+    if (start > 256) start = 256; /* the most a thread can have anyway */
+    if (more > 256) more = 256;
+    return more > start ? (int)more : 0;
+}
+
+static void set_max_regs(Gen *g, bool more, int regs) {
+    LLVMValueRef n = ci32(g, regs);
+    nvptx_call(g, more ? "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32" : "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32",
+               g->void_t, &n, 1);
+}
+
+static LLVMValueRef sync_field(Gen *g, const NvptxWsRing *r, LLVMValueRef slot, int field) {
+    return LLVMBuildAdd(g->b, ci32(g, r->sync_at + field), LLVMBuildMul(g->b, slot, ci32(g, NVPTX_WS_SLOT_SYNC_BYTES), ""), "");
+}
+
+static LLVMValueRef word(Gen *g, LLVMValueRef off) { return LLVMBuildGEP2(g->b, g->i8, g->smem, &off, 1, ""); }
+
+static LLVMValueRef load_word(Gen *g, LLVMValueRef off, bool is_volatile) {
+    LLVMValueRef v = LLVMBuildLoad2(g->b, g->i32, word(g, off), "");
+    LLVMSetAlignment(v, 4);
+    LLVMSetVolatile(v, is_volatile);
+    return v;
+}
+
+static void store_word(Gen *g, LLVMValueRef off, LLVMValueRef v, bool is_volatile) {
+    LLVMValueRef st = LLVMBuildStore(g->b, v, word(g, off));
+    LLVMSetAlignment(st, 4);
+    LLVMSetVolatile(st, is_volatile);
+}
+
+static LLVMValueRef stop_word(Gen *g, const NvptxWsRing *r) {
+    return ci32(g, r->sync_at + (int64_t)r->stages * NVPTX_WS_SLOT_SYNC_BYTES);
+}
+
+/* Named barrier 1 of every warp, producer included; not .aligned: the
+ * producer's lanes reach it apart. */
+static void all_warps_barrier(Gen *g) {
+    LLVMValueRef args[2] = {ci32(g, 1), ci32(g, 32 * nvptx_ws_launch_warps(g))};
+    nvptx_call(g, "llvm.nvvm.barrier.sync.cnt", g->void_t, args, 2);
+}
+
+static LLVMValueRef slot_of(Gen *g, const NvptxWsRing *r, LLVMValueRef k) {
+    return LLVMBuildURem(g->b, k, ci32(g, r->stages), "");
+}
+
+static LLVMValueRef parity_of(Gen *g, const NvptxWsRing *r, LLVMValueRef k) {
+    return LLVMBuildAnd(g->b, LLVMBuildUDiv(g->b, k, ci32(g, r->stages), ""), ci32(g, 1), "");
+}
+
+void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
+    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer");
+    LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "consumers");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntUGE, g->warp, ci32(g, consumers(g)), ""), work, rest);
+    LLVMPositionBuilderAtEnd(g->b, work);
+    int regs = consumer_regs(g);
+    if (regs) set_max_regs(g, false, PRODUCER_REGS);
+    all_warps_barrier(g); /* the consumers have made the mbarriers */
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.done");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fill");
+    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.wait");
+    LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.poll");
+    LLVMBasicBlockRef got = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.empty");
+    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.tma");
+    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fallback");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.next");
+    /* the producer's first thread works; the others wait at the final barrier */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 32 * consumers(g)), ""), loop, done);
+    LLVMPositionBuilderAtEnd(g->b, loop);
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "fill"), zero = ci32(g, 0);
+    LLVMAddIncoming(k, &zero, &pre, 1);
+    LLVMValueRef slot = slot_of(g, r, k), parity = parity_of(g, r, k);
+    LLVMValueRef full = sync_field(g, r, slot, SLOT_FULL), empty = sync_field(g, r, slot, SLOT_EMPTY);
+    LLVMBuildBr(g->b, spin);
+    /* wait for the slot, or for the consumers to have left the loop */
+    LLVMPositionBuilderAtEnd(g->b, spin);
+    LLVMBuildCondBr(g->b, nvptx_mbarrier_try_wait(g, empty, parity), got, poll);
+    LLVMPositionBuilderAtEnd(g->b, poll);
+    LLVMValueRef stop = load_word(g, stop_word(g, r), true);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, stop, zero, ""), done, spin);
+    LLVMPositionBuilderAtEnd(g->b, got);
+    LLVMValueRef vote = load_word(g, sync_field(g, r, slot, SLOT_VOTE), false);
+    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 1), false); /* for the next fill's votes */
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, vote, zero, ""), by_tma, by_threads);
+    LLVMPositionBuilderAtEnd(g->b, by_tma);
+    store_word(g, sync_field(g, r, slot, SLOT_TMA), ci32(g, 1), false);
+    nvptx_mbarrier_expect(g, full, r->fill_bytes);
+    LLVMValueRef slot_base = LLVMBuildAdd(g->b, ci32(g, r->slots_at), LLVMBuildMul(g->b, slot, ci32(g, (int32_t)r->slot_bytes), ""), "");
+    for (int l = 0; l < r->nloads; l++) {
+        LLVMValueRef col = load_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), false);
+        for (int j = 0; j < r->boxes[l]; j++) {
+            LLVMValueRef dst = LLVMBuildAdd(g->b, slot_base, ci32(g, r->tile_at[l] + j * r->box_bytes[l]), "");
+            nvptx_tma_load(g, r->map[l], dst, LLVMBuildAdd(g->b, col, ci32(g, j * r->box_inner[l]), ""), zero, full);
+        }
+    }
+    LLVMBuildBr(g->b, next);
+    LLVMPositionBuilderAtEnd(g->b, by_threads);
+    store_word(g, sync_field(g, r, slot, SLOT_TMA), zero, false);
+    nvptx_mbarrier_arrive(g, full);
+    LLVMBuildBr(g->b, next);
+    LLVMPositionBuilderAtEnd(g->b, next);
+    LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
+    LLVMAddIncoming(k, &k1, &next, 1);
+    LLVMBuildBr(g->b, loop);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    all_warps_barrier(g); /* see nvptx_ws_end */
+    LLVMBuildRetVoid(g->b);
+    LLVMPositionBuilderAtEnd(g->b, rest);
+    if (regs) set_max_regs(g, true, regs);
+}
+
+void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
+    LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
+    for (int s = 0; s < r->stages; s++) {
+        nvptx_mbarrier_init(g, sync_field(g, r, ci32(g, s), SLOT_FULL), 1);
+        nvptx_mbarrier_init(g, sync_field(g, r, ci32(g, s), SLOT_EMPTY), consumers(g));
+        store_word(g, sync_field(g, r, ci32(g, s), SLOT_VOTE), ci32(g, 1), false);
+    }
+    store_word(g, stop_word(g, r), ci32(g, 0), true);
+    nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
+    nvptx_end_if(g, made);
+    all_warps_barrier(g); /* publishes them; the producer starts */
+}
+
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols) {
+    LLVMValueRef slot = slot_of(g, r, fill);
+    LLVMValueRef all_args[2] = {ci32(g, -1), vote};
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->i1, all_args, 2); /* also: the warp is done with the slot */
+    LLVMBasicBlockRef lane0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->lane, ci32(g, 0), ""));
+    LLVMBasicBlockRef t0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->warp, ci32(g, 0), ""));
+    for (int l = 0; l < r->nloads; l++) store_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), cols[l], false);
+    nvptx_end_if(g, t0_done);
+    LLVMBasicBlockRef no_done = nvptx_begin_if(g, LLVMBuildNot(g->b, all, ""));
+    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 0), false);
+    nvptx_end_if(g, no_done);
+    nvptx_mbarrier_arrive(g, sync_field(g, r, slot, SLOT_EMPTY)); /* a release: the stores above come first */
+    nvptx_end_if(g, lane0_done);
+}
+
+LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
+    LLVMValueRef slot = slot_of(g, r, it);
+    nvptx_mbarrier_wait(g, sync_field(g, r, slot, SLOT_FULL), parity_of(g, r, it));
+    return LLVMBuildICmp(g->b, LLVMIntNE, load_word(g, sync_field(g, r, slot, SLOT_TMA), false), ci32(g, 0), "");
+}
+
+void nvptx_ws_end(Gen *g, const NvptxWsRing *r) {
+    /* thread 0 has waited for every fill: the producer has none left to issue */
+    LLVMBasicBlockRef stopped = nvptx_begin_if(g, is_thread0(g));
+    store_word(g, stop_word(g, r), ci32(g, 1), true);
+    nvptx_end_if(g, stopped);
+    all_warps_barrier(g); /* the producer is out of the ring's memory */
+    LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
+    for (int s = 0; s < r->stages; s++) {
+        nvptx_mbarrier_inval(g, sync_field(g, r, ci32(g, s), SLOT_FULL));
+        nvptx_mbarrier_inval(g, sync_field(g, r, ci32(g, s), SLOT_EMPTY));
+    }
+    nvptx_end_if(g, freed);
+}
