@@ -246,7 +246,10 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
     if (!target) return;
     BlkKernelCode kc;
     if (blk_kernel_code(spec, target, &kc)) return;
+    /* the new build may launch other warps, with other shared memory (sm_90a's producer warpgroup
+     * is only used at one program an SM) */
     CudaCode again = *c;
+    again.warps = kc.warps, again.shared_bytes = kc.shared_bytes, again.tensor_maps = kc.tensor_maps;
     Occupancy second;
     if (!d->ModuleLoadData(&again.mod, kc.ptx)) {
         if (!get_function(ctx, spec->name, &again) && occupancy(st, &again, &second) &&
@@ -256,6 +259,7 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
             free(e->ptx);
             e->ptx = kc.ptx;
             e->ptx_len = strlen(kc.ptx);
+            e->warps = kc.warps, e->shared_bytes = kc.shared_bytes, e->tensor_maps = kc.tensor_maps;
             return;
         }
         d->ModuleUnload(again.mod);

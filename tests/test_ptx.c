@@ -198,12 +198,12 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     } cases[] = {
         /* 2 tiles of 64 rows x 4 k-steps, n128, both operands by descriptor; b row-major: N-major
          * (transposed); 4 stages of 16 + 16 KiB and a producer warpgroup's 48 bytes (mbarriers and
-         * record), then its stop word; the epilogue's 32 KiB inside them */
+         * record); the epilogue's 32 KiB inside them */
         {"matmul.blk", "matmul", {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL}, mm_facts, 4, 8,
-         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * (32768 + 48) + 16},
+         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "ldmatrix", 4 * (32768 + 48)},
         /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
-         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48) + 16},
+         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
          * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (cp.async: the two
          * dots wait for each other, and 16 KiB an iteration is below TMA's threshold) */
@@ -298,14 +298,15 @@ static const char *affine_src_for_return(void) {
 
 /* The matmul example on sm_90a with facts: which loads TMA copies, the maps
  * the launcher gets, the kernel's extra parameters, and why not where not. */
-enum { MATMUL_NO_TMA = 1, MATMUL_NO_WS = 2 };
+enum { MATMUL_NO_TMA = 1, MATMUL_NO_WS = 2, MATMUL_OCCUPANCY_3 = 4 };
 static NvptxOutput matmul_sm90a(const int64_t *facts, int flags, const char *src) {
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL};
     char path[512];
     snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
     char *text = src ? NULL : slurp(path);
     NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
-                        .no_tma = flags & MATMUL_NO_TMA, .no_warp_specialize = flags & MATMUL_NO_WS};
+                        .no_tma = flags & MATMUL_NO_TMA, .no_warp_specialize = flags & MATMUL_NO_WS,
+                        .min_blocks_per_sm = flags & MATMUL_OCCUPANCY_3 ? 3 : 0};
     NvptxOutput out = output_of(src ? src : text, src ? NULL : defs, opt);
     free(text);
     return out;
@@ -504,8 +505,9 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     const char *refused[][2] = {
         {"  if n > 0 {\n", "the loop is inside another statement"},
         {"  if n > 0 { return; }\n", "the kernel can return early"},
+        {"", "its occupancy target is 3 programs an SM (a producer is used at one)"},
     };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char src[2048];
         snprintf(src, sizeof src,
                  "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"
@@ -517,7 +519,7 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
                  "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
                  "}\n",
                  refused[i][0], loop, i == 0 ? "  }\n" : "");
-        out = matmul_sm90a(NULL, 0, src);
+        out = matmul_sm90a(NULL, i == 2 ? MATMUL_OCCUPANCY_3 : 0, src);
         cr_expect(out.kernels[0].tensor_maps.count == 2 && out.kernels[0].num_warps == 4 &&
                       strstr(out.kernels[0].notes, refused[i][1]), "case %d: %s", i, out.kernels[0].notes);
         nvptx_output_free(&out);

@@ -450,17 +450,16 @@ void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes);
 void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
-LLVMValueRef nvptx_mbarrier_try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity); /* i1: done (briefly suspends) */
 bool nvptx_gen_op(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------- warpspec.c */
 /* A warp-specialized loop's ring (pipeline.c), as its producer warp and
  * the consumers' side of the protocol see it. */
-enum { NVPTX_WS_SLOT_SYNC_BYTES = 48, NVPTX_WS_STOP_BYTES = 16 };
+enum { NVPTX_WS_SLOT_SYNC_BYTES = 48 };
 typedef struct {
     int stages, nloads;
     int64_t slots_at, slot_bytes; /* slot s at slots_at + s * slot_bytes */
-    int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES (mbarriers, record), then the stop word */
+    int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES: its mbarriers and record */
     int64_t tile_at[NVPTX_MAX_TENSOR_MAPS]; /* each load's tile within a slot */
     int map[NVPTX_MAX_TENSOR_MAPS];         /* its tensor map */
     int boxes[NVPTX_MAX_TENSOR_MAPS], box_inner[NVPTX_MAX_TENSOR_MAPS];
@@ -473,18 +472,17 @@ void nvptx_ws_plan(Gen *g);
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop);
 /* The warps a launch has: the program's, and a producer warpgroup. */
 int nvptx_ws_launch_warps(Gen *g);
-/* With a producer: the occupancy the kernel states (.minnctapersm), which setmaxnreg needs. */
-int nvptx_ws_min_programs(Gen *g);
 /* At the kernel's entry: the producer warp (the last) branches off to its
  * loop and returns; the builder continues in the consumers' code. */
 void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);
 /* The consumers' side: before the loop (make the mbarriers, start the
- * producer); release a slot for fill `fill` (an i32) with this thread's
- * vote that its tiles can be TMA copies and thread 0's columns; at the top
- * of iteration `it`, wait for its tiles and say whether TMA copied them
- * (else the consumers copy them); after the loop. */
+ * producer); release a slot for fill `fill` (an i32; live: its iteration
+ * runs) with this thread's vote that its tiles can be TMA copies and thread
+ * 0's columns; at the top of iteration `it`, wait for its tiles and say
+ * whether TMA copied them (else the consumers copy them); after the loop. */
 void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
-void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef live, LLVMValueRef vote,
+                      const LLVMValueRef *cols);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r);
 /* pipeline.c: the ring of g->ws_loop; whether a loop's one dot only feeds

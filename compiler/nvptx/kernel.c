@@ -364,7 +364,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * nvptx_ws_launch_warps(g));
-    if (g->ws_loop) add_annotation(g, "minctasm", nvptx_ws_min_programs(g));
+    if (g->ws_loop) add_annotation(g, "minctasm", 1); /* setmaxnreg needs it (warpspec.c) */
     else if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
     uint32_t line = f->body->ops.len ? ((BirOp *)f->body->ops.items[0])->span.line : 1;
     LLVMMetadataRef sub_ty = LLVMDIBuilderCreateSubroutineType(g->m->di, g->m->di_file, NULL, 0, LLVMDIFlagZero);

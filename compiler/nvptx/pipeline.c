@@ -237,7 +237,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     for (int i = 0; i < pp->nloads; i++) pp->tma &= g->tma_of && g->tma_of[pp->loads[i]->results[0]] > 0;
     pp->slot_bytes = tiles;
     pp->ws = pp->tma && g->ws_loop == loop;
-    int64_t per_stage = tiles + (pp->ws ? NVPTX_WS_SLOT_SYNC_BYTES : pp->tma ? 8 : 0), extra = pp->ws ? NVPTX_WS_STOP_BYTES : 0;
+    int64_t per_stage = tiles + (pp->ws ? NVPTX_WS_SLOT_SYNC_BYTES : pp->tma ? 8 : 0);
     /* as many stages as fit above ring_at, 2 or 3, or up to 4 with a dot in
      * flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
@@ -248,11 +248,11 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->ring_at + pp->stages * per_stage + extra <= g->m->arch->max_shared_bytes) break;
+            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
     if (pp->stages < 3) pp->async_dot = NULL; /* the slot the dot reads, and one to fill */
     pp->ahead = pp->async_dot ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
-    pp->ring_bytes = pp->stages * per_stage + extra;
+    pp->ring_bytes = pp->stages * per_stage;
     return pp->stages >= 2;
 }
 
@@ -495,36 +495,39 @@ struct NvptxPipeline {
     LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) */
 };
 
-/* Does the iteration n steps after the one at iv run? Exactly, in 64 bits
- * for narrower loop variables: a producer warp is sent exactly the fills
- * of the iterations that run (warpspec.c), and no ring copies from the
- * addresses of an iteration that does not. */
+/* Does the iteration n steps after the one at iv run? Exactly: the loop
+ * ends where its variable would overflow (control.c), so an iteration whose
+ * variable overflows does not run. A producer warp is then sent exactly
+ * the fills of the iterations that run (warpspec.c), and no ring copies
+ * from the addresses of an iteration that does not. */
 static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVMValueRef step, LLVMValueRef ub) {
     DType d = vtype(g, loop->operands[0]).dtype;
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
-    if (dtype_bits(d) < 64) {
-        bool sext = dtype_is_signed(d) || loop->attr; /* a negative step compares signed */
-        LLVMValueRef (*ext)(LLVMBuilderRef, LLVMValueRef, LLVMTypeRef, const char *) = sext ? LLVMBuildSExt : LLVMBuildZExt;
-        iv = ext(g->b, iv, g->i64, ""), ub = ext(g->b, ub, g->i64, "");
-        step = (dtype_is_signed(d) || loop->attr ? LLVMBuildSExt : LLVMBuildZExt)(g->b, step, g->i64, "");
-    }
-    LLVMValueRef at = LLVMBuildAdd(g->b, iv, LLVMBuildMul(g->b, step, LLVMConstInt(LLVMTypeOf(step), (unsigned)n, 0), ""), "");
-    return LLVMBuildICmp(g->b, lt, at, ub, "");
+    LLVMTypeRef t = LLVMTypeOf(iv), fields[2] = {t, g->i1}, pair = LLVMStructTypeInContext(g->ctx, fields, 2, 0);
+    char mul[48], add[48];
+    char sign = dtype_is_signed(d) ? 's' : 'u';
+    snprintf(mul, sizeof mul, "llvm.%cmul.with.overflow.i%d", sign, dtype_bits(d));
+    snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", sign, dtype_bits(d));
+    LLVMValueRef by[2] = {step, LLVMConstInt(t, (unsigned)n, 0)};
+    LLVMValueRef prod = nvptx_call(g, mul, pair, by, 2);
+    LLVMValueRef to[2] = {iv, LLVMBuildExtractValue(g->b, prod, 0, "")};
+    LLVMValueRef sum = nvptx_call(g, add, pair, to, 2);
+    LLVMValueRef over = LLVMBuildOr(g->b, LLVMBuildExtractValue(g->b, prod, 1, ""), LLVMBuildExtractValue(g->b, sum, 1, ""), "");
+    LLVMValueRef before = LLVMBuildICmp(g->b, lt, LLVMBuildExtractValue(g->b, sum, 0, ""), ub, "");
+    return LLVMBuildAnd(g->b, LLVMBuildNot(g->b, over, ""), before, "");
 }
 
-/* With a producer warp: this thread's vote for the fill of the iteration
- * at iv (fill number `fill`) with carried values env, and the release of
- * its slot, if that iteration runs. */
+/* With a producer warp: the release of the slot of fill number `fill`,
+ * the iteration at iv with carried values env (live: it runs), with this
+ * thread's vote that TMA can copy it. */
 static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **env, LLVMValueRef iv, LLVMValueRef live,
                     LLVMValueRef fill) {
-    LLVMBasicBlockRef done = nvptx_begin_if(g, live);
     LLVMValueRef **saved = g->regs, cols[MAX_PIPE_LOADS];
     g->regs = ahead_regs(g, loop, &p->plan, env, iv);
     LLVMValueRef vote = tma_vote(g, &p->plan, cols);
     g->regs = saved;
-    nvptx_ws_release(g, &p->ws, fill, vote, cols);
-    nvptx_end_if(g, done);
+    nvptx_ws_release(g, &p->ws, fill, live, vote, cols);
 }
 
 static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r) {

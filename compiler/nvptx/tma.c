@@ -299,7 +299,7 @@ void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
 
 /* Has the phase of the given parity (0 or 1, an i32) completed? try_wait
  * suspends the thread a while before it says no. */
-LLVMValueRef nvptx_mbarrier_try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
+static LLVMValueRef try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMValueRef args[2] = {smem_addr(g, at), parity};
     LLVMValueRef ok = nvptx_asm_call(g, g->i32,
                                      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
@@ -315,7 +315,7 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.done");
     LLVMBuildBr(g->b, spin);
     LLVMPositionBuilderAtEnd(g->b, spin);
-    LLVMBuildCondBr(g->b, nvptx_mbarrier_try_wait(g, at, parity), done, spin);
+    LLVMBuildCondBr(g->b, try_wait(g, at, parity), done, spin);
     LLVMPositionBuilderAtEnd(g->b, done);
 }
 

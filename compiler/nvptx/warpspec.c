@@ -10,23 +10,26 @@
  *                           its wgmma group in flight and still reads the
  *                           slot of iteration i - 1): each warp votes that
  *                           the fill's masks are all true, thread 0 adds
- *                           its offsets' test and writes the columns, and
- *                           one lane a warp arrives on the slot's "empty"
- *                           mbarrier
- *   producer, fill k:       wait for slot k % S to be empty; if every warp
- *                           voted yes, TMA copies completing on its "full"
+ *                           its offsets' test and writes the columns and
+ *                           whether that iteration runs, and one lane a
+ *                           warp arrives on the slot's "empty" mbarrier
+ *   producer, fill k:       wait for slot k % S to be empty; stop if
+ *                           iteration k does not run; if every warp voted
+ *                           yes, TMA copies completing on its "full"
  *                           mbarrier, else a plain arrive: the consumers
  *                           see that and copy iteration k themselves
  *                           (cp.async, as the other rings' fallback)
  *
  * Each slot has a full mbarrier (one arrival: the producer's, with the
- * bytes) and an empty one (one arrival a consumer warp), and a record: the
- * vote, how the fill was copied, and the columns. Only fills of iterations
- * that run are released (exact arithmetic, pipeline.c), so the producer has
- * issued every fill when any consumer warp leaves the loop; it stops at a
- * word thread 0 then sets, and both sides meet at a named barrier (1, all
- * warps) before the consumers use the ring's memory again. The consumers'
- * own barriers count only their threads (nvptx_barrier).
+ * bytes), an empty one (one arrival a consumer warp) and a record: the
+ * vote, how the fill was copied, whether its iteration runs (exactly:
+ * pipeline.c) and the columns. The mbarriers order every access to a
+ * record: on the consumers' side only lane 0 of a warp touches it, the
+ * lane that arrives (racecheck orders a thread's accesses by its own
+ * arrive only). The producer stops at the first fill whose iteration does
+ * not run, having issued all the others, and both sides meet at a named
+ * barrier (1, all warps) before the consumers use the ring's memory again.
+ * The consumers' own barriers count only their threads (nvptx_barrier).
  *
  * Registers: the SM's are split evenly among a launch's warps, so the
  * producer's would be taken from the consumers; setmaxnreg (per warpgroup,
@@ -40,7 +43,7 @@
 #include "gen.h"
 
 enum { PRODUCER_WARPS = 4, PRODUCER_REGS = 40, SM_REGS = 65536 };
-enum { SLOT_FULL = 0, SLOT_EMPTY = 8, SLOT_VOTE = 16, SLOT_TMA = 20, SLOT_COLS = 24 };
+enum { SLOT_FULL = 0, SLOT_EMPTY = 8, SLOT_VOTE = 16, SLOT_TMA = 20, SLOT_LIVE = 24, SLOT_COLS = 28 };
 _Static_assert(SLOT_COLS + 4 * 4 <= NVPTX_WS_SLOT_SYNC_BYTES, "a record holds four loads' columns");
 
 /* ------------------------------------------------------------- planning */
@@ -84,6 +87,13 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
         snprintf(g->tma_why, sizeof g->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
         return g->tma_why;
     }
+    if (g->opt->min_blocks_per_sm > 1) {
+        /* a program's registers are all setmaxnreg can move: with more programs an SM too few for the
+         * consumers (ptxas may then fail, C7602) */
+        snprintf(g->tma_why, sizeof g->tma_why, "its occupancy target is %d programs an SM (a producer is used at one)",
+                 g->opt->min_blocks_per_sm);
+        return g->tma_why;
+    }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once)";
     if (pipelined_loops(g, g->f->body) != 1) return "the kernel has another pipelined loop";
     if (returns_early(g->f->body, true)) return "the kernel can return early (the producer would wait for it)";
@@ -110,18 +120,16 @@ static int consumers(Gen *g) { return g->plan->num_warps; }
 
 int nvptx_ws_launch_warps(Gen *g) { return consumers(g) + (g->ws_loop ? PRODUCER_WARPS : 0); }
 
-int nvptx_ws_min_programs(Gen *g) {
-    return g->opt->min_blocks_per_sm > 0 ? g->opt->min_blocks_per_sm : 1; /* setmaxnreg needs one known */
-}
-
 /* The registers a consumer thread gets back (setmaxnreg.inc), or 0: no more
  * than it starts with. ptxas starts every thread with an equal share of
- * what the programs an SM may use, in eights. */
+ * the SM's registers (one program an SM: .minnctapersm 1), in eights; those
+ * of a program are all its warps may share (an inc beyond what the
+ * producer's dec freed would wait forever). */
 static int consumer_regs(Gen *g) {
-    int64_t per_program = SM_REGS / nvptx_ws_min_programs(g);
-    int64_t start = per_program / (32 * nvptx_ws_launch_warps(g)) / 8 * 8;
-    int64_t more = (per_program - 32 * PRODUCER_WARPS * PRODUCER_REGS) / (32 * consumers(g)) / 8 * 8;
+    int64_t start = SM_REGS / (32 * nvptx_ws_launch_warps(g)) / 8 * 8;
     if (start > 256) start = 256; /* the most a thread can have anyway */
+    int64_t program = start * 32 * nvptx_ws_launch_warps(g);
+    int64_t more = (program - 32 * PRODUCER_WARPS * PRODUCER_REGS) / (32 * consumers(g)) / 8 * 8;
     if (more > 256) more = 256;
     return more > start ? (int)more : 0;
 }
@@ -138,22 +146,17 @@ static LLVMValueRef sync_field(Gen *g, const NvptxWsRing *r, LLVMValueRef slot, 
 
 static LLVMValueRef word(Gen *g, LLVMValueRef off) { return LLVMBuildGEP2(g->b, g->i8, g->smem, &off, 1, ""); }
 
-static LLVMValueRef load_word(Gen *g, LLVMValueRef off, bool is_volatile) {
+static LLVMValueRef load_word(Gen *g, LLVMValueRef off) {
     LLVMValueRef v = LLVMBuildLoad2(g->b, g->i32, word(g, off), "");
     LLVMSetAlignment(v, 4);
-    LLVMSetVolatile(v, is_volatile);
     return v;
 }
 
-static void store_word(Gen *g, LLVMValueRef off, LLVMValueRef v, bool is_volatile) {
-    LLVMValueRef st = LLVMBuildStore(g->b, v, word(g, off));
-    LLVMSetAlignment(st, 4);
-    LLVMSetVolatile(st, is_volatile);
+static void store_word(Gen *g, LLVMValueRef off, LLVMValueRef v) {
+    LLVMSetAlignment(LLVMBuildStore(g->b, v, word(g, off)), 4);
 }
 
-static LLVMValueRef stop_word(Gen *g, const NvptxWsRing *r) {
-    return ci32(g, r->sync_at + (int64_t)r->stages * NVPTX_WS_SLOT_SYNC_BYTES);
-}
+static LLVMValueRef is_lane0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->lane, ci32(g, 0), ""); }
 
 /* Named barrier 1 of every warp, producer included; not .aligned: the
  * producer's lanes reach it apart. */
@@ -180,9 +183,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     all_warps_barrier(g); /* the consumers have made the mbarriers */
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.done");
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fill");
-    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.wait");
-    LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.poll");
-    LLVMBasicBlockRef got = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.empty");
+    LLVMBasicBlockRef runs = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.runs");
     LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.tma");
     LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fallback");
     LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.next");
@@ -192,25 +193,21 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMPositionBuilderAtEnd(g->b, loop);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "fill"), zero = ci32(g, 0);
     LLVMAddIncoming(k, &zero, &pre, 1);
-    LLVMValueRef slot = slot_of(g, r, k), parity = parity_of(g, r, k);
-    LLVMValueRef full = sync_field(g, r, slot, SLOT_FULL), empty = sync_field(g, r, slot, SLOT_EMPTY);
-    LLVMBuildBr(g->b, spin);
-    /* wait for the slot, or for the consumers to have left the loop */
-    LLVMPositionBuilderAtEnd(g->b, spin);
-    LLVMBuildCondBr(g->b, nvptx_mbarrier_try_wait(g, empty, parity), got, poll);
-    LLVMPositionBuilderAtEnd(g->b, poll);
-    LLVMValueRef stop = load_word(g, stop_word(g, r), true);
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, stop, zero, ""), done, spin);
-    LLVMPositionBuilderAtEnd(g->b, got);
-    LLVMValueRef vote = load_word(g, sync_field(g, r, slot, SLOT_VOTE), false);
-    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 1), false); /* for the next fill's votes */
+    LLVMValueRef slot = slot_of(g, r, k);
+    LLVMValueRef full = sync_field(g, r, slot, SLOT_FULL);
+    nvptx_mbarrier_wait(g, sync_field(g, r, slot, SLOT_EMPTY), parity_of(g, r, k));
+    LLVMValueRef live = load_word(g, sync_field(g, r, slot, SLOT_LIVE));
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, live, zero, ""), runs, done);
+    LLVMPositionBuilderAtEnd(g->b, runs);
+    LLVMValueRef vote = load_word(g, sync_field(g, r, slot, SLOT_VOTE));
+    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 1)); /* for the next fill's votes */
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, vote, zero, ""), by_tma, by_threads);
     LLVMPositionBuilderAtEnd(g->b, by_tma);
-    store_word(g, sync_field(g, r, slot, SLOT_TMA), ci32(g, 1), false);
+    store_word(g, sync_field(g, r, slot, SLOT_TMA), ci32(g, 1));
     nvptx_mbarrier_expect(g, full, r->fill_bytes);
     LLVMValueRef slot_base = LLVMBuildAdd(g->b, ci32(g, r->slots_at), LLVMBuildMul(g->b, slot, ci32(g, (int32_t)r->slot_bytes), ""), "");
     for (int l = 0; l < r->nloads; l++) {
-        LLVMValueRef col = load_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), false);
+        LLVMValueRef col = load_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l));
         for (int j = 0; j < r->boxes[l]; j++) {
             LLVMValueRef dst = LLVMBuildAdd(g->b, slot_base, ci32(g, r->tile_at[l] + j * r->box_bytes[l]), "");
             nvptx_tma_load(g, r->map[l], dst, LLVMBuildAdd(g->b, col, ci32(g, j * r->box_inner[l]), ""), zero, full);
@@ -218,7 +215,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     }
     LLVMBuildBr(g->b, next);
     LLVMPositionBuilderAtEnd(g->b, by_threads);
-    store_word(g, sync_field(g, r, slot, SLOT_TMA), zero, false);
+    store_word(g, sync_field(g, r, slot, SLOT_TMA), zero);
     nvptx_mbarrier_arrive(g, full);
     LLVMBuildBr(g->b, next);
     LLVMPositionBuilderAtEnd(g->b, next);
@@ -237,24 +234,27 @@ void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
     for (int s = 0; s < r->stages; s++) {
         nvptx_mbarrier_init(g, sync_field(g, r, ci32(g, s), SLOT_FULL), 1);
         nvptx_mbarrier_init(g, sync_field(g, r, ci32(g, s), SLOT_EMPTY), consumers(g));
-        store_word(g, sync_field(g, r, ci32(g, s), SLOT_VOTE), ci32(g, 1), false);
+        store_word(g, sync_field(g, r, ci32(g, s), SLOT_VOTE), ci32(g, 1));
     }
-    store_word(g, stop_word(g, r), ci32(g, 0), true);
     nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
     nvptx_end_if(g, made);
     all_warps_barrier(g); /* publishes them; the producer starts */
 }
 
-void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols) {
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef live, LLVMValueRef vote,
+                      const LLVMValueRef *cols) {
     LLVMValueRef slot = slot_of(g, r, fill);
     LLVMValueRef all_args[2] = {ci32(g, -1), vote};
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->i1, all_args, 2); /* also: the warp is done with the slot */
-    LLVMBasicBlockRef lane0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->lane, ci32(g, 0), ""));
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->i1, all_args, 2);
+    LLVMValueRef every_lane = ci32(g, -1); /* every lane is done with the slot (wgmma waited, ldmatrix read) */
+    nvptx_call(g, "llvm.nvvm.bar.warp.sync", g->void_t, &every_lane, 1);
+    LLVMBasicBlockRef lane0_done = nvptx_begin_if(g, is_lane0(g));
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->warp, ci32(g, 0), ""));
-    for (int l = 0; l < r->nloads; l++) store_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), cols[l], false);
+    store_word(g, sync_field(g, r, slot, SLOT_LIVE), LLVMBuildZExt(g->b, live, g->i32, ""));
+    for (int l = 0; l < r->nloads; l++) store_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), cols[l]);
     nvptx_end_if(g, t0_done);
     LLVMBasicBlockRef no_done = nvptx_begin_if(g, LLVMBuildNot(g->b, all, ""));
-    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 0), false);
+    store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 0));
     nvptx_end_if(g, no_done);
     nvptx_mbarrier_arrive(g, sync_field(g, r, slot, SLOT_EMPTY)); /* a release: the stores above come first */
     nvptx_end_if(g, lane0_done);
@@ -263,15 +263,25 @@ void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValue
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
     LLVMValueRef slot = slot_of(g, r, it);
     nvptx_mbarrier_wait(g, sync_field(g, r, slot, SLOT_FULL), parity_of(g, r, it));
-    return LLVMBuildICmp(g->b, LLVMIntNE, load_word(g, sync_field(g, r, slot, SLOT_TMA), false), ci32(g, 0), "");
+    /* lane 0 reads how the slot was filled (see the top); a shuffle tells the others */
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef read = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ws.read");
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ws.read.end");
+    LLVMBuildCondBr(g->b, is_lane0(g), read, merge);
+    LLVMPositionBuilderAtEnd(g->b, read);
+    LLVMValueRef how = load_word(g, sync_field(g, r, slot, SLOT_TMA));
+    LLVMBuildBr(g->b, merge);
+    LLVMPositionBuilderAtEnd(g->b, merge);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, g->i32, ""), zero = ci32(g, 0);
+    LLVMAddIncoming(phi, &zero, &from, 1);
+    LLVMAddIncoming(phi, &how, &read, 1);
+    LLVMValueRef args[4] = {ci32(g, -1), phi, zero, ci32(g, 31)};
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.shfl.sync.idx.i32", g->i32, args, 4);
+    return LLVMBuildICmp(g->b, LLVMIntNE, all, zero, "");
 }
 
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r) {
-    /* thread 0 has waited for every fill: the producer has none left to issue */
-    LLVMBasicBlockRef stopped = nvptx_begin_if(g, is_thread0(g));
-    store_word(g, stop_word(g, r), ci32(g, 1), true);
-    nvptx_end_if(g, stopped);
-    all_warps_barrier(g); /* the producer is out of the ring's memory */
+    all_warps_barrier(g); /* the producer has stopped: it is out of the ring's memory */
     LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
     for (int s = 0; s < r->stages; s++) {
         nvptx_mbarrier_inval(g, sync_field(g, r, ci32(g, s), SLOT_FULL));
