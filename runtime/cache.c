@@ -126,7 +126,8 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
     uint32_t warps = 0;
     ok = ok && take_u64(&r, &klen) && klen == key_len && r.left >= klen && memcmp(r.p, key, klen) == 0;
     if (ok) r.p += klen, r.left -= klen;
-    ok = ok && take(&r, &warps, 4) && warps >= 1 && warps <= 32 && (warps & (warps - 1)) == 0 &&
+    /* any count a block may have: a kernel with a producer warpgroup launches 12 or 20 */
+    ok = ok && take(&r, &warps, 4) && warps >= 1 && warps <= 32 &&
          take_u64(&r, &shared) && shared <= BLK_CACHE_MAX_SHARED && take_u64(&r, &plen) && plen <= r.left &&
          memchr(r.p, 0, plen) == NULL;
     if (ok) {

@@ -263,13 +263,19 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     /* each entry below has a correct checksum, as a crafted one would */
     const char *key = "k";
     BlkCacheEntry got;
-    int bad_warps[] = {0, -1, 3, 64, 1 << 27};
+    int bad_warps[] = {0, -1, 33, 64, 1 << 27};
     for (size_t i = 0; i < sizeof bad_warps / sizeof *bad_warps; i++) {
         BlkCacheEntry e = sample();
         e.warps = bad_warps[i];
         cr_assert(blk_cache_store(dir, key, 1, &e));
         cr_expect_not(blk_cache_load(dir, key, 1, &got), "warps %d loaded", bad_warps[i]);
     }
+    /* a kernel with a producer warpgroup launches 12 warps (8 and 4) */
+    BlkCacheEntry ws = sample();
+    ws.warps = 12;
+    cr_assert(blk_cache_store(dir, key, 1, &ws));
+    cr_expect(blk_cache_load(dir, key, 1, &got) && got.warps == 12, "12 warps not loaded");
+    blk_cache_entry_free(&got);
     BlkCacheEntry e = sample();
     e.shared_bytes = (int64_t)BLK_CACHE_MAX_SHARED + 1;
     cr_assert(blk_cache_store(dir, key, 1, &e));

@@ -468,6 +468,7 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     cr_expect(strstr(out.text, ".maxntid 256, 1, 1") && strstr(out.text, ".minnctapersm 1"), "%s", out.text);
     cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3);
     cr_expect_eq(count_of(out.text, "mbarrier.arrive.expect_tx"), 1);
+    cr_expect_eq(count_of(out.text, "mbarrier.init"), 2 * 4); /* full and empty, 4 stages */
     cr_expect(!strstr(out.text, "bar.red") && !strstr(out.text, "bar.sync \t0;") && !strstr(out.text, "setmaxnreg") &&
                   strstr(out.text, "barrier.sync \t1, 256;") && strstr(out.text, "vote.sync.all.pred"), "%s", out.text);
     char said[4096];

@@ -487,7 +487,7 @@ LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r);
 /* pipeline.c: the ring of g->ws_loop; whether a loop's one dot only feeds
  * itself, so its wgmma group stays in flight across iterations. */
-void nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
+bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
 bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 
 /* ------------------------------------------------------------------ emit.c */

@@ -413,7 +413,9 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     }
     if (g->ws_loop) {
         NvptxWsRing ring;
-        nvptx_pipeline_ws_ring(g, &ring);
+        if (!nvptx_pipeline_ws_ring(g, &ring))
+            return nvptx_gen_fail(g, g->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
+                                  "does not pipeline once shared memory is laid out");
         nvptx_ws_producer(g, &ring);
     }
     if (!nvptx_gen_block(g, f->body)) return false;

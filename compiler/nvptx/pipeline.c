@@ -504,18 +504,17 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
     DType d = vtype(g, loop->operands[0]).dtype;
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
-    LLVMTypeRef t = LLVMTypeOf(iv), fields[2] = {t, g->i1}, pair = LLVMStructTypeInContext(g->ctx, fields, 2, 0);
-    char mul[48], add[48];
-    char sign = dtype_is_signed(d) ? 's' : 'u';
-    snprintf(mul, sizeof mul, "llvm.%cmul.with.overflow.i%d", sign, dtype_bits(d));
-    snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", sign, dtype_bits(d));
-    LLVMValueRef by[2] = {step, LLVMConstInt(t, (unsigned)n, 0)};
-    LLVMValueRef prod = nvptx_call(g, mul, pair, by, 2);
-    LLVMValueRef to[2] = {iv, LLVMBuildExtractValue(g->b, prod, 0, "")};
-    LLVMValueRef sum = nvptx_call(g, add, pair, to, 2);
-    LLVMValueRef over = LLVMBuildOr(g->b, LLVMBuildExtractValue(g->b, prod, 1, ""), LLVMBuildExtractValue(g->b, sum, 1, ""), "");
-    LLVMValueRef before = LLVMBuildICmp(g->b, lt, LLVMBuildExtractValue(g->b, sum, 0, ""), ub, "");
-    return LLVMBuildAnd(g->b, LLVMBuildNot(g->b, over, ""), before, "");
+    /* step by step, as the loop does: n * step may overflow where the sum does not */
+    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->i1}, pair = LLVMStructTypeInContext(g->ctx, fields, 2, 0);
+    char add[48];
+    snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", dtype_is_signed(d) ? 's' : 'u', dtype_bits(d));
+    LLVMValueRef over = LLVMConstInt(g->i1, 0, 0);
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef args[2] = {iv, step}, sum = nvptx_call(g, add, pair, args, 2);
+        iv = LLVMBuildExtractValue(g->b, sum, 0, "");
+        over = LLVMBuildOr(g->b, over, LLVMBuildExtractValue(g->b, sum, 1, ""), "");
+    }
+    return LLVMBuildAnd(g->b, LLVMBuildNot(g->b, over, ""), LLVMBuildICmp(g->b, lt, iv, ub, ""), "");
 }
 
 /* With a producer warp: the release of the slot of fill number `fill`,
@@ -552,10 +551,11 @@ bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop) {
     return plan(g, loop, &pp) && pp.dot_alone;
 }
 
-void nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {
+bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {
     PipePlan pp;
-    plan(g, g->ws_loop, &pp);
+    if (!plan(g, g->ws_loop, &pp) || !pp.ws) return false; /* planned before the rings were laid out */
     ws_ring(g, &pp, g->ring_at, r);
+    return true;
 }
 
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb, LLVMValueRef ub,

@@ -204,10 +204,12 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, vote, zero, ""), by_tma, by_threads);
     LLVMPositionBuilderAtEnd(g->b, by_tma);
     store_word(g, sync_field(g, r, slot, SLOT_TMA), ci32(g, 1));
+    LLVMValueRef cols[NVPTX_MAX_TENSOR_MAPS]; /* read before the expect, which releases the record */
+    for (int l = 0; l < r->nloads; l++) cols[l] = load_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l));
     nvptx_mbarrier_expect(g, full, r->fill_bytes);
     LLVMValueRef slot_base = LLVMBuildAdd(g->b, ci32(g, r->slots_at), LLVMBuildMul(g->b, slot, ci32(g, (int32_t)r->slot_bytes), ""), "");
     for (int l = 0; l < r->nloads; l++) {
-        LLVMValueRef col = load_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l));
+        LLVMValueRef col = cols[l];
         for (int j = 0; j < r->boxes[l]; j++) {
             LLVMValueRef dst = LLVMBuildAdd(g->b, slot_base, ci32(g, r->tile_at[l] + j * r->box_bytes[l]), "");
             nvptx_tma_load(g, r->map[l], dst, LLVMBuildAdd(g->b, col, ci32(g, j * r->box_inner[l]), ""), zero, full);
