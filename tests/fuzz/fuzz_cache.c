@@ -177,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     BlkCacheEntry e;
     if (blk_cache_load(dir, KEY, strlen(KEY), &e)) {
         /* what was accepted is a valid entry */
-        if (e.warps < 1 || e.warps > 32 || (e.warps & (e.warps - 1)) || e.shared_bytes < 0 ||
+        if (e.warps < 1 || e.warps > 32 || e.shared_bytes < 0 ||
             (uint64_t)e.shared_bytes > BLK_CACHE_MAX_SHARED || strlen(e.ptx) != e.ptx_len ||
             e.tensor_maps.count < 0 || e.tensor_maps.count > NVPTX_MAX_TENSOR_MAPS)
             abort();
