@@ -279,21 +279,28 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
     }
 }
 
-/* A pipelined-looking loop that may return from inside. */
-static const char *affine_src_for_return(void) {
-    return "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16)) {\n"
-           "  let i = arange(0, 64);\n"
-           "  var pa = a + i[:, None] * 64 + i[None, :];\n"
-           "  var pb = b + i[:, None] * 64 + i[None, :];\n"
-           "  var acc = zeros([64, 64], f32);\n"
-           "  for k in range(0, 4, 1) {\n"
-           "    acc = dot(load(pa), load(pb), acc);\n"
-           "    pa += 64;\n"
-           "    pb += 4096;\n"
-           "    if k == 1 { store(o + i[:, None] * 64 + i[None, :], acc); return; }\n"
-           "  }\n"
-           "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
-           "}\n";
+/* A kernel with one TMA-eligible loop of 64 x 64 tiles (its dot only feeds
+ * itself), with `before` and `after` the loop and `in_loop` at the end of
+ * its body; into buf. */
+static const char *tile_loop_kernel(char *buf, size_t size, const char *before, const char *in_loop, const char *after) {
+    snprintf(buf, size,
+             "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"
+             "  let i = arange(0, 64);\n"
+             "  var pa = a + i[:, None] * 64 + i[None, :];\n"
+             "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+             "  var acc = zeros([64, 64], f32);\n"
+             "%s"
+             "  for k in range(0, 4, 1) {\n"
+             "    acc = dot(load(pa), load(pb), acc);\n"
+             "    pa += 64;\n"
+             "    pb += 4096;\n"
+             "%s"
+             "  }\n"
+             "%s"
+             "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+             "}\n",
+             before, in_loop, after);
+    return buf;
 }
 
 /* The matmul example on sm_90a with facts: which loads TMA copies, the maps
@@ -446,7 +453,9 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
         nvptx_output_free(&out);
     }
     free(attn);
-    out = matmul_sm90a(NULL, 0, affine_src_for_return());
+    char src[2048]; /* a loop that may return from inside */
+    out = matmul_sm90a(NULL, 0, tile_loop_kernel(src, sizeof src, "",
+                                                 "    if k == 1 { store(o + i[:, None] * 64 + i[None, :], acc); return; }\n", ""));
     cr_expect(!strstr(out.kernels[0].notes, "ring") && !strstr(out.text, "cp.async"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
 }
@@ -498,11 +507,6 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
                   strstr(out.kernels[0].notes, "line 27: loop: thread 0 issues its TMA copies; no producer warp: "
                                                "--no-warp-specialize"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
-    const char *loop = "  for k in range(0, 4, 1) {\n"
-                       "    acc = dot(load(pa), load(pb), acc);\n"
-                       "    pa += 64;\n"
-                       "    pb += 4096;\n"
-                       "  }\n";
     const char *refused[][2] = {
         {"  if n > 0 {\n", "the loop is inside another statement"},
         {"  if n > 0 { return; }\n", "the kernel can return early"},
@@ -510,17 +514,8 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     };
     for (int i = 0; i < 3; i++) {
         char src[2048];
-        snprintf(src, sizeof src,
-                 "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"
-                 "  let i = arange(0, 64);\n"
-                 "  var pa = a + i[:, None] * 64 + i[None, :];\n"
-                 "  var pb = b + i[:, None] * 64 + i[None, :];\n"
-                 "  var acc = zeros([64, 64], f32);\n"
-                 "%s%s%s"
-                 "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
-                 "}\n",
-                 refused[i][0], loop, i == 0 ? "  }\n" : "");
-        out = matmul_sm90a(NULL, i == 2 ? MATMUL_OCCUPANCY_3 : 0, src);
+        out = matmul_sm90a(NULL, i == 2 ? MATMUL_OCCUPANCY_3 : 0,
+                           tile_loop_kernel(src, sizeof src, refused[i][0], "", i == 0 ? "  }\n" : ""));
         cr_expect(out.kernels[0].tensor_maps.count == 2 && out.kernels[0].num_warps == 4 &&
                       strstr(out.kernels[0].notes, refused[i][1]), "case %d: %s", i, out.kernels[0].notes);
         nvptx_output_free(&out);

@@ -357,6 +357,16 @@ static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LL
     return next;
 }
 
+/* The carried values n iterations after those at *iv (which moves there). */
+static LLVMValueRef **steps_ahead(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef *iv,
+                                 LLVMValueRef step, int n) {
+    for (int s = 0; s < n; s++) {
+        env = next_env(g, loop, pp, env, *iv);
+        *iv = LLVMBuildAdd(g->b, *iv, step, "");
+    }
+    return env;
+}
+
 static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
     nvptx_call(g, name, g->void_t, args, n);
 }
@@ -623,11 +633,7 @@ static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **c
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
     if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
-    LLVMValueRef **env = carried, ahead = iv;
-    for (int s = 0; s < pp->ahead; s++) {
-        env = next_env(g, loop, pp, env, ahead);
-        ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
-    }
+    LLVMValueRef ahead = iv, **env = steps_ahead(g, loop, pp, carried, &ahead, p->step, pp->ahead);
     LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, S), "");
     LLVMValueRef live = runs(g, loop, iv, pp->ahead, p->step, p->ub);
     if (pp->tma) {
@@ -681,11 +687,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
     const PipePlan *pp = &p->plan;
     if (pp->ws) { /* this iteration's dots are done with the slot of fill it + lead - S */
-        LLVMValueRef **env = p->carried, ahead = p->iv;
-        for (int s = 0; s < pp->lead; s++) {
-            env = next_env(g, loop, pp, env, ahead);
-            ahead = LLVMBuildAdd(g->b, ahead, p->step, "");
-        }
+        LLVMValueRef ahead = p->iv, **env = steps_ahead(g, loop, pp, p->carried, &ahead, p->step, pp->lead);
         release(g, loop, p, env, ahead, runs(g, loop, p->iv, pp->lead, p->step, p->ub),
                 LLVMBuildAdd(g->b, p->it, ci32(g, pp->lead), ""));
     }
