@@ -21,6 +21,8 @@ blks = [db.Blk(p.split(":")[0], **{o: True for o in p.split(":")[1:]}) for p in 
 cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 64, 64, 4), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 64, 4), 2 * 4 * 32 * 4096**2 * 64),
          ("attn D=128 128x128 w8", lambda B: db.blk_attention(B, q, k, v, o, l, False, 128, 128, 8), 4 * 4 * 16 * 4096**2 * 128),
+         ("attn D=128 128x64 w8", lambda B: db.blk_attention(B, q, k, v, o, l, False, 128, 64, 8), 4 * 4 * 16 * 4096**2 * 128),
+         ("attn D=128 causal 128x128 w8", lambda B: db.blk_attention(B, q, k, v, o, l, True, 128, 128, 8), 2 * 4 * 16 * 4096**2 * 128),
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
          ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
          ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]

@@ -184,7 +184,8 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
  * registers); ptxas assembles it without a
  * warning (no serialized wgmma, no injected warpgroup.arrive). Where the
  * shape does not fit warpgroups, mma.sync, and --stats says why. A dot
- * that only feeds itself (matmul's) waits for the group before the last. */
+ * that only feeds itself (matmul's) waits for the group before the last;
+ * attention's last dot is waited for by the next iteration's first. */
 Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     static const int64_t mm_facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16,
                                          NVPTX_PARAM_ONE};
@@ -205,10 +206,11 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
-         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (cp.async: the two
-         * dots wait for each other, and 16 KiB an iteration is below TMA's threshold) */
+         * the loop, where the ring will be, then 4 stages of 8 + 8 KiB from 0 (p V's group runs on
+         * into the next iteration: a stage more; cp.async: the two dots wait for each other, and
+         * 16 KiB an iteration is below TMA's threshold) */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -229,6 +231,9 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         bool matmul = strcmp(cases[i].kernel, "matmul") == 0;
         cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), matmul, "case %zu", i);
         cr_expect_eq(!!strstr(out.kernels[0].notes, "one group left in flight"), matmul, "case %zu", i);
+        /* attention's p V is waited for by the next iteration's q K^T */
+        cr_expect_eq(!!strstr(out.kernels[0].notes, "waited for by the next iteration's first dot"), !matmul,
+                     "case %zu: %s", i, out.kernels[0].notes);
         cr_expect(strstr(out.kernels[0].notes, "wgmma.m64n"), "case %zu: %s", i, out.kernels[0].notes);
         cr_expect_eq(out.kernels[0].shared_bytes, cases[i].shared, "case %zu: %lld bytes of shared memory", i,
                      (long long)out.kernels[0].shared_bytes);
@@ -567,7 +572,7 @@ Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
     cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s", ptx);
     cr_expect(strstr(ptx, "bar.sync"), "%s", ptx);
     cr_expect(strstr(ptx, "st.shared"), "%s", ptx);
-    cr_expect(strstr(ptx, "ex2.approx.f32"), "exp lowers to ex2.approx:\n%s", ptx);
+    cr_expect(strstr(ptx, "ex2.approx.ftz.f32"), "exp lowers to ex2.approx, subnormal results flushed:\n%s", ptx);
     cr_expect(strstr(ptx, ".maxntid 128, 1, 1"), "4 warps by default for a 1024 block:\n%s", ptx);
     free(ptx);
     free(src);
@@ -708,10 +713,11 @@ Test(ptx, options_change_the_code) {
     const char *src = "kernel d(x: *f32 @align(16)) {\n"
                       "  let o = arange(0, 128);\n"
                       "  let v = load(x + o);\n"
-                      "  store(x + o, v / (v + 1.0) * v + sqrt(v));\n"
+                      "  store(x + o, v / (v + 1.0) * v + sqrt(v) + exp2(v));\n"
                       "}\n";
     char *fast = ptx_of(src, NULL, "sm_90", 1);
     cr_expect(strstr(fast, "div.full.f32"), "%s", fast);
+    cr_expect(strstr(fast, "ex2.approx.ftz.f32"), "%s", fast);
     cr_expect(strstr(fast, "sqrt.approx"), "%s", fast);
     cr_expect(strstr(fast, "fma.rn.f32"), "contracted by default:\n%s", fast);
     free(fast);
@@ -723,6 +729,7 @@ Test(ptx, options_change_the_code) {
     char *precise = out.text;
     cr_expect(strstr(precise, "div.rn.f32"), "%s", precise);
     cr_expect(strstr(precise, "sqrt.rn.f32"), "%s", precise);
+    cr_expect(strstr(precise, "ex2.approx.f32"), "subnormal results kept:\n%s", precise);
     cr_expect_not(strstr(precise, "fma.rn.f32"), "%s", precise);
     cr_expect(strstr(precise, ".target sm_80"), "%s", precise);
     cr_expect_not(strstr(precise, ".minnctapersm"), "no occupancy target unless asked:\n%s", precise);

@@ -193,8 +193,25 @@ static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVM
     for (int j = 0; j < 4; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
-/* Two f16 or bf16 elements as one 32-bit operand register of mma. */
+/* x = fptrunc of an f32: that f32, else NULL. */
+static LLVMValueRef rounded_from_f32(Gen *g, LLVMValueRef x) {
+    if (!LLVMIsAInstruction(x) || LLVMGetInstructionOpcode(x) != LLVMFPTrunc) return NULL;
+    LLVMValueRef src = LLVMGetOperand(x, 0);
+    return LLVMTypeOf(src) == g->f32 ? src : NULL;
+}
+
+/* Two f16 or bf16 elements as one 32-bit operand register of mma. Two f32
+ * rounded to nearest (attention's p as f16) become one cvt.rn.f16x2.f32
+ * instead of two conversions and a pack; it puts its first operand in the
+ * high half. */
 LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
+    LLVMValueRef lo32 = rounded_from_f32(g, lo), hi32 = rounded_from_f32(g, hi);
+    if (lo32 && hi32) {
+        LLVMValueRef args[2] = {hi32, lo32};
+        LLVMValueRef v = nvptx_call(g, d == DT_F16 ? "llvm.nvvm.ff2f16x2.rn" : "llvm.nvvm.ff2bf16x2.rn",
+                                    LLVMVectorType(ty(g, d), 2), args, 2);
+        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->i32, "");
+    }
     LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
     v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
     v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");

@@ -184,6 +184,10 @@ typedef struct {
     LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
     int nlazy;
     const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
+    const BirOp *deferred_dot; /* the pipelined loop's last dot, whose group its next iteration's first dot
+                                  waits for (pipeline.c) */
+    bool deferred_due;     /* that wait is still to come in this iteration: it makes final ... */
+    int deferred_arg;      /* ... the registers of this body argument (the dot's result, carried) */
     struct TmaMemo *tma_memo;  /* tma.c's analysis of pointers */
     int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */

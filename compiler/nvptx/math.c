@@ -2,6 +2,9 @@
  * ops.def (a row without one fails to build).
  * - exp, exp2, log, log2, sqrt, rsqrt: the approximations Triton uses
  *   (ex2/lg2.approx), or with --precise-math the IEEE-rounded sqrt and 1/sqrt.
+ *   ex2 flushes subnormal results to zero, as Triton's: without .ftz ptxas
+ *   wraps each MUFU.EX2 in a range test and two multiplies (4 instructions
+ *   instead of 1, a softmax's largest cost); --precise-math keeps them.
  * - floor, ceil, trunc, rint, round: exact, one instruction each (cvt.rmi...).
  * - tanh, sigmoid, erf, expm1, log1p, sin, cos: blk's own library. The same IEEE
  *   operations in the same order as compiler/numeric.c, so that the GPU and
@@ -12,7 +15,9 @@
 #include "gen.h"
 #include "mathlib.h"
 
-static LLVMValueRef ex2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.ex2.approx.f", g->f32, &x, 1); }
+static LLVMValueRef ex2(Gen *g, LLVMValueRef x) {
+    return nvptx_call(g, g->opt->precise_math ? "llvm.nvvm.ex2.approx.f" : "llvm.nvvm.ex2.approx.ftz.f", g->f32, &x, 1);
+}
 static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->f32, &x, 1); }
 LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
     return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->f32, 1.4426950408889634), "")));

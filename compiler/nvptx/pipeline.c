@@ -28,7 +28,11 @@
  *
  * A wgmma dot that only feeds itself (async_dot) leaves its group in
  * flight past the iteration: it still reads its slot during the next one,
- * so there is one stage more (4 where they fit) and A = stages - 2.
+ * so there is one stage more (4 where they fit) and A = stages - 2. So
+ * does the last dot of a loop whose result only goes to the next iteration,
+ * read there only after that iteration's first dot has waited for every
+ * group (deferred_dot: attention's acc = dot(p, v, acc * alpha), whose
+ * tensor-core work then overlaps the next iteration's copies and first dot).
  *
  * A load qualifies when its result is used only as a dot's operand, its
  * 16-bit elements go 16 bytes at a time (contiguous, aligned, one mask bit
@@ -43,8 +47,10 @@ enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
 
 typedef struct {
     const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
+    const BirOp *deferred_dot; /* one whose group the next iteration's first dot waits for (deferred_dot), or NULL */
+    int deferred_arg;       /* the body argument that dot's result becomes */
     bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
-    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with async_dot */
+    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in flight */
     int nloads;
     const BirOp *loads[MAX_PIPE_LOADS];
     int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
@@ -144,6 +150,13 @@ static int dots_in(const BirBlock *b) {
     return n;
 }
 
+/* Does v come from this loop's ring (a pipelined load, or its transpose)? */
+static bool ringed(const PipePlan *pp, int v) {
+    for (int l = 0; l < pp->nloads; l++)
+        if (v == pp->loads[l]->results[0] || v == pp->views[l]) return true;
+    return false;
+}
+
 /* The loop's one dot, on wgmma, when its result only goes back, through
  * the yield, as its own accumulator (matmul's acc = dot(a, b, acc)) and both
  * its operands come from this loop's ring: nothing reads the result or
@@ -159,18 +172,50 @@ static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
-        for (int w = 0; w < 2; w++) {
-            bool ringed = false;
-            for (int l = 0; l < pp->nloads; l++)
-                ringed |= op->operands[w] == pp->loads[l]->results[0] || op->operands[w] == pp->views[l];
-            if (!ringed) return NULL;
-        }
+        if (!ringed(pp, op->operands[0]) || !ringed(pp, op->operands[1])) return NULL;
         int r = op->results[0], k = 0;
         while (k < y->noperands && y->operands[k] != r) k++;
         if (k == y->noperands || op->operands[2] != body->args[1 + k]) return NULL;
         return uses_in(body, r) == 1 && uses_in(body, body->args[1 + k]) == 1 ? op : NULL;
     }
     return NULL;
+}
+
+/* The body's last dot, on wgmma, when its result only goes back through
+ * the yield and the body reads that carried value only after its first dot,
+ * another wgmma dot, all at the top level: that dot's wait for every group
+ * (wgmma.wait_group 0) makes the carried registers final before any use, so
+ * the last dot's group needs no wait of its own (Triton's attention does
+ * the same). Its operands must not be rewritten under the running group:
+ * b from the ring (a stage more, as async_dot's), a from the ring or from
+ * registers (ptxas keeps those until the wait). The body argument is put
+ * in *arg. */
+static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, int *arg) {
+    const BirBlock *body = loop->regions[0];
+    const BirOp *y = bir_block_terminator(body), *first = NULL, *last = NULL;
+    int top = 0, first_at = -1;
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        if (op->code != BIR_DOT) continue;
+        if (!first) first = op, first_at = i;
+        last = op, top++;
+    }
+    if (top < 2 || top != dots_in(body) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
+    if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_dot_in_registers(g, last, 0)))
+        return NULL;
+    int r = last->results[0], k = 0;
+    while (k < y->noperands && y->operands[k] != r) k++;
+    if (k == y->noperands || uses_in(body, r) != 1) return NULL;
+    int a = body->args[1 + k];
+    for (int i = 0; i <= first_at; i++) { /* nothing up to the first dot reads it */
+        const BirOp *op = body->ops.items[i];
+        for (int o = 0; o < op->noperands; o++)
+            if (op->operands[o] == a) return NULL;
+        for (int rg = 0; rg < op->nregions; rg++)
+            if (uses_in(op->regions[rg], a)) return NULL;
+    }
+    *arg = a;
+    return last;
 }
 
 static bool plan(Gen *g, const BirOp *loop, PipePlan *pp);
@@ -243,14 +288,15 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
      * planned ring_at is -1: assume 2 fit */
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
-    int most = pp->async_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
+    if (!pp->async_dot && !pp->ws) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
+    int most = pp->async_dot || pp->deferred_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
             if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
-    if (pp->stages < 3) pp->async_dot = NULL; /* the slot the dot reads, and one to fill */
-    pp->ahead = pp->async_dot ? pp->stages - 2 : pp->stages - 1;
+    if (pp->stages < 3) pp->async_dot = pp->deferred_dot = NULL; /* the slot the dot reads, and one to fill */
+    pp->ahead = pp->async_dot || pp->deferred_dot ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
     pp->ring_bytes = pp->stages * per_stage;
     return pp->stages >= 2;
@@ -497,7 +543,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
 
 struct NvptxPipeline {
     PipePlan plan;
-    const BirOp *outer_async_dot; /* g->async_dot outside this loop */
+    const BirOp *outer_async_dot, *outer_deferred_dot; /* g's outside this loop */
     int64_t ring_at;
     LLVMValueRef it;       /* the iteration counter phi, in the loop header */
     LLVMValueRef ub, step;
@@ -576,8 +622,8 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->plan = pp;
     p->ring_at = g->ring_at;
     p->ub = ub, p->step = step;
-    p->outer_async_dot = g->async_dot;
-    g->async_dot = pp.async_dot;
+    p->outer_async_dot = g->async_dot, p->outer_deferred_dot = g->deferred_dot;
+    g->async_dot = pp.async_dot, g->deferred_dot = pp.deferred_dot;
     for (int i = 0; i < pp.nloads; i++)
         nvptx_tma_note(g, pp.loads[i], pp.stages, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone));
     /* prologue: iterations 0 .. ahead-1 */
@@ -652,6 +698,7 @@ static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **c
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
+    if (pp->deferred_dot) g->deferred_due = true, g->deferred_arg = pp->deferred_arg;
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     if (pp->ws) {
         p->carried = carried, p->iv = iv;
@@ -698,7 +745,8 @@ void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
 
 LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
                                       LLVMValueRef **vals) {
-    if (!p->plan.async_dot) return exit;
+    const BirOp *in_flight = p->plan.async_dot ? p->plan.async_dot : p->plan.deferred_dot;
+    if (!in_flight) return exit;
     /* The dot's last group is waited for on the way out, in a block of its
      * own for each exit edge: a block ptxas sees start with the wait. (In
      * the exit block itself LLVM sinks the code after the loop above it, and
@@ -711,7 +759,7 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
     LLVMBasicBlockRef drain = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.drain");
     LLVMPositionBuilderAtEnd(g->b, drain);
     for (int k = 0; k < y->noperands; k++) {
-        if (y->operands[k] != p->plan.async_dot->results[0]) continue;
+        if (y->operands[k] != in_flight->results[0]) continue;
         int n = nregs(g, loop->results[k]);
         LLVMValueRef *tied = arena_alloc(&g->arena, (size_t)n * sizeof *tied);
         memcpy(tied, vals[k], (size_t)n * sizeof *tied);
@@ -724,7 +772,8 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 }
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
-    g->async_dot = p->outer_async_dot;
+    g->async_dot = p->outer_async_dot, g->deferred_dot = p->outer_deferred_dot;
+    g->deferred_due = false;
     if (p->plan.ws)
         nvptx_ws_end(g, &p->ws);
     else if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */

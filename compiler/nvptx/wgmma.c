@@ -24,7 +24,9 @@
  * wgmma.wait_group does too, so LLVM keeps them in place and ptxas sees
  * one chain of accumulations (no serialization). A dot's group is waited
  * for before its result is used, except the one a pipelined loop leaves in
- * flight (pipeline.c's async_dot) until the next. Shared memory that threads
+ * flight (pipeline.c's async_dot) until the next, and a loop's last dot
+ * whose carried result the next iteration's first dot waits for
+ * (deferred_dot: the registers are tied through that wait). Shared memory that threads
  * wrote (st.shared, cp.async) is made visible to wgmma, which reads through
  * the async proxy, by fence.proxy.async before the barrier that publishes it. */
 #include <math.h>
@@ -224,7 +226,10 @@ static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Sta
              "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
              "of 64 rows; a %s, b %s\n",
              op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n,
-             g->async_dot == op ? ", one group left in flight across iterations" : "", groups,
+             g->async_dot == op      ? ", one group left in flight across iterations"
+             : g->deferred_dot == op ? ", its group waited for by the next iteration's first dot"
+                                     : "",
+             groups,
              groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
 }
 
@@ -312,8 +317,26 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         }
     }
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
-    /* a dot that only feeds itself leaves this group in flight: the wait
-     * for the one before it lets the pipeline refill that one's slot */
-    nvptx_wgmma_wait(g, out, lc->nregs, g->async_dot == op ? 1 : 0);
+    if (g->deferred_dot == op) return true; /* the next iteration's first dot waits for it */
+    if (g->async_dot == op) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
+        nvptx_wgmma_wait(g, out, lc->nregs, 1);
+        return true;
+    }
+    if (!g->deferred_due) {
+        nvptx_wgmma_wait(g, out, lc->nregs, 0);
+        return true;
+    }
+    /* this wait also ends the last iteration's deferred dot: its result, the
+     * carried registers, is tied through it and read from here on */
+    g->deferred_due = false;
+    int v = g->deferred_arg, n = g->plan->layouts[v].nregs;
+    LLVMValueRef *both = arena_alloc(&g->arena, (size_t)(lc->nregs + n) * sizeof *both);
+    memcpy(both, out, (size_t)lc->nregs * sizeof *both);
+    memcpy(both + lc->nregs, g->regs[v], (size_t)n * sizeof *both);
+    nvptx_wgmma_wait(g, both, lc->nregs + n, 0);
+    memcpy(out, both, (size_t)lc->nregs * sizeof *out);
+    LLVMValueRef *carried = arena_alloc(&g->arena, (size_t)n * sizeof *carried);
+    memcpy(carried, both + lc->nregs, (size_t)n * sizeof *carried);
+    g->regs[v] = carried;
     return true;
 }
