@@ -3,12 +3,17 @@
 # L2 flushed): an A/B of a compiler change.
 #   python3 bench/compare_builds.py LIBBLK_A LIBBLK_B ...   (BLK_CACHE_DISABLE=1, so each build compiles)
 #   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1)
+#   --only SUBSTRING (before the builds): only the cases whose name holds it
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
 import dot_bench as db
 db.FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-libs = sys.argv[1:]
+args = sys.argv[1:]
+only = ""
+if args[:1] == ["--only"]:
+    only, args = args[1], args[2:]
+libs = args
 q64, k64, v64 = (torch.randn(4, 32, 4096, 64, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
 o64, l64 = torch.empty_like(q64), torch.empty(4, 32, 4096, device="cuda", dtype=torch.float32)
 q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
@@ -23,10 +28,14 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=128 128x128 w8", lambda B: db.blk_attention(B, q, k, v, o, l, False, 128, 128, 8), 4 * 4 * 16 * 4096**2 * 128),
          ("attn D=128 128x64 w8", lambda B: db.blk_attention(B, q, k, v, o, l, False, 128, 64, 8), 4 * 4 * 16 * 4096**2 * 128),
          ("attn D=128 causal 128x128 w8", lambda B: db.blk_attention(B, q, k, v, o, l, True, 128, 128, 8), 2 * 4 * 16 * 4096**2 * 128),
+         ("attn D=64 128x64 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 64, 8), 4 * 4 * 32 * 4096**2 * 64),
+         ("attn D=64 causal 128x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 128, 64, 4), 2 * 4 * 32 * 4096**2 * 64),
+         ("attn D=128 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, False, 64, 64, 4), 4 * 4 * 16 * 4096**2 * 128),
+         ("attn D=128 causal 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, True, 64, 64, 4), 2 * 4 * 16 * 4096**2 * 128),
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
          ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
          ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]
-for name, mk, flops in cases:
+for name, mk, flops in [c for c in cases if only in c[0]]:
     for rep in range(2):
         for p, B in zip(libs, blks):
             t = db.kernel_time(mk(B))

@@ -206,10 +206,15 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
-         * the loop, where the ring will be, then 4 stages of 8 + 8 KiB from 0 (p V's group runs on
-         * into the next iteration: a stage more; cp.async: the two dots wait for each other, and
-         * 16 KiB an iteration is below TMA's threshold) */
+         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (p V's group runs on
+         * into the next iteration, and its slot is refilled after q K^T's wait: no stage more;
+         * cp.async: the two dots wait for each other, and 16 KiB an iteration is below TMA's
+         * threshold) */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384},
+        /* the same in two warpgroups, one tile each: the slot is refilled at the top, with a
+         * stage more (4) */
+        {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 8, 8,
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

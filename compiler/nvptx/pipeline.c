@@ -28,11 +28,21 @@
  *
  * A wgmma dot that only feeds itself (async_dot) leaves its group in
  * flight past the iteration: it still reads its slot during the next one,
- * so there is one stage more (4 where they fit) and A = stages - 2. So
- * does the last dot of a loop whose result only goes to the next iteration,
- * read there only after that iteration's first dot has waited for every
- * group (deferred_dot: attention's acc = dot(p, v, acc * alpha), whose
- * tensor-core work then overlaps the next iteration's copies and first dot).
+ * so there is one stage more (4 where they fit) and A = stages - 2. The
+ * last dot of a loop whose result only goes to the next iteration, read
+ * there only after that iteration's first dot has waited for every group
+ * (deferred_dot: attention's acc = dot(p, v, acc * alpha)), also runs on
+ * into the next iteration, under its copies and first dot. Its slot is
+ * refilled either at the top with a stage more, as async_dot's, or, in a
+ * program of one warpgroup, after the first dot's wait (refill_late):
+ *   iteration i: wait for slot i % stages; the first dot, waiting for its
+ *                group and the last iteration's deferred one; refill (the
+ *                barrier, the copies of iteration i + A); the rest
+ * A program of one warpgroup shares its SM with others, which the stage
+ * more may cost; one of several runs alone (attention's registers), and
+ * there a barrier between the first dot and the softmax stalls every
+ * warpgroup where at the top it hides under the deferred dot (H100:
+ * docs/results/attention_deferred_dot_ab_h100.md).
  *
  * A load qualifies when its result is used only as a dot's operand, its
  * 16-bit elements go 16 bytes at a time (contiguous, aligned, one mask bit
@@ -48,9 +58,11 @@ enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
 typedef struct {
     const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
     const BirOp *deferred_dot; /* one whose group the next iteration's first dot waits for (deferred_dot), or NULL */
+    bool refill_late;       /* with it: the refill comes after that wait, with no stage more */
     int deferred_arg;       /* the body argument that dot's result becomes */
     bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
-    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in flight */
+    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
+                               flight at the refill */
     int nloads;
     const BirOp *loads[MAX_PIPE_LOADS];
     int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
@@ -187,9 +199,9 @@ static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
  * (wgmma.wait_group 0) makes the carried registers final before any use, so
  * the last dot's group needs no wait of its own (Triton's attention does
  * the same). Its operands must not be rewritten under the running group:
- * b from the ring (a stage more, as async_dot's), a from the ring or from
- * registers (ptxas keeps those until the wait). The body argument is put
- * in *arg. */
+ * b from the ring (a stage more, or refilled only after that wait), a from
+ * the ring or from registers (ptxas keeps those until the wait). The body
+ * argument is put in *arg. */
 static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, int *arg) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body), *first = NULL, *last = NULL;
@@ -289,14 +301,19 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
     if (!pp->async_dot && !pp->ws) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
-    int most = pp->async_dot || pp->deferred_dot ? PIPE_STAGES + 1 : PIPE_STAGES;
+    pp->refill_late = pp->deferred_dot && g->plan->num_warps <= 4;
+    bool in_flight = pp->async_dot || (pp->deferred_dot && !pp->refill_late); /* at the refill */
+    int most = in_flight ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
             if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
-    if (pp->stages < 3) pp->async_dot = pp->deferred_dot = NULL; /* the slot the dot reads, and one to fill */
-    pp->ahead = pp->async_dot || pp->deferred_dot ? pp->stages - 2 : pp->stages - 1;
+    if (pp->stages < 3) { /* no room for the slot the dot reads and one to fill */
+        pp->async_dot = NULL;
+        pp->refill_late = pp->deferred_dot != NULL;
+    }
+    pp->ahead = pp->async_dot || (pp->deferred_dot && !pp->refill_late) ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
     pp->ring_bytes = pp->stages * per_stage;
     return pp->stages >= 2;
@@ -548,7 +565,8 @@ struct NvptxPipeline {
     LLVMValueRef it;       /* the iteration counter phi, in the loop header */
     LLVMValueRef ub, step;
     NvptxWsRing ws;        /* with plan.ws */
-    LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) */
+    const BirOp *loop;
+    LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) or the deferred refill */
 };
 
 /* Does the iteration n steps after the one at iv run? Exactly: the loop
@@ -673,26 +691,35 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
 
 /* Without a producer warp: the iteration pp->ahead ahead is copied into
  * the slot read pp->stages - pp->ahead iterations ago (by a dot done with
- * it: waited for, then the barrier here or fill's), and this iteration's
- * tiles are waited for. */
-static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv, LLVMValueRef slot) {
+ * it: waited for, then the barrier here or fill's). */
+static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
     const PipePlan *pp = &p->plan;
-    int S = pp->stages;
     if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
     LLVMValueRef ahead = iv, **env = steps_ahead(g, loop, pp, carried, &ahead, p->step, pp->ahead);
-    LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, S), "");
+    LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, pp->stages), "");
     LLVMValueRef live = runs(g, loop, iv, pp->ahead, p->step, p->ub);
+    (pp->tma ? fill : issue)(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
+}
+
+/* This iteration's tiles are in, for every thread, with `later` copy
+ * groups (cp.async) issued after them. */
+static void await_slot(Gen *g, NvptxPipeline *p, LLVMValueRef slot, int later) {
+    const PipePlan *pp = &p->plan;
     if (pp->tma) {
-        fill(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
-        LLVMValueRef parity = LLVMBuildAnd(g->b, LLVMBuildUDiv(g->b, p->it, ci32(g, S), ""), ci32(g, 1), "");
-        nvptx_mbarrier_wait(g, mbarrier_at(g, pp, p->ring_at, slot), parity); /* this iteration's tiles are in */
-    } else {
-        issue(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
-        wait_groups(g, pp->ahead); /* this iteration's copies are done */
-        if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
-            nvptx_proxy_fence(g);
-        nvptx_barrier(g);      /* and everyone's */
+        LLVMValueRef parity = LLVMBuildAnd(g->b, LLVMBuildUDiv(g->b, p->it, ci32(g, pp->stages), ""), ci32(g, 1), "");
+        nvptx_mbarrier_wait(g, mbarrier_at(g, pp, p->ring_at, slot), parity);
+        return;
     }
+    wait_groups(g, later);
+    if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
+        nvptx_proxy_fence(g);
+    nvptx_barrier(g); /* and everyone's */
+}
+
+void nvptx_pipeline_deferred_refill(Gen *g) {
+    NvptxPipeline *p = g->deferred_refill;
+    g->deferred_refill = NULL;
+    refill(g, p->loop, p, p->carried, p->iv);
 }
 
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
@@ -713,8 +740,16 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         nvptx_proxy_fence(g);
         nvptx_barrier(g);
         nvptx_end_if(g, by_tma);
-    } else
-        refill(g, loop, p, carried, iv, slot);
+    } else if (pp->refill_late) {
+        /* the slot to refill is the one the last iteration's deferred dot
+         * reads: refilled once the first dot has waited for it (wgmma.c) */
+        await_slot(g, p, slot, pp->ahead - 1);
+        p->loop = loop, p->carried = carried, p->iv = iv;
+        g->deferred_refill = p;
+    } else {
+        refill(g, loop, p, carried, iv);
+        await_slot(g, p, slot, pp->ahead);
+    }
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];

@@ -338,5 +338,6 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *carried = arena_alloc(&g->arena, (size_t)n * sizeof *carried);
     memcpy(carried, both + lc->nregs, (size_t)n * sizeof *carried);
     g->regs[v] = carried;
+    if (g->deferred_refill) nvptx_pipeline_deferred_refill(g); /* the slot that dot read is free */
     return true;
 }
