@@ -492,8 +492,9 @@ void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValue
                       const LLVMValueRef *cols);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r);
-/* pipeline.c: the ring of g->ws_loop; whether a loop's one dot only feeds
- * itself, so its wgmma group stays in flight across iterations. */
+/* pipeline.c: the ring of g->ws_loop; whether a dot of a loop leaves its
+ * wgmma group in flight past the refill (matmul's lone dot, or a deferred
+ * dot refilled at the top: attention's p V in two or more warpgroups). */
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
 bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 

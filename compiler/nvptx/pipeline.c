@@ -59,6 +59,7 @@ typedef struct {
     const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
     const BirOp *deferred_dot; /* one whose group the next iteration's first dot waits for (deferred_dot), or NULL */
     bool refill_late;       /* with it: the refill comes after that wait, with no stage more */
+    bool deferred_on;       /* deferred_dot's group runs on past the refill (its test, before the stages) */
     int deferred_arg;       /* the body argument that dot's result becomes */
     bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
     int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
@@ -300,8 +301,9 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
      * planned ring_at is -1: assume 2 fit */
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
-    if (!pp->async_dot && !pp->ws) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
-    pp->refill_late = pp->deferred_dot && g->plan->num_warps <= 4;
+    if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
+    pp->refill_late = pp->deferred_dot && !pp->ws && g->plan->num_warps <= 4; /* (a producer releases at the latch) */
+    pp->deferred_on = pp->deferred_dot && !pp->refill_late;
     bool in_flight = pp->async_dot || (pp->deferred_dot && !pp->refill_late); /* at the refill */
     int most = in_flight ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
@@ -311,6 +313,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
             if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
     if (pp->stages < 3) { /* no room for the slot the dot reads and one to fill */
         pp->async_dot = NULL;
+        if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */
         pp->refill_late = pp->deferred_dot != NULL;
     }
     pp->ahead = pp->async_dot || (pp->deferred_dot && !pp->refill_late) ? pp->stages - 2 : pp->stages - 1;
@@ -622,7 +625,7 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
 
 bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop) {
     PipePlan pp;
-    return plan(g, loop, &pp) && pp.dot_alone;
+    return plan(g, loop, &pp) && (pp.dot_alone || pp.deferred_on);
 }
 
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {

@@ -78,11 +78,12 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
     int n = g->plan->num_warps;
     if (g->opt->no_warp_specialize) return "--no-warp-specialize";
-    /* measured on the H100 (docs/results/warp_specialize_ab_h100.md): with a
-     * dot in flight (matmul) a producer gained 4-10%; attention, whose dots
-     * wait within the iteration, lost 1-4% */
+    /* measured on the H100: with a dot in flight past the refill, a producer
+     * gained 4-10% (matmul, docs/results/warp_specialize_ab_h100.md) and 1-5%
+     * (attention's p V, attention_deferred_dot_ab_h100.md); attention whose
+     * dots all waited within the iteration lost 1-4% */
     if (!nvptx_pipeline_dot_in_flight(g, loop))
-        return "its dots wait for each other within the iteration (a producer measured slower there)";
+        return "no dot's group runs on past the loop's refill (a producer measured slower there)";
     if (n % 4 || n + PRODUCER_WARPS > 32) {
         snprintf(g->tma_why, sizeof g->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
         return g->tma_why;
