@@ -186,9 +186,8 @@ typedef struct {
     const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
     const BirOp *deferred_dot; /* the pipelined loop's last dot, whose group its next iteration's first dot
                                   waits for (pipeline.c) */
-    bool deferred_due;     /* that wait is still to come in this iteration: it makes final ... */
-    int deferred_arg;      /* ... the registers of this body argument (the dot's result, carried) */
-    struct NvptxPipeline *deferred_refill; /* and then this pipeline's refill is due (pipeline.c) */
+    struct NvptxPipeline *deferred_due; /* while that wait is still to come in this iteration: the loop's
+                                           pipeline (its carried registers, a late refill) */
     struct TmaMemo *tma_memo;  /* tma.c's analysis of pointers */
     int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */
@@ -418,8 +417,11 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* 
 /* At the top of the body: refill a slot, wait for this iteration's. */
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* before the back edge */
-/* The refill of a loop with a deferred dot, after its first dot's wait (wgmma.c). */
-void nvptx_pipeline_deferred_refill(Gen *g);
+/* A loop with a deferred dot (g->deferred_due): the body argument its
+ * result becomes, whose registers the first dot's wait makes final; after
+ * that wait (wgmma.c), its late refill if it has one. */
+int nvptx_pipeline_deferred_arg(const NvptxPipeline *p);
+void nvptx_pipeline_deferred_waited(Gen *g);
 /* The block an exit edge of the loop goes to: exit, or one on the way
  * that waits for a dot left in flight; vals (the carried values leaving by
  * that edge, per loop result; a copy the caller may change) then get the

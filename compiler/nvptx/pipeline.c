@@ -641,6 +641,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     if (!plan(g, loop, &pp)) return NULL;
     NvptxPipeline *p = arena_alloc(&g->arena, sizeof *p);
     p->plan = pp;
+    p->loop = loop;
     p->ring_at = g->ring_at;
     p->ub = ub, p->step = step;
     p->outer_async_dot = g->async_dot, p->outer_deferred_dot = g->deferred_dot;
@@ -719,19 +720,21 @@ static void await_slot(Gen *g, NvptxPipeline *p, LLVMValueRef slot, int later) {
     nvptx_barrier(g); /* and everyone's */
 }
 
-void nvptx_pipeline_deferred_refill(Gen *g) {
-    NvptxPipeline *p = g->deferred_refill;
-    g->deferred_refill = NULL;
-    refill(g, p->loop, p, p->carried, p->iv);
+int nvptx_pipeline_deferred_arg(const NvptxPipeline *p) { return p->plan.deferred_arg; }
+
+void nvptx_pipeline_deferred_waited(Gen *g) {
+    NvptxPipeline *p = g->deferred_due;
+    g->deferred_due = NULL;
+    if (p->plan.refill_late) refill(g, p->loop, p, p->carried, p->iv);
 }
 
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
     const PipePlan *pp = &p->plan;
     int S = pp->stages;
-    if (pp->deferred_dot) g->deferred_due = true, g->deferred_arg = pp->deferred_arg;
+    if (pp->deferred_dot) g->deferred_due = p;
+    p->carried = carried, p->iv = iv; /* for the latch's release (ws) or a late refill */
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     if (pp->ws) {
-        p->carried = carried, p->iv = iv;
         LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &p->ws, p->it), ""));
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
@@ -747,8 +750,6 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         /* the slot to refill is the one the last iteration's deferred dot
          * reads: refilled once the first dot has waited for it (wgmma.c) */
         await_slot(g, p, slot, pp->ahead - 1);
-        p->loop = loop, p->carried = carried, p->iv = iv;
-        g->deferred_refill = p;
     } else {
         refill(g, loop, p, carried, iv);
         await_slot(g, p, slot, pp->ahead);
@@ -811,7 +812,7 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     g->async_dot = p->outer_async_dot, g->deferred_dot = p->outer_deferred_dot;
-    g->deferred_due = false;
+    g->deferred_due = NULL;
     if (p->plan.ws)
         nvptx_ws_end(g, &p->ws);
     else if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */

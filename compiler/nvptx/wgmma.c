@@ -328,8 +328,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     /* this wait also ends the last iteration's deferred dot: its result, the
      * carried registers, is tied through it and read from here on */
-    g->deferred_due = false;
-    int v = g->deferred_arg, n = g->plan->layouts[v].nregs;
+    int v = nvptx_pipeline_deferred_arg(g->deferred_due), n = g->plan->layouts[v].nregs;
     LLVMValueRef *both = arena_alloc(&g->arena, (size_t)(lc->nregs + n) * sizeof *both);
     memcpy(both, out, (size_t)lc->nregs * sizeof *both);
     memcpy(both + lc->nregs, g->regs[v], (size_t)n * sizeof *both);
@@ -338,6 +337,6 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *carried = arena_alloc(&g->arena, (size_t)n * sizeof *carried);
     memcpy(carried, both + lc->nregs, (size_t)n * sizeof *carried);
     g->regs[v] = carried;
-    if (g->deferred_refill) nvptx_pipeline_deferred_refill(g); /* the slot that dot read is free */
+    nvptx_pipeline_deferred_waited(g); /* the slot that dot read is free */
     return true;
 }
