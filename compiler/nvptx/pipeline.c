@@ -456,7 +456,9 @@ static LLVMValueRef mbarrier_at(Gen *g, const PipePlan *pp, int64_t ring_at, LLV
 
 /* One iteration's cp.async copies into ring slot `slot` (an i32), each
  * 16-byte chunk predicated by its mask (zero fill) and by `live`; g->regs
- * holds that iteration's pointers and masks. */
+ * holds that iteration's pointers and masks. Where a tile is smaller than
+ * the threads, lanes or warps hold copies of its chunks: only the owner
+ * copies, or the copies would race on the slot (racecheck's write-write). */
 static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRef slot, LLVMValueRef live) {
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
@@ -467,6 +469,8 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
         LLVMValueRef *mask = ld->operands[1] != BIR_NONE ? nvptx_operand(g, ld->operands[1], l, 0) : NULL;
         Staged st = nvptx_staging(g, v, slot_at(g, pp, ring_at + off, slot));
         int32_t copies = nvptx_layout_copy_regs(l);
+        LLVMValueRef own = nvptx_owner(g, l); /* a branch, not src-size 0: that writes zeros */
+        LLVMBasicBlockRef owned = LLVMIsConstant(own) ? NULL : nvptx_begin_if(g, own);
         for (int r = 0; r < l->nregs; r += 8) {
             if (r & copies) continue;
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
@@ -475,6 +479,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
             LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->i8, g->smem, &dst_off, 1, ""), ptr[r], size};
             call_void(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
         }
+        if (owned) nvptx_end_if(g, owned);
         off += pp->tile_bytes[i];
     }
 }

@@ -46,11 +46,12 @@ void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, tex
 
 void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::cta;"); }
 
-/* Runs `then` code on thread 0 only: returns the merge block after setting
- * up the branch; the caller emits into the then-block and calls end_if_t0. */
+/* Code under cond (thread 0, an owner of copies): returns the merge block
+ * after setting up the branch; the caller emits into the then-block and
+ * calls nvptx_end_if. */
 LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond) {
-    LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "t0");
-    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "t0.end");
+    LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if");
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.end");
     LLVMBuildCondBr(g->b, cond, then_bb, merge);
     LLVMPositionBuilderAtEnd(g->b, then_bb);
     return merge;
