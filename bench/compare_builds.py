@@ -20,6 +20,8 @@ q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0
 o, l = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
 a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 c = torch.empty_like(a)
+a2, b2 = (torch.randn(2048, 2048, device="cuda", dtype=torch.float16) for _ in range(2))
+c2 = torch.empty_like(a2)
 a8, b8 = (torch.randn(8192, 8192, device="cuda", dtype=torch.float16) for _ in range(2))
 c8 = torch.empty_like(a8)
 blks = [db.Blk(p.split(":")[0], **{o: True for o in p.split(":")[1:]}) for p in libs]
@@ -33,6 +35,7 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=128 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, False, 64, 64, 4), 4 * 4 * 16 * 4096**2 * 128),
          ("attn D=128 causal 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, True, 64, 64, 4), 2 * 4 * 16 * 4096**2 * 128),
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
+         ("matmul 2048 128x256x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 256, 64, 8), 2 * 2048**3),
          ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
          ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]
 for name, mk, flops in [c for c in cases if only in c[0]]:

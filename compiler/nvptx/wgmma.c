@@ -110,23 +110,26 @@ static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int6
 }
 
 /* The descriptor of operand `which`'s tile starting at mn0 along M (a) or N
- * (b), k-step kk. */
+ * (b), k-step kk: k-step 0's, made once, plus kk's constant byte offset / 16
+ * in the address field (exact: an address in shared memory is below 2^18
+ * bytes, so the field, 14 bits of address / 16, does not carry). */
 static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVMValueRef mn0, int kk) {
     int kd = which == 0 ? 1 : 0, sb = st->slab * 2;
     LLVMValueRef off;
-    int64_t lead;
+    int64_t lead, kk_off;
     if (st->cd == kd) { /* K-major: rows along M or N */
         int steps = sb / 32; /* k-steps of 16 elements in a slab */
-        off = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, mn0, ci32(g, sb), ""),
-                           ci32(g, (int64_t)(kk / steps) * st->rows * sb + (kk % steps) * 32), "");
+        off = LLVMBuildMul(g->b, mn0, ci32(g, sb), "");
+        kk_off = (int64_t)(kk / steps) * st->rows * sb + (kk % steps) * 32;
         lead = 16;
     } else { /* MN-major: rows along k; mn0 starts a slab */
         LLVMValueRef slab = LLVMBuildUDiv(g->b, mn0, ci32(g, st->slab), "");
-        off = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, slab, ci32(g, (int64_t)st->rows * sb), ""),
-                           ci32(g, (int64_t)kk * 16 * sb), "");
+        off = LLVMBuildMul(g->b, slab, ci32(g, (int64_t)st->rows * sb), "");
+        kk_off = (int64_t)kk * 16 * sb;
         lead = (int64_t)st->rows * sb;
     }
-    return descriptor(g, LLVMBuildAdd(g->b, st->base, off, ""), lead, 8 * sb, sb);
+    LLVMValueRef d0 = descriptor(g, LLVMBuildAdd(g->b, st->base, off, ""), lead, 8 * sb, sb);
+    return kk_off ? LLVMBuildAdd(g->b, d0, ci64(g, kk_off >> 4), "") : d0;
 }
 
 static const char *swizzle_name(const Staged *st) {
