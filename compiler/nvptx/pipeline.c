@@ -231,6 +231,12 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
     return last;
 }
 
+/* Is a dot's wgmma group still running when the loop refills a slot (a
+ * stage more, copies one iteration less ahead)? */
+static bool in_flight_at_refill(const PipePlan *pp) {
+    return pp->async_dot || (pp->deferred_dot && !pp->refill_late);
+}
+
 static bool plan(Gen *g, const BirOp *loop, PipePlan *pp);
 
 /* Does the block return, or hold a loop that pipelines? Then its loop does
@@ -304,8 +310,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
     pp->refill_late = pp->deferred_dot && !pp->ws && g->plan->num_warps <= 4; /* (a producer releases at the latch) */
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
-    bool in_flight = pp->async_dot || (pp->deferred_dot && !pp->refill_late); /* at the refill */
-    int most = in_flight ? PIPE_STAGES + 1 : PIPE_STAGES;
+    int most = in_flight_at_refill(pp) ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->ring_at < 0) pp->stages = 2;
     else
@@ -316,7 +321,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
         if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */
         pp->refill_late = pp->deferred_dot != NULL;
     }
-    pp->ahead = pp->async_dot || (pp->deferred_dot && !pp->refill_late) ? pp->stages - 2 : pp->stages - 1;
+    pp->ahead = in_flight_at_refill(pp) ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
     pp->ring_bytes = pp->stages * per_stage;
     return pp->stages >= 2;
