@@ -575,6 +575,27 @@ Test(ptx, unaligned_or_unknown_accesses_are_not_vectorized) {
     free(ptx);
 }
 
+/* A dot's accumulator (two adjacent columns a register pair) goes to the
+ * store's blocked layout through shared memory: pairs as 4-byte stores,
+ * rows as 16-byte loads (LLVM alone, unable to prove the alignment, kept
+ * most stores at 2 bytes). */
+Test(ptx, conversions_through_shared_memory_use_vector_accesses, .timeout = 60) {
+    const char *src = "kernel mm(a: *f16 @align(16), b: *f16 @align(16), c: *f16 @align(16)) {\n"
+                      "  let r = arange(0, 64);\n"
+                      "  let x = load(a + r[:, None] * 64 + r[None, :]);\n"
+                      "  let y = load(b + r[:, None] * 64 + r[None, :]);\n"
+                      "  store(c + r[:, None] * 64 + r[None, :], dot(x, y) as f16);\n"
+                      "}\n";
+    const char *arch[] = {"sm_80", "sm_90a"};
+    for (int i = 0; i < 2; i++) {
+        char *ptx = ptx_of(src, NULL, arch[i], 4);
+        cr_expect_not(strstr(ptx, "st.shared.b16") || strstr(ptx, "st.shared.u16"), "%s: 2-byte stores:\n%s", arch[i], ptx);
+        cr_expect(strstr(ptx, "st.shared.b32"), "%s", ptx);
+        cr_expect(strstr(ptx, "ld.shared.v4.b32"), "%s", ptx);
+        free(ptx);
+    }
+}
+
 Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
     char path[512];
     snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);

@@ -8,7 +8,7 @@
  *     over them (index arithmetic and masks, or a row maximum broadcast over
  *     the columns of the accumulator it was taken from);
  *   - through shared memory: every thread writes what it holds, barrier,
- *     every thread reads what it needs. */
+ *     every thread reads what it needs (padded rows, vector accesses: below). */
 #include "gen.h"
 
 static Projection identity(void) { return (Projection){{0, 1}}; }
@@ -93,28 +93,79 @@ LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef inde
     return from_mem(g, LLVMBuildLoad2(g->b, mt, nvptx_smem_ptr(g, smem_at, index, mem_bytes(d)), ""), d);
 }
 
-int64_t nvptx_convert_smem_bytes(Gen *g, int v, const Layout *to, Projection p) {
-    return recomputable(g, v, to, p, 0) ? 0 : nvptx_smem_value_bytes(g, v);
+/* A conversion through shared memory stages the value row-major, each row
+ * of a 2-D value padded by 16 bytes when it is a multiple of 32 bytes long:
+ * consecutive rows then start 4 banks apart, so the 8 rows a warp of an
+ * accumulator writes at once (4 lanes a row) fall into different banks
+ * rather than all into the same 4 (an 8-way conflict at 256 f16 a row). */
+static int64_t staged_pitch(BlkType t) {
+    int64_t n = t.shape[t.rank - 1], es = mem_bytes(t.dtype);
+    return t.rank == 2 && n * es % 32 == 0 ? n + 16 / es : n;
 }
 
-LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c) {
+static int64_t staged_bytes(BlkType t) {
+    return (t.rank == 2 ? t.shape[0] * staged_pitch(t) : type_numel(t)) * mem_bytes(t.dtype);
+}
+
+static LLVMValueRef staged_index(Gen *g, BlkType t, int64_t pitch, LLVMValueRef *c) {
     if (t.rank == 1) return c[0];
-    return LLVMBuildAdd(g->b, LLVMBuildMul(g->b, c[0], ci32(g, t.shape[1]), ""), c[1], "");
+    return LLVMBuildAdd(g->b, LLVMBuildMul(g->b, c[0], ci32(g, (int32_t)pitch), ""), c[1], "");
 }
 
-void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at) {
+/* How many registers of l, from one whose low bits are clear, hold
+ * consecutive elements of a row of t (coordinates through p) at an index
+ * that is a multiple of their count, so they move as one access of up to
+ * 16 bytes: l's lowest register bits step along the row by 1, 2, 4, ...,
+ * and no other bit of the layout moves within such a run. */
+static int staged_run(const Layout *l, Projection p, BlkType t, int64_t pitch, int64_t smem_at) {
+    int last = t.rank - 1, e = p.from[last], es = mem_bytes(t.dtype);
+    if (e < 0 || t.dtype == DT_PTR) return 1;
+    int n = 0;
+    while (n < l->nreg_bits && l->reg[n][e] == (1 << n) && (1 << (n + 1)) * es <= 16) {
+        bool along_row = true;
+        for (int d = 0; d < last; d++) along_row &= p.from[d] < 0 || l->reg[n][p.from[d]] == 0;
+        if (!along_row) break;
+        n++;
+    }
+    int w = 1 << n;
+    bool aligned = pitch % w == 0;
+    for (int b = n; b < l->nreg_bits; b++) aligned &= l->reg[b][e] % w == 0;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) aligned &= l->lane[b][e] % w == 0;
+    for (int b = 0; b < l->nwarp_bits; b++) aligned &= l->warp[b][e] % w == 0;
+    while (w > 1 && (!aligned || smem_at % (w * es))) w /= 2, aligned = true;
+    return w;
+}
+
+/* Every thread writes the elements it holds, vectors where its registers
+ * run along a row, rows `pitch` elements apart. */
+static void write_staged(Gen *g, int v, int64_t smem_at, int64_t pitch) {
     const Layout *from = &g->plan->layouts[v];
     BlkType t = vtype(g, v);
-    DType d = t.dtype;
     int32_t copies = nvptx_layout_copy_regs(from);
+    int w = staged_run(from, identity(), t, pitch, smem_at);
     nvptx_barrier(g); /* earlier readers of the shared region are done */
-    for (int r = 0; r < from->nregs; r++) {
+    for (int r = 0; r < from->nregs; r += w) {
         if (r & copies) continue;
         LLVMValueRef c[BLK_MAX_RANK];
         for (int k = 0; k < t.rank; k++) c[k] = nvptx_coord(g, from, k, r);
-        nvptx_smem_write(g, d, smem_at, nvptx_row_major(g, t, c), g->regs[v][r]);
+        LLVMValueRef index = staged_index(g, t, pitch, c);
+        if (w == 1) nvptx_smem_write(g, t.dtype, smem_at, index, g->regs[v][r]);
+        else nvptx_vector_store(g, nvptx_smem_ptr(g, smem_at, index, mem_bytes(t.dtype)), g->regs[v] + r, w, t.dtype);
     }
     nvptx_barrier(g);
+}
+
+int64_t nvptx_convert_smem_bytes(Gen *g, int v, const Layout *to, Projection p) {
+    return recomputable(g, v, to, p, 0) ? 0 : staged_bytes(vtype(g, v));
+}
+
+LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c) {
+    return staged_index(g, t, t.rank == 2 ? t.shape[1] : 1, c);
+}
+
+void nvptx_smem_write_value(Gen *g, int v, int64_t smem_at) {
+    BlkType t = vtype(g, v);
+    write_staged(g, v, smem_at, t.shape[t.rank - 1]);
 }
 
 LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64_t smem_at) {
@@ -124,12 +175,15 @@ LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64
         for (int r = 0; r < to->nregs; r++) out[r] = element(g, v, to, p, r);
         return out;
     }
-    /* through shared memory, row-major in v's shape */
-    nvptx_smem_write_value(g, v, smem_at);
-    for (int r = 0; r < to->nregs; r++) {
+    int64_t pitch = staged_pitch(t);
+    write_staged(g, v, smem_at, pitch);
+    int w = staged_run(to, p, t, pitch, smem_at);
+    for (int r = 0; r < to->nregs; r += w) {
         LLVMValueRef c[BLK_MAX_RANK];
         for (int k = 0; k < t.rank; k++) c[k] = projected_coord(g, to, p, k, r);
-        out[r] = nvptx_smem_read(g, t.dtype, smem_at, nvptx_row_major(g, t, c));
+        LLVMValueRef index = staged_index(g, t, pitch, c);
+        if (w == 1) out[r] = nvptx_smem_read(g, t.dtype, smem_at, index);
+        else nvptx_vector_load(g, nvptx_smem_ptr(g, smem_at, index, mem_bytes(t.dtype)), w, t.dtype, out + r);
     }
     return out;
 }
