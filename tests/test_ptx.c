@@ -208,7 +208,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
          * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (p V's group runs on
          * into the next iteration, and its slot is refilled after q K^T's wait: no stage more;
-         * cp.async: the two dots wait for each other, and 16 KiB an iteration is below TMA's
+         * cp.async: the two dots feed one another, and 16 KiB an iteration is below TMA's
          * threshold) */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384},
@@ -370,7 +370,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     facts[7] = 16;
     out = matmul_sm90a(facts, 0, NULL);
     cr_expect(out.kernels[0].tensor_maps.count == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
-                  strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles are "
+                  strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its tiles are "
                                                "16384 bytes"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
 
@@ -456,7 +456,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                         (NvptxOptions){.arch = "sm_90a", .num_warps = attn_cases[i].warps, .param_div = attn_facts});
         cr_expect_eq(out.kernels[0].tensor_maps.count, attn_cases[i].maps, "case %d: %s", i, out.kernels[0].notes);
         if (!attn_cases[i].maps)
-            cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots wait within the iteration and its tiles "
+            cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its tiles "
                                                    "are 16384 bytes an iteration"), "%s", out.kernels[0].notes);
         else if (attn_cases[i].warps == 8)
             cr_expect(out.kernels[0].num_warps == 12 &&

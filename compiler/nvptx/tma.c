@@ -345,7 +345,7 @@ LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVM
 
 /* Measured on the H100 (performance.md): with a dot left in flight (matmul)
  * TMA won at every size, 24 to 48 KiB of tiles an iteration; where the
- * loop's dots wait for each other (attention), it won with 64 KiB an
+ * loop's dots feed one another (attention), it won with 64 KiB an
  * iteration (D = 128) and lost 15-25% with 16 KiB (D = 64), whose loop
  * then stalls more on the softmax's latencies. */
 enum { TMA_MIN_TILE_BYTES = 32 * 1024 };
@@ -353,7 +353,7 @@ enum { TMA_MIN_TILE_BYTES = 32 * 1024 };
 const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
     if (dot_alone || tile_bytes >= TMA_MIN_TILE_BYTES) return NULL;
     snprintf(g->tma_why, sizeof g->tma_why,
-             "its loop's dots wait within the iteration and its tiles are %lld bytes an iteration "
+             "its loop's dots feed one another and its tiles are %lld bytes an iteration "
              "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
     return g->tma_why;
 }
