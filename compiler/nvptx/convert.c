@@ -127,12 +127,13 @@ static int staged_run(const Layout *l, Projection p, BlkType t, int64_t pitch, i
         if (!along_row) break;
         n++;
     }
+    /* where the runs start along the row: the other bits' steps, and the pitch */
+    int64_t starts = pitch;
+    for (int b = n; b < l->nreg_bits; b++) starts |= l->reg[b][e];
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) starts |= l->lane[b][e];
+    for (int b = 0; b < l->nwarp_bits; b++) starts |= l->warp[b][e];
     int w = 1 << n;
-    bool aligned = pitch % w == 0;
-    for (int b = n; b < l->nreg_bits; b++) aligned &= l->reg[b][e] % w == 0;
-    for (int b = 0; b < LAYOUT_LANE_BITS; b++) aligned &= l->lane[b][e] % w == 0;
-    for (int b = 0; b < l->nwarp_bits; b++) aligned &= l->warp[b][e] % w == 0;
-    while (w > 1 && (!aligned || smem_at % (w * es))) w /= 2, aligned = true;
+    while (w > 1 && ((starts & (w - 1)) || smem_at % (w * es))) w /= 2;
     return w;
 }
 

@@ -331,15 +331,13 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     /* this wait also ends the last iteration's deferred dot: its result, the
      * carried registers, is tied through it and read from here on */
-    int v = nvptx_pipeline_deferred_arg(g->deferred_due), n = g->plan->layouts[v].nregs;
+    int v = nvptx_pipeline_deferred_arg(g->deferred_due), n = nregs(g, v);
     LLVMValueRef *both = arena_alloc(&g->arena, (size_t)(lc->nregs + n) * sizeof *both);
     memcpy(both, out, (size_t)lc->nregs * sizeof *both);
     memcpy(both + lc->nregs, g->regs[v], (size_t)n * sizeof *both);
     nvptx_wgmma_wait(g, both, lc->nregs + n, 0);
     memcpy(out, both, (size_t)lc->nregs * sizeof *out);
-    LLVMValueRef *carried = arena_alloc(&g->arena, (size_t)n * sizeof *carried);
-    memcpy(carried, both + lc->nregs, (size_t)n * sizeof *carried);
-    g->regs[v] = carried;
+    g->regs[v] = both + lc->nregs; /* the arena's: lives as long as the kernel's registers */
     nvptx_pipeline_deferred_waited(g); /* the slot that dot read is free */
     return true;
 }
