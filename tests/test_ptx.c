@@ -180,8 +180,8 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
 
 /* sm_90a: the examples' dots on wgmma, read from the loops' rings (TMA
  * copies, cp.async where masks are not all true, fenced for the async
- * proxy) through descriptors (a too, for matmul; attention's a from
- * registers); ptxas assembles it without a
+ * proxy) through descriptors (a too, for matmul; attention's q from the
+ * resident region, p from registers); ptxas assembles it without a
  * warning (no serialized wgmma, no injected warpgroup.arrive). Where the
  * shape does not fit warpgroups, mma.sync, and --stats says why. A dot
  * that only feeds itself (matmul's) waits for the group before the last;
@@ -205,17 +205,17 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         /* 2 warpgroups, one tile each, n256; 4 stages of 16 + 32 KiB */
         {"matmul.blk", "matmul", {"T=bf16", "BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL}, mm_facts, 8, 4,
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48)},
-        /* q K^T (4 k-steps) and p V (4), 2 tiles each, a in registers; q's 16 KiB staged once before
-         * the loop, where the ring will be, then 3 stages of 8 + 8 KiB from 0 (p V's group runs on
-         * into the next iteration, and its slot is refilled after q K^T's wait: no stage more;
-         * cp.async: the two dots feed one another, and 16 KiB an iteration is below TMA's
-         * threshold) */
+        /* q K^T (4 k-steps) and p V (4), 2 tiles each; 3 stages of 8 + 8 KiB from 0 (p V's group
+         * runs on into the next iteration, and its slot is refilled after q K^T's wait: no stage
+         * more; cp.async: the two dots feed one another, and 16 KiB an iteration is below TMA's
+         * threshold), and above them q's 16 KiB, staged once before the loop and read by
+         * descriptor: only p V's a from registers */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384 + 16384},
         /* the same in two warpgroups, one tile each: the slot is refilled at the top, with a
          * stage more (4) */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 8, 8,
-         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384},
+         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384 + 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[512];
@@ -227,13 +227,18 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         NvptxOutput out = output_of(src, cases[i].defs, opt);
         const char *ptx = out.text;
         cr_expect_eq(count_of(ptx, "wgmma.mma_async"), cases[i].wgmmas, "case %zu", i);
+        /* a from registers (the register form's "}, {%r"): attention's p V only, never the
+         * loop-invariant q (dot.c says why) */
+        bool matmul = strcmp(cases[i].kernel, "matmul") == 0;
+        cr_expect_eq(count_of(ptx, "}, {%r"), matmul ? 0 : cases[i].wgmmas / 2, "case %zu", i);
+        cr_expect_eq(!!strstr(out.kernels[0].notes, "a staged once before its loop (descriptor"), !matmul, "case %zu: %s",
+                     i, out.kernels[0].notes);
         cr_expect(strstr(ptx, cases[i].want), "case %zu: no %s", i, cases[i].want);
         if (cases[i].not_want) cr_expect(!strstr(ptx, cases[i].not_want), "case %zu: %s", i, cases[i].not_want);
         cr_expect(strstr(ptx, "fence.proxy.async.shared::cta") && strstr(ptx, "wgmma.wait_group.sync.aligned 0"),
                   "case %zu", i);
         cr_expect(strstr(ptx, ".extern .shared .align 1024"), "case %zu: shared memory not 1024-aligned", i);
         /* matmul's dot only feeds itself: one group stays in flight through the loop */
-        bool matmul = strcmp(cases[i].kernel, "matmul") == 0;
         cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), matmul, "case %zu", i);
         cr_expect_eq(!!strstr(out.kernels[0].notes, "one group left in flight"), matmul, "case %zu", i);
         /* attention's p V is waited for by the next iteration's q K^T */
@@ -281,7 +286,9 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
     for (int i = 0; i < 2; i++) {
         NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = archs[i]});
         const char *notes = out.kernels[0].notes;
-        cr_expect(strstr(notes, "a loaded once before its loop") && strstr(notes, "b from its loop's ring"),
+        /* (wgmma: into shared memory, read by descriptor) */
+        cr_expect(strstr(notes, i ? "a staged once before its loop" : "a loaded once before its loop") &&
+                      strstr(notes, "b from its loop's ring"),
                   "%s: %s", archs[i], notes);
         char said[4096];
         cr_expect_eq(ptxas(out.text, archs[i], said, sizeof said), 0, "%s", said);

@@ -238,7 +238,9 @@ typedef struct Frags {
 typedef struct HoistedFrags {
     const BirOp *dot;
     int which;
-    Frags frags;
+    Frags frags;      /* mma.sync's */
+    bool resident;    /* wgmma's: staged in the resident region instead */
+    Staged staged;
 } HoistedFrags;
 
 /* The warps' part of an operand layout's coordinate along d. */
@@ -520,7 +522,13 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
 
 /* --------------------------------------------------- loop-invariant operands
  * A dot in a loop whose a or b comes from before the loop (attention's q)
- * gets its fragments once, before the loop, and keeps them in registers. */
+ * gets it once, before the loop: mma.sync its fragments, kept in registers;
+ * wgmma the operand staged in the resident region, above everything else in
+ * shared memory, which it reads by descriptor (as FlashAttention-3 reads q).
+ * Not wgmma's a in registers: ptxas 12.4 to 13.0 may hand a loop-invariant
+ * a's registers to a register-form wgmma's a in the same loop when the loop
+ * branches (an `if` in attention's loop gave wrong results on the H100;
+ * ptxas 13.1 and later do not), and it frees those registers. */
 
 static void mark_defined(const BirBlock *b, char *in) {
     for (int i = 0; i < b->nargs; i++) in[b->args[i]] = 1;
@@ -535,9 +543,9 @@ static void mark_defined(const BirBlock *b, char *in) {
  * body defines), staged once before the loop? */
 static bool hoistable(Gen *g, const BirOp *op, int w, const char *in) {
     int v = op->operands[w];
-    bool wgmma = !nvptx_wgmma_refusal(g, op); /* wgmma reads b from shared memory, not fragments */
-    return on_tensor_cores(g, op) && (w == 0 || !wgmma) && !in[v] && nvptx_contiguous_dim(g, v) >= 0 &&
-           !nvptx_dot_in_registers(g, op, w);
+    if (!on_tensor_cores(g, op) || in[v]) return false;
+    if (!nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_readable(g, v); /* from registers too */
+    return nvptx_contiguous_dim(g, v) >= 0 && !nvptx_dot_in_registers(g, op, w);
 }
 
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body) {
@@ -572,20 +580,68 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
             if (g->hoisted[v] || !hoistable(g, op, w, in)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
+            h->resident = !nvptx_wgmma_refusal(g, op) && g->resident_off[v] >= 0;
             nvptx_barrier(g); /* earlier readers of the region are done */
-            Staged st = nvptx_staging(g, v, ci32(g, 0));
+            Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->resident_at + g->resident_off[v] : 0));
             nvptx_stage_store(g, v, &st);
+            if (h->resident) nvptx_proxy_fence(g); /* the stores, visible to wgmma */
             nvptx_barrier(g);
-            load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
-            h->frags.frag_done = true;
+            if (h->resident) h->staged = st;
+            else {
+                load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
+                h->frags.frag_done = true;
+            }
             g->hoisted[v] = h;
         }
     }
 }
 
-LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
+static HoistedFrags *hoisted_for(Gen *g, const BirOp *op, int which) {
     HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL;
-    return h && h->dot == op && h->which == which ? h->frags.frag : NULL;
+    return h && h->dot == op && h->which == which ? h : NULL;
+}
+
+LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
+    HoistedFrags *h = hoisted_for(g, op, which);
+    return h && !h->resident ? h->frags.frag : NULL;
+}
+
+const Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which) {
+    HoistedFrags *h = hoisted_for(g, op, which);
+    return h && h->resident ? &h->staged : NULL;
+}
+
+/* Each value gets its own place, so loops nested in one another keep theirs. */
+static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *loop = b->ops.items[i];
+        for (int r = 0; r < loop->nregions; r++) plan_resident_in(g, loop->regions[r], bytes);
+        if (loop->code != BIR_FOR) continue;
+        const BirBlock *body = loop->regions[0];
+        char *in = NULL;
+        for (int j = 0; j < body->ops.len; j++) {
+            const BirOp *op = body->ops.items[j];
+            if (op->code != BIR_DOT || !on_tensor_cores(g, op) || nvptx_wgmma_refusal(g, op)) continue;
+            if (!in) {
+                in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+                mark_defined(body, in);
+            }
+            for (int w = 0; w < 2; w++) {
+                int v = op->operands[w];
+                if (g->resident_off[v] >= 0 || !hoistable(g, op, w, in)) continue;
+                g->resident_off[v] = *bytes;
+                *bytes += nvptx_wgmma_staged_bytes(g, v);
+            }
+        }
+    }
+}
+
+int64_t nvptx_dot_plan_resident(Gen *g) {
+    g->resident_off = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->resident_off);
+    for (int v = 0; v <= g->f->nvalues; v++) g->resident_off[v] = -1;
+    int64_t bytes = 0;
+    plan_resident_in(g, g->f->body, &bytes);
+    return bytes;
 }
 
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {

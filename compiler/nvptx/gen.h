@@ -177,6 +177,8 @@ typedef struct {
     int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
     char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
+    int64_t *resident_off; /* per value: a loop-invariant wgmma operand's place in the resident region, or -1 */
+    int64_t resident_at, resident_bytes; /* that region: above the rings, kept through the loops (dot.c) */
     int64_t *carried_at;   /* per value: kept in shared memory through a for loop (a result of
                               it, or made before it), its offset from carried_base (carried.c); else -1 */
     const BirOp **kept_in; /* per value: that loop */
@@ -360,6 +362,12 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
 /* Operand `which` of dot op as hoisted fragments ([tile * ksteps + k][i],
  * mma.sync's a0..a3 or b0, b1), or NULL when it was not hoisted. */
 LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
+/* Operand `which` of a wgmma dot as staged once before its loop into the
+ * resident region, or NULL. */
+const struct Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which);
+/* Places each loop-invariant wgmma operand in the resident region
+ * (resident_off) and returns the region's size. */
+int64_t nvptx_dot_plan_resident(Gen *g);
 /* The layout mma.sync reads operand `which` of dot op in (wgmma's a in registers too). */
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which);
 /* Is operand `which` in its thread's registers in that layout already? */
@@ -374,6 +382,10 @@ LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d);
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op);
+/* Can wgmma read value v staged (rows of at least 16 elements), and the
+ * bytes that takes (kept 1024-aligned, the 128-byte swizzle's period). */
+bool nvptx_wgmma_readable(Gen *g, int v);
+int64_t nvptx_wgmma_staged_bytes(Gen *g, int v);
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at);
 /* wgmma.wait_group pending, the n accumulator registers at acc tied through
  * it (replaced by its outputs). */

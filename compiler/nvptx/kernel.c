@@ -375,6 +375,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     const BirOp *largest = NULL;
     g->ring_at = -1;
     g->in_ring = nvptx_pipeline_marks(g);
+    g->resident_bytes = nvptx_dot_plan_resident(g);
     plan_smem(g, f->body, &largest);
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
@@ -382,13 +383,24 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
     int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
     g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
-    if (g->smem_size > g->m->arch->max_shared_bytes) {
+    int64_t max_bytes = g->m->arch->max_shared_bytes;
+    if (g->smem_size > max_bytes) {
         if (largest && g->smem_size == region) return smem_error(g, largest);
         return nvptx_gen_fail(g, NULL, "the pipelined loops of '%s' need %lld bytes of shared memory (%lld for their "
                               "cp.async rings above %lld the ops in those loops use), more than the %lld bytes a "
                               "program may use on %s; use fewer stages (--num-stages) or smaller blocks",
                               f->name, (long long)g->smem_size, (long long)ring_bytes, (long long)g->ring_at,
-                              (long long)g->m->arch->max_shared_bytes, g->m->arch->name);
+                              (long long)max_bytes, g->m->arch->name);
+    }
+    if (g->resident_bytes) { /* loop-invariant wgmma operands, above it all */
+        g->resident_at = nvptx_round_up(g->smem_size, NVPTX_SWIZZLE_PERIOD);
+        g->smem_size = g->resident_at + g->resident_bytes;
+        if (g->smem_size > max_bytes)
+            return nvptx_gen_fail(g, NULL, "'%s' needs %lld bytes of shared memory: %lld for the loop-invariant dot "
+                                  "operands its loops keep there (wgmma reads them from shared memory) above %lld for "
+                                  "the rest, more than the %lld bytes a program may use on %s; use smaller blocks",
+                                  f->name, (long long)g->smem_size, (long long)g->resident_bytes,
+                                  (long long)g->resident_at, (long long)max_bytes, g->m->arch->name);
     }
     g->carried_base = (g->smem_size + 15) / 16 * 16;
     nvptx_carried_plan(g, g->m->arch->max_shared_bytes - g->carried_base);

@@ -302,8 +302,9 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->slot_bytes = tiles;
     pp->ws = pp->tma && g->ws_loop == loop;
     int64_t per_stage = tiles + (pp->ws ? NVPTX_WS_SLOT_SYNC_BYTES : pp->tma ? 8 : 0);
-    /* as many stages as fit above ring_at, 2 or 3, or up to 4 with a dot in
-     * flight (one slot more, copies 2 ahead); while shared memory is being
+    /* as many stages as fit above ring_at (and below the resident region, whose
+     * size is a multiple of the 1024 bytes the limit is), 2 or 3, or up to 4
+     * with a dot in flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
@@ -315,7 +316,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     else if (g->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes) break;
+            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes - g->resident_bytes) break;
     if (pp->stages < 3) { /* no room for the slot the dot reads and one to fill */
         pp->async_dot = NULL;
         if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */

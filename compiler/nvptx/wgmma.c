@@ -15,9 +15,11 @@
  * by the row, are wgmma's 128-, 64- and 32-byte swizzle modes. An operand
  * is K-major when its rows run along k (a [M, K] row-major), else MN-major
  * (the instruction's transpose flag); staged from a pipelined loop's
- * ring (pipeline.c: cp.async or TMA), or by the dot itself. a may instead come
- * from registers in mma.sync's a-fragment layout (attention's p, or q's
- * fragments loaded once before the loop): wgmma's register form.
+ * ring (pipeline.c: cp.async or TMA), once before its loop where it is
+ * loop-invariant (dot.c's resident region: attention's q), or by the dot
+ * itself. a may instead come from registers in mma.sync's a-fragment layout
+ * (attention's p): wgmma's register form. Never a loop-invariant a from
+ * registers (dot.c says why).
  *
  * LLVM 19 has no wgmma intrinsics: inline PTX. Each wgmma takes its
  * accumulator registers as outputs tied to its inputs, and the final
@@ -35,11 +37,11 @@
 
 enum { WG_MAX_N = 256, WG_WAIT_CHUNK = 128 };
 
-typedef enum { FROM_RING, FROM_STAGE, FROM_REGS, FROM_HOISTED, FROM_CONVERT } OperandSource;
+typedef enum { FROM_RING, FROM_RESIDENT, FROM_STAGE, FROM_REGS, FROM_CONVERT } OperandSource;
 
 /* A staged operand wgmma can read: rows of at least 16 elements (a 32-byte
  * slab, the narrowest swizzle). */
-static bool readable_staged(Gen *g, int v) {
+bool nvptx_wgmma_readable(Gen *g, int v) {
     int cd = nvptx_contiguous_dim(g, v);
     return cd >= 0 && vtype(g, v).shape[cd] >= 16;
 }
@@ -53,7 +55,7 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     const Layout *lc = &g->plan->layouts[op->results[0]];
     if (nvptx_layout_warps_along(lc, 0) != g->plan->num_warps) return "its accumulator's warps are not all along M";
     int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
-    if (!readable_staged(g, b)) {
+    if (!nvptx_wgmma_readable(g, b)) {
         snprintf(why, sizeof why, "b %s", nvptx_contiguous_dim(g, b) < 0 ? "has no 8-element runs a thread holds to stage"
                                                                          : "has rows shorter than 16 elements");
         return why;
@@ -64,16 +66,16 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
 /* Where operand `which` comes from, here (gen time: ring slots are bound). */
 static OperandSource source_of(Gen *g, const BirOp *op, int which) {
     int v = op->operands[which];
-    if (which == 0 && nvptx_dot_hoisted_frags(g, op, 0)) return FROM_HOISTED;
+    if (nvptx_dot_resident(g, op, which)) return FROM_RESIDENT;
     if (g->staged && g->staged[v]) return FROM_RING;
     if (which == 0 && nvptx_dot_in_registers(g, op, 0)) return FROM_REGS;
-    if (readable_staged(g, v)) return FROM_STAGE;
+    if (nvptx_wgmma_readable(g, v)) return FROM_STAGE;
     return FROM_CONVERT; /* a only (the refusal keeps b staged) */
 }
 
-/* Shared bytes a staged operand takes, kept 1024-aligned (the 128-byte
- * swizzle's period, where descriptors assume it starts). */
-static int64_t staged_bytes(Gen *g, int v) { return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); }
+int64_t nvptx_wgmma_staged_bytes(Gen *g, int v) {
+    return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); /* where descriptors assume it starts */
+}
 
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
     int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
@@ -82,7 +84,7 @@ int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
         int v = op->operands[which];
         if (g->in_ring && g->in_ring[v]) continue;
         if (which == 0 && nvptx_dot_in_registers(g, op, 0)) continue;
-        if (readable_staged(g, v)) staged += staged_bytes(g, v);
+        if (nvptx_wgmma_readable(g, v)) staged += nvptx_wgmma_staged_bytes(g, v);
         else { /* a only: b unstaged is refused */
             Layout l = nvptx_dot_operand_layout(g, op, which);
             other += nvptx_operand_smem_bytes(g, v, &l);
@@ -207,9 +209,9 @@ static bool is_zero(LLVMValueRef v) {
 static const char *source_name(OperandSource s) {
     switch (s) {
     case FROM_RING: return "from its loop's ring (descriptor";
+    case FROM_RESIDENT: return "staged once before its loop (descriptor";
     case FROM_STAGE: return "staged in shared memory (descriptor";
     case FROM_REGS: return "from registers";
-    case FROM_HOISTED: return "loaded once before its loop (ldmatrix, registers)";
     default: return "through shared memory into registers";
     }
 }
@@ -218,7 +220,7 @@ static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Sta
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
     char how[2][96];
     for (int w = 0; w < 2; w++) {
-        if (src[w] == FROM_RING || src[w] == FROM_STAGE)
+        if (src[w] == FROM_RING || src[w] == FROM_RESIDENT || src[w] == FROM_STAGE)
             snprintf(how[w], sizeof how[w], "%s, %s, %s)", source_name(src[w]), swizzle_name(&st[w]),
                      st[w].cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
         else snprintf(how[w], sizeof how[w], "%s", source_name(src[w]));
@@ -258,10 +260,11 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         int v = op->operands[w];
         src[w] = source_of(g, op, w);
         if (src[w] == FROM_RING) st[w] = *g->staged[v];
+        if (src[w] == FROM_RESIDENT) st[w] = *nvptx_dot_resident(g, op, w);
         if (src[w] != FROM_STAGE) continue;
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
         st[w] = nvptx_staging(g, v, ci32(g, at));
-        at += staged_bytes(g, v);
+        at += nvptx_wgmma_staged_bytes(g, v);
         nvptx_stage_store(g, v, &st[w]);
         fresh = true;
     }
@@ -270,32 +273,29 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         nvptx_barrier(g);
     }
     note(g, op, nchunk, src, st);
-    /* a in registers: the a-fragment layout's registers, or hoisted fragments */
+    /* a in registers: the a-fragment layout's */
     LLVMValueRef *a_regs = NULL;
-    LLVMValueRef **a_frags = NULL;
     if (src[0] == FROM_REGS || src[0] == FROM_CONVERT) {
         Layout lo = nvptx_dot_operand_layout(g, op, 0);
         a_regs = nvptx_operand(g, op->operands[0], &lo, at);
-    } else if (src[0] == FROM_HOISTED)
-        a_frags = nvptx_dot_hoisted_frags(g, op, 0);
+    }
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     /* a's registers as 32-bit words [tile][k-step][4], all made before the
      * fence: a word written between two wgmmas would make ptxas insert a
      * wait for the first (C7519) */
     LLVMValueRef(*words)[4] = NULL;
-    if (a_frags || a_regs) {
+    if (a_regs) {
         words = arena_alloc(&g->arena, (size_t)(mreps * ksteps) * sizeof *words);
         for (int mi = 0; mi < mreps; mi++)
             for (int kk = 0; kk < ksteps; kk++)
                 for (int p = 0; p < 4; p++) {
                     int base = nvptx_dot_a_reg(p, kk, mi, kbits);
-                    words[mi * ksteps + kk][p] = a_frags ? LLVMBuildBitCast(g->b, a_frags[mi * ksteps + kk][p], g->i32, "")
-                                                         : LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d),
-                                                                            g->i32, "");
+                    words[mi * ksteps + kk][p] =
+                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->i32, "");
                 }
     }
-    int trans_a = src[0] == FROM_RING || src[0] == FROM_STAGE ? st[0].cd != 1 : 0;
+    int trans_a = a_regs ? 0 : st[0].cd != 1;
     int trans_b = st[1].cd != 0;
     LLVMValueRef wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), "");
     LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof *acc);
