@@ -717,6 +717,31 @@ Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
     compilation_free(c);
 }
 
+/* masks.c: a select of a dot's result whose mask compares scalar-and-arange
+ * ranges branches on one test of the ranges' ends and selects per element
+ * only where that fails; a mask of the data stays per element, with no
+ * branch, and so does a select of loaded data (its elements would all stay
+ * live across the branch). */
+Test(ptx, a_mask_over_arange_ranges_is_tested_once_per_block) {
+    const char *masks[3] = {"i[None, :] < n", "s > 0.0", "i[None, :] < n"};
+    const char *data[3] = {"dot(x, x)", "dot(x, x)", "x as f32"};
+    for (int m = 0; m < 3; m++) {
+        char src[384];
+        snprintf(src, sizeof src,
+                 "kernel k(a: *f16, o: *f32, n: i32) {\n"
+                 "  let i = arange(0, 64);\n"
+                 "  let x = load(a + i[:, None] * 64 + i[None, :]);\n"
+                 "  let s = %s;\n"
+                 "  store(o + i[:, None] * 64 + i[None, :], where(%s, s, 1.0));\n"
+                 "}\n",
+                 data[m], masks[m]);
+        NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = "sm_80", .num_warps = 4});
+        cr_expect_eq(!!strstr(out.text, " bra"), m == 0, "%s, %s: %s", data[m], masks[m], out.text);
+        cr_expect(strstr(out.text, "selp.f32"), "%s, %s: no per-element select left: %s", data[m], masks[m], out.text);
+        nvptx_output_free(&out);
+    }
+}
+
 /* The deterministic layer-norm backward holds w, dW and dB through its row
  * loop: at 16384 columns and 16 warps (128 registers a thread) they move to
  * shared memory and ptxas spills nothing (in registers it spilled 508 bytes);

@@ -239,4 +239,17 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     }
 }
 
-
+void nvptx_elementwise_regs(Gen *g, const BirOp *op, LLVMValueRef **x, LLVMValueRef *out) {
+    const int *a = op->operands;
+    int r = op->results[0];
+    int run = nvptx_equal_run(g->plan, r); /* e.g. `cols < N`: one compare per vector, fewer live registers */
+    for (int k = 0; k < nregs(g, r); k++) {
+        if (k & (run - 1)) {
+            out[k] = out[k & ~(run - 1)];
+            continue;
+        }
+        LLVMValueRef e[3];
+        for (int i = 0; i < op->noperands; i++) e[i] = x[i] ? x[i][k] : g->regs[a[i]][0];
+        out[k] = nvptx_elementwise(g, op, e);
+    }
+}

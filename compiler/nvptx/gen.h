@@ -306,6 +306,12 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l);
 /* ----------------------------------------------------------- elementwise.c */
 /* One element of an elementwise op, from its operands' elements. */
 LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x);
+/* All the elements of an elementwise op, into out: x[i] holds operand i in
+ * the result's layout (NULL: a scalar, in its one register). */
+void nvptx_elementwise_regs(Gen *g, const BirOp *op, LLVMValueRef **x, LLVMValueRef *out);
+/* masks.c: a select whose mask has a uniform "holds everywhere" test,
+ * branching on it; false (nothing emitted) when the mask has none. */
+bool nvptx_gen_tested_select(Gen *g, const BirOp *op, int64_t slot);
 LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to);
 LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, DType d);
 

@@ -265,21 +265,12 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_PRINT: return nvptx_gen_print(g, op);
     default:
         if (bir_is_elementwise(op->code)) {
+            if (op->code == BIR_SELECT && vtype(g, r).rank && nvptx_gen_tested_select(g, op, slot)) return true;
             const Layout *l = &g->plan->layouts[r];
             LLVMValueRef *x[3] = {NULL, NULL, NULL};
             if (vtype(g, r).rank)
                 for (int i = 0; i < op->noperands; i++) x[i] = nvptx_operand(g, a[i], l, slot);
-            LLVMValueRef *out = nvptx_new_regs(g, r);
-            int run = nvptx_equal_run(g->plan, r); /* e.g. `cols < N`: one compare per vector, fewer live registers */
-            for (int k = 0; k < nregs(g, r); k++) {
-                if (k & (run - 1)) {
-                    out[k] = out[k & ~(run - 1)];
-                    continue;
-                }
-                LLVMValueRef e[3];
-                for (int i = 0; i < op->noperands; i++) e[i] = x[i] ? x[i][k] : g->regs[a[i]][0];
-                out[k] = nvptx_elementwise(g, op, e);
-            }
+            nvptx_elementwise_regs(g, op, x, nvptx_new_regs(g, r));
             return true;
         }
         return nvptx_gen_fail(g, op, "the NVPTX backend cannot lower '%s'", bir_opcode_name(op->code));

@@ -123,6 +123,29 @@ static const OpCase cases[] = {
      "  store(o + pid * 40 + 34, tri(pid) + (far as i32) * 1000);\n"
      "}\n",
      1, {DT_I32}, {320}, {1}, 1, {5}, 8, 0, 0},
+    /* masks.c: masks of scalar-and-arange compares over a dot's result are
+     * tested once per block; the blocks hold them everywhere, nowhere and in
+     * part (n = 150 ends in the last block of columns; the row and column
+     * ranges cross), and a mask of the data (s > 0) stays per element. A
+     * wrong branch errs by about 1 (the constants against s ~ N(0, 4)); the
+     * dots' order of their own: 2 K 2^-24 sum |ab| with K = 16, sum |ab| ~ 10,
+     * 2e-5 each, about 20 of them added into each output: atol 1e-3 */
+    {"where with masks over arange ranges, tested once per block",
+     "kernel k(a: *f16, b: *f16, o: *f32, n: i32) {\n"
+     "  let rows = arange(0, 64); let kk = arange(0, 16);\n"
+     "  let x = load(a + rows[:, None] * 16 + kk[None, :]);\n"
+     "  var acc = zeros([64, 32], f32);\n"
+     "  for start in range(0, 160, 32) {\n"
+     "    let cols = start + arange(0, 32);\n"
+     "    let s = dot(x, load(b + kk[:, None] * 160 + cols[None, :]));\n"
+     "    acc += where(cols[None, :] < n, s, -1.0);\n"
+     "    acc += where((rows[:, None] >= cols[None, :] - 40) & (cols[None, :] >= 8), s + s, 0.5);\n"
+     "    acc += where(cols[None, :] - rows[:, None] <= n - 100, s, 0.25);\n"
+     "    acc += where(s > 0.0, s, 0.0);\n"
+     "  }\n"
+     "  store(o + rows[:, None] * 32 + arange(0, 32)[None, :], acc);\n"
+     "}\n",
+     3, {DT_F16, DT_F16, DT_F32}, {64 * 16, 16 * 160, 64 * 32}, {0, 0, 1}, 1, {150}, 1, 0, 1e-3},
     {"a loaded block moved through shared memory (expand_dims, broadcast)",
      "kernel k(x: *f32 @align(16), y: *f32, z: *f32) {\n"
      "  let r = load(x + arange(0, 32));\n"
