@@ -401,9 +401,11 @@ def main():
         o = torch.empty_like(ref)
         lse = torch.empty(Z, H, S, device="cuda", dtype=torch.float32)
 
+        # right builds err at most 2.4e-4 here (attention_check.py); a miscompile that reused q's
+        # registers erred 0.015-0.043 and had passed the 2e-2 this was
         def check(o=o, ref=ref):
             err = (o.float() - ref.float()).abs().max().item()
-            if not err <= 2e-2:
+            if not err <= 2e-3:
                 raise RuntimeError(f"wrong result: max error {err:.3g}")
 
         flops = 4 * Z * H * S * S * D / (2 if causal else 1)
