@@ -413,7 +413,8 @@ def main():
         ts = best_of([("sdpa", sdpa)], check)
         tt = best_of([("triton", tl_attention(q, k, v, o, causal))], check)
         cands = [(f"{bm}x{bn} w{w}", blk_attention(blk, q, k, v, o, lse, causal, bm, bn, w))
-                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (64, 128, 4), (128, 32, 4)]]
+                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (64, 128, 4), (128, 32, 4),
+                                   (128, 128, 4)]]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (ts, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (ts, tt, tb)]

@@ -207,13 +207,12 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "ldmatrix", 4 * (49152 + 48)},
         /* q K^T (4 k-steps) and p V (4), 2 tiles each; 3 stages of 8 + 8 KiB from 0 (p V's group
          * runs on into the next iteration, and its slot is refilled after q K^T's wait: no stage
-         * more; cp.async: the two dots feed one another, and 16 KiB an iteration is below TMA's
-         * threshold), and above them q's 16 KiB, staged once before the loop and read by
-         * descriptor: only p V's a from registers */
+         * more; cp.async: the two dots feed one another in one warpgroup), and above them q's
+         * 16 KiB, staged once before the loop and read by descriptor: only p V's a from registers */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 4, 16,
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 3 * 16384 + 16384},
         /* the same in two warpgroups, one tile each: the slot is refilled at the top, with a
-         * stage more (4) */
+         * stage more (4); cp.async, 16 KiB an iteration being below TMA's threshold */
         {"attention.blk", "attn_fwd", {"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, attn_facts, 8, 8,
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384 + 16384},
     };
@@ -372,13 +371,13 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     nvptx_output_free(&out);
 
     /* a's columns not known to be unit-stride: a is not vectorized, so not pipelined; b alone is in
-     * the ring, the dot (a staged by itself) waits each iteration, and 16 KiB of b an iteration
-     * stays with cp.async */
+     * the ring, the dot (a staged by itself) waits each iteration, and in one warpgroup that stays
+     * with cp.async */
     facts[7] = 16;
     out = matmul_sm90a(facts, 0, NULL);
     cr_expect(out.kernels[0].tensor_maps.count == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
-                  strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its tiles are "
-                                               "16384 bytes"), "%s", out.kernels[0].notes);
+                  strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its program is one "
+                                               "warpgroup"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
 
     /* rows gathered through indices: not a parameter plus multiples of arange and parameters, so
@@ -446,33 +445,31 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     cr_expect(strstr(out.kernels[0].notes, "line 12: load") && !strstr(out.kernels[0].notes, "line 7: load"), "%s",
               out.kernels[0].notes);
     nvptx_output_free(&out);
-    /* attention's loop: TMA with 64 KiB of k and v an iteration (D = 128, 128 x 128; p V's group
-     * runs on into the next iteration, so a producer warpgroup issues the copies), cp.async with
-     * 16 KiB (D = 64, 64 x 64), and --stats says why */
+    /* attention's loop: TMA with 64 KiB of k and v an iteration in two warpgroups (D = 128,
+     * 128 x 128; p V's group runs on into the next iteration, so a producer warpgroup issues the
+     * copies), cp.async in one warpgroup at any size (D = 64 and 128, 64 x 64) and with 16 KiB
+     * (D = 64, 128 x 64, two warpgroups), and --stats says why */
     char path[512];
     snprintf(path, sizeof path, "%s/attention.blk", BLK_EXAMPLES_DIR);
     char *attn = slurp(path);
     static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
-    struct { const char *defs[4]; int warps, maps; } attn_cases[] = {
-        {{"HEAD_DIM=128", "BLOCK_M=128", "BLOCK_N=128", NULL}, 8, 2},
-        {{"HEAD_DIM=64", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 0},
-        {{"HEAD_DIM=128", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 2},
+    struct { const char *defs[4]; int warps, maps; const char *why; } attn_cases[] = {
+        {{"HEAD_DIM=128", "BLOCK_M=128", "BLOCK_N=128", NULL}, 8, 2, NULL},
+        {{"HEAD_DIM=64", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 0, "its program is one warpgroup"},
+        {{"HEAD_DIM=128", "BLOCK_M=64", "BLOCK_N=64", NULL}, 4, 0, "its program is one warpgroup"},
+        {{"HEAD_DIM=64", "BLOCK_M=128", "BLOCK_N=64", NULL}, 8, 0, "its tiles are 16384 bytes an iteration"},
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         out = output_of(attn, attn_cases[i].defs,
                         (NvptxOptions){.arch = "sm_90a", .num_warps = attn_cases[i].warps, .param_div = attn_facts});
         cr_expect_eq(out.kernels[0].tensor_maps.count, attn_cases[i].maps, "case %d: %s", i, out.kernels[0].notes);
-        if (!attn_cases[i].maps)
-            cr_expect(strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its tiles "
-                                                   "are 16384 bytes an iteration"), "%s", out.kernels[0].notes);
-        else if (attn_cases[i].warps == 8)
+        char why[160];
+        snprintf(why, sizeof why, "not TMA: its loop's dots feed one another and %s", attn_cases[i].why ? attn_cases[i].why : "");
+        if (attn_cases[i].why) cr_expect(strstr(out.kernels[0].notes, why), "case %d: %s", i, out.kernels[0].notes);
+        else
             cr_expect(out.kernels[0].num_warps == 12 &&
                           strstr(out.kernels[0].notes, "loop: a producer warpgroup issues its TMA copies"), "%s",
                       out.kernels[0].notes);
-        else /* one warpgroup: p V's slot is refilled after q K^T's wait, so no producer */
-            cr_expect(out.kernels[0].num_warps == 4 &&
-                          strstr(out.kernels[0].notes, "no producer warp: no dot's group runs on past the loop's refill"),
-                      "%s", out.kernels[0].notes);
         nvptx_output_free(&out);
     }
     free(attn);
