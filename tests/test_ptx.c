@@ -357,6 +357,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                   strstr(out.text, ".param .align 64 .b8 matmul_param_13[128]") &&
                   strstr(out.text, ".param .u32 matmul_param_14"), "%s", out.text);
     cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3 * 3);
+    cr_expect_eq(count_of(out.text, "prefetch.tensormap"), 2, "each map fetched ahead of the first copy");
     cr_expect(strstr(out.text, "mbarrier.try_wait.parity") && strstr(out.text, "mbarrier.arrive.expect_tx") &&
                   strstr(out.text, "bar.red.and.pred") && strstr(out.text, "cvta.param"), "%s", out.text);
     cr_expect(strstr(k->notes, "line 28: load [128, 64] f16: a 4-stage ring, copied by TMA (map 0: from a, rows "

@@ -468,6 +468,9 @@ void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why);
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */
 const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone);
+/* Thread 0 asks for the kernel's tensor maps ahead of the first copy (prefetch.tensormap: the
+ * copy otherwise waits for its map to be fetched). */
+void nvptx_tma_prefetch_maps(Gen *g);
 /* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
 void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
 /* mbarriers at shared byte offsets (i32): init with an arrival count, inval,

@@ -414,6 +414,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
             p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;
     }
+    nvptx_tma_prefetch_maps(g);
     if (g->ws_loop) {
         NvptxWsRing ring;
         if (!nvptx_pipeline_ws_ring(g, &ring))

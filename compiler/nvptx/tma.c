@@ -319,6 +319,15 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMPositionBuilderAtEnd(g->b, done);
 }
 
+void nvptx_tma_prefetch_maps(Gen *g) {
+    for (int map = 0; map < g->tma.count; map++) {
+        LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, ""),
+                                g->tid};
+        nvptx_asm_call(g, g->void_t, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
+                       2, true);
+    }
+}
+
 void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
     LLVMValueRef desc = LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, "");
     LLVMValueRef args[5] = {smem_addr(g, dst), desc, col, row, smem_addr(g, bar)};
