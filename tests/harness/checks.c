@@ -1037,6 +1037,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 200, 144, 112, DT_F16, 128, 128, 64, 8, false, 16));
         CHECK(check_matmul(r, 256, 128, 128, DT_F16, 128, 128, 64, 8, false, 32));
         CHECK(check_matmul(r, 96, 160, 80, DT_BF16, 64, 64, 32, 4, true, 0));
+        /* a's 32-element rows: its TMA copies land with the 64-byte swizzle, and
+         * 64 rows on 8 warps take mma.sync, which reads them with ldmatrix */
+        CHECK(check_matmul(r, 200, 1104, 104, DT_F16, 64, 512, 32, 4, false, 8));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
         CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32));
