@@ -19,6 +19,20 @@
     "  store(o + m[:, None] * 64 + n[None, :], acc);\n"                                                \
     "}\n"
 
+/* Two dots of a loop reading one operand made before it (x). */
+#define SHARED_OPERAND_DOTS_KERNEL                                                                     \
+    "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"                 \
+    "  let i = arange(0, 64);\n"                                                                       \
+    "  let x = load(a + i[:, None] * 64 + i[None, :]);\n"                                              \
+    "  var acc = zeros([64, 64], f32);\n"                                                              \
+    "  for s in range(0, n, 64) {\n"                                                                   \
+    "    let y = load(b + (s + i)[:, None] * 64 + i[None, :]);\n"                                      \
+    "    acc = dot(x, y, acc);\n"                                                                      \
+    "    acc = dot(x, trans(y), acc);\n"                                                               \
+    "  }\n"                                                                                            \
+    "  store(o + i[:, None] * 64 + i[None, :], acc);\n"                                                \
+    "}\n"
+
 /* An outer loop with a dot of its own around an inner loop that pipelines:
  * only the inner loop gets a ring (the outer one's would be in the same
  * place; both had one, and the inner copies overwrote the outer's tiles). */

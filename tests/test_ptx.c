@@ -275,6 +275,47 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     nvptx_output_free(&out);
 }
 
+/* Two wgmma dots of a loop read one operand from before it: both read its
+ * one resident copy (the second staged it again in every iteration, at the
+ * offset where the ring starts, which the plan did not count). */
+Test(ptx, dots_sharing_a_loop_invariant_operand_read_one_resident_copy) {
+    const char *src = SHARED_OPERAND_DOTS_KERNEL;
+    NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 4});
+    const char *notes = out.kernels[0].notes;
+    cr_expect_eq(count_of(notes, "a staged once before its loop"), 2, "%s", notes);
+    cr_expect(!strstr(notes, "staged in shared memory"), "%s", notes);
+    /* 3 stages of y's 8 KiB, then x's 8 KiB */
+    cr_expect_eq(out.kernels[0].shared_bytes, 3 * 8192 + 8192, "%s", notes);
+    nvptx_output_free(&out);
+}
+
+/* q of attention D = 256 in 128 x 128 blocks takes 64 KiB of the resident
+ * region, leaving no room for 2 stages of k and v (64 KiB each): an error at
+ * the loop, where the loop had been taken as pipelined while shared memory
+ * was laid out (an internal compiler error once; without a producer, the
+ * dots would have staged k and v over q). */
+Test(ptx, a_loop_without_room_for_its_ring_is_an_error) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/attention.blk", BLK_EXAMPLES_DIR);
+    char *src = slurp(path);
+    cr_assert_not_null(src);
+    static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
+    const char *defs[] = {"HEAD_DIM=256", "BLOCK_M=128", "BLOCK_N=128", NULL};
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("attention.blk", src, defs, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    for (int warps = 4; warps <= 8; warps += 4) {
+        NvptxOptions opt = {.arch = "sm_90a", .num_warps = warps, .param_div = attn_facts};
+        NvptxOutput out;
+        cr_expect_not(compile_ptx(c, &opt, &out), "%d warps", warps);
+        cr_expect(strstr(cap.text, "no room for 2 stages in shared memory") && strstr(cap.text, "65536 bytes of "
+                                                                                              "loop-invariant"),
+                  "%d warps: %s", warps, cap.text);
+    }
+    compilation_free(c);
+    free(src);
+}
+
 /* A load of an outer loop that feeds a dot in an inner loop is not staged
  * in the outer loop's ring (the inner loop's ring is in the same place):
  * the inner loop loads it once, from registers. (It was staged, and had no

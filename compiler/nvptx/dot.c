@@ -528,7 +528,9 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
  * Not wgmma's a in registers: ptxas 12.4 to 13.0 may hand a loop-invariant
  * a's registers to a register-form wgmma's a in the same loop when the loop
  * branches (an `if` in attention's loop gave wrong results on the H100;
- * ptxas 13.1 and later do not), and it frees those registers. */
+ * ptxas 13.1 and later do not), and it frees those registers. (An a wgmma
+ * cannot read from shared memory, rows under 16 elements, is converted into
+ * registers through shared memory in every iteration instead.) */
 
 static void mark_defined(const BirBlock *b, char *in) {
     for (int i = 0; i < b->nargs; i++) in[b->args[i]] = 1;
@@ -606,8 +608,11 @@ LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
     return h && !h->resident ? h->frags.frag : NULL;
 }
 
+/* Any dot of the loop (or of a loop inside it) that reads the value reads
+ * its resident copy: the staging depends on the value alone, and a second
+ * reader staging it again would write shared memory the plan does not count. */
 const Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = hoisted_for(g, op, which);
+    HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL;
     return h && h->resident ? &h->staged : NULL;
 }
 

@@ -423,6 +423,9 @@ bool nvptx_gen_if(Gen *g, const BirOp *op);
 typedef struct NvptxPipeline NvptxPipeline;
 /* The shared memory the kernel's pipelined loops' rings take (at ring_at). */
 int64_t nvptx_pipeline_ring_bytes(Gen *g);
+/* A loop whose loads were taken as pipelined while shared memory was laid
+ * out but that has no room for 2 stages at ring_at, or NULL. */
+const BirOp *nvptx_pipeline_lost(Gen *g);
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */

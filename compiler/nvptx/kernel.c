@@ -372,6 +372,13 @@ static bool gen_body(Gen *g, const BirFunction *f) {
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
     int64_t region = g->smem_size;
     g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
+    const BirOp *lost = nvptx_pipeline_lost(g);
+    if (lost)
+        return nvptx_gen_fail(g, lost, "this loop's pipelined loads have no room for 2 stages in shared memory above the "
+                              "%lld bytes the ops in pipelined loops use and below the %lld bytes of loop-invariant dot "
+                              "operands kept there (at most %lld bytes a program on %s); use smaller blocks",
+                              (long long)g->ring_at, (long long)g->resident_bytes,
+                              (long long)g->m->arch->max_shared_bytes, g->m->arch->name);
     int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
     g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
     int64_t max_bytes = g->m->arch->max_shared_bytes;
@@ -389,7 +396,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
         if (g->smem_size > max_bytes)
             return nvptx_gen_fail(g, NULL, "'%s' needs %lld bytes of shared memory: %lld for the loop-invariant dot "
                                   "operands its loops keep there (wgmma reads them from shared memory) above %lld for "
-                                  "the rest, more than the %lld bytes a program may use on %s; use smaller blocks",
+                                  "the rest, more than the %lld bytes a program may use on %s; use fewer stages "
+                                  "(--num-stages) or smaller blocks",
                                   f->name, (long long)g->smem_size, (long long)g->resident_bytes,
                                   (long long)g->resident_at, (long long)max_bytes, g->m->arch->name);
     }

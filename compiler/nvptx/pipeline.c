@@ -369,6 +369,30 @@ int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max
     return pp.nloads;
 }
 
+/* A loop planned with the 2 stages assumed while shared memory was laid
+ * out (its loads marked, their dots counting no bytes of their own for
+ * them) that no longer has room for 2 at ring_at. */
+static const BirOp *lost_in(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_FOR) {
+            PipePlan pp;
+            int64_t at = g->ring_at;
+            g->ring_at = -1;
+            bool planned = plan(g, op, &pp);
+            g->ring_at = at;
+            if (planned && !plan(g, op, &pp)) return op;
+        }
+        for (int r = 0; r < op->nregions; r++) {
+            const BirOp *lost = lost_in(g, op->regions[r]);
+            if (lost) return lost;
+        }
+    }
+    return NULL;
+}
+
+const BirOp *nvptx_pipeline_lost(Gen *g) { return lost_in(g, g->f->body); }
+
 int64_t nvptx_pipeline_ring_bytes(Gen *g) {
     int64_t most = 0;
     ring_bytes_in(g, g->f->body, &most);

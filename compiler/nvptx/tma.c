@@ -320,10 +320,14 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
 }
 
 void nvptx_tma_prefetch_maps(Gen *g) {
-    for (int map = 0; map < g->tma.count; map++) {
+    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count));
+    LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), "");
+    for (int map = 0; map < g->tma.count; map++) { /* the maps the launch could make */
+        LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << map), "");
+        LLVMValueRef go = LLVMBuildAnd(g->b, first, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
         LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, ""),
-                                g->tid};
-        nvptx_asm_call(g, g->void_t, "{ .reg .pred p; setp.eq.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
+                                LLVMBuildZExt(g->b, go, g->i32, "")};
+        nvptx_asm_call(g, g->void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
                        2, true);
     }
 }

@@ -18,8 +18,8 @@
  * ring (pipeline.c: cp.async or TMA), once before its loop where it is
  * loop-invariant (dot.c's resident region: attention's q), or by the dot
  * itself. a may instead come from registers in mma.sync's a-fragment layout
- * (attention's p): wgmma's register form. Never a loop-invariant a from
- * registers (dot.c says why).
+ * (attention's p): wgmma's register form. Never a loop-invariant a kept in
+ * registers through its loop (dot.c says why).
  *
  * LLVM 19 has no wgmma intrinsics: inline PTX. Each wgmma takes its
  * accumulator registers as outputs tied to its inputs, and the final
