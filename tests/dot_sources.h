@@ -19,18 +19,19 @@
     "  store(o + m[:, None] * 64 + n[None, :], acc);\n"                                                \
     "}\n"
 
-/* Two dots of a loop reading one operand made before it (x). */
-#define SHARED_OPERAND_DOTS_KERNEL                                                                     \
+/* Two dots of a loop reading one operand made before it (x, ROWS x 64, ROWS
+ * a string: "64" takes wgmma on sm_90a, "32" mma.sync). */
+#define SHARED_OPERAND_DOTS_KERNEL(ROWS)                                                               \
     "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"                 \
-    "  let i = arange(0, 64);\n"                                                                       \
-    "  let x = load(a + i[:, None] * 64 + i[None, :]);\n"                                              \
-    "  var acc = zeros([64, 64], f32);\n"                                                              \
+    "  let i = arange(0, 64); let r = arange(0, " ROWS ");\n"                                          \
+    "  let x = load(a + r[:, None] * 64 + i[None, :]);\n"                                              \
+    "  var acc = zeros([" ROWS ", 64], f32);\n"                                                        \
     "  for s in range(0, n, 64) {\n"                                                                   \
     "    let y = load(b + (s + i)[:, None] * 64 + i[None, :]);\n"                                      \
     "    acc = dot(x, y, acc);\n"                                                                      \
     "    acc = dot(x, trans(y), acc);\n"                                                               \
     "  }\n"                                                                                            \
-    "  store(o + i[:, None] * 64 + i[None, :], acc);\n"                                                \
+    "  store(o + r[:, None] * 64 + i[None, :], acc);\n"                                                \
     "}\n"
 
 /* An outer loop with a dot of its own around an inner loop that pipelines:

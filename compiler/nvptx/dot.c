@@ -235,13 +235,28 @@ typedef struct Frags {
     bool frag_done;      /* all k-steps loaded already (before a loop) */
 } Frags;
 
+/* Per value, a list: mma.sync's fragments are one dot's operand's (each
+ * dot reading the value gets its own), wgmma's resident copy the value's. */
 typedef struct HoistedFrags {
     const BirOp *dot;
     int which;
     Frags frags;      /* mma.sync's */
     bool resident;    /* wgmma's: staged in the resident region instead */
     Staged staged;
+    struct HoistedFrags *next;
 } HoistedFrags;
+
+static HoistedFrags *hoisted_for(Gen *g, const BirOp *op, int which) {
+    for (HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL; h; h = h->next)
+        if (!h->resident && h->dot == op && h->which == which) return h;
+    return NULL;
+}
+
+static HoistedFrags *resident_of(Gen *g, int v) {
+    for (HoistedFrags *h = g->hoisted ? g->hoisted[v] : NULL; h; h = h->next)
+        if (h->resident) return h;
+    return NULL;
+}
 
 /* The warps' part of an operand layout's coordinate along d. */
 static LLVMValueRef warp_base(Gen *g, const Layout *l, int d) {
@@ -321,8 +336,8 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int64_t at = smem_at;
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
-        HoistedFrags *h = g->hoisted ? g->hoisted[v] : NULL;
-        if (h && h->dot == op && h->which == w) { /* loaded before the loop */
+        HoistedFrags *h = hoisted_for(g, op, w);
+        if (h) { /* loaded before the loop */
             F[w] = h->frags;
             staged[w] = true;
             continue;
@@ -442,7 +457,7 @@ static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, c
 
 static const char *operand_path(Gen *g, const BirOp *op, int w) {
     int v = op->operands[w];
-    if (g->hoisted[v] && g->hoisted[v]->dot == op) return "loaded once before its loop (ldmatrix)";
+    if (hoisted_for(g, op, w)) return "loaded once before its loop (ldmatrix)";
     if (g->staged[v]) return "from its loop's ring (ldmatrix)";
     if (nvptx_dot_in_registers(g, op, w)) return "from registers";
     if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
@@ -579,10 +594,11 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         for (int w = 0; w < 2; w++) {
             int v = op->operands[w];
             Layout lo = nvptx_dot_operand_layout(g, op, w);
-            if (g->hoisted[v] || !hoistable(g, op, w, in)) continue;
+            bool wgmma = !nvptx_wgmma_refusal(g, op);
+            if (!hoistable(g, op, w, in) || (wgmma ? resident_of(g, v) != NULL : hoisted_for(g, op, w) != NULL)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
-            h->resident = !nvptx_wgmma_refusal(g, op) && g->resident_off[v] >= 0;
+            h->resident = wgmma && g->resident_off[v] >= 0;
             nvptx_barrier(g); /* earlier readers of the region are done */
             Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->resident_at + g->resident_off[v] : 0));
             nvptx_stage_store(g, v, &st);
@@ -593,27 +609,23 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
                 load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
                 h->frags.frag_done = true;
             }
+            h->next = g->hoisted[v];
             g->hoisted[v] = h;
         }
     }
 }
 
-static HoistedFrags *hoisted_for(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL;
-    return h && h->dot == op && h->which == which ? h : NULL;
-}
-
 LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
     HoistedFrags *h = hoisted_for(g, op, which);
-    return h && !h->resident ? h->frags.frag : NULL;
+    return h ? h->frags.frag : NULL;
 }
 
 /* Any dot of the loop (or of a loop inside it) that reads the value reads
  * its resident copy: the staging depends on the value alone, and a second
  * reader staging it again would write shared memory the plan does not count. */
 const Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL;
-    return h && h->resident ? &h->staged : NULL;
+    HoistedFrags *h = resident_of(g, op->operands[which]);
+    return h ? &h->staged : NULL;
 }
 
 /* Each value gets its own place, so loops nested in one another keep theirs. */
@@ -654,6 +666,8 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT) continue;
         for (int w = 0; w < 2; w++)
-            if (g->hoisted[op->operands[w]] && g->hoisted[op->operands[w]]->dot == op) g->hoisted[op->operands[w]] = NULL;
+            for (HoistedFrags **h = &g->hoisted[op->operands[w]]; *h;)
+                if ((*h)->dot == op) *h = (*h)->next;
+                else h = &(*h)->next;
     }
 }

@@ -123,14 +123,16 @@ static const OpCase cases[] = {
      "  store(o + pid * 40 + 34, tri(pid) + (far as i32) * 1000);\n"
      "}\n",
      1, {DT_I32}, {320}, {1}, 1, {5}, 8, 0, 0},
-    /* two dots of a loop read one operand from before it (on sm_90a, its copy
-     * in the resident region: the second dot once staged it again, over the
-     * ring). 512 products summed per output in an order of the GPU's own:
+    /* two dots of a loop read one operand from before it: on sm_90a, with 64
+     * rows, its one copy in the resident region; with 32, mma.sync, each dot
+     * its own fragments (the second dot once staged it again, over the ring).
+     * 512 products summed per output in an order of the GPU's own:
      * 2 K 2^-24 sum |ab| with K = 512, sum |ab| ~ 330: 2e-2, atol 3e-2 (a
      * stale or overwritten operand errs by about 10) */
-    {"two dots of a loop reading one loop-invariant operand",
-     SHARED_OPERAND_DOTS_KERNEL,
+    {"two wgmma dots of a loop reading one loop-invariant operand", SHARED_OPERAND_DOTS_KERNEL("64"),
      3, {DT_F16, DT_F16, DT_F32}, {64 * 64, 256 * 64, 64 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2},
+    {"two mma.sync dots of a loop reading one loop-invariant operand", SHARED_OPERAND_DOTS_KERNEL("32"),
+     3, {DT_F16, DT_F16, DT_F32}, {32 * 64, 256 * 64, 32 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2},
     /* masks.c: masks of scalar-and-arange compares over a dot's result are
      * tested once per block; the blocks hold them everywhere, nowhere and in
      * part (n = 150 ends in the last block of columns; the row and column
