@@ -56,25 +56,52 @@ static LLVMValueRef projected_coord(Gen *g, const Layout *to, Projection p, int 
     return p.from[d] < 0 ? ci32(g, 0) : nvptx_coord(g, to, p.from[d], r);
 }
 
+/* The elements one conversion has worked out, per value and projection:
+ * index arithmetic reuses subexpressions (c + c), which a walk per element
+ * would make again for every path to them, exponentially many. */
+typedef struct Worked {
+    int v;
+    Projection p;
+    bool local;        /* v's registers hold them (map: which) */
+    int32_t *map;
+    LLVMValueRef *regs; /* [to->nregs], NULL until made */
+    struct Worked *next;
+} Worked;
+
+static Worked *worked(Gen *g, Worked **memo, int v, const Layout *to, Projection p) {
+    for (Worked *w = *memo; w; w = w->next)
+        if (w->v == v && memcmp(&w->p, &p, sizeof p) == 0) return w;
+    Worked *w = arena_alloc(&g->arena, sizeof *w);
+    w->v = v, w->p = p, w->next = *memo;
+    w->map = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *w->map);
+    w->local = g->regs[v] && nvptx_layout_local_map(&g->plan->layouts[v], to, p, w->map);
+    w->regs = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *w->regs);
+    *memo = w;
+    return w;
+}
+
 /* v's element for register r of `to` (recomputable(v) holds). */
-static LLVMValueRef element(Gen *g, int v, const Layout *to, Projection p, int r) {
+static LLVMValueRef element(Gen *g, Worked **memo, int v, const Layout *to, Projection p, int r) {
     BlkType t = vtype(g, v);
     if (t.rank == 0) return g->regs[v][0];
-    const Layout *from = &g->plan->layouts[v];
-    int32_t *map = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *map);
-    if (g->regs[v] && nvptx_layout_local_map(from, to, p, map)) return g->regs[v][map[r]];
+    Worked *w = worked(g, memo, v, to, p);
+    if (w->local) return g->regs[v][w->map[r]];
+    if (w->regs[r]) return w->regs[r];
     const BirOp *op = g->f->values[v].def;
+    LLVMValueRef e;
     switch (op->code) {
-    case BIR_ARANGE: return LLVMBuildAdd(g->b, projected_coord(g, to, p, 0, r), ci32(g, op->attr), "");
-    case BIR_SPLAT: return g->regs[op->operands[0]][0];
+    case BIR_ARANGE: e = LLVMBuildAdd(g->b, projected_coord(g, to, p, 0, r), ci32(g, op->attr), ""); break;
+    case BIR_SPLAT: e = g->regs[op->operands[0]][0]; break;
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
-        return element(g, op->operands[0], to, through(op, vtype(g, op->operands[0]), t, p), r);
+        e = element(g, memo, op->operands[0], to, through(op, vtype(g, op->operands[0]), t, p), r);
+        break;
     default: {
         LLVMValueRef x[3];
-        for (int i = 0; i < op->noperands; i++) x[i] = element(g, op->operands[i], to, p, r);
-        return nvptx_elementwise(g, op, x);
+        for (int i = 0; i < op->noperands; i++) x[i] = element(g, memo, op->operands[i], to, p, r);
+        e = nvptx_elementwise(g, op, x);
     }
     }
+    return w->regs[r] = e;
 }
 
 static int mem_bytes(DType d) { return d == DT_PTR ? 8 : dtype_bytes(d); }
@@ -173,7 +200,8 @@ LLVMValueRef *nvptx_convert(Gen *g, int v, const Layout *to, Projection p, int64
     LLVMValueRef *out = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *out);
     BlkType t = vtype(g, v);
     if (recomputable(g, v, to, p, 0)) {
-        for (int r = 0; r < to->nregs; r++) out[r] = element(g, v, to, p, r);
+        Worked *memo = NULL;
+        for (int r = 0; r < to->nregs; r++) out[r] = element(g, &memo, v, to, p, r);
         return out;
     }
     int64_t pitch = staged_pitch(t);
