@@ -591,10 +591,9 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         const Layout *lc = &g->plan->layouts[op->results[0]];
         int32_t K = vtype(g, op->operands[0]).shape[1];
         int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
+        bool wgmma = !nvptx_wgmma_refusal(g, op);
         for (int w = 0; w < 2; w++) {
             int v = op->operands[w];
-            Layout lo = nvptx_dot_operand_layout(g, op, w);
-            bool wgmma = !nvptx_wgmma_refusal(g, op);
             if (!hoistable(g, op, w, in) || (wgmma ? resident_of(g, v) != NULL : hoisted_for(g, op, w) != NULL)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
@@ -606,6 +605,7 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
             nvptx_barrier(g);
             if (h->resident) h->staged = st;
             else {
+                Layout lo = nvptx_dot_operand_layout(g, op, w);
                 load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
                 h->frags.frag_done = true;
             }

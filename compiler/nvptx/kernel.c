@@ -372,16 +372,16 @@ static bool gen_body(Gen *g, const BirFunction *f) {
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
     int64_t region = g->smem_size;
     g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
+    int64_t max_bytes = g->m->arch->max_shared_bytes;
     const BirOp *lost = nvptx_pipeline_lost(g);
     if (lost)
         return nvptx_gen_fail(g, lost, "this loop's pipelined loads have no room for 2 stages in shared memory above the "
                               "%lld bytes the ops in pipelined loops use and below the %lld bytes of loop-invariant dot "
                               "operands kept there (at most %lld bytes a program on %s); use smaller blocks",
-                              (long long)g->ring_at, (long long)g->resident_bytes,
-                              (long long)g->m->arch->max_shared_bytes, g->m->arch->name);
+                              (long long)g->ring_at, (long long)g->resident_bytes, (long long)max_bytes,
+                              g->m->arch->name);
     int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
     g->smem_size = ring_bytes && g->ring_at + ring_bytes > region ? g->ring_at + ring_bytes : region;
-    int64_t max_bytes = g->m->arch->max_shared_bytes;
     if (g->smem_size > max_bytes) {
         if (largest && g->smem_size == region) return smem_error(g, largest);
         return nvptx_gen_fail(g, NULL, "the pipelined loops of '%s' need %lld bytes of shared memory (%lld for their "
@@ -402,7 +402,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
                                   (long long)g->resident_at, (long long)max_bytes, g->m->arch->name);
     }
     g->carried_base = (g->smem_size + 15) / 16 * 16;
-    nvptx_carried_plan(g, g->m->arch->max_shared_bytes - g->carried_base);
+    nvptx_carried_plan(g, max_bytes - g->carried_base);
     if (g->carried_bytes) g->smem_size = g->carried_base + g->carried_bytes;
     int64_t size = unrolled_ops(g, f->body);
     if (size > MAX_UNROLLED_OPS) return code_size_error(g, size);

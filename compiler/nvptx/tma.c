@@ -319,22 +319,30 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMPositionBuilderAtEnd(g->b, done);
 }
 
-void nvptx_tma_prefetch_maps(Gen *g) {
+/* Tensor map `map`: its parameter's address, as PTX takes it. */
+static LLVMValueRef map_address(Gen *g, int map) {
+    return LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, "");
+}
+
+/* Could the launch make map `map`? Its bit in the parameter after the maps. */
+static LLVMValueRef map_made(Gen *g, int map) {
     LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count));
+    LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << map), "");
+    return LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), "");
+}
+
+void nvptx_tma_prefetch_maps(Gen *g) {
     LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), "");
     for (int map = 0; map < g->tma.count; map++) { /* the maps the launch could make */
-        LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << map), "");
-        LLVMValueRef go = LLVMBuildAnd(g->b, first, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
-        LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, ""),
-                                LLVMBuildZExt(g->b, go, g->i32, "")};
+        LLVMValueRef go = LLVMBuildAnd(g->b, first, map_made(g, map), "");
+        LLVMValueRef args[2] = {map_address(g, map), LLVMBuildZExt(g->b, go, g->i32, "")};
         nvptx_asm_call(g, g->void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
                        2, true);
     }
 }
 
 void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
-    LLVMValueRef desc = LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->i64, "");
-    LLVMValueRef args[5] = {smem_addr(g, dst), desc, col, row, smem_addr(g, bar)};
+    LLVMValueRef args[5] = {smem_addr(g, dst), map_address(g, map), col, row, smem_addr(g, bar)};
     nvptx_asm_call(g, g->void_t,
                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
                    "r,l,r,r,r,~{memory}", args, 5, true);
@@ -350,10 +358,9 @@ LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVM
     BlkType t = vtype(g, ld->results[0]);
     int64_t last = NVPTX_TMA_COLUMNS - t.shape[nvptx_contiguous_dim(g, ld->results[0])];
     LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, ci64(g, last), ""); /* unsigned: also off >= 0 */
-    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count));
-    LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << (g->tma_of[ld->results[0]] - 1)), "");
+    LLVMValueRef made = map_made(g, g->tma_of[ld->results[0]] - 1);
     *col = LLVMBuildTrunc(g->b, off, g->i32, "");
-    return LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), ""), "");
+    return LLVMBuildAnd(g->b, ok, made, "");
 }
 
 /* Measured on the H100 (performance.md): with a dot left in flight (matmul)
