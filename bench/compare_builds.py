@@ -2,7 +2,8 @@
 # options, in one process on one GPU with dot_bench.py's timer (kernel time through CUDA graphs,
 # L2 flushed): an A/B of a compiler change.
 #   python3 bench/compare_builds.py LIBBLK_A LIBBLK_B ...   (BLK_CACHE_DISABLE=1, so each build compiles)
-#   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1)
+#   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1:
+#                                                                       no_tma, no_warp_specialize, persistent)
 #   --only SUBSTRING (before the builds): only the cases whose name holds it
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,8 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=128 causal 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, True, 64, 64, 4), 2 * 4 * 16 * 4096**2 * 128),
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
          ("matmul 2048 128x256x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 256, 64, 8), 2 * 2048**3),
+         ("matmul 2048 128x128x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 128, 64, 8), 2 * 2048**3),
+         ("matmul 4096 128x128x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 128, 64, 8), 2 * 4096**3),
          ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
          ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]
 for name, mk, flops in [c for c in cases if only in c[0]]:

@@ -48,16 +48,17 @@ class BlkCompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
                 ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int),
-                ("no_warp_specialize", ctypes.c_int)]
+                ("no_warp_specialize", ctypes.c_int), ("persistent", ctypes.c_int)]
 
 
 PTR, I32, F32 = 0, 1, 4
 
 
 class Blk:
-    def __init__(self, path, min_blocks_per_sm=0, no_tma=False, no_warp_specialize=False):
+    def __init__(self, path, min_blocks_per_sm=0, no_tma=False, no_warp_specialize=False, persistent=False):
         self.lib = ctypes.CDLL(path)
         self.min_blocks_per_sm, self.no_tma, self.no_ws = min_blocks_per_sm, int(no_tma), int(no_warp_specialize)
+        self.persistent = bool(persistent)  # every kernel's, unless a kernel() call says
         self.lib.blk_last_error.restype = ctypes.c_char_p
         self.ctx = ctypes.c_void_p()
         self.check(self.lib.blk_context_create_cuda(0, ctypes.byref(self.ctx)))
@@ -67,12 +68,13 @@ class Blk:
         if status:
             raise RuntimeError(self.lib.blk_last_error().decode())
 
-    def kernel(self, file, name, defines, num_warps=0, num_stages=0):
-        key = (file, name, tuple(defines), num_warps, num_stages)
+    def kernel(self, file, name, defines, num_warps=0, num_stages=0, persistent=None):
+        persistent = self.persistent if persistent is None else persistent
+        key = (file, name, tuple(defines), num_warps, num_stages, persistent)
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
             opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, num_stages, self.min_blocks_per_sm,
-                                    self.no_tma, self.no_ws)
+                                    self.no_tma, self.no_ws, int(persistent))
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))
@@ -94,12 +96,12 @@ class Blk:
         self.check(self.lib.blk_launch(kernel, grid[0], grid[1], grid[2], arr, len(args), stream))
 
 
-def blk_matmul(blk, a, b, c, bm, bn, bk, warps, stages=0):
+def blk_matmul(blk, a, b, c, bm, bn, bk, warps, stages=0, persistent=None):
     M, K = a.shape
     N = b.shape[1]
     t = {torch.float16: "f16", torch.bfloat16: "bf16"}[a.dtype]
     k = blk.kernel("matmul.blk", "matmul", [f"T={t}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}", "GROUP_M=8"],
-                   warps, stages)
+                   warps, stages, persistent)
     args = [(PTR, a.data_ptr()), (PTR, b.data_ptr()), (PTR, c.data_ptr()), (I32, M), (I32, N), (I32, K),
             (I32, a.stride(0)), (I32, a.stride(1)), (I32, b.stride(0)), (I32, b.stride(1)),
             (I32, c.stride(0)), (I32, c.stride(1))]
@@ -107,11 +109,11 @@ def blk_matmul(blk, a, b, c, bm, bn, bk, warps, stages=0):
     return lambda: blk.launch(k, grid, args)
 
 
-def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps):
+def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps, persistent=None):
     Z, H, S, D = q.shape
     kern = blk.kernel("attention.blk", "attn_fwd",
                       [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"],
-                      warps)
+                      warps, 0, persistent)
     args = [(PTR, q.data_ptr()), (PTR, k.data_ptr()), (PTR, v.data_ptr()), (PTR, o.data_ptr()), (PTR, lse.data_ptr()),
             (F32, 1.0 / math.sqrt(D)), (I32, S)]
     grid = (triton.cdiv(S, bm), Z * H, 1)
@@ -320,6 +322,8 @@ def main():
                     help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
     ap.add_argument("--no-tma", action="store_true",
                     help="blkc copies pipelined loads by cp.async even where TMA could (blk_compile_options.no_tma)")
+    ap.add_argument("--persistent", action="store_true",
+                    help="also blkc's persistent builds (blk_compile_options.persistent): configs marked p")
     ap.add_argument("--no-warp-specialize", action="store_true",
                     help="no producer warpgroup for blkc's TMA loops (blk_compile_options.no_warp_specialize)")
     args = ap.parse_args()
@@ -370,14 +374,16 @@ def main():
         flops = 2 * M * N * K
         tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
         tt = best_of([("triton", tl_matmul(a, b, c))], check)
-        # (BLOCK_M, BLOCK_N, BLOCK_K, warps, ring stages: 0 as many as fit)
-        cands = [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else ""), blk_matmul(blk, a, b, c, bm, bn, bk, w, s))
-                 for bm, bn, bk, w, s in [(128, 128, 32, 4, 0), (128, 128, 32, 8, 0), (128, 256, 32, 8, 0),
-                                          (128, 128, 64, 8, 0), (128, 128, 64, 4, 0), (128, 128, 64, 4, 3),
-                                          (128, 256, 64, 8, 0), (128, 256, 64, 8, 3), (128, 128, 128, 8, 0),
-                                          (128, 128, 128, 4, 0), (64, 64, 32, 4, 0),
-                                          (64, 128, 32, 4, 0), (64, 128, 64, 4, 0), (16, 64, 64, 4, 0)]
-                 if bm <= max(M, 16) * 8]
+        # (BLOCK_M, BLOCK_N, BLOCK_K, warps, ring stages: 0 as many as fit, persistent)
+        cands = [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else "") + (" p" if p else ""),
+                  blk_matmul(blk, a, b, c, bm, bn, bk, w, s, bool(p) or None))
+                 for bm, bn, bk, w, s, p in [(128, 128, 32, 4, 0, 0), (128, 128, 32, 8, 0, 0), (128, 256, 32, 8, 0, 0),
+                                             (128, 128, 64, 8, 0, 0), (128, 128, 64, 4, 0, 0), (128, 128, 64, 4, 3, 0),
+                                             (128, 256, 64, 8, 0, 0), (128, 256, 64, 8, 3, 0), (128, 128, 128, 8, 0, 0),
+                                             (128, 128, 128, 4, 0, 0), (64, 64, 32, 4, 0, 0),
+                                             (64, 128, 32, 4, 0, 0), (64, 128, 64, 4, 0, 0), (16, 64, 64, 4, 0, 0),
+                                             (128, 256, 64, 8, 0, 1), (128, 128, 64, 8, 0, 1), (128, 128, 64, 4, 0, 1)]
+                 if bm <= max(M, 16) * 8 and (not p or args.persistent)]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, tb)]
@@ -412,9 +418,10 @@ def main():
         sdpa = lambda: o.copy_(torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
         ts = best_of([("sdpa", sdpa)], check)
         tt = best_of([("triton", tl_attention(q, k, v, o, causal))], check)
-        cands = [(f"{bm}x{bn} w{w}", blk_attention(blk, q, k, v, o, lse, causal, bm, bn, w))
-                 for bm, bn, w in [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (64, 128, 4), (128, 32, 4),
-                                   (128, 128, 4)]]
+        cands = [(f"{bm}x{bn} w{w}" + (" p" if p else ""), blk_attention(blk, q, k, v, o, lse, causal, bm, bn, w, bool(p) or None))
+                 for bm, bn, w, p in [(128, 64, 4, 0), (128, 64, 8, 0), (128, 128, 8, 0), (64, 64, 4, 0), (64, 128, 4, 0),
+                                      (128, 32, 4, 0), (128, 128, 4, 0), (128, 128, 8, 1), (128, 64, 8, 1)]
+                 if not p or args.persistent]
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (ts, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (ts, tt, tb)]

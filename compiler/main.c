@@ -33,7 +33,7 @@ static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N]\n"
-          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
+          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
           "            [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
@@ -66,6 +66,10 @@ static void usage(FILE *out) {
           "  --no-warp-specialize\n"
           "                   no producer warpgroup issuing a TMA loop's copies: thread 0\n"
           "                   issues them between barriers (sm_90a)\n"
+          "  --persistent     each program runs the work of many: the kernel takes the\n"
+          "                   launch's grid (three u32) after its parameters and loops\n"
+          "                   over its program ids (docs/runtime.md); a launcher makes\n"
+          "                   as many programs as run at once\n"
           "  --assume FACTS   compile as if every launch had these facts, comma-separated:\n"
           "                   NAME%%K (K a power of two): integer NAME is a multiple of K,\n"
           "                   pointer NAME is aligned to K bytes; NAME=1: integer NAME is 1.\n"
@@ -191,6 +195,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.no_tma = true;
         } else if (strcmp(a, "--no-warp-specialize") == 0) {
             o->backend.no_warp_specialize = true;
+        } else if (strcmp(a, "--persistent") == 0) {
+            o->backend.persistent = true;
         } else if (strcmp(a, "--annotate") == 0) {
             o->annotate = true;
         } else if (strcmp(a, "--stats") == 0) {

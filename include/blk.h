@@ -81,6 +81,8 @@ typedef struct blk_compile_options {
                                  * unused under it; docs/runtime.md), -1: none, 1 to 32: this one */
     int no_tma;                 /* 1: pipelined loads by cp.async even where TMA could copy them (sm_90a) */
     int no_warp_specialize;     /* 1: no producer warpgroup for a TMA loop (sm_90a; docs/runtime.md) */
+    int persistent;             /* 1: a CUDA launch makes as many programs as run at once, each running the
+                                 * work of many program ids in turn (docs/runtime.md); results are the same */
 } blk_compile_options;
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

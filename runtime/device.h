@@ -45,6 +45,7 @@ typedef struct {
     const char *key;
     size_t key_len;
     bool auto_occupancy; /* the module leaves the occupancy target (.minnctapersm) to the device */
+    bool persistent;     /* built --persistent: a launch passes the grid (nvptx.h's NvptxKernel.persistent) */
 } BlkVariantSpec;
 
 /* A specialization's code as the compiler makes it. */

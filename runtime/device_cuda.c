@@ -25,6 +25,7 @@ typedef struct {
     int driver_version;
     int max_shared_optin;  /* shared memory per block with the opt-in attribute */
     int regs_per_sm;       /* 32-bit registers of a multiprocessor */
+    int sms;               /* multiprocessors */
     char last_kernel[128]; /* named when a later synchronize reports a fault */
 } CudaState;
 
@@ -35,6 +36,7 @@ typedef struct {
     int warps;
     int64_t shared_bytes;
     NvptxTensorMaps tensor_maps;
+    unsigned at_once;   /* persistent: the programs a launch makes (those that run at once on the device) */
 } CudaCode;
 
 static bool is_fault(CUresult r) {
@@ -91,6 +93,7 @@ static blk_status cuda_open(blk_context *ctx, int ordinal) {
     d->DeviceGetAttribute(&ctx->max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, st->dev);
     d->DeviceGetAttribute(&st->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, st->dev);
     d->DeviceGetAttribute(&st->regs_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, st->dev);
+    d->DeviceGetAttribute(&st->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, st->dev);
     d->DriverGetVersion(&st->driver_version);
     /* the one place that picks the arch for a device: the compiler's table */
     const char *arch = blk_jit_device_arch(major, minor);
@@ -326,6 +329,9 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         if (spec->auto_occupancy) retarget(ctx, spec, &entry, c);
         if (dir && key) blk_cache_store(dir, key, key_len, &entry);
     }
+    Occupancy o;
+    if (!s && spec->persistent) /* (a kernel that fits no program an SM fails at its launch) */
+        c->at_once = (unsigned)(st->sms > 0 ? st->sms : 1) * (unsigned)(occupancy(st, c, &o) && o.blocks > 0 ? o.blocks : 1);
     blk_cache_entry_free(&entry);
     free(key);
     if (s) {
@@ -373,7 +379,7 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
     const BirFunction *f = l->f;
     /* each parameter in its own bytes, little-endian: the low bytes of an integer */
     union { CUdeviceptr p; int64_t i64; double f64; float f32; uint16_t bits16; } vals[BLK_MAX_KERNEL_ARGS];
-    void *params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 1];
+    void *params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 4];
     CUtensorMap maps[NVPTX_MAX_TENSOR_MAPS];
     uint32_t usable = 0;
     for (int i = 0; i < f->nparams; i++) {
@@ -392,9 +398,17 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
         else memset(&maps[j], 0, sizeof maps[j]);
         params[f->nparams + j] = &maps[j];
     }
-    if (c->tensor_maps.count) params[f->nparams + c->tensor_maps.count] = &usable;
+    int n = f->nparams + c->tensor_maps.count;
+    if (c->tensor_maps.count) params[n++] = &usable;
+    uint32_t grid[3] = {l->grid[0], l->grid[1], l->grid[2]}, launched[3] = {grid[0], grid[1], grid[2]};
+    if (c->at_once) { /* persistent: the grid is a parameter; as many programs as run at once */
+        for (int a = 0; a < 3; a++) params[n++] = &grid[a];
+        uint64_t programs = (uint64_t)grid[0] * grid[1] * grid[2]; /* below 2^64: runtime.c checks */
+        launched[0] = programs < c->at_once ? (uint32_t)programs : c->at_once;
+        launched[1] = launched[2] = 1;
+    }
     snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);
-    CUresult r = st->drv.LaunchKernel(c->fn, l->grid[0], l->grid[1], l->grid[2], 32u * (unsigned)c->warps, 1, 1,
+    CUresult r = st->drv.LaunchKernel(c->fn, launched[0], launched[1], launched[2], 32u * (unsigned)c->warps, 1, 1,
                                       (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);
     if (!r) return BLK_SUCCESS;
     char what[300];

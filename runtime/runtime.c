@@ -179,9 +179,9 @@ struct blk_module {
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
     char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\n",
-             BLKC_VERSION, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,
-             opt->no_warp_specialize != 0);
+    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\n"
+             "persistent %d\n", BLKC_VERSION, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm,
+             opt->no_tma != 0, opt->no_warp_specialize != 0, opt->persistent != 0);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -271,6 +271,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
     m->backend.no_tma = opt->no_tma != 0;
     m->backend.no_warp_specialize = opt->no_warp_specialize != 0;
+    m->backend.persistent = opt->persistent != 0;
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;
@@ -522,7 +523,8 @@ static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
         if (!grown) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
         else k->variants = grown, k->cap = cap;
     }
-    BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy};
+    BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy,
+                           m->backend.persistent};
     if (!s) s = m->ctx->dev->load(m->ctx, &spec, code);
     if (!s) k->variants[k->nvariants++] = (Variant){facts, *code};
     pthread_mutex_unlock(&m->lock);

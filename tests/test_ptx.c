@@ -565,9 +565,8 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     nvptx_output_free(&out);
     free(text);
 
-    /* asked not to; a loop that may not run exactly once; a kernel that can return before the loop
-     * (the producer would wait for its fills); attention's loop in one warpgroup, whose p V slot is
-     * refilled after q K^T's wait: pipelined_loads_are_tma_copies_on_sm90a */
+    /* asked not to; a loop that may not run exactly once; attention's loop in one warpgroup, whose
+     * p V slot is refilled after q K^T's wait: pipelined_loads_are_tma_copies_on_sm90a */
     out = matmul_sm90a(facts, MATMUL_NO_WS, NULL);
     cr_expect(out.kernels[0].num_warps == 4 && !strstr(out.text, "barrier.sync") &&
                   strstr(out.kernels[0].notes, "line 27: loop: thread 0 issues its TMA copies; no producer warp: "
@@ -575,17 +574,67 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     nvptx_output_free(&out);
     const char *refused[][2] = {
         {"  if n > 0 {\n", "the loop is inside another statement"},
-        {"  if n > 0 { return; }\n", "the kernel can return early"},
         {"", "its occupancy target is 3 programs an SM (a producer is used at one)"},
     };
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 2; i++) {
         char src[2048];
-        out = matmul_sm90a(NULL, i == 2 ? MATMUL_OCCUPANCY_3 : 0,
+        out = matmul_sm90a(NULL, i == 1 ? MATMUL_OCCUPANCY_3 : 0,
                            tile_loop_kernel(src, sizeof src, refused[i][0], "", i == 0 ? "  }\n" : ""));
         cr_expect(out.kernels[0].tensor_maps.count == 2 && out.kernels[0].num_warps == 4 &&
                       strstr(out.kernels[0].notes, refused[i][1]), "case %d: %s", i, out.kernels[0].notes);
         nvptx_output_free(&out);
     }
+    /* a kernel that returns before or after the loop keeps its producer: every return goes to the
+     * release that stops it (two sites: the return's and the end's, each one lane a warp) */
+    const char *returns[][2] = {{"  if n > 0 { return; }\n", ""}, {"", "  if n > 0 { return; }\n"}};
+    for (int i = 0; i < 2; i++) {
+        char src[2048];
+        out = matmul_sm90a(NULL, 0, tile_loop_kernel(src, sizeof src, returns[i][0], "", returns[i][1]));
+        cr_expect(out.kernels[0].num_warps == 8 && strstr(out.kernels[0].notes, "a producer warpgroup"), "case %d: %s", i,
+                  out.kernels[0].notes);
+        cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
+        nvptx_output_free(&out);
+    }
+}
+
+/* --persistent: the grid's three sizes after every other parameter (the
+ * tensor maps' included), program ids from them in a loop stepping by
+ * nctaid.x, num_programs the grid's, and with a producer its ring's
+ * mbarriers made once for all program ids; ptxas without a warning. The
+ * interpreter's results of such kernels are checked on the GPU (gpu_ops). */
+Test(ptx, a_persistent_kernel_loops_over_the_grids_program_ids, .timeout = 60) {
+    int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
+    static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
+    char path[512], said[4096];
+    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
+    char *text = slurp(path);
+    for (int ws = 0; ws < 2; ws++) {
+        NvptxOutput out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts,
+                                                               .only_kernel = "matmul", .persistent = true,
+                                                               .no_warp_specialize = !ws});
+        const NvptxKernel *k = &out.kernels[0];
+        cr_expect(k->persistent && k->num_warps == (ws ? 12 : 8), "%s", k->notes);
+        /* 12 parameters, 2 maps, their bits, then the grid */
+        cr_expect(strstr(out.text, ".param .u32 matmul_param_15,\n\t.param .u32 matmul_param_16,\n\t.param .u32 "
+                                   "matmul_param_17\n)"), "%s", out.text);
+        cr_expect(strstr(out.text, "%nctaid.x") && !strstr(out.text, "%ctaid.y"), "%s", out.text);
+        cr_expect_eq(count_of(out.text, "mbarrier.init"), ws ? 2 * 4 : 4, "%s", k->notes);
+        cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);
+        cr_expect_str_eq(said, "", "ptxas said:\n%s", said);
+        nvptx_output_free(&out);
+    }
+    free(text);
+    /* num_programs and program_id on every axis, and a return, in a kernel without a loop */
+    const char *ids = "kernel ids(o: *i32) {\n"
+                      "  let p = (program_id(2) * num_programs(1) + program_id(1)) * num_programs(0) + program_id(0);\n"
+                      "  if p == 5 { return; }\n"
+                      "  store(o + p, p);\n"
+                      "}\n";
+    NvptxOutput out = output_of(ids, NULL, (NvptxOptions){.arch = "sm_80", .persistent = true});
+    cr_expect(out.kernels[0].persistent && !strstr(out.text, "%ctaid.y") && !strstr(out.text, "%nctaid.y") &&
+                  strstr(out.text, ".param .u32 ids_param_3\n)"), "%s", out.text);
+    cr_expect_eq(ptxas(out.text, "sm_80", said, sizeof said), 0, "%s", said);
+    nvptx_output_free(&out);
 }
 
 static const char *scale_f32 =

@@ -112,10 +112,13 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     g->terminated = false;
     LLVMPositionBuilderAtEnd(g->b, exit);
     LLVMValueRef **res = make_phis(g, op->results, n);
-    nvptx_dot_unhoist(g, body);
     /* the exit's predecessors: header and latch, or the blocks on the way */
-    add_incoming(g, res, op->results, n, out_header, exit_from_header == exit ? header : exit_from_header);
-    if (latch) add_incoming(g, res, op->results, n, out_latch, exit_from_latch == exit ? latch : exit_from_latch);
+    LLVMBasicBlockRef from_header = exit_from_header == exit ? header : exit_from_header;
+    LLVMBasicBlockRef from_latch = !latch ? NULL : exit_from_latch == exit ? latch : exit_from_latch;
+    if (pipe) nvptx_pipeline_exited(g, pipe, from_header, from_latch);
+    nvptx_dot_unhoist(g, body);
+    add_incoming(g, res, op->results, n, out_header, from_header);
+    if (latch) add_incoming(g, res, op->results, n, out_latch, from_latch);
     for (int i = 0; i < n; i++) {
         if (phi_regs(g, op->results[i])) bind(g, op->results[i], res[i]);
         else nvptx_carried_load(g, op->results[i], op->results[i]);

@@ -18,6 +18,7 @@
  *   control.c     for, while, if
  *   carried.c     loop-carried blocks kept in shared memory
  *   kernel.c      op dispatch, shared memory plan, one kernel's function
+ *   persistent.c  the code around the body: returns, the loop over program ids
  *   facts.c       launch facts (--assume) and --remarks on access widths
  *   nvptx.c       the module, nvptx_compile()
  *   emit.c        LLVM's O3 pipeline and PTX emission
@@ -152,6 +153,20 @@ typedef struct {
     LLVMValueRef *saved; /* a block made before the loop: its registers outside it */
 } LazyCarried;
 
+/* A warp-specialized loop's ring (pipeline.c), as its producer warp and
+ * the consumers' side of the protocol see it (warpspec.c). */
+enum { NVPTX_WS_SLOT_SYNC_BYTES = 48 };
+typedef struct {
+    int stages, nloads;
+    int64_t slots_at, slot_bytes; /* slot s at slots_at + s * slot_bytes */
+    int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES: its mbarriers and record */
+    int64_t tile_at[NVPTX_MAX_TENSOR_MAPS]; /* each load's tile within a slot */
+    int map[NVPTX_MAX_TENSOR_MAPS];         /* its tensor map */
+    int boxes[NVPTX_MAX_TENSOR_MAPS], box_inner[NVPTX_MAX_TENSOR_MAPS];
+    int64_t box_bytes[NVPTX_MAX_TENSOR_MAPS];
+    int64_t fill_bytes;           /* one iteration's tiles */
+} NvptxWsRing;
+
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
@@ -172,7 +187,7 @@ typedef struct {
     LLVMValueRef smem;   /* the module's dynamic shared memory (NvptxModule.shared) */
     int64_t smem_size;   /* the most any op needs: every op that uses it starts
                             with a barrier, so they all share one region */
-    bool terminated;     /* the current LLVM block ended in `ret` */
+    bool terminated;     /* the current LLVM block ended in `ret` (or a return's branch: persistent.c) */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
     int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
     char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
@@ -195,6 +210,9 @@ typedef struct {
     NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */
     char tma_why[160];     /* nvptx_tma_refusal's reason, when it is made up */
     const BirOp *ws_loop;  /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
+    NvptxWsRing ws_ring;   /* its ring */
+    LLVMValueRef ws_fills; /* the fills of that ring released so far (i32): the next one's number */
+    struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
@@ -435,6 +453,10 @@ char *nvptx_pipeline_marks(Gen *g);
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb,
                                     LLVMValueRef ub, LLVMValueRef step);
 void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre); /* in the loop header */
+/* Among the phis of the loop's exit block, whose predecessors on the
+ * header's and the latch's exit edges (NULL: none) are given: with a
+ * producer, the fills released so far (g->ws_fills). */
+void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_header, LLVMBasicBlockRef from_latch);
 /* At the top of the body: refill a slot, wait for this iteration's. */
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* before the back edge */
@@ -486,19 +508,6 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
 bool nvptx_gen_op(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------- warpspec.c */
-/* A warp-specialized loop's ring (pipeline.c), as its producer warp and
- * the consumers' side of the protocol see it. */
-enum { NVPTX_WS_SLOT_SYNC_BYTES = 48 };
-typedef struct {
-    int stages, nloads;
-    int64_t slots_at, slot_bytes; /* slot s at slots_at + s * slot_bytes */
-    int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES: its mbarriers and record */
-    int64_t tile_at[NVPTX_MAX_TENSOR_MAPS]; /* each load's tile within a slot */
-    int map[NVPTX_MAX_TENSOR_MAPS];         /* its tensor map */
-    int boxes[NVPTX_MAX_TENSOR_MAPS], box_inner[NVPTX_MAX_TENSOR_MAPS];
-    int64_t box_bytes[NVPTX_MAX_TENSOR_MAPS];
-    int64_t fill_bytes;           /* one iteration's tiles */
-} NvptxWsRing;
 /* After nvptx_tma_plan: the loop a producer warp serves, if any (g->ws_loop). */
 void nvptx_ws_plan(Gen *g);
 /* Why a TMA loop gets no producer warp (NULL: it may). */
@@ -508,21 +517,34 @@ int nvptx_ws_launch_warps(Gen *g);
 /* At the kernel's entry: the producer warp (the last) branches off to its
  * loop and returns; the builder continues in the consumers' code. */
 void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);
-/* The consumers' side: before the loop (make the mbarriers, start the
- * producer); release a slot for fill `fill` (an i32; live: its iteration
- * runs) with this thread's vote that its tiles can be TMA copies and thread
- * 0's columns; at the top of iteration `it`, wait for its tiles and say
- * whether TMA copied them (else the consumers copy them); after the loop. */
+/* The consumers' side: at the kernel's entry, make the mbarriers and start
+ * the producer; release the slot of fill `fill` (an i32) for an iteration
+ * that runs, with this thread's vote that its tiles can be TMA copies and
+ * thread 0's columns; at the top of iteration `it`, wait for its tiles and
+ * say whether TMA copied them (else the consumers copy them); at the
+ * kernel's end (every return goes there), tell the producer to stop at
+ * fill `fill` and wait for it to. */
 void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
-void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef live, LLVMValueRef vote,
-                      const LLVMValueRef *cols);
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
-void nvptx_ws_end(Gen *g, const NvptxWsRing *r);
+void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill);
 /* pipeline.c: the ring of g->ws_loop; whether a dot of a loop leaves its
  * wgmma group in flight past the refill (matmul's lone dot, or a deferred
  * dot refilled at the top: attention's p V in two or more warpgroups). */
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
 bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
+
+/* ----------------------------------------------------------- persistent.c */
+/* Around the kernel's body: with a producer or --persistent, the block a
+ * return goes to (the producer's stop; the next program id), and with
+ * --persistent the loop over program ids. The builder is in the body's
+ * first block after begin; end closes the kernel. */
+void nvptx_body_begin(Gen *g);
+void nvptx_body_end(Gen *g);
+void nvptx_return(Gen *g);
+/* program_id(axis), num_programs(axis) as the body sees them. */
+LLVMValueRef nvptx_program_id(Gen *g, int axis);
+LLVMValueRef nvptx_num_programs(Gen *g, int axis);
 
 /* ------------------------------------------------------------------ emit.c */
 /* Optimizes the module and writes PTX (or the LLVM IR); malloc'ed, or NULL

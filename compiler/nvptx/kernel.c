@@ -223,13 +223,10 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         nvptx_new_regs(g, r)[0] = c;
         return true;
     }
-    case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS: {
-        char name[48];
-        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", op->code == BIR_PROGRAM_ID ? "ctaid" : "nctaid",
-                 "xyz"[op->attr]);
-        nvptx_new_regs(g, r)[0] = nvptx_call0(g, name, g->i32);
+    case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS:
+        nvptx_new_regs(g, r)[0] = op->code == BIR_PROGRAM_ID ? nvptx_program_id(g, (int)op->attr)
+                                                              : nvptx_num_programs(g, (int)op->attr);
         return true;
-    }
     case BIR_ARANGE: {
         const Layout *l = &g->plan->layouts[r];
         LLVMValueRef *out = nvptx_new_regs(g, r);
@@ -257,10 +254,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_WHILE: return nvptx_gen_while(g, op);
     case BIR_IF: return nvptx_gen_if(g, op);
     case BIR_YIELD: case BIR_CONDITION: return true; /* read by the parent */
-    case BIR_RETURN:
-        LLVMBuildRetVoid(g->b);
-        g->terminated = true;
-        return true;
+    case BIR_RETURN: nvptx_return(g); return true;
     case BIR_BARRIER: nvptx_barrier(g); return true;
     case BIR_PRINT: return nvptx_gen_print(g, op);
     default:
@@ -340,7 +334,7 @@ static void tensor_map_params(Gen *g) {
 }
 
 static bool gen_body(Gen *g, const BirFunction *f) {
-    LLVMTypeRef params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 1];
+    LLVMTypeRef params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 4];
     if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
@@ -351,6 +345,8 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     nvptx_ws_plan(g);
     for (int j = 0; j < g->tma.count; j++) params[n++] = g->genptr;
     if (g->tma.count) params[n++] = g->i32;
+    if (g->opt->persistent) /* the grid (nvptx.h's NvptxKernel.persistent) */
+        for (int a = 0; a < 3; a++) params[n++] = g->i32;
     g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
@@ -371,7 +367,13 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
     int64_t region = g->smem_size;
-    g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128);
+    int64_t align = g->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128;
+    g->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), align);
+    /* a producer's mbarriers and records are live from the kernel's entry
+     * to its end: the region must stay below them (its slots, as the other
+     * rings, only while the loop runs) */
+    NvptxWsRing ring;
+    if (g->ws_loop && nvptx_pipeline_ws_ring(g, &ring) && ring.sync_at < region) g->ring_at = nvptx_round_up(region, align);
     int64_t max_bytes = g->m->arch->max_shared_bytes;
     const BirOp *lost = nvptx_pipeline_lost(g);
     if (lost)
@@ -424,14 +426,15 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     }
     nvptx_tma_prefetch_maps(g);
     if (g->ws_loop) {
-        NvptxWsRing ring;
-        if (!nvptx_pipeline_ws_ring(g, &ring))
+        if (!nvptx_pipeline_ws_ring(g, &g->ws_ring))
             return nvptx_gen_fail(g, g->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
                                   "does not pipeline once shared memory is laid out");
-        nvptx_ws_producer(g, &ring);
+        nvptx_ws_producer(g, &g->ws_ring);
+        nvptx_ws_begin(g, &g->ws_ring);
     }
+    nvptx_body_begin(g);
     if (!nvptx_gen_block(g, f->body)) return false;
-    if (!g->terminated) LLVMBuildRetVoid(g->b);
+    nvptx_body_end(g);
     return true;
 }
 
@@ -469,7 +472,7 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
-        *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL};
+        *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL, m->opt->persistent};
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

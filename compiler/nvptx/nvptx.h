@@ -81,6 +81,7 @@ typedef struct {
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
     bool no_tma;              /* never TMA copies (cp.async) */
     bool no_warp_specialize;  /* TMA copies issued by thread 0 between barriers, never by a producer warp */
+    bool persistent;          /* each launched program runs the work of many (NvptxKernel.persistent) */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };
@@ -120,6 +121,13 @@ typedef struct {
     int64_t shared_bytes; /* dynamic shared memory to launch with (0: none) */
     NvptxTensorMaps tensor_maps; /* the TMA maps its launches make */
     char *notes;          /* how each dot was lowered and which loop blocks live in shared memory, a line each ("" when none); malloc'ed */
+    /* Persistent (NvptxOptions.persistent): the kernel takes the grid of a
+     * launch (its x, y and z sizes, three u32) after all its other
+     * parameters and runs, in each program launched, the programs of that
+     * grid numbered ctaid.x, ctaid.x + nctaid.x, ... (x fastest, as a launch
+     * numbers them) below its size; program_id and num_programs are that
+     * grid's. A launcher makes as many programs as run at once. */
+    bool persistent;
 } NvptxKernel;
 
 typedef struct {

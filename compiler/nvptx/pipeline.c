@@ -600,7 +600,9 @@ struct NvptxPipeline {
     PipePlan plan;
     const BirOp *outer_async_dot, *outer_deferred_dot; /* g's outside this loop */
     int64_t ring_at;
-    LLVMValueRef it;       /* the iteration counter phi, in the loop header */
+    LLVMValueRef it;       /* the iteration counter phi, in the loop header (with a producer: the fill
+                              number, from g->ws_fills) */
+    LLVMValueRef it_next;  /* it + 1, in the latch */
     LLVMValueRef ub, step;
     NvptxWsRing ws;        /* with plan.ws */
     const BirOp *loop;
@@ -629,16 +631,18 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
     return LLVMBuildAnd(g->b, LLVMBuildNot(g->b, over, ""), LLVMBuildICmp(g->b, lt, iv, ub, ""), "");
 }
 
-/* With a producer warp: the release of the slot of fill number `fill`,
- * the iteration at iv with carried values env (live: it runs), with this
+/* With a producer warp: if the iteration at iv with carried values env
+ * runs (live), the release of its slot, fill number `fill`, with this
  * thread's vote that TMA can copy it. */
 static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **env, LLVMValueRef iv, LLVMValueRef live,
                     LLVMValueRef fill) {
+    LLVMBasicBlockRef done = nvptx_begin_if(g, live);
     LLVMValueRef **saved = g->regs, cols[MAX_PIPE_LOADS];
     g->regs = ahead_regs(g, loop, &p->plan, env, iv);
     LLVMValueRef vote = tma_vote(g, &p->plan, cols);
     g->regs = saved;
-    nvptx_ws_release(g, &p->ws, fill, live, vote, cols);
+    nvptx_ws_release(g, &p->ws, fill, vote, cols);
+    nvptx_end_if(g, done);
 }
 
 static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r) {
@@ -683,18 +687,16 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     g->async_dot = pp.async_dot, g->deferred_dot = pp.deferred_dot;
     for (int i = 0; i < pp.nloads; i++)
         nvptx_tma_note(g, pp.loads[i], pp.stages, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone));
-    /* prologue: iterations 0 .. ahead-1 */
-    nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
-    if (pp.ws) {
+    if (pp.ws) { /* the fills of iterations 0 .. lead-1, numbered on from the last run's */
         size_t at = strlen(g->notes);
         snprintf(g->notes + at, sizeof g->notes - at,
                  "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
                  loop->span.line, nvptx_ws_launch_warps(g));
         ws_ring(g, &pp, p->ring_at, &p->ws);
-        nvptx_ws_begin(g, &p->ws);
         LLVMValueRef **env = init, iv = lb;
         for (int f = 0; f < pp.lead; f++) {
-            release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub), ci32(g, f));
+            release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub),
+                    LLVMBuildAdd(g->b, g->ws_fills, ci32(g, f), ""));
             if (f + 1 < pp.lead) {
                 env = next_env(g, loop, &pp, env, iv);
                 iv = LLVMBuildAdd(g->b, iv, step, "");
@@ -702,6 +704,8 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
         }
         return p;
     }
+    /* prologue: iterations 0 .. ahead-1 */
+    nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
     if (pp.tma) {
         size_t at = strlen(g->notes);
         snprintf(g->notes + at, sizeof g->notes - at, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n",
@@ -724,8 +728,18 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
 
 void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
     p->it = LLVMBuildPhi(g->b, g->i32, "it");
-    LLVMValueRef zero = ci32(g, 0);
-    LLVMAddIncoming(p->it, &zero, &pre, 1);
+    LLVMValueRef first = p->plan.ws ? g->ws_fills : ci32(g, 0);
+    LLVMAddIncoming(p->it, &first, &pre, 1);
+}
+
+void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_header, LLVMBasicBlockRef from_latch) {
+    if (!p->plan.ws) return;
+    /* leaving from the header, iteration `it` did not run; from the latch
+     * (the variable would overflow), it did */
+    LLVMValueRef fills = LLVMBuildPhi(g->b, g->i32, "fills");
+    LLVMAddIncoming(fills, &p->it, &from_header, 1);
+    if (from_latch) LLVMAddIncoming(fills, &p->it_next, &from_latch, 1);
+    g->ws_fills = fills;
 }
 
 /* Without a producer warp: the iteration pp->ahead ahead is copied into
@@ -812,9 +826,9 @@ void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
         release(g, loop, p, env, ahead, runs(g, loop, p->iv, pp->lead, p->step, p->ub),
                 LLVMBuildAdd(g->b, p->it, ci32(g, pp->lead), ""));
     }
-    LLVMValueRef next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");
+    p->it_next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
-    LLVMAddIncoming(p->it, &next, &latch, 1);
+    LLVMAddIncoming(p->it, &p->it_next, &latch, 1);
 }
 
 LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
@@ -848,14 +862,13 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     g->async_dot = p->outer_async_dot, g->deferred_dot = p->outer_deferred_dot;
     g->deferred_due = NULL;
-    if (p->plan.ws)
-        nvptx_ws_end(g, &p->ws);
-    else if (p->plan.tma) { /* nobody waits on the mbarriers any more: their memory is free again */
+    /* (a producer's ring numbers its fills on, g->ws_fills, and stops at the kernel's end) */
+    if (p->plan.tma && !p->plan.ws) { /* nobody waits on the mbarriers any more: their memory is free again */
         nvptx_barrier(g);
         LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < p->plan.stages; s++) nvptx_mbarrier_inval(g, mbarrier_at(g, &p->plan, p->ring_at, ci32(g, s)));
         nvptx_end_if(g, freed);
-    } else
+    } else if (!p->plan.tma)
         wait_groups(g, 0);
     for (int i = 0; i < p->plan.nloads; i++) {
         g->staged[p->plan.loads[i]->results[0]] = NULL;

@@ -2,43 +2,49 @@
  * A warpgroup more than the program's warps is launched: the producer. It
  * runs no code of the program; one of its threads issues the loop's TMA
  * copies, so the consumer warps (the program's) never wait for each other
- * between iterations:
+ * between iterations. The ring's fills are numbered on from the kernel's
+ * entry, across runs of the loop (every program id of a persistent kernel:
+ * persistent.c), and fill k goes to slot k % S:
  *
- *   consumers, iteration i: wait for slot i % S to be full (mbarrier);
- *                           the body; then release the slot of fill
- *                           i + lead (lead = S, or S - 1 when a dot leaves
- *                           its wgmma group in flight and still reads the
- *                           slot of iteration i - 1): each warp votes that
- *                           the fill's masks are all true, thread 0 adds
- *                           its offsets' test and writes the columns and
- *                           whether that iteration runs, and one lane a
- *                           warp arrives on the slot's "empty" mbarrier
- *   producer, fill k:       wait for slot k % S to be empty; stop if
- *                           iteration k does not run; if every warp voted
- *                           yes, TMA copies completing on its "full"
- *                           mbarrier, else a plain arrive: the consumers
- *                           see that and copy iteration k themselves
- *                           (cp.async, as the other rings' fallback)
+ *   consumers, before the loop: release the fills of its first `lead`
+ *                           iterations that run
+ *              iteration i: wait for slot i % S to be full (mbarrier);
+ *                           the body; then, if iteration i + lead runs,
+ *                           release its fill (lead = S, or S - 1 when a
+ *                           dot leaves its wgmma group in flight and still
+ *                           reads the slot of iteration i - 1): each warp
+ *                           votes that the fill's masks are all true,
+ *                           thread 0 adds its offsets' test and writes the
+ *                           columns and "copy", and one lane a warp
+ *                           arrives on the slot's "empty" mbarrier
+ *              at the end:  release one more fill, written "stop" (every
+ *                           return goes there: persistent.c)
+ *   producer, fill k:       wait for slot k % S to be empty; stop if the
+ *                           record says so; if every warp voted yes, TMA
+ *                           copies completing on its "full" mbarrier, else
+ *                           a plain arrive: the consumers see that and
+ *                           copy iteration k themselves (cp.async, as the
+ *                           other rings' fallback)
  *
  * Each slot has a full mbarrier (one arrival: the producer's, with the
  * bytes), an empty one (one arrival a consumer warp) and a record: the
- * vote, how the fill was copied, whether its iteration runs (exactly:
- * pipeline.c) and the columns. The mbarriers order every access to a
- * record: on the consumers' side only lane 0 of a warp touches it, the
- * lane that arrives (racecheck orders a thread's accesses by its own
- * arrive only). The producer stops at the first fill whose iteration does
- * not run, having issued all the others, and both sides meet at a named
- * barrier (1, all warps) before the consumers use the ring's memory again.
- * The consumers' own barriers count only their threads (nvptx_barrier).
+ * vote, how the fill was copied, copy or stop, and the columns. A fill is
+ * released only once the dots of the slot's previous fill are done with
+ * it (their iteration's end, or the next one's wait; every earlier run of
+ * the loop is over). The mbarriers order every access to a record: on the
+ * consumers' side only lane 0 of a warp touches it, the lane that arrives
+ * (racecheck orders a thread's accesses by its own arrive only). The
+ * producer's stop is the program's end: the mbarriers are not needed again.
+ * The consumers' own barriers count only their threads (nvptx_barrier). The ring sits above all other shared
+ * memory (kernel.c), as it is live from the entry to the end.
  *
  * Registers: the SM's are split evenly among a launch's warps, so the
  * producer's would be taken from the consumers; setmaxnreg (per warpgroup,
  * hence a producer warpgroup) gives all but PRODUCER_REGS of them back.
  *
  * A kernel gets a producer when it has exactly one pipelined loop, at its
- * top level (it runs once), copied by TMA, whose dot leaves its group in
- * flight (see nvptx_ws_refusal), and no return anywhere (a program leaving
- * early would leave the producer waiting), and its warps are whole
+ * top level (it runs once a program id), copied by TMA, whose dot leaves
+ * its group in flight (see nvptx_ws_refusal), and its warps are whole
  * warpgroups, with room for one more. */
 #include "gen.h"
 
@@ -47,17 +53,6 @@ enum { SLOT_FULL = 0, SLOT_EMPTY = 8, SLOT_VOTE = 16, SLOT_TMA = 20, SLOT_LIVE =
 _Static_assert(SLOT_COLS + 4 * 4 <= NVPTX_WS_SLOT_SYNC_BYTES, "a record holds four loads' columns");
 
 /* ------------------------------------------------------------- planning */
-
-/* Does a return leave b before its end? (The kernel's body ends in one.) */
-static bool returns_early(const BirBlock *b, bool top) {
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        if (op->code == BIR_RETURN && !(top && i == b->ops.len - 1)) return true;
-        for (int r = 0; r < op->nregions; r++)
-            if (returns_early(op->regions[r], false)) return true;
-    }
-    return false;
-}
 
 static int pipelined_loops(Gen *g, const BirBlock *b) {
     int n = 0;
@@ -95,9 +90,8 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
                  g->opt->min_blocks_per_sm);
         return g->tma_why;
     }
-    if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once)";
+    if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
     if (pipelined_loops(g, g->f->body) != 1) return "the kernel has another pipelined loop";
-    if (returns_early(g->f->body, true)) return "the kernel can return early (the producer would wait for it)";
     return NULL;
 }
 
@@ -188,7 +182,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.tma");
     LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fallback");
     LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.next");
-    /* the producer's first thread works; the others wait at the final barrier */
+    /* the producer's first thread works; the others are done */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 32 * consumers(g)), ""), loop, done);
     LLVMPositionBuilderAtEnd(g->b, loop);
@@ -198,7 +192,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMValueRef full = sync_field(g, r, slot, SLOT_FULL);
     nvptx_mbarrier_wait(g, sync_field(g, r, slot, SLOT_EMPTY), parity_of(g, r, k));
     LLVMValueRef live = load_word(g, sync_field(g, r, slot, SLOT_LIVE));
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, live, zero, ""), runs, done);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, live, zero, ""), runs, done); /* else: stop */
     LLVMPositionBuilderAtEnd(g->b, runs);
     LLVMValueRef vote = load_word(g, sync_field(g, r, slot, SLOT_VOTE));
     store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 1)); /* for the next fill's votes */
@@ -225,8 +219,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
     LLVMAddIncoming(k, &k1, &next, 1);
     LLVMBuildBr(g->b, loop);
-    LLVMPositionBuilderAtEnd(g->b, done);
-    all_warps_barrier(g); /* see nvptx_ws_end */
+    LLVMPositionBuilderAtEnd(g->b, done); /* the program's end: nothing uses the ring after it */
     LLVMBuildRetVoid(g->b);
     LLVMPositionBuilderAtEnd(g->b, rest);
     if (regs) set_max_regs(g, true, regs);
@@ -244,23 +237,30 @@ void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
     all_warps_barrier(g); /* publishes them; the producer starts */
 }
 
-void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef live, LLVMValueRef vote,
-                      const LLVMValueRef *cols) {
+/* Lane 0 of each warp writes (warp 0's: the columns and whether to copy
+ * or stop) and arrives on the empty mbarrier of fill `fill`'s slot; every
+ * lane is done with the slot (wgmma waited, ldmatrix read). */
+static void release_record(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef copy, LLVMValueRef all,
+                           const LLVMValueRef *cols) {
     LLVMValueRef slot = slot_of(g, r, fill);
-    LLVMValueRef all_args[2] = {ci32(g, -1), vote};
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->i1, all_args, 2);
-    LLVMValueRef every_lane = ci32(g, -1); /* every lane is done with the slot (wgmma waited, ldmatrix read) */
+    LLVMValueRef every_lane = ci32(g, -1);
     nvptx_call(g, "llvm.nvvm.bar.warp.sync", g->void_t, &every_lane, 1);
     LLVMBasicBlockRef lane0_done = nvptx_begin_if(g, is_lane0(g));
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->warp, ci32(g, 0), ""));
-    store_word(g, sync_field(g, r, slot, SLOT_LIVE), LLVMBuildZExt(g->b, live, g->i32, ""));
-    for (int l = 0; l < r->nloads; l++) store_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), cols[l]);
+    store_word(g, sync_field(g, r, slot, SLOT_LIVE), copy);
+    for (int l = 0; cols && l < r->nloads; l++) store_word(g, sync_field(g, r, slot, SLOT_COLS + 4 * l), cols[l]);
     nvptx_end_if(g, t0_done);
     LLVMBasicBlockRef no_done = nvptx_begin_if(g, LLVMBuildNot(g->b, all, ""));
     store_word(g, sync_field(g, r, slot, SLOT_VOTE), ci32(g, 0));
     nvptx_end_if(g, no_done);
     nvptx_mbarrier_arrive(g, sync_field(g, r, slot, SLOT_EMPTY)); /* a release: the stores above come first */
     nvptx_end_if(g, lane0_done);
+}
+
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols) {
+    LLVMValueRef all_args[2] = {ci32(g, -1), vote};
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->i1, all_args, 2);
+    release_record(g, r, fill, ci32(g, 1), all, cols);
 }
 
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
@@ -283,12 +283,6 @@ LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
     return LLVMBuildICmp(g->b, LLVMIntNE, all, zero, "");
 }
 
-void nvptx_ws_end(Gen *g, const NvptxWsRing *r) {
-    all_warps_barrier(g); /* the producer has stopped: it is out of the ring's memory */
-    LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
-    for (int s = 0; s < r->stages; s++) {
-        nvptx_mbarrier_inval(g, sync_field(g, r, ci32(g, s), SLOT_FULL));
-        nvptx_mbarrier_inval(g, sync_field(g, r, ci32(g, s), SLOT_EMPTY));
-    }
-    nvptx_end_if(g, freed);
+void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill) {
+    release_record(g, r, fill, ci32(g, 0), LLVMConstInt(g->i1, 1, 0), NULL);
 }

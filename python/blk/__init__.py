@@ -71,14 +71,15 @@ def _auto_device():
 
 
 def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_blocks_per_sm=0, no_tma=False,
-            no_warp_specialize=False):
+            no_warp_specialize=False, persistent=False):
     """A Module from a .blk file's path or from source text. device: "cpu"
     (the reference interpreter), "cuda", or None (the GPU if there is one).
     min_blocks_per_sm: the occupancy target, 0 automatic, -1 none, 1 to 32
     (blk_compile_options, docs/runtime.md); a launch may give it too, and
     no_tma (pipelined loads by cp.async even where sm_90a's TMA could copy
-    them) and no_warp_specialize (no producer warpgroup issuing a TMA loop's
-    copies), as an autotuning Config may.
+    them), no_warp_specialize (no producer warpgroup issuing a TMA loop's
+    copies) and persistent (a CUDA launch makes as many programs as run at
+    once, each running many program ids in turn), as an autotuning Config may.
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
     if device not in (None, "cpu", "cuda"):
@@ -90,7 +91,7 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     else:
         text = source
     return Module(text, device or _auto_device(), name or "<source>", num_warps, num_stages, min_blocks_per_sm,
-                  no_tma, no_warp_specialize)
+                  no_tma, no_warp_specialize, persistent)
 
 
 def _define(value):
@@ -104,11 +105,12 @@ class Module:
     per GPU (a module belongs to one device's context)."""
 
     def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, no_tma=False,
-                 no_warp_specialize=False):
+                 no_warp_specialize=False, persistent=False):
         self.text, self.device, self.name = text, device, name
         self.num_warps, self.num_stages, self.min_blocks_per_sm = num_warps, num_stages, min_blocks_per_sm
-        self.no_tma, self.no_warp_specialize = bool(no_tma), bool(no_warp_specialize)
-        # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, ordinal) -> blk_module
+        self.no_tma, self.no_warp_specialize, self.persistent = bool(no_tma), bool(no_warp_specialize), bool(persistent)
+        # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, persistent, ordinal)
+        # -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
 
@@ -122,11 +124,11 @@ class Module:
 
     def _module(self, key):
         if key not in self._compiled:
-            defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, ordinal = key
+            defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, ordinal = key
             enc = [d.encode() for d in defines]
             arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
             opt = _lib.CompileOptions(arr, len(enc), num_warps, None, self.name.encode(), num_stages,
-                                      min_blocks_per_sm, int(no_tma), int(no_ws))
+                                      min_blocks_per_sm, int(no_tma), int(no_ws), int(persistent))
             mod = ctypes.c_void_p()
             data = self.text.encode()
             _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
@@ -163,7 +165,7 @@ class Kernel:
 
     def _key(self, consts, ordinal):
         """The Module's key for these const parameters (num_warps, num_stages,
-        min_blocks_per_sm, no_tma and no_warp_specialize among them) on CUDA
+        min_blocks_per_sm, no_tma, no_warp_specialize and persistent among them) on CUDA
         device `ordinal`."""
         consts = dict(consts)
         num_warps = consts.pop("num_warps", self.module.num_warps)
@@ -171,8 +173,9 @@ class Kernel:
         min_blocks = consts.pop("min_blocks_per_sm", self.module.min_blocks_per_sm)
         no_tma = bool(consts.pop("no_tma", self.module.no_tma))
         no_ws = bool(consts.pop("no_warp_specialize", self.module.no_warp_specialize))
+        persistent = bool(consts.pop("persistent", self.module.persistent))
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
-        return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws,
+        return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent,
                 ordinal if self.module.device == "cuda" else None)
 
     def signature(self, **consts):

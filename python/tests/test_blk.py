@@ -64,9 +64,9 @@ class Examples(unittest.TestCase):
         add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=128)
         self.assertEqual(len(mod._compiled), 2)
 
-    def test_no_tma_and_no_warp_specialize_are_compile_options_of_their_own(self):
+    def test_no_tma_no_warp_specialize_and_persistent_are_compile_options_of_their_own(self):
         # the module's default, and per launch as num_stages is: each value its own build
-        for at, option in ((4, "no_tma"), (5, "no_warp_specialize")):
+        for at, option in ((4, "no_tma"), (5, "no_warp_specialize"), (6, "persistent")):
             mod = example("add.blk")
             self.assertFalse(getattr(mod, option))
             add = mod["add"]

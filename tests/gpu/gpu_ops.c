@@ -11,8 +11,9 @@
  * math: relative 1e-5 plus 1e-6 absolute (lg2.approx near 1), see
  * docs/language.md §8. A standalone program (no test framework), so it
  * runs on the GPU machine from the static build; exit status 0 when all pass.
- * Usage: gpu_ops [--device cuda|cpu-vs-cpu] [--only TEXT] (cpu-vs-cpu: a self-check of
- * the harness; --only: the cases whose name contains TEXT) */
+ * Usage: gpu_ops [--device cuda|cpu-vs-cpu] [--only TEXT] [--persistent] (cpu-vs-cpu: a
+ * self-check of the harness; --only: the cases whose name contains TEXT; --persistent:
+ * every kernel built persistent, each GPU program running many program ids) */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct {
     uint32_t programs;
     double rtol;           /* 0 (and atol 0): bit for bit */
     double atol;           /* with rtol: |gpu - cpu| <= rtol |cpu| + atol (0: 1e-6) */
+    uint32_t grid_y, grid_z; /* the grid's other sizes (0: 1) */
 } OpCase;
 
 static const OpCase cases[] = {
@@ -48,7 +50,7 @@ static const OpCase cases[] = {
      "  store(am + arange(0, 32), argmax(v, axis = 1));\n"
      "  store(an + arange(0, 64), argmin(v, axis = 0));\n"
      "}\n",
-     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_I32}, {2048, 32, 64, 32, 64}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_I32}, {2048, 32, 64, 32, 64}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"integer sums (i32 wrapping, i64) over both axes",
      "kernel k(x: *i32, s: *i32, t: *i32) {\n"
      "  let i = arange(0, 16)[:, None] * 128 + arange(0, 128)[None, :];\n"
@@ -56,7 +58,7 @@ static const OpCase cases[] = {
      "  store(s + arange(0, 128), sum(v, axis = 0));\n"
      "  store(t + arange(0, 16), (sum(v as i64, axis = 1) >> 16) as i32);\n"
      "}\n",
-     3, {DT_I32, DT_I32, DT_I32}, {2048, 128, 16}, {0, 1, 1}, 0, {0}, 1, 0, 0},
+     3, {DT_I32, DT_I32, DT_I32}, {2048, 128, 16}, {0, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"integer division, remainder, shifts, u32 wrap",
      "kernel k(a: *i32, b: *i32, q: *i32, r: *i32, s: *i32, u: *u32) {\n"
      "  let i = program_id(0) * 256 + arange(0, 256);\n"
@@ -65,7 +67,7 @@ static const OpCase cases[] = {
      "  store(s + i, (x << (y & 31)) ^ (x >> (y & 63)));\n"
      "  store(u + i, (x as u32) * 2654435761 + (y as u32));\n"
      "}\n",
-     6, {DT_I32, DT_I32, DT_I32, DT_I32, DT_I32, DT_U32}, {1024, 1024, 1024, 1024, 1024, 1024}, {0, 0, 1, 1, 1, 1}, 0, {0}, 4, 0, 0},
+     6, {DT_I32, DT_I32, DT_I32, DT_I32, DT_I32, DT_U32}, {1024, 1024, 1024, 1024, 1024, 1024}, {0, 0, 1, 1, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
     {"casts: saturating float to int, float to f16/bf16, int to float",
      "kernel k(x: *f32, i: *i32, h: *f16, b: *bf16, f: *f32) {\n"
      "  let o = arange(0, 512);\n"
@@ -73,7 +75,7 @@ static const OpCase cases[] = {
      "  store(i + o, v as i32); store(h + o, v as f16); store(b + o, v as bf16);\n"
      "  store(f + o, (v as i32) as f32 + (o as f32));\n"
      "}\n",
-     5, {DT_F32, DT_I32, DT_F16, DT_BF16, DT_F32}, {512, 512, 512, 512, 512}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_I32, DT_F16, DT_BF16, DT_F32}, {512, 512, 512, 512, 512}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"block atomics from many programs, masked",
      "kernel k(c: *i32, f: *f32, x: *i32) {\n"
      "  let o = arange(0, 64);\n"
@@ -81,7 +83,7 @@ static const OpCase cases[] = {
      "  atomic_add(f + o % 8, 0.5, o < 40);\n"
      "  atomic_xchg(x + o, 7, o >= 60);\n"
      "}\n",
-     3, {DT_I32, DT_F32, DT_I32}, {64, 8, 64}, {1, 1, 1}, 0, {0}, 37, 0, 0},
+     3, {DT_I32, DT_F32, DT_I32}, {64, 8, 64}, {1, 1, 1}, 0, {0}, 37, 0, 0, 0, 0},
     /* max, min, and, or, xor commute: the final memory is the same in any
      * order (the values each atomic found are not, so they are not kept);
      * f32 max/min take Triton's sign split over integer atomics */
@@ -96,7 +98,7 @@ static const OpCase cases[] = {
      "  atomic_xor(l + o % 8, (s as i64) << 20);\n"
      "  atomic_max(f + o % 16, (s >> 8) as f32); atomic_min(f + 16 + o % 16, (s >> 8) as f32);\n"
      "}\n",
-     4, {DT_I32, DT_U32, DT_I64, DT_F32}, {32, 48, 8, 32}, {1, 1, 1, 1}, 0, {0}, 37, 0, 0},
+     4, {DT_I32, DT_U32, DT_I64, DT_F32}, {32, 48, 8, 32}, {1, 1, 1, 1}, 0, {0}, 37, 0, 0, 0, 0},
     /* half-precision atomic adds of multiples of 1/4 that stay exact, so
      * any order gives the same bits (bf16 atomics need sm_90) */
     {"atomic_add on f16 and bf16 from many programs",
@@ -105,7 +107,20 @@ static const OpCase cases[] = {
      "  atomic_add(h + o % 16, ((program_id(0) + o) % 8) as f16 * 0.25);\n"
      "  atomic_add(b + o % 16, 0.5, o < 40);\n"
      "}\n",
-     2, {DT_F16, DT_BF16}, {16, 16}, {1, 1}, 0, {0}, 9, 0, 0},
+     2, {DT_F16, DT_BF16}, {16, 16}, {1, 1}, 0, {0}, 9, 0, 0, 0, 0},
+    /* a grid of 5 x 3 x 2 (launched persistent: fewer programs, each running
+     * many of these ids); each program writes its ids and num_programs, and
+     * one returns early */
+    {"program ids and num_programs on three axes, an early return",
+     "kernel k(o: *i32) {\n"
+     "  let p = (program_id(2) * num_programs(1) + program_id(1)) * num_programs(0) + program_id(0);\n"
+     "  if p == 7 { return; }\n"
+     "  let i = arange(0, 8);\n"
+     "  let ids = where(i == 0, program_id(0), where(i == 1, program_id(1), where(i == 2, program_id(2), 0)));\n"
+     "  let n = where(i == 3, num_programs(0), where(i == 4, num_programs(1), where(i == 5, num_programs(2), -1)));\n"
+     "  store(o + p * 8 + i, ids + n);\n"
+     "}\n",
+     1, {DT_I32}, {240}, {1}, 0, {0}, 5, 0, 0, 3, 2},
     {"loops, branches, early return, short circuit",
      "fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
      "kernel k(o: *i32, n: i32) {\n"
@@ -122,7 +137,7 @@ static const OpCase cases[] = {
      "  let far = pid < 2 && load(o + pid * 40 + 35) == 0;\n"
      "  store(o + pid * 40 + 34, tri(pid) + (far as i32) * 1000);\n"
      "}\n",
-     1, {DT_I32}, {320}, {1}, 1, {5}, 8, 0, 0},
+     1, {DT_I32}, {320}, {1}, 1, {5}, 8, 0, 0, 0, 0},
     /* two dots of a loop read one operand from before it: on sm_90a, with 64
      * rows, its one copy in the resident region; with 32, mma.sync, each dot
      * its own fragments (the second dot once staged it again, over the ring).
@@ -130,9 +145,9 @@ static const OpCase cases[] = {
      * 2 K 2^-24 sum |ab| with K = 512, sum |ab| ~ 330: 2e-2, atol 3e-2 (a
      * stale or overwritten operand errs by about 10) */
     {"two wgmma dots of a loop reading one loop-invariant operand", SHARED_OPERAND_DOTS_KERNEL("64"),
-     3, {DT_F16, DT_F16, DT_F32}, {64 * 64, 256 * 64, 64 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2},
+     3, {DT_F16, DT_F16, DT_F32}, {64 * 64, 256 * 64, 64 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2, 0, 0},
     {"two mma.sync dots of a loop reading one loop-invariant operand", SHARED_OPERAND_DOTS_KERNEL("32"),
-     3, {DT_F16, DT_F16, DT_F32}, {32 * 64, 256 * 64, 32 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2},
+     3, {DT_F16, DT_F16, DT_F32}, {32 * 64, 256 * 64, 32 * 64}, {0, 0, 1}, 1, {256}, 1, 0, 3e-2, 0, 0},
     /* masks.c: masks of scalar-and-arange compares over a dot's result are
      * tested once per block; the blocks hold them everywhere, nowhere and in
      * part (n = 150 ends in the last block of columns; the row and column
@@ -155,7 +170,7 @@ static const OpCase cases[] = {
      "  }\n"
      "  store(o + rows[:, None] * 32 + arange(0, 32)[None, :], acc);\n"
      "}\n",
-     3, {DT_F16, DT_F16, DT_F32}, {64 * 16, 16 * 160, 64 * 32}, {0, 0, 1}, 1, {150}, 1, 0, 1e-3},
+     3, {DT_F16, DT_F16, DT_F32}, {64 * 16, 16 * 160, 64 * 32}, {0, 0, 1}, 1, {150}, 1, 0, 1e-3, 0, 0},
     {"a loaded block moved through shared memory (expand_dims, broadcast)",
      "kernel k(x: *f32 @align(16), y: *f32, z: *f32) {\n"
      "  let r = load(x + arange(0, 32));\n"
@@ -164,7 +179,7 @@ static const OpCase cases[] = {
      "  store(y + arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :], m);\n"
      "  store(z + arange(0, 64), max(m, axis = 0));\n"
      "}\n",
-     3, {DT_F32, DT_F32, DT_F32}, {96, 2048, 64}, {0, 1, 1}, 0, {0}, 1, 0, 0},
+     3, {DT_F32, DT_F32, DT_F32}, {96, 2048, 64}, {0, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"where, minimum/maximum with NaN, abs, fma, f16 arithmetic",
      "kernel k(x: *f32, h: *f16, o: *f32, p: *f16) {\n"
      "  let i = arange(0, 256);\n"
@@ -175,14 +190,14 @@ static const OpCase cases[] = {
      "  let a = load(h + i);\n"
      "  store(p + i, a * a); store(p + 256 + i, a - a / 3.0);\n"
      "}\n",
-     4, {DT_F32, DT_F16, DT_F32, DT_F16}, {256, 256, 512, 512}, {0, 0, 1, 1}, 0, {0}, 1, 0, 0},
+     4, {DT_F32, DT_F16, DT_F32, DT_F16}, {256, 256, 512, 512}, {0, 0, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"rand and randint with 64-bit offsets, negative seed",
      "kernel k(o: *f32, r: *u32, seed: i32, base: i64) {\n"
      "  let i = program_id(0) * 256 + arange(0, 256);\n"
      "  store(o + i, rand(seed, i));\n"
      "  store(r + i, randint(seed, base + (i as i64)));\n"
      "}\n",
-     2, {DT_F32, DT_U32}, {1024, 1024}, {1, 1}, 2, {-98765, 0x10000000005LL}, 4, 0, 0},
+     2, {DT_F32, DT_U32}, {1024, 1024}, {1, 1}, 2, {-98765, 0x10000000005LL}, 4, 0, 0, 0, 0},
     {"approximate math: exp, exp2, log, log2, sqrt, rsqrt, division",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let i = arange(0, 512);\n"
@@ -192,7 +207,7 @@ static const OpCase cases[] = {
      "  store(o + 2048 + i, sqrt(v)); store(o + 2560 + i, rsqrt(v));\n"
      "  store(o + 3072 + i, 1.0 / v);\n"
      "}\n",
-     2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5, 0},
+     2, {DT_F32, DT_F32}, {512, 3584}, {0, 1}, 0, {0}, 1, 1e-5, 0, 0, 0},
     /* blk's own math library: IEEE operations only, so bit for bit (tolerance 0);
      * inputs spread over each function's regions (v is N(0,1)); no a * b + c */
     {"math library (tanh, sigmoid, erf, expm1, log1p, sin, cos, pow), rounding, clamp, umulhi",
@@ -209,7 +224,7 @@ static const OpCase cases[] = {
      "  store(o + 24576 + i, sin(v * 100.0)); store(o + 26624 + i, cos(v * 1000.0));\n"
      "  store(o + 28672 + i, pow(abs(v) * 10.0, v * 8.0)); store(o + 30720 + i, pow(v, 3.0));\n"
      "}\n",
-     3, {DT_F32, DT_F32, DT_U32}, {2048, 32768, 2048}, {0, 1, 1}, 0, {0}, 4, 0, 0},
+     3, {DT_F32, DT_F32, DT_U32}, {2048, 32768, 2048}, {0, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
     /* f16 and bf16 dots run on tensor cores, which add a k-group's exact
      * products in an order of their own: |gpu - cpu| <= 2 K 2^-24 sum |ab|;
      * here K = 32 in all (two chained dots of 16) and sum |ab| ~ 32 E|ab| =
@@ -225,7 +240,7 @@ static const OpCase cases[] = {
      "  store(o + m[:, None] * 32 + n[None, :], dot(xb, trans(yb), acc));\n"
      "  store(t + kk[:, None] * 64 + m[None, :], trans(x));\n"
      "}\n",
-     5, {DT_F16, DT_F16, DT_BF16, DT_F32, DT_F16}, {1024, 512, 1536, 2048, 1024}, {0, 0, 0, 1, 1}, 0, {0}, 1, 0, 1e-4},
+     5, {DT_F16, DT_F16, DT_BF16, DT_F32, DT_F16}, {1024, 512, 1536, 2048, 1024}, {0, 0, 0, 1, 1}, 0, {0}, 1, 0, 1e-4, 0, 0},
     /* pipelined dot loops (on sm_90a, wgmma): one running down (a negative step: its copies must
      * still be issued), its dot left in flight across iterations; and one whose b is computed
      * from the loaded tile (staged by the dot itself, so its group must be waited for before the
@@ -247,19 +262,19 @@ static const OpCase cases[] = {
      "  }\n"
      "  store(p + m[:, None] * 64 + n[None, :], acc2);\n"
      "}\n",
-     4, {DT_F16, DT_F16, DT_F32, DT_F32}, {8192, 8192, 4096, 4096}, {0, 0, 1, 1}, 0, {0}, 1, 0, 3e-3},
+     4, {DT_F16, DT_F16, DT_F32, DT_F32}, {8192, 8192, 4096, 4096}, {0, 0, 1, 1}, 0, {0}, 1, 0, 3e-3, 0, 0},
     /* an outer loop's load feeding an inner loop's dot (loaded once before the inner loop), the
      * inner loop's load pipelined; 4 x 2 x 32 = 256 terms: the bound above is 5e-3, atol 1e-2 */
     {"a dot in an inner loop with an operand loaded by the outer loop",
      NESTED_LOOP_DOT_KERNEL,
-     3, {DT_F16, DT_F16, DT_F32}, {8192, 16384, 4096}, {0, 0, 1}, 0, {0}, 1, 0, 1e-2},
+     3, {DT_F16, DT_F16, DT_F32}, {8192, 16384, 4096}, {0, 0, 1}, 0, {0}, 1, 0, 1e-2, 0, 0},
     /* an outer loop's dot around an inner pipelined loop: 4 x (64 + 4 x 64) = 1280 terms; the bound
      * above is about 0.1, atol 0.1 (the rings in one place erred by about 60) */
     {"a dot in an outer loop around an inner pipelined loop", NESTED_RINGS_KERNEL,
-     5, {DT_F16, DT_F16, DT_F16, DT_F16, DT_F32}, {4352, 16384, 4352, 16384, 4096}, {0, 0, 0, 0, 1}, 0, {0}, 1, 0, 0.1},
+     5, {DT_F16, DT_F16, DT_F16, DT_F16, DT_F32}, {4352, 16384, 4352, 16384, 4096}, {0, 0, 0, 0, 1}, 0, {0}, 1, 0, 0.1, 0, 0},
     /* rows moved by a while loop's carried value (TMA read the wrong rows: errors about 80); 256 terms */
     {"pipelined loads whose rows a while loop moves", WHILE_CARRIED_ROWS_KERNEL,
-     3, {DT_F16, DT_F16, DT_F32}, {8448, 16384, 8192}, {0, 0, 1}, 1, {2}, 1, 0, 1e-2},
+     3, {DT_F16, DT_F16, DT_F32}, {8448, 16384, 8192}, {0, 0, 1}, 1, {2}, 1, 0, 1e-2, 0, 0},
     /* an "ieee" f32 dot takes the FMA path, the interpreter's order: bit for bit */
     {"dot f32 ieee",
      "kernel k(a: *f32, b: *f32, o: *f32) {\n"
@@ -268,7 +283,7 @@ static const OpCase cases[] = {
      "  let y = load(b + i[:, None] * 16 + j[None, :]);\n"
      "  store(o + i[:, None] * 16 + j[None, :], dot(x, y));\n"
      "}\n",
-     3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 512}, {0, 0, 1}, 0, {0}, 1, 0, 0},
+     3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 512}, {0, 0, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* tf32 and tf32x3 run on tensor cores (m16n8k8): the operands are rounded
      * (split) as the interpreter does, so the products are exact, and only
      * the order of the f32 sums differs, as for f16 above: K = 32, atol 1e-4.
@@ -282,7 +297,7 @@ static const OpCase cases[] = {
      "  store(o + i[:, None] * 16 + j[None, :], dot(x, y, input_precision = \"tf32\"));\n"
      "  store(o + 512 + i[:, None] * 16 + j[None, :], dot(x, y, input_precision = \"tf32x3\"));\n"
      "}\n",
-     3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1024}, {0, 0, 1}, 0, {0}, 1, 0, 1e-4},
+     3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1024}, {0, 0, 1}, 0, {0}, 1, 0, 1e-4, 0, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
     {"narrow and wide dtypes: fp8, i8, u8, i16, u16, u64, f64 conversions (saturating, through f32) and arithmetic",
@@ -299,7 +314,7 @@ static const OpCase cases[] = {
      "  store(u + o, q / 7 + (q >> 3) + (q > 0x8000000000000000) as u64);\n"
      "}\n",
      6, {DT_F32, DT_F8E4M3, DT_F8E5M2, DT_I8, DT_F64, DT_U64}, {4096, 8192, 4096, 12288, 8192, 4096}, {0, 1, 1, 1, 1, 1},
-     0, {0}, 4, 0, 0},
+     0, {0}, 4, 0, 0, 0, 0},
     {"reductions of i8, u16, u64 and f64 (max, min, integer sums) over both axes",
      "kernel k(x: *f32, a: *i8, b: *u16, c: *u64, d: *f64) {\n"
      "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
@@ -309,7 +324,7 @@ static const OpCase cases[] = {
      "  store(c + arange(0, 32), max((v as i64) as u64, axis = 1));\n"
      "  store(d + arange(0, 64), max(v as f64, axis = 0)); store(d + 64 + arange(0, 32), min(v as f64 * 0.3, axis = 1));\n"
      "}\n",
-     5, {DT_F32, DT_I8, DT_U16, DT_U64, DT_F64}, {2048, 96, 64, 32, 96}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_I8, DT_U16, DT_U64, DT_F64}, {2048, 96, 64, 32, 96}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"cumsum and cumprod over both axes (f32 bit for bit: the same log2 steps), i32, f64",
      "kernel k(x: *f32, a: *f32, b: *f32, c: *i32, d: *f64) {\n"
      "  let r = arange(0, 1024);\n"
@@ -321,7 +336,7 @@ static const OpCase cases[] = {
      "  store(c + i, cumsum((w * 1000.0) as i32, axis = 1));\n"
      "  store(d + i, cumsum(w as f64, axis = 0) * 3.0);\n"
      "}\n",
-     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_F64}, {2048, 1024, 4096, 2048, 2048}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_F32, DT_F32, DT_I32, DT_F64}, {2048, 1024, 4096, 2048, 2048}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"flip, reshape, join and split, sort (bitonic: partner exchanges) along both axes and descending",
      "kernel k(x: *f32, n: *i32, a: *f32, b: *f32, c: *i32) {\n"
      "  let i = arange(0, 32)[:, None] * 64 + arange(0, 64)[None, :];\n"
@@ -334,7 +349,7 @@ static const OpCase cases[] = {
      "  store(b + 4096 + arange(0, 1024), sort(load(x + arange(0, 1024))));\n"
      "  store(c + arange(0, 2048), sort(load(n + arange(0, 2048)), descending = true));\n"
      "}\n",
-     5, {DT_F32, DT_I32, DT_F32, DT_F32, DT_I32}, {2048, 2048, 8192, 5120, 2048}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_I32, DT_F32, DT_F32, DT_I32}, {2048, 2048, 8192, 5120, 2048}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"reduce and associative_scan with combine helpers: tuples, reverse, f32 in the defined orders",
      "fn compose(a1, b1, a2, b2) { return (a1 * a2, b1 * a2 + b2); }\n"
      "fn add(x, y) { return x + y; }\n"
@@ -356,7 +371,7 @@ static const OpCase cases[] = {
      "  let (ta, tb) = associative_scan((v % 3, v), 0, compose, reverse = true);\n"
      "  store(h + 2048 + i, tb);\n"
      "}\n",
-     5, {DT_F32, DT_I32, DT_F32, DT_I32, DT_I32}, {2048, 2048, 5218, 65, 4096}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0},
+     5, {DT_F32, DT_I32, DT_F32, DT_I32, DT_I32}, {2048, 2048, 5218, 65, 4096}, {0, 0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"sort and reduce on narrow and wide types (register swaps, shuffles of 1, 8, 16 and 64 bits, shared memory)",
      "fn either(a, b) { return a | b; }\n"
      "fn add(a, b) { return a + b; }\n"
@@ -372,7 +387,7 @@ static const OpCase cases[] = {
      "  store(d + 2048 + arange(0, 16), reduce(m as f64, 1, add)); store(d + 2064, reduce(v as f64, 0, add));\n"
      "}\n",
      6, {DT_F32, DT_F16, DT_I8, DT_F64, DT_U64, DT_I32}, {2048, 2048, 2048, 2065, 2048, 144}, {0, 1, 1, 1, 1, 1},
-     0, {0}, 1, 0, 0},
+     0, {0}, 1, 0, 0, 0, 0},
     {"f64 sqrt, floor, ceil, trunc, rint and round (exact: bit for bit), on ties too",
      "kernel k(x: *f32, y: *f64) {\n"
      "  let o = arange(0, 1024);\n"
@@ -382,7 +397,7 @@ static const OpCase cases[] = {
      "  store(y + 2048 + o, trunc(h) + trunc(v) * 1000.0); store(y + 3072 + o, rint(h) + rint(v) * 1000.0);\n"
      "  store(y + 4096 + o, round(h) + round(v) * 1000.0); store(y + 5120 + o, sqrt(v));\n"
      "}\n",
-     2, {DT_F32, DT_F64}, {1024, 6144}, {0, 1}, 0, {0}, 1, 0, 0},
+     2, {DT_F32, DT_F64}, {1024, 6144}, {0, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"a segmented scan over (i1, f64) and a reduce over (i8, f64, i16): arrays of mixed widths in shared memory",
      "fn seg(fa, va, fb, vb) { return (fa | fb, where(fb, vb, va + vb)); }\n"
      "fn pick(ca, va, ia, cb, vb, ib) { let b_wins = vb > va; return (where(b_wins, cb, ca), maximum(va, vb), where(b_wins, ib, ia)); }\n"
@@ -394,14 +409,14 @@ static const OpCase cases[] = {
      "  let (c, m, i) = reduce(((v * 50.0) as i8, v as f64, o as i16), 0, pick);\n"
      "  store(y + 1024, m); store(z, c as i32); store(z + 1, i as i32);\n"
      "}\n",
-     3, {DT_F32, DT_F64, DT_I32}, {1024, 1025, 2}, {0, 1, 1}, 0, {0}, 1, 0, 0},
+     3, {DT_F32, DT_F64, DT_I32}, {1024, 1025, 2}, {0, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
      "  let tile = load(x + program_id(0) * 32768 + r[:, None] * 128 + c[None, :]) - 3.0;\n"
      "  store(o + program_id(0) * 32768 + c[:, None] * 256 + r[None, :], trans(tile) + 1.0);\n"
      "}\n",
-     2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0, 0},
+     2, {DT_F32, DT_F32}, {65536, 65536}, {0, 1}, 0, {0}, 2, 0, 0, 0, 0},
 };
 
 static size_t esize(DType d) { return (size_t)dtype_bytes(d); }
@@ -461,7 +476,7 @@ static char *run_case(const ExampleRunner *run, const char *dir, const OpCase *c
     }
     for (int s = 0; s < c->nscalars; s++) args[c->nbufs + s].i = c->scalars[s];
     ExampleKernel k = {"k.blk", "k", {NULL}};
-    uint32_t grid[3] = {c->programs, 1, 1};
+    uint32_t grid[3] = {c->programs, c->grid_y ? c->grid_y : 1, c->grid_z ? c->grid_z : 1};
     return run->launch(run->ctx, &k, args, c->nbufs + c->nscalars, grid, ib, c->nbufs);
 }
 
@@ -470,12 +485,13 @@ int main(int argc, char **argv) {
     if (!mkdtemp(dir)) return 1;
     InterpLaunchCtx ictx = {dir, {0}};
     ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
-    RuntimeLaunchCtx gpu = {dir, NULL, NULL};
+    RuntimeLaunchCtx gpu = {dir, NULL, NULL, false};
     bool on_gpu = true;
     const char *only = NULL; /* run the cases whose name contains this */
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--device") == 0) on_gpu = strcmp(argv[i + 1], "cpu-vs-cpu") != 0;
-        else if (strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--persistent") == 0) gpu.persistent = true;
+        else if (i + 1 < argc && strcmp(argv[i], "--device") == 0) on_gpu = strcmp(argv[++i], "cpu-vs-cpu") != 0;
+        else if (i + 1 < argc && strcmp(argv[i], "--only") == 0) only = argv[++i];
     }
     if (on_gpu) {
         if (blk_context_create_cuda(0, &gpu.ctx)) {
@@ -483,7 +499,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         other = (ExampleRunner){example_launch_runtime, &gpu};
-        printf("interpreter vs %s, through the runtime API\n\n", blk_context_device(gpu.ctx));
+        printf("interpreter vs %s, through the runtime API%s\n\n", blk_context_device(gpu.ctx),
+               gpu.persistent ? ", kernels built persistent" : "");
     }
     int failed = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

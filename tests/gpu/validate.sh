@@ -25,7 +25,9 @@ check() { # check NAME COMMAND...: appends to OUT_DIR/NAME.txt
 }
 export BLK_CACHE_DIR=$(mktemp -d)
 check gpu_ops "$bin/gpu_ops" --device cuda
+check gpu_ops "$bin/gpu_ops" --device cuda --persistent
 check examples "$bin/run_examples" --device cuda --all-shapes --examples dsl_examples
+check examples "$bin/run_examples" --device cuda --all-shapes --examples dsl_examples --persistent
 check runtime "$bin/gpu_runtime"
 check gpu_bench "$bin/gpu_bench" dsl_examples
 for tool in memcheck racecheck synccheck; do
@@ -33,5 +35,7 @@ for tool in memcheck racecheck synccheck; do
 done
 for tool in memcheck racecheck; do
   check sanitizers compute-sanitizer --tool $tool --error-exitcode 1 "$bin/run_examples" --device cuda --examples dsl_examples
+  check sanitizers compute-sanitizer --tool $tool --error-exitcode 1 "$bin/run_examples" --device cuda --examples dsl_examples \
+    --persistent
 done
 exit $status

@@ -9,6 +9,7 @@ typedef struct {
     const char *examples_dir;
     blk_context *ctx;
     const char *arch; /* NULL: the device's own */
+    bool persistent;  /* build the kernels persistent (blk_compile_options.persistent) */
 } RuntimeLaunchCtx;
 
 /* Opens "cuda", "cpu" or "auto" (the GPU if there is one, saying so when

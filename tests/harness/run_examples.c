@@ -10,12 +10,15 @@
 #include "checks_runtime.h"
 
 static void usage(FILE *out) {
-    fputs("usage: run_examples [--device auto|cuda|cpu] [--arch ARCH] [--all-shapes] [--shuffle] [--examples DIR]\n"
+    fputs("usage: run_examples [--device auto|cuda|cpu] [--arch ARCH] [--persistent] [--all-shapes] [--shuffle]\n"
+          "                    [--examples DIR]\n"
           "  --device auto    the GPU if there is one, else the interpreter (the default)\n"
           "  --device cuda    the GPU; fails when there is none\n"
           "  --device cpu     the reference interpreter\n"
           "  --arch ARCH      on the GPU, build for ARCH instead of the device's own (sm_90 on\n"
           "                   an H100 checks the mma.sync path that sm_90a's wgmma replaces)\n"
+          "  --persistent     build every kernel persistent: on the GPU each program runs\n"
+          "                   many program ids (blk_compile_options.persistent)\n"
           "  --all-shapes     every shape the test suite checks, not one per example (on a\n"
           "                   GPU also M = 4096 with N up to 16384, matmul 1024^3 and\n"
           "                   attention at N_CTX = 1024)\n"
@@ -26,7 +29,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     InterpLaunchCtx shuffled = {BLK_EXAMPLES_DIR, {.shuffle = true, .shuffle_seed = 1}};
-    RuntimeLaunchCtx rt = {BLK_EXAMPLES_DIR, NULL, NULL};
+    RuntimeLaunchCtx rt = {BLK_EXAMPLES_DIR, NULL, NULL, false};
     const char *device = "auto";
     bool all_shapes = false, shuffle = false;
     for (int i = 1; i < argc; i++) {
@@ -42,6 +45,8 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
             rt.arch = argv[++i];
+        } else if (strcmp(argv[i], "--persistent") == 0) {
+            rt.persistent = true;
         } else if (strcmp(argv[i], "--examples") == 0 && i + 1 < argc) {
             rt.examples_dir = shuffled.examples_dir = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
@@ -62,8 +67,8 @@ int main(int argc, char **argv) {
     CheckResult results[EXAMPLE_SUITE_MAX];
     bool on_gpu = strncmp(blk_context_device(rt.ctx), "cpu", 3) != 0;
     int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, EXAMPLE_SUITE_MAX);
-    printf("device: %s%s%s%s\n\n", blk_context_device(rt.ctx), shuffle ? ", shuffled program order" : "",
-           rt.arch ? ", built for " : "", rt.arch ? rt.arch : "");
+    printf("device: %s%s%s%s%s\n\n", blk_context_device(rt.ctx), shuffle ? ", shuffled program order" : "",
+           rt.arch ? ", built for " : "", rt.arch ? rt.arch : "", rt.persistent ? ", persistent kernels" : "");
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
            "seconds", "result");
     printf("|%.70s|%.12s|%.18s|%.10s|%.8s|\n", "------------------------------------------------------------------------",
