@@ -378,7 +378,7 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     const BirOp *lost = nvptx_pipeline_lost(g);
     if (lost)
         return nvptx_gen_fail(g, lost, "this loop's pipelined loads have no room for 2 stages in shared memory above the "
-                              "%lld bytes the ops in pipelined loops use and below the %lld bytes of loop-invariant dot "
+                              "%lld bytes other ops use there and below the %lld bytes of loop-invariant dot "
                               "operands kept there (at most %lld bytes a program on %s); use smaller blocks",
                               (long long)g->ring_at, (long long)g->resident_bytes, (long long)max_bytes,
                               g->m->arch->name);
