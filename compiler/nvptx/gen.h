@@ -523,7 +523,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);
  * thread 0's columns; at the top of iteration `it`, wait for its tiles and
  * say whether TMA copied them (else the consumers copy them); at the
  * kernel's end (every return goes there), tell the producer to stop at
- * fill `fill` and wait for it to. */
+ * fill `fill`. */
 void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
 void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);

@@ -11,7 +11,7 @@
  *              program ids of t: x = t % gx, y = t / gx % gy, z = t / (gx gy)
  *   body:      ...; return -> finish
  *   finish:    (--persistent: back to program)
- *   done:      tell the producer to stop after `fills`, wait for it; ret
+ *   done:      tell the producer to stop at fill `fills`; ret
  *
  * --persistent launches fewer programs than the grid has (the runtime: as
  * many as run at once) and each runs the body for many program ids, so a
@@ -29,6 +29,13 @@ typedef struct BodyFrame {
     LLVMValueRef grid[3], ids[3]; /* the grid's sizes (parameters) and t's ids */
     LLVMValueRef tid, lane, warp; /* the entry's, for the code after the loop */
 } BodyFrame;
+
+/* A special register of the launch: ctaid or nctaid, along an axis. */
+static LLVMValueRef sreg(Gen *g, const char *name, int axis) {
+    char intrinsic[48];
+    snprintf(intrinsic, sizeof intrinsic, "llvm.nvvm.read.ptx.sreg.%s.%c", name, "xyz"[axis]);
+    return nvptx_call0(g, intrinsic, g->i32);
+}
 
 /* The grid's sizes: the kernel's last three parameters. */
 static LLVMValueRef grid_param(Gen *g, int axis) {
@@ -58,7 +65,7 @@ void nvptx_body_begin(Gen *g) {
     for (int a = 0; a < 3; a++) fr->grid[a] = grid_param(g, a), wide[a] = LLVMBuildZExt(g->b, fr->grid[a], g->i64, "");
     LLVMValueRef plane = LLVMBuildMul(g->b, wide[0], wide[1], ""); /* below 2^64: each size is a u32 */
     LLVMValueRef total = LLVMBuildMul(g->b, plane, wide[2], ""); /* below 2^64: the runtime checks */
-    LLVMValueRef first = LLVMBuildZExt(g->b, nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.ctaid.x", g->i32), g->i64, "");
+    LLVMValueRef first = LLVMBuildZExt(g->b, sreg(g, "ctaid", 0), g->i64, "");
     LLVMBuildBr(g->b, fr->head);
     LLVMPositionBuilderAtEnd(g->b, fr->head);
     fr->program = LLVMBuildPhi(g->b, g->i64, "program");
@@ -99,7 +106,7 @@ void nvptx_body_end(Gen *g) {
     LLVMPositionBuilderAtEnd(g->b, fr->finish);
     g->ws_fills = fr->fills;
     if (g->opt->persistent) { /* the next program id */
-        LLVMValueRef step = LLVMBuildZExt(g->b, nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.nctaid.x", g->i32), g->i64, "");
+        LLVMValueRef step = LLVMBuildZExt(g->b, sreg(g, "nctaid", 0), g->i64, "");
         LLVMValueRef next = LLVMBuildAdd(g->b, fr->program, step, "");
         LLVMAddIncoming(fr->program, &next, &fr->finish, 1);
         LLVMAddIncoming(fr->head_fills, &fr->fills, &fr->finish, 1);
@@ -113,15 +120,9 @@ void nvptx_body_end(Gen *g) {
 }
 
 LLVMValueRef nvptx_program_id(Gen *g, int axis) {
-    if (g->opt->persistent) return g->frame->ids[axis];
-    char name[40];
-    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", "xyz"[axis]);
-    return nvptx_call0(g, name, g->i32);
+    return g->opt->persistent ? g->frame->ids[axis] : sreg(g, "ctaid", axis);
 }
 
 LLVMValueRef nvptx_num_programs(Gen *g, int axis) {
-    if (g->opt->persistent) return g->frame->grid[axis];
-    char name[40];
-    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.nctaid.%c", "xyz"[axis]);
-    return nvptx_call0(g, name, g->i32);
+    return g->opt->persistent ? g->frame->grid[axis] : sreg(g, "nctaid", axis);
 }

@@ -604,7 +604,6 @@ struct NvptxPipeline {
                               number, from g->ws_fills) */
     LLVMValueRef it_next;  /* it + 1, in the latch */
     LLVMValueRef ub, step;
-    NvptxWsRing ws;        /* with plan.ws */
     const BirOp *loop;
     LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) or the deferred refill */
 };
@@ -641,7 +640,7 @@ static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **
     g->regs = ahead_regs(g, loop, &p->plan, env, iv);
     LLVMValueRef vote = tma_vote(g, &p->plan, cols);
     g->regs = saved;
-    nvptx_ws_release(g, &p->ws, fill, vote, cols);
+    nvptx_ws_release(g, &g->ws_ring, fill, vote, cols); /* (g->ws_loop is this loop) */
     nvptx_end_if(g, done);
 }
 
@@ -692,7 +691,6 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
         snprintf(g->notes + at, sizeof g->notes - at,
                  "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
                  loop->span.line, nvptx_ws_launch_warps(g));
-        ws_ring(g, &pp, p->ring_at, &p->ws);
         LLVMValueRef **env = init, iv = lb;
         for (int f = 0; f < pp.lead; f++) {
             release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub),
@@ -784,7 +782,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     p->carried = carried, p->iv = iv; /* for the latch's release (ws) or a late refill */
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     if (pp->ws) {
-        LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &p->ws, p->it), ""));
+        LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &g->ws_ring, p->it), ""));
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
         g->regs = ahead_regs(g, loop, pp, carried, iv);
@@ -863,13 +861,14 @@ void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
     g->async_dot = p->outer_async_dot, g->deferred_dot = p->outer_deferred_dot;
     g->deferred_due = NULL;
     /* (a producer's ring numbers its fills on, g->ws_fills, and stops at the kernel's end) */
-    if (p->plan.tma && !p->plan.ws) { /* nobody waits on the mbarriers any more: their memory is free again */
+    if (!p->plan.tma)
+        wait_groups(g, 0);
+    else if (!p->plan.ws) { /* nobody waits on the mbarriers any more: their memory is free again */
         nvptx_barrier(g);
         LLVMBasicBlockRef freed = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < p->plan.stages; s++) nvptx_mbarrier_inval(g, mbarrier_at(g, &p->plan, p->ring_at, ci32(g, s)));
         nvptx_end_if(g, freed);
-    } else if (!p->plan.tma)
-        wait_groups(g, 0);
+    }
     for (int i = 0; i < p->plan.nloads; i++) {
         g->staged[p->plan.loads[i]->results[0]] = NULL;
         if (p->plan.views[i] >= 0) g->staged[p->plan.views[i]] = NULL;

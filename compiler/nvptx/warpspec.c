@@ -35,8 +35,10 @@
  * consumers' side only lane 0 of a warp touches it, the lane that arrives
  * (racecheck orders a thread's accesses by its own arrive only). The
  * producer's stop is the program's end: the mbarriers are not needed again.
- * The consumers' own barriers count only their threads (nvptx_barrier). The ring sits above all other shared
- * memory (kernel.c), as it is live from the entry to the end.
+ * The consumers' own barriers count only their threads (nvptx_barrier).
+ * The mbarriers and records, live from the entry to the end, sit above the
+ * shared region the other ops use (kernel.c); the slots may share it, as
+ * other rings do, while the loop is not running.
  *
  * Registers: the SM's are split evenly among a launch's warps, so the
  * producer's would be taken from the consumers; setmaxnreg (per warpgroup,
