@@ -51,7 +51,8 @@ static void usage(FILE *out) {
           "                   per 256 elements of the largest block, at most 8; 16\n"
           "                   from 16384 elements\n"
           "  --num-stages N   shared buffers of a loop whose loads feed dots (2 to 8; by\n"
-          "                   default 3, or 2 when 3 do not fit)\n"
+          "                   default as many as fit of 3, or of 4 when a wgmma dot\n"
+          "                   stays in flight across iterations; at least 2)\n"
           "  --min-blocks-per-sm N\n"
           "                   an occupancy target (1 to 32, PTX .minnctapersm): ptxas keeps\n"
           "                   to the registers that let N programs share an SM and may use\n"
@@ -319,12 +320,14 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             /* remembered for the Used line that follows */
         } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
             long long smem = 0;
-            int warps = 0;
-            for (int i = 0; i < out->nkernels; i++)
-                if (strcmp(out->kernels[i].name, kernel) == 0) smem = out->kernels[i].shared_bytes, warps = out->kernels[i].num_warps;
+            int warps = 0, min_regs = 0;
             const char *notes = "";
             for (int i = 0; i < out->nkernels; i++)
-                if (strcmp(out->kernels[i].name, kernel) == 0 && out->kernels[i].notes) notes = out->kernels[i].notes;
+                if (strcmp(out->kernels[i].name, kernel) == 0) {
+                    const NvptxKernel *k = &out->kernels[i];
+                    smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs;
+                    if (k->notes) notes = k->notes;
+                }
             const char *limit;
             int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
             fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
@@ -334,7 +337,7 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             advice[0] = 0;
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
             int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
-            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs);
+            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs, min_regs);
             if (target > programs)
                 fprintf(stderr, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",

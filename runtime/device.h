@@ -54,6 +54,7 @@ typedef struct {
     int warps;            /* the launch's block is 32 x warps threads */
     int64_t shared_bytes; /* dynamic shared memory per program */
     NvptxTensorMaps tensor_maps; /* the TMA maps a launch makes (nvptx.h) */
+    int min_regs;         /* registers a thread it cannot be built with fewer of (nvptx.h), or 0 */
 } BlkKernelCode;
 
 /* A checked launch. */
@@ -109,7 +110,8 @@ const char *blk_jit_arch_names(char *buf, size_t size);
 const char *blk_jit_device_arch(int major, int minor);
 /* The occupancy target to build a kernel again with, or 0 (the compiler's
  * rule: nvptx_occupancy_target). */
-int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared);
+int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared,
+                             int min_regs);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
  * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
  * file:line:col with the line and a caret; NULL if there were none) in *diags. */

@@ -237,15 +237,16 @@ static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
  * leaves 8 or more registers a thread unused, is built again with the
  * occupancy it reached as its target; and one that registers alone keep
  * from one program more, by at most 8 registers a thread, is built again
- * for that one more (nvptx_occupancy_target). The new build replaces the
- * first (module and entry) when it reaches its target with no more local
- * memory. Any failure keeps the first build. */
-static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry *e, CudaCode *c) {
+ * for that one more (nvptx_occupancy_target), never for fewer registers
+ * than its wgmma instructions need (min_regs: ptxas would refuse it). The
+ * new build replaces the first (module and entry) when it reaches its
+ * target with no more local memory. Any failure keeps the first build. */
+static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry *e, CudaCode *c, int min_regs) {
     CudaState *st = ctx->state;
     const CudaDriver *d = &st->drv;
     Occupancy first;
-    int target = occupancy(st, c, &first) ? blk_jit_occupancy_target(ctx->arch, st->regs_per_sm, first.blocks,
-                                                                     c->warps, first.regs, c->shared_bytes) : 0;
+    int target = occupancy(st, c, &first) ? blk_jit_occupancy_target(ctx->arch, st->regs_per_sm, first.blocks, c->warps,
+                                                                     first.regs, c->shared_bytes, min_regs) : 0;
     if (!target) return;
     BlkKernelCode kc;
     if (blk_kernel_code(spec, target, &kc)) return;
@@ -303,6 +304,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         if (r) blk_cache_entry_free(&entry); /* unusable (another driver?): rebuild it */
     }
     bool built = false;
+    int min_regs = 0;
     if (r) {
         BlkKernelCode kc;
         s = blk_kernel_code(spec, 0, &kc);
@@ -312,6 +314,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
             entry.warps = kc.warps;
             entry.shared_bytes = kc.shared_bytes;
             entry.tensor_maps = kc.tensor_maps;
+            min_regs = kc.min_regs;
             r = load_module(d, &entry, &c->mod);
             built = true;
         }
@@ -326,7 +329,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
     }
     if (!s) s = get_function(ctx, spec->name, c);
     if (!s && built) {
-        if (spec->auto_occupancy) retarget(ctx, spec, &entry, c);
+        if (spec->auto_occupancy) retarget(ctx, spec, &entry, c, min_regs);
         if (dir && key) blk_cache_store(dir, key, key_len, &entry);
     }
     Occupancy o;

@@ -418,6 +418,7 @@ blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, Bl
     if (out->ptx) {
         out->warps = info.num_warps, out->shared_bytes = info.shared_bytes;
         out->tensor_maps = info.tensor_maps;
+        out->min_regs = info.min_regs;
     }
     return out->ptx ? BLK_SUCCESS : BLK_ERROR_COMPILE;
 }

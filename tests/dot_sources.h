@@ -83,4 +83,38 @@
     "  }\n"                                                                                             \
     "}\n"
 
+/* Two dots on tensor cores, the second adding the first's result, with a
+ * transposed operand (64 x 32 out of K = 16; wgmma m64n32 on sm_90a where
+ * the pointers are 16-byte aligned). */
+#define TENSOR_CORE_DOTS_KERNEL                                                 \
+    "kernel k(a: *f16, b: *f16, c: *bf16, o: *f32, t: *f16) {\n"                \
+    "  let m = arange(0, 64); let n = arange(0, 32); let kk = arange(0, 16);\n" \
+    "  let x = load(a + m[:, None] * 16 + kk[None, :]);\n"                      \
+    "  let y = load(b + kk[:, None] * 32 + n[None, :]);\n"                      \
+    "  let acc = dot(x, y);\n"                                                  \
+    "  let xb = load(c + m[:, None] * 16 + kk[None, :]);\n"                     \
+    "  let yb = load(c + 1024 + n[:, None] * 16 + kk[None, :]);\n"              \
+    "  store(o + m[:, None] * 32 + n[None, :], dot(xb, trans(yb), acc));\n"     \
+    "  store(t + kk[:, None] * 64 + m[None, :], trans(x));\n"                   \
+    "}\n"
+
+/* Two pipelined dot loops (wgmma m64n64 on sm_90a): one running down, its
+ * dot in flight across iterations; one whose b the dot stages itself. */
+#define PIPELINED_DOT_LOOPS_KERNEL                                                     \
+    "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32, p: *f32) {\n"           \
+    "  let m = arange(0, 64); let n = arange(0, 64); let kk = arange(0, 32);\n"        \
+    "  var acc = zeros([64, 64], f32);\n"                                              \
+    "  for k0 in range(96, -1, -32) {\n"                                               \
+    "    let x = load(a + m[:, None] * 128 + (k0 + kk)[None, :]);\n"                   \
+    "    acc = dot(x, load(b + (k0 + kk)[:, None] * 64 + n[None, :]), acc);\n"         \
+    "  }\n"                                                                            \
+    "  store(o + m[:, None] * 64 + n[None, :], acc);\n"                                \
+    "  var acc2 = zeros([64, 64], f32);\n"                                             \
+    "  for k0 in range(0, 128, 32) {\n"                                                \
+    "    let x = load(a + m[:, None] * 128 + (k0 + kk)[None, :]);\n"                   \
+    "    acc2 = dot(x, load(b + (k0 + kk)[:, None] * 64 + n[None, :]) * 2.0, acc2);\n" \
+    "  }\n"                                                                            \
+    "  store(p + m[:, None] * 64 + n[None, :], acc2);\n"                               \
+    "}\n"
+
 #endif

@@ -9,7 +9,7 @@
 
 #include "checks_runtime.h"
 
-static RuntimeLaunchCtx gpu = {BLK_EXAMPLES_DIR, NULL, NULL};
+static RuntimeLaunchCtx gpu = {.examples_dir = BLK_EXAMPLES_DIR};
 
 static void open_gpu(void) {
     if (blk_context_create_cuda(0, &gpu.ctx) != BLK_SUCCESS) gpu.ctx = NULL;

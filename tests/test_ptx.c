@@ -1044,18 +1044,61 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_registers_for(NVPTX_SM_REGISTERS, 3, 8), 80); /* 85 rounded down to 8 */
     /* the automatic target: room of 8 or more registers under 2 or more programs (2 is all the
      * shared memory allows here) */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 103), 2);  /* 104 of 128 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 120), 2);  /* 120 + 8 = 128: the edge */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 121), 0);  /* 128 of 128 once rounded */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 1, 8, 40), 0);   /* one program an SM */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 16, 4, 25), 0); /* 32 of 32 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 103, 0), 2);  /* 104 of 128 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 120, 0), 2);  /* 120 + 8 = 128: the edge */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 121, 0), 0);  /* 128 of 128 once rounded */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 1, 8, 40, 0), 0);   /* one program an SM */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 16, 4, 25, 0), 0); /* 32 of 32 */
     /* or one program more, where registers alone stop it and ptxas is at most 8 over */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 136), 4);  /* 136: 128 give 4 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 137), 3);  /* 9 over: room under 3 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136), 3);  /* shared memory stops a 4th */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130), 2);  /* 130: 128 give 2 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 136, 0), 4);  /* 136: 128 give 4 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 137, 0), 3);  /* 9 over: room under 3 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136, 0), 3);  /* shared memory stops a 4th */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130, 0), 2);  /* 130: 128 give 2 */
+    /* never below the registers a wgmma needs (a gpu_ops kernel, m64n32k16: 10 programs of 44
+     * registers; 11 allow 40, and ptxas refused it under 42) */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 10, 16, 4, 44, 0), 11);
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 10, 16, 4, 44, 42), 0);
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 10, 16, 4, 44, 40), 11); /* the edge */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 103, 129), 0);  /* the same for room under 2 */
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
+}
+
+/* A wgmma kernel's register floor (NvptxKernel.min_regs): ptxas builds it at
+ * the occupancy target that allows that many registers. Two of gpu_ops'
+ * kernels, which the runtime's automatic target once asked for one program
+ * an SM more than that allows, and ptxas refused (C7602): an m64n32 dot at
+ * 11 programs an SM (40 registers), two pipelined m64n64 loops at 9 (56).
+ * An mma.sync build has no floor. */
+Test(ptx, a_wgmma_kernels_register_floor_is_what_ptxas_needs, .timeout = 60) {
+    static const struct {
+        const char *src;
+        int floor, at, below; /* the targets allowing the floor, and fewer registers */
+    } cases[] = {{TENSOR_CORE_DOTS_KERNEL, 16 + 26, 10, 11}, {PIPELINED_DOT_LOOPS_KERNEL, 32 + 26, 8, 9}};
+    static const int64_t aligned[5] = {16, 16, 16, 16, 16}; /* as gpu_ops launches them */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        NvptxOutput out = output_of(cases[i].src, NULL,
+                                    (NvptxOptions){.arch = "sm_90a", .num_warps = 4, .only_kernel = "k", .param_div = aligned});
+        cr_expect_eq(out.kernels[0].min_regs, cases[i].floor, "case %zu: %s", i, out.kernels[0].notes);
+        cr_expect(strstr(out.kernels[0].notes, "wgmma"), "case %zu: %s", i, out.kernels[0].notes);
+        nvptx_output_free(&out);
+        cr_expect_geq(nvptx_registers_for(NVPTX_SM_REGISTERS, cases[i].at, 4), cases[i].floor);
+        cr_expect_lt(nvptx_registers_for(NVPTX_SM_REGISTERS, cases[i].below, 4), cases[i].floor);
+        char said[4096];
+        for (int below = 0; below < 2; below++) {
+            int target = below ? cases[i].below : cases[i].at;
+            out = output_of(cases[i].src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 4, .only_kernel = "k",
+                                                                 .param_div = aligned, .min_blocks_per_sm = target});
+            int status = ptxas(out.text, "sm_90a", said, sizeof said);
+            cr_expect(below ? status != 0 && strstr(said, "C7602") : status == 0, "case %zu, %d programs an SM: %s", i,
+                      target, said);
+            nvptx_output_free(&out);
+        }
+        out = output_of(cases[i].src, NULL, (NvptxOptions){.arch = "sm_80", .num_warps = 4, .only_kernel = "k",
+                                                            .param_div = aligned});
+        cr_expect_eq(out.kernels[0].min_regs, 0);
+        nvptx_output_free(&out);
+    }
 }
 
 Test(ptx, device_print_prefix_is_text_not_format) {

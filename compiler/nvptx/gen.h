@@ -213,6 +213,7 @@ typedef struct {
     NvptxWsRing ws_ring;   /* its ring */
     LLVMValueRef ws_fills; /* the fills of that ring released so far (i32): the next one's number */
     struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
+    int wgmma_min_regs;    /* the kernel's register floor (NvptxKernel.min_regs): wgmma.c */
     char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;

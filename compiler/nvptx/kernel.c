@@ -472,7 +472,8 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
-        *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL, m->opt->persistent};
+        *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL, m->opt->persistent,
+                              g->wgmma_min_regs};
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

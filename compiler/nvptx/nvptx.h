@@ -37,8 +37,10 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
  * 4 programs instead of 3; with the target it fits 128 without spilling);
  * else `programs` when that is two or more and leaves 8 or more registers
  * a thread unused; else 0 (one program an SM: the thread count bounds the
- * registers as a target would). The runtime's automatic target and --stats. */
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs);
+ * registers as a target would). Never a target that allows fewer than
+ * `min_regs` registers a thread (NvptxKernel.min_regs). The runtime's
+ * automatic target and --stats. */
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs);
 /* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
  * registers a thread and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */
@@ -65,7 +67,8 @@ enum { NVPTX_MAX_ASSUME = 64 };
 typedef struct {
     const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
     int num_warps;            /* 0: chosen from the largest block */
-    int num_stages;           /* buffers of a pipelined loop's ring: 0 as many as fit (2 or 3), else 2 to 8 */
+    int num_stages;           /* buffers of a pipelined loop's ring: 0 as many as fit (2 to 3, or to 4 with
+                                 a wgmma dot in flight across iterations), else 2 to 8 */
     int min_blocks_per_sm;    /* 0: no occupancy target; else .minnctapersm: ptxas keeps to the registers that
                                  let this many programs share an SM, and may use all of them */
     bool precise_math;        /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
@@ -128,6 +131,11 @@ typedef struct {
      * numbers them) below its size; program_id and num_programs are that
      * grid's. A launcher makes as many programs as run at once. */
     bool persistent;
+    /* Registers a thread below which ptxas cannot build the kernel at all, or
+     * 0: a wgmma's accumulators and a-fragments, which it cannot spill, and
+     * what the instruction needs besides (an occupancy target allowing fewer
+     * fails with C7602). */
+    int min_regs;
 } NvptxKernel;
 
 typedef struct {

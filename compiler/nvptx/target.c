@@ -49,11 +49,12 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps) {
     return regs > 255 ? 255 : (int)regs;
 }
 
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs) {
-    if (programs >= 1 && programs < most && regs <= nvptx_registers_for(sm_registers, programs + 1, warps) + 8)
-        return programs + 1;
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs) {
+    int more = nvptx_registers_for(sm_registers, programs + 1, warps);
+    if (programs >= 1 && programs < most && regs <= more + 8 && more >= min_regs) return programs + 1;
     if (programs < 2) return 0;
-    return nvptx_registers_for(sm_registers, programs, warps) >= (regs + 7) / 8 * 8 + 8 ? programs : 0;
+    int now = nvptx_registers_for(sm_registers, programs, warps);
+    return now >= (regs + 7) / 8 * 8 + 8 && now >= min_regs ? programs : 0;
 }
 
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit) {

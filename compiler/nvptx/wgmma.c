@@ -36,6 +36,10 @@
 #include "gen.h"
 
 enum { WG_MAX_N = 256, WG_WAIT_CHUNK = 128 };
+/* Registers a wgmma needs besides the accumulators and a-fragments it
+ * holds: ptxas 13.0 refused m64n32k16 (16 accumulators) under 42 and
+ * m64n64k16 (32) under 58 (C7602, "register target of ... or higher") */
+enum { WGMMA_OTHER_REGS = 26 };
 
 typedef enum { FROM_RING, FROM_RESIDENT, FROM_STAGE, FROM_REGS, FROM_CONVERT } OperandSource;
 
@@ -320,6 +324,10 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         }
     }
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
+    /* the registers these instructions hold, with a deferred dot's still in flight */
+    int held = lc->nregs + (words ? mreps * ksteps * 4 : 0) +
+               (g->deferred_due ? nregs(g, nvptx_pipeline_deferred_arg(g->deferred_due)) : 0);
+    if (held + WGMMA_OTHER_REGS > g->wgmma_min_regs) g->wgmma_min_regs = held + WGMMA_OTHER_REGS;
     if (g->deferred_dot == op) return true; /* the next iteration's first dot waits for it */
     if (g->async_dot == op) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
         nvptx_wgmma_wait(g, out, lc->nregs, 1);

@@ -230,16 +230,7 @@ static const OpCase cases[] = {
      * here K = 32 in all (two chained dots of 16) and sum |ab| ~ 32 E|ab| =
      * 20 for N(0,1) inputs, so 8e-5: atol 1e-4. trans is exact. */
     {"dot f16 and bf16 with an accumulator on tensor cores, trans",
-     "kernel k(a: *f16, b: *f16, c: *bf16, o: *f32, t: *f16) {\n"
-     "  let m = arange(0, 64); let n = arange(0, 32); let kk = arange(0, 16);\n"
-     "  let x = load(a + m[:, None] * 16 + kk[None, :]);\n"
-     "  let y = load(b + kk[:, None] * 32 + n[None, :]);\n"
-     "  let acc = dot(x, y);\n"
-     "  let xb = load(c + m[:, None] * 16 + kk[None, :]);\n"
-     "  let yb = load(c + 1024 + n[:, None] * 16 + kk[None, :]);\n"
-     "  store(o + m[:, None] * 32 + n[None, :], dot(xb, trans(yb), acc));\n"
-     "  store(t + kk[:, None] * 64 + m[None, :], trans(x));\n"
-     "}\n",
+     TENSOR_CORE_DOTS_KERNEL,
      5, {DT_F16, DT_F16, DT_BF16, DT_F32, DT_F16}, {1024, 512, 1536, 2048, 1024}, {0, 0, 0, 1, 1}, 0, {0}, 1, 0, 1e-4, 0, 0},
     /* pipelined dot loops (on sm_90a, wgmma): one running down (a negative step: its copies must
      * still be issued), its dot left in flight across iterations; and one whose b is computed
@@ -247,21 +238,7 @@ static const OpCase cases[] = {
      * next iteration restages it). The bound above at K = 128: 2 K 2^-24 sum |ab|, sum |ab| ~ 128
      * E|ab| = 82 (164 with b doubled): 2.5e-3, atol 3e-3 (a lost k-step errs by about 10) */
     {"pipelined dot loops: a negative step, and a b the dot stages itself",
-     "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32, p: *f32) {\n"
-     "  let m = arange(0, 64); let n = arange(0, 64); let kk = arange(0, 32);\n"
-     "  var acc = zeros([64, 64], f32);\n"
-     "  for k0 in range(96, -1, -32) {\n"
-     "    let x = load(a + m[:, None] * 128 + (k0 + kk)[None, :]);\n"
-     "    acc = dot(x, load(b + (k0 + kk)[:, None] * 64 + n[None, :]), acc);\n"
-     "  }\n"
-     "  store(o + m[:, None] * 64 + n[None, :], acc);\n"
-     "  var acc2 = zeros([64, 64], f32);\n"
-     "  for k0 in range(0, 128, 32) {\n"
-     "    let x = load(a + m[:, None] * 128 + (k0 + kk)[None, :]);\n"
-     "    acc2 = dot(x, load(b + (k0 + kk)[:, None] * 64 + n[None, :]) * 2.0, acc2);\n"
-     "  }\n"
-     "  store(p + m[:, None] * 64 + n[None, :], acc2);\n"
-     "}\n",
+     PIPELINED_DOT_LOOPS_KERNEL,
      4, {DT_F16, DT_F16, DT_F32, DT_F32}, {8192, 8192, 4096, 4096}, {0, 0, 1, 1}, 0, {0}, 1, 0, 3e-3, 0, 0},
     /* an outer loop's load feeding an inner loop's dot (loaded once before the inner loop), the
      * inner loop's load pipelined; 4 x 2 x 32 = 256 terms: the bound above is 5e-3, atol 1e-2 */
