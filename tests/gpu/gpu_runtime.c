@@ -97,6 +97,7 @@ int main(int argc, char **argv) {
     char cache[] = "/tmp/blk-gpu-cache-XXXXXX";
     if (!mkdtemp(cache)) return 1;
     setenv("BLK_CACHE_DIR", cache, 1);
+    unsetenv("BLK_CACHE_DISABLE"); /* it checks the cache, in a directory of its own */
     blk_context *ctx;
     if (blk_context_create_cuda(0, &ctx)) {
         printf("no GPU: %s\n", blk_last_error());
