@@ -21,6 +21,8 @@ q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0
 o, l = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
 a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 c = torch.empty_like(a)
+a1, b1 = (torch.randn(1024, 1024, device="cuda", dtype=torch.float16) for _ in range(2))
+c1 = torch.empty_like(a1)
 a2, b2 = (torch.randn(2048, 2048, device="cuda", dtype=torch.float16) for _ in range(2))
 c2 = torch.empty_like(a2)
 a8, b8 = (torch.randn(8192, 8192, device="cuda", dtype=torch.float16) for _ in range(2))
@@ -36,6 +38,11 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=128 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, False, 64, 64, 4), 4 * 4 * 16 * 4096**2 * 128),
          ("attn D=128 causal 64x64 w4", lambda B: db.blk_attention(B, q, k, v, o, l, True, 64, 64, 4), 2 * 4 * 16 * 4096**2 * 128),
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
+         ("attn D=64 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 32, 4), 4 * 4 * 32 * 4096**2 * 64),
+         ("attn D=64 causal 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 128, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
+         ("attn D=64 causal 64x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
+         ("matmul 1024 64x128x64 w4", lambda B: db.blk_matmul(B, a1, b1, c1, 64, 128, 64, 4), 2 * 1024**3),
+         ("matmul 1024 64x64x32 w4", lambda B: db.blk_matmul(B, a1, b1, c1, 64, 64, 32, 4), 2 * 1024**3),
          ("matmul 2048 128x256x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 256, 64, 8), 2 * 2048**3),
          ("matmul 2048 128x128x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 128, 64, 8), 2 * 2048**3),
          ("matmul 4096 128x128x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 128, 64, 8), 2 * 4096**3),

@@ -236,7 +236,7 @@ static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
  * (docs/performance.md). So a kernel built without a target, where that
  * leaves 8 or more registers a thread unused, is built again with the
  * occupancy it reached as its target; and one that registers alone keep
- * from one program more, by at most 8 registers a thread, is built again
+ * from one program more, by at most a third of its registers, is built again
  * for that one more (nvptx_occupancy_target), never for fewer registers
  * than its wgmma instructions need (min_regs: ptxas would refuse it). The
  * new build replaces the first (module and entry) when it reaches its

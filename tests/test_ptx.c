@@ -1051,7 +1051,11 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 16, 16, 4, 25, 0), 0); /* 32 of 32 */
     /* or one program more, where registers alone stop it and ptxas is at most 8 over */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 136, 0), 4);  /* 136: 128 give 4 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 137, 0), 3);  /* 9 over: room under 3 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 144, 0), 4);  /* persistent attention: 16 over */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 170, 0), 2);  /* 42 over 128: a third */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 171, 0), 0);  /* more than a third */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 3, 8, 106, 0), 3);  /* 26 over 80 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 3, 8, 107, 0), 2);  /* 27: room under 2 (128) */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136, 0), 3);  /* shared memory stops a 4th */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130, 0), 2);  /* 130: 128 give 2 */
     /* never below the registers a wgmma needs (a gpu_ops kernel, m64n32k16: 10 programs of 44

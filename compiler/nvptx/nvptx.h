@@ -32,9 +32,10 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
 /* The occupancy target worth giving ptxas for a kernel built without one
  * that reached `programs` programs an SM with `regs` registers a thread,
  * where its shared memory and warps would allow `most`: one program more
- * when registers alone stop it and ptxas went at most 8 registers a thread
- * over what that allows (attention's D = 64 loop took 136 where 128 give
- * 4 programs instead of 3; with the target it fits 128 without spilling);
+ * when registers alone stop it and ptxas went at most a third over the
+ * registers a thread that allows (attention's D = 64
+ * loop took 136 where 128 give 4 programs instead of 3, 144 when
+ * persistent; with the target it fits 128 without spilling);
  * else `programs` when that is two or more and leaves 8 or more registers
  * a thread unused; else 0 (one program an SM: the thread count bounds the
  * registers as a target would). Never a target that allows fewer than
