@@ -5,6 +5,7 @@
 #   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1:
 #                                                                       no_tma, no_warp_specialize, persistent)
 #   --only SUBSTRING (before the builds): only the cases whose name holds it
+# Attention and matmul print TFLOP/s; layer_norm_fwd (4096 rows, f16) GB/s read and written.
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -27,6 +28,17 @@ a2, b2 = (torch.randn(2048, 2048, device="cuda", dtype=torch.float16) for _ in r
 c2 = torch.empty_like(a2)
 a8, b8 = (torch.randn(8192, 8192, device="cuda", dtype=torch.float16) for _ in range(2))
 c8 = torch.empty_like(a8)
+xl = torch.randn(4096, 15872, device="cuda", dtype=torch.float16)
+yl, wl, bl = torch.empty_like(xl), torch.randn(15872, device="cuda", dtype=torch.float16), torch.randn(15872, device="cuda", dtype=torch.float16)
+ml, rl = torch.empty(4096, device="cuda"), torch.empty(4096, device="cuda")
+
+
+def layer_norm(B, n, block, warps):
+    k = B.kernel("layernorm.blk", "layer_norm_fwd", ["T=f16", f"BLOCK_SIZE={block}"], warps)
+    args = [(db.PTR, t.data_ptr()) for t in (xl, yl, wl, bl, ml, rl)] + [(db.I32, 15872), (db.I32, n), (db.F32, 1e-5)]
+    return lambda: B.launch(k, (4096, 1, 1), args)
+
+
 blks = [db.Blk(p.split(":")[0], **{o: True for o in p.split(":")[1:]}) for p in libs]
 cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 64, 64, 4), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 64, 4), 2 * 4 * 32 * 4096**2 * 64),
@@ -41,6 +53,10 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=64 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 32, 4), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 128, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal 64x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
+         ("layer_norm_fwd 15872 w16", lambda B: layer_norm(B, 15872, 16384, 0), 2 * 2 * 4096 * 15872),
+         ("layer_norm_fwd 15872 w8", lambda B: layer_norm(B, 15872, 16384, 8), 2 * 2 * 4096 * 15872),
+         ("layer_norm_fwd 8192", lambda B: layer_norm(B, 8192, 8192, 0), 2 * 2 * 4096 * 8192),
+         ("layer_norm_fwd 4096", lambda B: layer_norm(B, 4096, 4096, 0), 2 * 2 * 4096 * 4096),
          ("matmul 1024 64x128x64 w4", lambda B: db.blk_matmul(B, a1, b1, c1, 64, 128, 64, 4), 2 * 1024**3),
          ("matmul 1024 64x64x32 w4", lambda B: db.blk_matmul(B, a1, b1, c1, 64, 64, 32, 4), 2 * 1024**3),
          ("matmul 2048 128x256x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 256, 64, 8), 2 * 2048**3),
@@ -52,4 +68,5 @@ for name, mk, flops in [c for c in cases if only in c[0]]:
     for rep in range(2):
         for p, B in zip(libs, blks):
             t = db.kernel_time(mk(B))
-            print(f"{name:28s} {os.path.basename(p):36s} rep {rep}: {t:.3f} ms {flops / t / 1e9:.0f} TFLOP/s", flush=True)
+            rate = f"{flops / t / 1e6:.0f} GB/s" if name.startswith("layer_norm") else f"{flops / t / 1e9:.0f} TFLOP/s"
+            print(f"{name:28s} {os.path.basename(p):36s} rep {rep}: {t:.3f} ms {rate}", flush=True)

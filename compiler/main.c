@@ -321,11 +321,12 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
         } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
             long long smem = 0;
             int warps = 0, min_regs = 0;
+            bool persistent = false;
             const char *notes = "";
             for (int i = 0; i < out->nkernels; i++)
                 if (strcmp(out->kernels[i].name, kernel) == 0) {
                     const NvptxKernel *k = &out->kernels[i];
-                    smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs;
+                    smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs, persistent = k->persistent;
                     if (k->notes) notes = k->notes;
                 }
             const char *limit;
@@ -337,7 +338,8 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             advice[0] = 0;
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
             int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
-            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs, min_regs);
+            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs,
+                                                                                 min_regs, persistent);
             if (target > programs)
                 fprintf(stderr, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",

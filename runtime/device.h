@@ -111,7 +111,7 @@ const char *blk_jit_device_arch(int major, int minor);
 /* The occupancy target to build a kernel again with, or 0 (the compiler's
  * rule: nvptx_occupancy_target). */
 int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared,
-                             int min_regs);
+                             int min_regs, bool persistent);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
  * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
  * file:line:col with the line and a caret; NULL if there were none) in *diags. */

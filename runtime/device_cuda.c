@@ -236,7 +236,8 @@ static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
  * (docs/performance.md). So a kernel built without a target, where that
  * leaves 8 or more registers a thread unused, is built again with the
  * occupancy it reached as its target; and one that registers alone keep
- * from one program more, by at most a third of its registers, is built again
+ * from one program more, by at most 8 registers a thread (a third of them
+ * for a persistent kernel), is built again
  * for that one more (nvptx_occupancy_target), never for fewer registers
  * than its wgmma instructions need (min_regs: ptxas would refuse it). The
  * new build replaces the first (module and entry) when it reaches its
@@ -246,7 +247,8 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
     const CudaDriver *d = &st->drv;
     Occupancy first;
     int target = occupancy(st, c, &first) ? blk_jit_occupancy_target(ctx->arch, st->regs_per_sm, first.blocks, c->warps,
-                                                                     first.regs, c->shared_bytes, min_regs) : 0;
+                                                                     first.regs, c->shared_bytes, min_regs,
+                                                                     spec->persistent) : 0;
     if (!target) return;
     BlkKernelCode kc;
     if (blk_kernel_code(spec, target, &kc)) return;

@@ -12,10 +12,10 @@ bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
 const char *blk_jit_arch_names(char *buf, size_t size) { return nvptx_arch_names(buf, size); }
 
 int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared,
-                             int min_regs) {
+                             int min_regs, bool persistent) {
     const NvptxArch *a = nvptx_arch(arch);
     int most = a ? nvptx_programs_per_sm(a, warps, 0, shared, NULL) : programs; /* registers aside */
-    return nvptx_occupancy_target(sm_registers, programs, most, warps, regs, min_regs);
+    return nvptx_occupancy_target(sm_registers, programs, most, warps, regs, min_regs, persistent);
 }
 
 const char *blk_jit_device_arch(int major, int minor) {

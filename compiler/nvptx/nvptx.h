@@ -32,16 +32,20 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
 /* The occupancy target worth giving ptxas for a kernel built without one
  * that reached `programs` programs an SM with `regs` registers a thread,
  * where its shared memory and warps would allow `most`: one program more
- * when registers alone stop it and ptxas went at most a third over the
- * registers a thread that allows (attention's D = 64
- * loop took 136 where 128 give 4 programs instead of 3, 144 when
- * persistent; with the target it fits 128 without spilling);
+ * when registers alone stop it and ptxas went at most 8 registers a thread
+ * over what that allows (attention's D = 64 loop took 136 where 128 give
+ * 4 programs instead of 3; with the target it fits 128 without spilling),
+ * or, `persistent` (NvptxKernel.persistent), at most a third over (ptxas
+ * gives the loop around a persistent body 16 to 34 more: 144 there; a
+ * third for every kernel cost layer_norm_fwd 23%, 3 programs of 80
+ * registers instead of 2 of 128);
  * else `programs` when that is two or more and leaves 8 or more registers
  * a thread unused; else 0 (one program an SM: the thread count bounds the
  * registers as a target would). Never a target that allows fewer than
  * `min_regs` registers a thread (NvptxKernel.min_regs). The runtime's
  * automatic target and --stats. */
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs);
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs,
+                           bool persistent);
 /* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
  * registers a thread and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */

@@ -49,9 +49,11 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps) {
     return regs > 255 ? 255 : (int)regs;
 }
 
-int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs) {
+int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs,
+                           bool persistent) {
     int more = nvptx_registers_for(sm_registers, programs + 1, warps);
-    if (programs >= 1 && programs < most && regs <= more + more / 3 && more >= min_regs) return programs + 1;
+    int over = persistent ? more / 3 : 8;
+    if (programs >= 1 && programs < most && regs <= more + over && more >= min_regs) return programs + 1;
     if (programs < 2) return 0;
     int now = nvptx_registers_for(sm_registers, programs, warps);
     return now >= (regs + 7) / 8 * 8 + 8 && now >= min_regs ? programs : 0;
