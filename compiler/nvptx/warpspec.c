@@ -162,6 +162,8 @@ static void all_warps_barrier(Gen *g) {
     nvptx_call(g, "llvm.nvvm.barrier.sync.cnt", g->void_t, args, 2);
 }
 
+/* Fill k's slot and phase. k counts in 32 bits and wraps cleanly only
+ * where the stages are a power of two (a limit: runtime.md). */
 static LLVMValueRef slot_of(Gen *g, const NvptxWsRing *r, LLVMValueRef k) {
     return LLVMBuildURem(g->b, k, ci32(g, r->stages), "");
 }
