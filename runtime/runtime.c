@@ -178,10 +178,12 @@ struct blk_module {
  * on but the kernel, its launch facts and the device; malloc'ed. */
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
-    char line[512];
-    snprintf(line, sizeof line, "blkc %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\n"
-             "persistent %d\n", BLKC_VERSION, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm,
-             opt->no_tma != 0, opt->no_warp_specialize != 0, opt->persistent != 0);
+    char line[512], build[128];
+    blk_cache_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
+    snprintf(line, sizeof line,
+             "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\npersistent %d\n",
+             BLKC_VERSION, build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,
+             opt->no_warp_specialize != 0, opt->persistent != 0);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);

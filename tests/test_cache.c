@@ -1,8 +1,8 @@
 /* test_cache.c: the on-disk kernel cache (runtime/cache.c): round trips
  * (tensor maps included), misses for another key, a damaged entry or one of
  * an earlier format, atomic writes from concurrent processes, hostile entries
- * (FIFOs, links, huge files, crafted fields and maps), and the environment
- * variables that place or disable it. */
+ * (FIFOs, links, huge files, crafted fields and maps), the environment
+ * variables that place or disable it, and the build identity in its keys. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -352,4 +352,31 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     cr_assert(blk_cache_store(dir, key, 1, &e));
     cr_assert(blk_cache_load(dir, key, 1, &got), "the valid entry must still load");
     blk_cache_entry_free(&got);
+}
+
+/* The build identity that keys carry (build_id.c) is the GNU build-id that
+ * readelf finds in this test program, which links libblk.a. */
+Test(cache, keys_name_the_build_readelf_finds) {
+    char id[128];
+    cr_assert(blk_cache_build_id(id, sizeof id), "no build-id found: %s", id);
+    cr_expect_geq(strlen(id), 16);
+    cr_expect_eq(strspn(id, "0123456789abcdef"), strlen(id), "%s", id);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    cr_assert(n > 0);
+    exe[n] = 0;
+    char cmd[4200], out[4096] = "";
+    snprintf(cmd, sizeof cmd, "readelf -n '%s' 2>&1", exe);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = 0;
+    pclose(p);
+    const char *at = strstr(out, "Build ID: ");
+    cr_assert_not_null(at, "readelf found no build-id: %s", out);
+    cr_expect_eq(strncmp(at + 10, id, strlen(id)), 0, "readelf: %.60s, blk: %s", at + 10, id);
+    char again[128];
+    blk_cache_build_id(again, sizeof again);
+    cr_expect_str_eq(again, id);
+    cr_expect(!blk_cache_build_id(again, 8) && strcmp(again, "none") == 0, "%s", again); /* too small a buffer */
 }
