@@ -112,6 +112,9 @@ const char *blk_jit_device_arch(int major, int minor);
  * rule: nvptx_occupancy_target). */
 int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared,
                              int min_regs, bool persistent);
+/* A kernel's PTX with an occupancy target added, without compiling again,
+ * or NULL: compile it again (nvptx_with_occupancy_target). */
+char *blk_jit_with_occupancy_target(const char *ptx, int target);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
  * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
  * file:line:col with the line and a caret; NULL if there were none) in *diags. */

@@ -250,8 +250,8 @@ static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry
                                                                      first.regs, c->shared_bytes, min_regs,
                                                                      spec->persistent) : 0;
     if (!target) return;
-    BlkKernelCode kc;
-    if (blk_kernel_code(spec, target, &kc)) return;
+    BlkKernelCode kc = {blk_jit_with_occupancy_target(e->ptx, target), c->warps, c->shared_bytes, c->tensor_maps, min_regs};
+    if (!kc.ptx && blk_kernel_code(spec, target, &kc)) return; /* a producer's target changes its code */
     /* the new build may launch other warps, with other shared memory (sm_90a's producer warpgroup
      * is only used at one program an SM) */
     CudaCode again = *c;

@@ -18,6 +18,8 @@ int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, i
     return nvptx_occupancy_target(sm_registers, programs, most, warps, regs, min_regs, persistent);
 }
 
+char *blk_jit_with_occupancy_target(const char *ptx, int target) { return nvptx_with_occupancy_target(ptx, target); }
+
 const char *blk_jit_device_arch(int major, int minor) {
     const NvptxArch *a = nvptx_arch_for_device(major, minor);
     return a ? a->name : NULL;

@@ -97,13 +97,19 @@ static const Config configs[] = {
     {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
 };
 
+/* The source of example configuration i; the caller frees it. */
+static char *config_source(size_t i) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, configs[i].file);
+    char *src = slurp(path);
+    cr_assert_not_null(src, "%s", path);
+    return src;
+}
+
 Test(ptx, every_example_assembles_cleanly_for_sm80_sm90_and_sm90a, .timeout = 400) {
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, configs[i].file);
-        char *src = slurp(path);
-        cr_assert_not_null(src);
+        char *src = config_source(i);
         for (int a = 0; a < 3; a++) {
             char *ptx = ptx_of(src, configs[i].defs, archs[a], 0);
             char out[4096];
@@ -1068,6 +1074,45 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 2, 8, 103, 129, false), 0); /* the same for room under 2 */
     char names[128];
     cr_expect_str_eq(nvptx_arch_names(names, sizeof names), "sm_80, sm_86, sm_89, sm_90 or sm_90a");
+}
+
+/* The runtime adds an occupancy target to a kernel's PTX without compiling
+ * it again (nvptx_with_occupancy_target): for every kernel of the
+ * examples, on sm_80 and sm_90a, that text is exactly what compiling with
+ * the target gives; a kernel with a producer warpgroup (which a target of
+ * more than one program drops) is refused, and built again. */
+Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeout = 400) {
+    const char *archs[] = {"sm_80", "sm_90a"};
+    int patched = 0;
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        char *src = config_source(i);
+        for (int a = 0; a < 2; a++) {
+            NvptxOutput all = output_of(src, configs[i].defs, (NvptxOptions){.arch = archs[a]});
+            char names[8][64]; /* (the kernels' names are the compilation's, gone with it) */
+            int nk = all.nkernels < 8 ? all.nkernels : 8;
+            for (int k = 0; k < nk; k++) snprintf(names[k], sizeof names[k], "%s", all.kernels[k].name);
+            nvptx_output_free(&all);
+            for (int k = 0; k < nk; k++) {
+                NvptxOptions opt = {.arch = archs[a], .only_kernel = names[k]};
+                NvptxOutput plain = output_of(src, configs[i].defs, opt);
+                opt.min_blocks_per_sm = 3;
+                NvptxOutput built = output_of(src, configs[i].defs, opt);
+                char *added = nvptx_with_occupancy_target(plain.text, 3);
+                cr_expect(added && strcmp(added, built.text) == 0, "%s %s %s", configs[i].file, archs[a], names[k]);
+                patched += added != NULL;
+                free(added);
+                nvptx_output_free(&plain);
+                nvptx_output_free(&built);
+            }
+        }
+        free(src);
+    }
+    cr_expect_geq(patched, 40);
+    int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
+    NvptxOutput out = matmul_sm90a(facts, 0, NULL); /* a producer warpgroup */
+    cr_expect(strstr(out.kernels[0].notes, "a producer warpgroup"), "%s", out.kernels[0].notes);
+    cr_expect_null(nvptx_with_occupancy_target(out.text, 2));
+    nvptx_output_free(&out);
 }
 
 /* A wgmma kernel's register floor (NvptxKernel.min_regs): ptxas builds it at

@@ -46,6 +46,12 @@ int nvptx_registers_for(int64_t sm_registers, int programs, int warps);
  * automatic target and --stats. */
 int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int warps, int regs, int min_regs,
                            bool persistent);
+/* The PTX of one kernel built without an occupancy target, as it would be
+ * built with `target` (malloc'ed): the same text and a `.minnctapersm`
+ * directive, which is all a target changes in a kernel without a producer
+ * warpgroup. NULL where that does not hold (a producer: the text has the
+ * directive already; not one kernel) or out of memory: build it again. */
+char *nvptx_with_occupancy_target(const char *ptx, int target);
 /* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
  * registers a thread and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */

@@ -1,5 +1,7 @@
-/* target.c: the architectures blkc emits code for, in one table. */
+/* target.c: the architectures blkc emits code for, in one table, and the
+ * occupancy a kernel is built for on them. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nvptx.h"
@@ -72,4 +74,24 @@ int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t share
         if (by[i].n < by[best].n) best = i;
     if (limit) *limit = by[best].what;
     return (int)by[best].n;
+}
+
+char *nvptx_with_occupancy_target(const char *ptx, int target) {
+    /* the directive stands right after .maxntid (kernel.c's annotations); a
+     * kernel that has it already has a producer warpgroup, whose target
+     * decides its code (warpspec.c) */
+    const char *entry = strstr(ptx, ".entry ");
+    if (target < 1 || !entry || strstr(entry + 1, ".entry ") || strstr(ptx, ".minnctapersm")) return NULL;
+    const char *at = strstr(entry, "\n.maxntid ");
+    const char *end = at ? strchr(at + 1, '\n') : NULL;
+    if (!end) return NULL;
+    size_t head = (size_t)(end + 1 - ptx), tail = strlen(end + 1);
+    char line[32];
+    int n = snprintf(line, sizeof line, ".minnctapersm %d\n", target);
+    char *out = malloc(head + (size_t)n + tail + 1);
+    if (!out) return NULL;
+    memcpy(out, ptx, head);
+    memcpy(out + head, line, (size_t)n);
+    memcpy(out + head + n, end + 1, tail + 1);
+    return out;
 }
