@@ -1086,25 +1086,25 @@ Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeou
     int patched = 0;
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
         char *src = config_source(i);
-        for (int a = 0; a < 2; a++) {
-            NvptxOutput all = output_of(src, configs[i].defs, (NvptxOptions){.arch = archs[a]});
-            char names[8][64]; /* (the kernels' names are the compilation's, gone with it) */
-            int nk = all.nkernels < 8 ? all.nkernels : 8;
-            for (int k = 0; k < nk; k++) snprintf(names[k], sizeof names[k], "%s", all.kernels[k].name);
-            nvptx_output_free(&all);
-            for (int k = 0; k < nk; k++) {
-                NvptxOptions opt = {.arch = archs[a], .only_kernel = names[k]};
-                NvptxOutput plain = output_of(src, configs[i].defs, opt);
+        Captured cap = {0};
+        Compilation *c = compile_to_bir("t.blk", src, configs[i].defs, &cap);
+        cr_assert(c && c->ok, "%s", cap.text);
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k < c->bir->nkernels; k++) {
+                const char *name = c->bir->kernels[k]->name;
+                NvptxOptions opt = {.arch = archs[a], .only_kernel = name};
+                NvptxOutput plain, built;
+                cr_assert(compile_ptx(c, &opt, &plain));
                 opt.min_blocks_per_sm = 3;
-                NvptxOutput built = output_of(src, configs[i].defs, opt);
+                cr_assert(compile_ptx(c, &opt, &built));
                 char *added = nvptx_with_occupancy_target(plain.text, 3);
-                cr_expect(added && strcmp(added, built.text) == 0, "%s %s %s", configs[i].file, archs[a], names[k]);
+                cr_expect(added && strcmp(added, built.text) == 0, "%s %s %s", configs[i].file, archs[a], name);
                 patched += added != NULL;
                 free(added);
                 nvptx_output_free(&plain);
                 nvptx_output_free(&built);
             }
-        }
+        compilation_free(c);
         free(src);
     }
     cr_expect_geq(patched, 40);
