@@ -237,10 +237,11 @@ static bool occupancy(const CudaState *st, const CudaCode *c, Occupancy *o) {
  * leaves 8 or more registers a thread unused, is built again with the
  * occupancy it reached as its target; and one that registers alone keep
  * from one program more, by at most 8 registers a thread (a third of them
- * for a persistent kernel), is built again
- * for that one more (nvptx_occupancy_target), never for fewer registers
- * than its wgmma instructions need (min_regs: ptxas would refuse it). The
- * new build replaces the first (module and entry) when it reaches its
+ * for a persistent kernel), for that one more (nvptx_occupancy_target),
+ * never for fewer registers than its wgmma instructions need (min_regs:
+ * ptxas would refuse it). "Built again" is the first build's PTX with the
+ * target added, or a new compile for a kernel with a producer warpgroup.
+ * The new build replaces the first (module and entry) when it reaches its
  * target with no more local memory. Any failure keeps the first build. */
 static void retarget(blk_context *ctx, const BlkVariantSpec *spec, BlkCacheEntry *e, CudaCode *c, int min_regs) {
     CudaState *st = ctx->state;

@@ -42,6 +42,15 @@ static char *kernel_ptx_with_facts(Compilation *c, const char *kernel, int num_w
     return text;
 }
 
+/* An example's source (dsl_examples/FILE); the caller frees it. */
+static char *example_source(const char *file) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, file);
+    char *src = slurp(path);
+    cr_assert_not_null(src, "%s", path);
+    return src;
+}
+
 /* Runs ptxas on the PTX; returns its exit status, its output in out. */
 static int ptxas(const char *ptx, const char *arch, char *out, size_t size) {
     char path[] = "/tmp/blk_test_XXXXXX";
@@ -97,19 +106,11 @@ static const Config configs[] = {
     {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
 };
 
-/* The source of example configuration i; the caller frees it. */
-static char *config_source(size_t i) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, configs[i].file);
-    char *src = slurp(path);
-    cr_assert_not_null(src, "%s", path);
-    return src;
-}
 
 Test(ptx, every_example_assembles_cleanly_for_sm80_sm90_and_sm90a, .timeout = 400) {
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char *src = config_source(i);
+        char *src = example_source(configs[i].file);
         for (int a = 0; a < 3; a++) {
             char *ptx = ptx_of(src, configs[i].defs, archs[a], 0);
             char out[4096];
@@ -137,10 +138,7 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
         {16, 16, 16, 16, 16, 0, 16},
     };
     for (int f = 0; f < 2; f++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, files[f]);
-        char *src = slurp(path);
-        cr_assert_not_null(src);
+        char *src = example_source(files[f]);
         for (int variant = 0; variant < 4; variant++) { /* f16 and bf16, sm_80 and sm_90 */
             bool bf = variant & 1;
             const char *arch = variant & 2 ? "sm_90" : "sm_80";
@@ -223,10 +221,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384 + 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, cases[i].file);
-        char *src = slurp(path);
-        cr_assert_not_null(src);
+        char *src = example_source(cases[i].file);
         NvptxOptions opt = {.arch = "sm_90a", .num_warps = cases[i].warps, .only_kernel = cases[i].kernel,
                             .param_div = cases[i].facts};
         NvptxOutput out = output_of(src, cases[i].defs, opt);
@@ -305,10 +300,7 @@ Test(ptx, dots_sharing_a_loop_invariant_operand_load_it_once) {
  * was laid out (an internal compiler error once; without a producer, the
  * dots would have staged k and v over q). */
 Test(ptx, a_loop_without_room_for_its_ring_is_an_error) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/attention.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
-    cr_assert_not_null(src);
+    char *src = example_source("attention.blk");
     static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
     const char *defs[] = {"HEAD_DIM=256", "BLOCK_M=128", "BLOCK_N=128", NULL};
     Captured cap = {0};
@@ -375,9 +367,7 @@ static const char *tile_loop_kernel(char *buf, size_t size, const char *before, 
 enum { MATMUL_NO_TMA = 1, MATMUL_NO_WS = 2, MATMUL_OCCUPANCY_3 = 4 };
 static NvptxOutput matmul_sm90a(const int64_t *facts, int flags, const char *src) {
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL};
-    char path[512];
-    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
-    char *text = src ? NULL : slurp(path);
+    char *text = src ? NULL : example_source("matmul.blk");
     NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
                         .no_tma = flags & MATMUL_NO_TMA, .no_warp_specialize = flags & MATMUL_NO_WS,
                         .min_blocks_per_sm = flags & MATMUL_OCCUPANCY_3 ? 3 : 0};
@@ -501,9 +491,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
      * 128 x 128; p V's group runs on into the next iteration, so a producer warpgroup issues the
      * copies), cp.async in one warpgroup at any size (D = 64 and 128, 64 x 64) and with 16 KiB
      * (D = 64, 128 x 64, two warpgroups), and --stats says why */
-    char path[512];
-    snprintf(path, sizeof path, "%s/attention.blk", BLK_EXAMPLES_DIR);
-    char *attn = slurp(path);
+    char *attn = example_source("attention.blk");
     static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
     struct { const char *defs[4]; int warps, maps; const char *why; } attn_cases[] = {
         {{"HEAD_DIM=128", "BLOCK_M=128", "BLOCK_N=128", NULL}, 8, 2, NULL},
@@ -559,9 +547,7 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
 
     /* 8 warps: the producer's registers go to the consumers */
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
-    char path[512];
-    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
-    char *text = slurp(path);
+    char *text = example_source("matmul.blk");
     out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts, .only_kernel = "matmul"});
     cr_expect(out.kernels[0].num_warps == 12 && strstr(out.text, "setmaxnreg.dec.sync.aligned.u32 40;") &&
                   strstr(out.text, "setmaxnreg.inc.sync.aligned.u32 232;") && strstr(out.text, "barrier.sync \t1, 384;"),
@@ -611,9 +597,8 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
 Test(ptx, a_persistent_kernel_loops_over_the_grids_program_ids, .timeout = 60) {
     int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
-    char path[512], said[4096];
-    snprintf(path, sizeof path, "%s/matmul.blk", BLK_EXAMPLES_DIR);
-    char *text = slurp(path);
+    char said[4096];
+    char *text = example_source("matmul.blk");
     for (int ws = 0; ws < 2; ws++) {
         NvptxOutput out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts,
                                                                .only_kernel = "matmul", .persistent = true,
@@ -702,9 +687,7 @@ Test(ptx, conversions_through_shared_memory_use_vector_accesses, .timeout = 60) 
 }
 
 Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
+    char *src = example_source("softmax.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s", ptx);
     cr_expect(strstr(ptx, "bar.sync"), "%s", ptx);
@@ -734,9 +717,7 @@ Test(ptx, sixteen_bit_float_shuffles_go_through_f32) {
 }
 
 Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
+    char *src = example_source("softmax.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 0);
     cr_expect(strstr(ptx, ".file\t1 \"") && strstr(ptx, "t.blk\""), "%s", ptx);
     cr_expect(strstr(ptx, ".loc\t1 13 "), "no .loc for line 13:\n%s", ptx);
@@ -750,9 +731,7 @@ Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
 }
 
 Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
+    char *src = example_source("layernorm.blk");
     const char *defs[] = {"BLOCK_SIZE_N=1024", NULL};
     char *ptx = ptx_of(src, defs, "sm_90", 0);
     const char *entry = strstr(ptx, ".entry layer_norm_bwd_dx(");
@@ -845,9 +824,7 @@ Test(ptx, a_mask_over_arange_ranges_is_tested_once_per_block) {
  * shared memory and ptxas spills nothing (in registers it spilled 508 bytes);
  * at 4096 columns they fit and stay. */
 Test(ptx, loop_blocks_over_the_registers_are_kept_in_shared_memory, .timeout = 120) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
+    char *src = example_source("layernorm.blk");
     const int64_t div[] = {16, 16, 16, 16, 16, 16, 0, 0, 16, 16, 0}; /* pointers aligned, stride and N % 16 */
     for (int wide = 0; wide <= 1; wide++) {
         const char *defs[] = {wide ? "BLOCK_SIZE_N=16384" : "BLOCK_SIZE_N=4096", NULL};
@@ -951,9 +928,7 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
 }
 
 Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/softmax.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
+    char *src = example_source("softmax.blk");
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
@@ -975,10 +950,7 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
  * fails, for every N until the compile no longer needs that many. Under
  * ASan this also shows the failed paths leak nothing. */
 Test(ptx, every_out_of_memory_path_reports_an_error) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/layernorm.blk", BLK_EXAMPLES_DIR);
-    char *src = slurp(path);
-    cr_assert(src);
+    char *src = example_source("layernorm.blk");
     int failures = 0;
     for (long n = 1; n < 1000; n++) {
         Captured cap = {0};
@@ -1059,13 +1031,13 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 136, 0, false), 4);  /* 136: 128 give 4 */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 137, 0, false), 3);  /* 9 over: room under 3 */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 3, 8, 103, 0, false), 2);  /* layer_norm_fwd: 23 over 80 */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136, 0, false), 3);  /* shared memory stops a 4th */
+    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130, 0, false), 2);  /* 130: 128 give 2 */
     /* a persistent kernel: up to a third over */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 4, 4, 144, 0, true), 4);   /* attention D = 64: 16 over */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 170, 0, true), 2);   /* 42 over 128 */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 171, 0, true), 0);   /* 43 */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 2, 3, 8, 107, 0, true), 2);   /* 27 over 80: room under 2 */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 3, 3, 4, 136, 0, false), 3);  /* shared memory stops a 4th */
-    cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 1, 2, 8, 130, 0, false), 2);  /* 130: 128 give 2 */
     /* never below the registers a wgmma needs (a gpu_ops kernel, m64n32k16: 10 programs of 44
      * registers; 11 allow 40, and ptxas refused it under 42) */
     cr_expect_eq(nvptx_occupancy_target(NVPTX_SM_REGISTERS, 10, 16, 4, 44, 0, false), 11);
@@ -1085,7 +1057,7 @@ Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeou
     const char *archs[] = {"sm_80", "sm_90a"};
     int patched = 0;
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char *src = config_source(i);
+        char *src = example_source(configs[i].file);
         Captured cap = {0};
         Compilation *c = compile_to_bir("t.blk", src, configs[i].defs, &cap);
         cr_assert(c && c->ok, "%s", cap.text);
