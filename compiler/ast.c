@@ -278,6 +278,7 @@ void ast_dump_module(FILE *out, const Module *m, const char *only_kernel) {
             }
             if (p->align) fprintf(out, " @align(%lld)", (long long)p->align);
             if (p->multiple_of) fprintf(out, " @multiple_of(%lld)", (long long)p->multiple_of);
+            if (p->equal_one) fputs(" @equal(1)", out);
             fputs("\n", out);
         }
         dump_stmt(out, kd->body, 1);

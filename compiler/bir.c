@@ -354,6 +354,7 @@ void bir_print(FILE *out, const BirFunction *f) {
         put_type(&p, prm->type);
         if (prm->align) put(&p, " align %lld", (long long)prm->align);
         if (prm->multiple_of) put(&p, " multiple_of %lld", (long long)prm->multiple_of);
+        if (prm->equal_one) put(&p, " equal 1");
     }
     put(&p, ") {");
     flush_line(&p, 0);

@@ -357,6 +357,7 @@ typedef struct {
     Expr *default_value; /* const parameters only */
     int64_t align;       /* @align(A), 0 if absent */
     int64_t multiple_of; /* @multiple_of(D), 0 if absent */
+    bool equal_one;      /* @equal(1): the integer is 1 at every launch (a unit stride) */
     Symbol *sym;         /* filled by sema */
 } Param;
 
@@ -557,6 +558,7 @@ typedef struct {
     const char *name;
     BlkType type;
     int64_t align, multiple_of; /* attributes, 0 when absent */
+    bool equal_one;             /* @equal(1) */
     int value;                  /* its value: the body's argument of the same index */
 } BirParam;
 

@@ -9,11 +9,12 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "launch.h"
 
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
-enum { MAX_DEFS = 256 };
+enum { MAX_DEFS = 256, MAX_VARIANTS = 8 };
 
-typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_LLVM, EMIT_PTX } EmitKind;
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_LLVM, EMIT_PTX, EMIT_LAUNCH, EMIT_C, EMIT_H } EmitKind;
 
 typedef struct {
     const char *input;
@@ -27,20 +28,35 @@ typedef struct {
     int ndefs;
     NvptxAssume assume[NVPTX_MAX_ASSUME];
     int nassume;
+    char *variants[MAX_VARIANTS]; /* --variant FACTS, as given (or "div16") */
+    int nvariants;
+    const char *prefix;           /* --prefix: starts the names a C launcher defines */
 } Options;
 
 static void usage(FILE *out) {
     char archs[128];
-    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|llvm|bir|ast|tokens]\n"
+    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N]\n"
           "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
-          "            [--kernel NAME] [--help] [--version]\n"
+          "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
           "                   atomically, only when the compile succeeds; OUT may not be\n"
           "                   the input\n"
           "  -D NAME=VALUE    set a const parameter of every kernel that declares NAME\n"
-          "  --emit=ptx       PTX for the GPU (the default)\n"
+          "  --emit=ptx       PTX for the GPU (the default), its launch contract at the top:\n"
+          "                   the block, dynamic shared memory and parameters a launch needs\n"
+          "  --emit=launch    the launch contract alone, as JSON\n"
+          "  --emit=c         a C launcher: the PTX embedded and, per kernel, a typed\n"
+          "                   NAME_launch(stream, args..., grid_x, grid_y, grid_z) that checks\n"
+          "                   its arguments against the facts the code assumes (cuda.h, -lcuda)\n"
+          "  --emit=h         the C launcher's header\n"
+          "  --variant FACTS  with --emit=c/h: also build each kernel under these facts (as\n"
+          "                   --assume takes them, or 'div16': every pointer 16-byte aligned\n"
+          "                   and every integer a multiple of 16, the runtime's specialization);\n"
+          "                   a launch runs the first variant its arguments satisfy, else the\n"
+          "                   build without them (up to 8)\n"
+          "  --prefix NAME    with --emit=c/h: start every name the launcher defines with NAME\n"
           "  --emit=llvm      the optimized LLVM IR the PTX is made from\n"
           "  --emit=bir       the verified block IR, one op per line with its type and\n"
           "                   source line\n"
@@ -106,24 +122,44 @@ static int add_define(Options *o, char *text) {
     return 0;
 }
 
-/* --assume N%16,X%16,S=1 */
-static int add_assume(Options *o, char *text) {
+/* --assume N%16,X%16,S=1 (and --variant's facts) into facts[*n]. */
+static int parse_facts(char *text, NvptxAssume *facts, int *n, const char *option) {
     for (char *spec = strtok(text, ","); spec; spec = strtok(NULL, ",")) {
         char *mod = strchr(spec, '%'), *eq = strchr(spec, '=');
         char *sep = mod ? mod : eq;
         if (!sep || sep == spec || (mod && eq))
-            return usage_error("--assume expects NAME%%K or NAME=1, got '%s'", spec);
+            return usage_error(strcmp(option, "--assume") == 0 ? "--assume expects NAME%%K or NAME=1, got '%s'"
+                                                                : "--variant expects NAME%%K or NAME=1, or div16, got '%s'", spec);
         char *end;
         long long k = strtoll(sep + 1, &end, 10);
         if (*end || end == sep + 1 || (mod && (k < 1 || k > (1ll << 30) || (k & (k - 1)))))
             return usage_error("--assume NAME%%K takes a power of two K from 1 to 2^30, got '%s'", spec);
         if (eq && k != 1) return usage_error("--assume NAME=V knows only V = 1 (Triton's specialization), got '%s'", spec);
         *sep = 0;
-        for (int i = 0; i < o->nassume; i++)
-            if (strcmp(o->assume[i].name, spec) == 0) return usage_error("--assume names '%s' twice", spec);
-        if (o->nassume == NVPTX_MAX_ASSUME) return usage_error("too many --assume facts (limit %s)", "64");
-        o->assume[o->nassume++] = (NvptxAssume){spec, mod ? k : NVPTX_PARAM_ONE};
+        for (int i = 0; i < *n; i++)
+            if (strcmp(facts[i].name, spec) == 0)
+                return usage_error(strcmp(option, "--assume") == 0 ? "--assume names '%s' twice"
+                                                                   : "--variant names '%s' already assumed", spec);
+        if (*n == NVPTX_MAX_ASSUME) return usage_error("too many facts (limit %s)", "64");
+        facts[(*n)++] = (NvptxAssume){spec, mod ? k : NVPTX_PARAM_ONE};
     }
+    return 0;
+}
+
+static int add_assume(Options *o, char *text) { return parse_facts(text, o->assume, &o->nassume, "--assume"); }
+
+static int add_variant(Options *o, char *v) {
+    if (o->nvariants == MAX_VARIANTS) return usage_error("too many --variant options (limit %s)", "8");
+    o->variants[o->nvariants++] = v;
+    return 0;
+}
+
+static int set_prefix(Options *o, const char *v) {
+    bool ok = (v[0] == '_' || (v[0] >= 'a' && v[0] <= 'z') || (v[0] >= 'A' && v[0] <= 'Z')) && strlen(v) < 64;
+    for (const char *c = v; ok && *c; c++)
+        ok = *c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
+    if (!ok) return usage_error("--prefix expects a C identifier (letters, digits, '_'), got '%s'", v);
+    o->prefix = v;
     return 0;
 }
 
@@ -133,7 +169,10 @@ static int set_emit(Options *o, const char *v) {
     else if (strcmp(v, "bir") == 0) o->emit = EMIT_BIR;
     else if (strcmp(v, "llvm") == 0) o->emit = EMIT_LLVM;
     else if (strcmp(v, "ptx") == 0) o->emit = EMIT_PTX;
-    else return usage_error("unknown --emit kind '%s' (expected ptx, llvm, bir, ast or tokens)", v);
+    else if (strcmp(v, "launch") == 0) o->emit = EMIT_LAUNCH;
+    else if (strcmp(v, "c") == 0) o->emit = EMIT_C;
+    else if (strcmp(v, "h") == 0) o->emit = EMIT_H;
+    else return usage_error("unknown --emit kind '%s' (expected ptx, launch, c, h, llvm, bir, ast or tokens)", v);
     return 0;
 }
 
@@ -206,7 +245,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.remarks = true;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
-            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0) {
+            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0 ||
+            strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
@@ -218,6 +258,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             else if (strcmp(a, "--num-stages") == 0) rc = set_num_stages(o, v);
             else if (strcmp(a, "--assume") == 0) rc = add_assume(o, v);
             else if (strcmp(a, "--min-blocks-per-sm") == 0) rc = set_min_blocks(o, v);
+            else if (strcmp(a, "--variant") == 0) rc = add_variant(o, v);
+            else if (strcmp(a, "--prefix") == 0) rc = set_prefix(o, v);
             else rc = set_emit(o, v);
             if (rc) return rc;
         } else if (strncmp(a, "-D", 2) == 0) {
@@ -251,6 +293,8 @@ static int parse_args(Options *o, int argc, char **argv) {
         }
     }
     if (!o->input) return usage_error("%s", "no input file");
+    if ((o->nvariants || o->prefix) && o->emit != EMIT_C && o->emit != EMIT_H)
+        return usage_error("%s", o->nvariants ? "--variant is for --emit=c and --emit=h" : "--prefix is for --emit=c and --emit=h");
     return -1;
 }
 
@@ -412,6 +456,90 @@ static bool write_output(const char *path, const char *data, size_t len) {
     return ok;
 }
 
+/* The facts of --variant div16: every pointer parameter 16-byte aligned and
+ * every integer one a multiple of 16 (but those declared @equal(1)), of the
+ * kernels compiled; NULL-terminated names in the compilation's arena. */
+static int div16_facts(const Compilation *c, const char *only, NvptxAssume *facts, int *n) {
+    for (int k = 0; k < c->bir->nkernels; k++) {
+        const BirFunction *f = c->bir->kernels[k];
+        if (only && strcmp(f->name, only) != 0) continue;
+        for (int p = 0; p < f->nparams; p++) {
+            const BirParam *prm = &f->params[p];
+            if (prm->type.dtype != DT_PTR && (!dtype_is_int(prm->type.dtype) || prm->equal_one)) continue;
+            bool known = false;
+            for (int i = 0; i < *n; i++) known |= strcmp(facts[i].name, prm->name) == 0;
+            if (known) continue;
+            if (*n == NVPTX_MAX_ASSUME) return usage_error("--variant div16: more than %s facts", "64");
+            facts[(*n)++] = (NvptxAssume){prm->name, 16};
+        }
+    }
+    return 0;
+}
+
+/* PTX (with its launch contract), LLVM IR, the contract as JSON, or a C
+ * launcher over the build and its --variant builds, into out. */
+static bool emit_backend(Options *o, Compilation *c, FILE *out) {
+    NvptxOptions opt = o->backend;
+    opt.only_kernel = o->kernel;
+    opt.llvm_ir = o->emit == EMIT_LLVM;
+    opt.assume = o->assume;
+    opt.nassume = o->nassume;
+    if (!opt.arch) opt.arch = NVPTX_DEFAULT_ARCH;
+    /* the variants first, then the build under --assume alone */
+    int nbuilds = o->nvariants + 1;
+    NvptxAssume facts[MAX_VARIANTS + 1][NVPTX_MAX_ASSUME];
+    NvptxOptions opts[MAX_VARIANTS + 1];
+    NvptxOutput res[MAX_VARIANTS + 1] = {{0}};
+    LaunchBuild builds[MAX_VARIANTS + 1];
+    bool ok = compile_lower(c);
+    for (int v = 0; ok && v < nbuilds; v++) {
+        opts[v] = opt;
+        if (v == nbuilds - 1) continue;
+        int n = o->nassume;
+        memcpy(facts[v], o->assume, (size_t)n * sizeof *facts[v]);
+        char *spec = o->variants[v];
+        int rc = strcmp(spec, "div16") == 0 ? div16_facts(c, o->kernel, facts[v], &n)
+                                            : parse_facts(spec, facts[v], &n, "--variant");
+        ok = rc == 0;
+        opts[v].assume = facts[v];
+        opts[v].nassume = n;
+    }
+    int built = 0;
+    for (; ok && built < nbuilds; built++) {
+        ok = compile_ptx(c, &opts[built], &res[built]);
+        builds[built] = (LaunchBuild){c->bir, &res[built], opts[built].arch, &opts[built], o->defs, o->ndefs};
+    }
+    LaunchBuild *b = &builds[nbuilds - 1];
+    if (ok && o->stats && o->emit == EMIT_PTX) ok = print_stats(b->out, opt.arch, opt.min_blocks_per_sm);
+    if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, b);
+    if (ok && (o->emit == EMIT_C || o->emit == EMIT_H)) {
+        char err[256];
+        ok = launch_c_source(out, builds, nbuilds, o->prefix ? o->prefix : "", o->emit == EMIT_H, err, sizeof err);
+        if (!ok) fprintf(stderr, "blkc: error: %s\n", err);
+    }
+    if (ok && o->emit == EMIT_PTX) {
+        char *text = b->out->text;
+        if (o->annotate) {
+            text = nvptx_annotate(b->out->text, &c->src);
+            if (!text) fputs("blkc: error: out of memory\n", stderr), ok = false;
+        }
+        if (ok) launch_contract_comment(out, b), fputs(text, out);
+        if (text != b->out->text) free(text);
+    }
+    if (ok && o->emit == EMIT_LLVM) {
+        if (o->nassume) { /* whoever reads the IR must know what it takes for granted */
+            fputs("; compiled assuming", out);
+            for (int i = 0; i < o->nassume; i++)
+                if (o->assume[i].fact == NVPTX_PARAM_ONE) fprintf(out, "%s %s == 1", i ? "," : "", o->assume[i].name);
+                else fprintf(out, "%s %s %% %lld == 0", i ? "," : "", o->assume[i].name, (long long)o->assume[i].fact);
+            fputs(" (--assume)\n", out);
+        }
+        fputs(b->out->text, out);
+    }
+    for (int v = 0; v < built; v++) nvptx_output_free(&res[v]);
+    return ok;
+}
+
 /* Is -o the input file itself (a name or a link to it)? */
 static bool same_file(const char *a, const char *b) {
     struct stat sa, sb;
@@ -458,31 +586,7 @@ int main(int argc, char **argv) {
             }
         }
         if (ok && o.emit == EMIT_AST) ast_dump_module(out, c->module, o.kernel);
-        if (ok && (o.emit == EMIT_PTX || o.emit == EMIT_LLVM)) {
-            NvptxOptions opt = o.backend;
-            opt.only_kernel = o.kernel;
-            opt.llvm_ir = o.emit == EMIT_LLVM;
-            opt.assume = o.assume;
-            opt.nassume = o.nassume;
-            NvptxOutput res;
-            ok = compile_ptx(c, &opt, &res);
-            if (ok && o.stats && o.emit == EMIT_PTX) ok = print_stats(&res, opt.arch ? opt.arch : NVPTX_DEFAULT_ARCH, opt.min_blocks_per_sm);
-            char *text = res.text;
-            if (ok && o.annotate && o.emit == EMIT_PTX) {
-                text = nvptx_annotate(res.text, &c->src);
-                if (!text) fputs("blkc: error: out of memory\n", stderr), ok = false;
-            }
-            if (ok && o.nassume) { /* whoever reads or loads the PTX must know what it takes for granted */
-                fprintf(out, "%s compiled assuming", o.emit == EMIT_PTX ? "//" : ";");
-                for (int i = 0; i < o.nassume; i++)
-                    if (o.assume[i].fact == NVPTX_PARAM_ONE) fprintf(out, "%s %s == 1", i ? "," : "", o.assume[i].name);
-                    else fprintf(out, "%s %s %% %lld == 0", i ? "," : "", o.assume[i].name, (long long)o.assume[i].fact);
-                fputs(" (--assume): launch only with arguments that satisfy it\n", out);
-            }
-            if (ok) fputs(text, out);
-            if (text != res.text) free(text);
-            nvptx_output_free(&res);
-        }
+        if (ok && o.emit != EMIT_AST && o.emit != EMIT_BIR) ok = emit_backend(&o, c, out);
         if (ok && o.emit == EMIT_BIR && (ok = compile_lower(c))) {
             for (int i = 0; i < c->bir->nkernels; i++) {
                 const BirFunction *f = c->bir->kernels[i];

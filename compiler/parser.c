@@ -700,20 +700,32 @@ static void parse_attribute(Parser *p, Param *prm) {
     if (!expect(p, TOK_IDENT, "after '@'")) return;
     Token name = p->prev;
     int64_t *slot = NULL;
+    bool equal = false;
     if (name.span.len == 5 && memcmp(name.text, "align", 5) == 0) slot = &prm->align;
     else if (name.span.len == 11 && memcmp(name.text, "multiple_of", 11) == 0)
         slot = &prm->multiple_of;
+    else if (name.span.len == 5 && memcmp(name.text, "equal", 5) == 0)
+        equal = true;
     else
-        error_at(p, name.span, "unknown attribute '%s' (expected @align or @multiple_of)",
+        error_at(p, name.span, "unknown attribute '%s' (expected @align, @multiple_of or @equal)",
                  tok_str(p, name));
     if (!expect(p, TOK_LPAREN, "after the attribute name")) return;
     if (!expect(p, TOK_INT, "as the attribute's value")) return;
     Expr *v = parse_int_literal_token(p, p->prev);
     expect(p, TOK_RPAREN, "to close the attribute");
     Span span = span_from(p, at.span);
-    if (!slot || v->u.int_lit.invalid) return;
+    if ((!slot && !equal) || v->u.int_lit.invalid) return;
     if (v->u.int_lit.is_u64) {
         error_at(p, span, "the attribute's value is too large");
+        return;
+    }
+    if (equal) { /* the backend specializes on 1 only, as Triton does; any other value is a const's job */
+        if (v->u.int_lit.value != 1)
+            diag_report(p->de, DIAG_ERROR, p->src, span, "@equal takes only 1 (a unit stride), got %lld; "
+                        "for another fixed value make the parameter const", (long long)v->u.int_lit.value);
+        else if (prm->equal_one)
+            diag_report(p->de, DIAG_ERROR, p->src, span, "duplicate attribute '@equal'");
+        prm->equal_one = true;
         return;
     }
     if (v->u.int_lit.value <= 0 || (slot == &prm->align && !is_pow2(v->u.int_lit.value))) {

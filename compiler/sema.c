@@ -1954,7 +1954,7 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
               tstr(S, t));
         ok = false;
     }
-    if (prm->align || prm->multiple_of) {
+    if (prm->align || prm->multiple_of || prm->equal_one) {
         error(S, prm->span, "attributes apply to runtime parameters, not to const '%s'", prm->name);
         ok = false;
     }
@@ -2012,6 +2012,10 @@ static void bind_runtime_param(Sema *S, Param *prm) {
     }
     if (ok && prm->align && t.dtype != DT_PTR) {
         error(S, prm->span, "@align applies to pointer parameters; '%s' is %s", prm->name, tstr(S, t));
+        ok = false;
+    }
+    if (ok && prm->equal_one && !dtype_is_int(t.dtype)) {
+        error(S, prm->span, "@equal applies to integer parameters; '%s' is %s", prm->name, tstr(S, t));
         ok = false;
     }
     if (ok && prm->multiple_of && !dtype_is_int(t.dtype)) {

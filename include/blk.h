@@ -139,6 +139,12 @@ const char *blk_kernel_arg_type(const blk_kernel *kernel, int i);
  * CUstream or NULL; on the cpu device the launch runs before returning. */
 blk_status blk_launch(blk_kernel *kernel, unsigned grid_x, unsigned grid_y, unsigned grid_z, const blk_arg *args,
                       int num_args, void *stream);
+/* The PTX a launch with these arguments runs: the specialization for their
+ * facts (compiled and loaded now if no launch has yet), with its launch
+ * contract at the top (docs/runtime.md, "Ahead of time"); on the cpu device,
+ * what a GPU of the module's arch would run. Owned by the kernel. Nothing is
+ * launched; the arguments are checked as blk_launch checks them. */
+blk_status blk_kernel_launch_ptx(blk_kernel *kernel, const blk_arg *args, int num_args, const char **ptx);
 
 blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_ptr *out);
 blk_status blk_free(blk_context *ctx, blk_ptr ptr);

@@ -88,6 +88,9 @@ struct BlkDevice {
     blk_status (*load)(blk_context *ctx, const BlkVariantSpec *spec, void **code);
     /* Frees a loaded specialization (the context may be lost). */
     void (*unload)(blk_context *ctx, void *code);
+    /* The PTX a loaded specialization runs, its launch contract at the top
+     * (owned by the code), or NULL where the device runs no PTX. */
+    const char *(*code_ptx)(void *code);
     blk_status (*launch)(blk_context *ctx, const BlkLaunch *launch);
 };
 
@@ -100,6 +103,14 @@ blk_status blk_fail(blk_status s, const char *fmt, ...) __attribute__((format(pr
  * has no cached code), with this occupancy target (0: the module's);
  * BLK_ERROR_COMPILE with the error set on failure. */
 blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, BlkKernelCode *out);
+
+/* runtime.c: a loaded specialization's launch contract (compiler/launch.h)
+ * as PTX comments, or as JSON; malloc'ed, NULL when out of memory. */
+char *blk_variant_contract(const BlkVariantSpec *spec, const BlkKernelCode *code, bool json);
+/* runtime.c: with $BLK_DUMP_DIR set, writes the PTX a specialization runs
+ * (its contract at the top, `ptx_with_contract`) and its contract as JSON
+ * into that directory (docs/runtime.md); failures are silent. */
+void blk_dump_variant(const BlkVariantSpec *spec, const BlkKernelCode *code, const char *ptx_with_contract);
 
 /* jit.c: the runtime's only calls into the compiler's front end and NVPTX backend. */
 /* Is this PTX target one the backend knows? The list of those, for messages
@@ -126,5 +137,8 @@ void blk_jit_release(Compilation *comp);
  * caller serializes calls on one compilation. */
 char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,
                    char *err, size_t err_size);
+/* The launch contract (compiler/launch.h) of kernel k of a compilation built
+ * under opt: PTX comments, or JSON; malloc'ed, NULL when out of memory. */
+char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json);
 
 #endif

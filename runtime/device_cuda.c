@@ -37,6 +37,7 @@ typedef struct {
     int64_t shared_bytes;
     NvptxTensorMaps tensor_maps;
     unsigned at_once;   /* persistent: the programs a launch makes (those that run at once on the device) */
+    char *ptx;          /* the PTX loaded, its launch contract at the top (blk_kernel_launch_ptx) */
 } CudaCode;
 
 static bool is_fault(CUresult r) {
@@ -335,6 +336,18 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         if (spec->auto_occupancy) retarget(ctx, spec, &entry, c, min_regs);
         if (dir && key) blk_cache_store(dir, key, key_len, &entry);
     }
+    if (!s) { /* what runs, for blk_kernel_launch_ptx and $BLK_DUMP_DIR */
+        BlkKernelCode kc = {entry.ptx, entry.warps, entry.shared_bytes, entry.tensor_maps, min_regs};
+        char *contract = blk_variant_contract(spec, &kc, false);
+        size_t a = contract ? strlen(contract) : 0;
+        if (contract && (c->ptx = malloc(a + entry.ptx_len + 1))) {
+            memcpy(c->ptx, contract, a);
+            memcpy(c->ptx + a, entry.ptx, entry.ptx_len);
+            c->ptx[a + entry.ptx_len] = 0;
+        }
+        free(contract);
+        blk_dump_variant(spec, &kc, c->ptx);
+    }
     Occupancy o;
     if (!s && spec->persistent) /* (a kernel that fits no program an SM fails at its launch) */
         c->at_once = (unsigned)(st->sms > 0 ? st->sms : 1) * (unsigned)(occupancy(st, c, &o) && o.blocks > 0 ? o.blocks : 1);
@@ -342,6 +355,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
     free(key);
     if (s) {
         if (c->mod && !ctx->lost) d->ModuleUnload(c->mod);
+        free(c->ptx);
         free(c);
         return s;
     }
@@ -353,8 +367,11 @@ static void cuda_unload(blk_context *ctx, void *code) {
     CudaState *st = ctx->state;
     CudaCode *c = code;
     if (c && !ctx->lost) st->drv.ModuleUnload(c->mod);
+    if (c) free(c->ptx);
     free(c);
 }
+
+static const char *cuda_code_ptx(void *code) { return ((CudaCode *)code)->ptx; }
 
 /* Tensor map j of a launch (nvptx.h's NvptxTensorMap), from its arguments;
  * false (the kernel then copies by cp.async) when the driver cannot make it:
@@ -434,5 +451,6 @@ const BlkDevice blk_device_cuda = {
     .synchronize = cuda_synchronize,
     .load = cuda_load,
     .unload = cuda_unload,
+    .code_ptx = cuda_code_ptx,
     .launch = cuda_launch,
 };

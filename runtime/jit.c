@@ -2,10 +2,12 @@
  * (compiler/compile.h) and its arch table, one function per concern (see
  * device.h). The cpu device also runs the interpreter (device_cpu.c). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device.h"
+#include "launch.h"
 
 bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
 
@@ -89,5 +91,21 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
     char *text = out.text;
     out.text = NULL;
     nvptx_output_free(&out);
+    return text;
+}
+
+char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json) {
+    NvptxOutput one = {"", (NvptxKernel *)k, 1};
+    LaunchBuild b = {comp->bir, &one, opt->arch ? opt->arch : NVPTX_DEFAULT_ARCH, opt, NULL, 0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    if (json) launch_contract_json(out, &b);
+    else launch_contract_comment(out, &b);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
     return text;
 }

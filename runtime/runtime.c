@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "device.h"
@@ -151,6 +153,7 @@ blk_status blk_synchronize(blk_context *ctx) {
 typedef struct {
     BlkFacts facts;
     void *code;     /* the device's */
+    char *ptx;      /* blk_kernel_launch_ptx's, where the device keeps none; made on request */
 } Variant;
 
 struct blk_kernel {
@@ -326,7 +329,10 @@ void blk_module_destroy(blk_module *m) {
     if (!m) return;
     for (int i = 0; i < m->nkernels; i++) {
         blk_kernel *k = &m->kernels[i];
-        for (int v = 0; v < k->nvariants; v++) m->ctx->dev->unload(m->ctx, k->variants[v].code);
+        for (int v = 0; v < k->nvariants; v++) {
+            m->ctx->dev->unload(m->ctx, k->variants[v].code);
+            free(k->variants[v].ptx);
+        }
         free(k->variants);
         free(k->ptx);
         free(k->llvm_ir);
@@ -398,22 +404,88 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     if (!k || !out) return blk_fail(BLK_ERROR_INVALID_VALUE, "a NULL argument");
     pthread_mutex_lock(&k->module->lock);
     char **slot = llvm_ir ? &k->llvm_ir : &k->ptx;
-    if (!*slot) *slot = emit(k, NULL, 0, llvm_ir, NULL);
+    NvptxKernel info;
+    if (!*slot && (*slot = emit(k, NULL, 0, llvm_ir, &info)) && !llvm_ir) {
+        /* the PTX with its launch contract, as blkc writes it */
+        char *contract = blk_jit_contract(k->module->comp, &k->module->backend, &info, false);
+        size_t a = contract ? strlen(contract) : 0, b = strlen(*slot);
+        char *both = contract ? malloc(a + b + 1) : NULL;
+        if (both) memcpy(both, contract, a), memcpy(both + a, *slot, b + 1);
+        free(contract);
+        free(*slot);
+        *slot = both;
+        if (!both) blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
     *out = *slot;
     pthread_mutex_unlock(&k->module->lock);
     return *out ? ok() : BLK_ERROR_COMPILE;
 }
 
 blk_status blk_kernel_ptx(blk_kernel *k, const char **ptx) { return kernel_text(k, false, ptx); }
+
+/* The facts of a specialization as the backend takes them (NvptxOptions.param_div). */
+static void facts_div(const BirFunction *f, BlkFacts facts, int64_t *div) {
+    for (int i = 0; i < f->nparams && i < 64; i++) {
+        div[i] = 0;
+        if (facts.div16 >> i & 1) div[i] = 16;
+        if (facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
+    }
+}
+
+char *blk_variant_contract(const BlkVariantSpec *spec, const BlkKernelCode *code, bool json) {
+    const blk_kernel *k = spec->kernel;
+    const BirFunction *f = k->f;
+    NvptxKernel info = {f->name, code->warps, code->shared_bytes, code->tensor_maps, NULL, spec->persistent,
+                        code->min_regs, {0}};
+    facts_div(f, spec->facts, info.facts);
+    for (int i = 0; i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++)
+        if (f->params[i].equal_one) info.facts[i] = NVPTX_PARAM_ONE;
+    return blk_jit_contract(k->module->comp, &k->module->backend, &info, json);
+}
+
+/* Writes text to dir/name atomically (a temporary file, then rename). */
+static void dump_file(const char *dir, const char *name, const char *text) {
+    char path[4096], tmp[4096 + 16];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) return;
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    bool ok = off == len && fchmod(fd, 0644) == 0;
+    if (close(fd) != 0) ok = false;
+    if (!ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
+void blk_dump_variant(const BlkVariantSpec *spec, const BlkKernelCode *code, const char *ptx_with_contract) {
+    const char *dir = getenv("BLK_DUMP_DIR");
+    if (!dir || !*dir || !ptx_with_contract) return;
+    mkdir(dir, 0755); /* one level, as a user names it; an existing one is fine */
+    /* the name says the kernel and its launch facts; the hash tells builds apart (other consts, options) */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = ptx_with_contract; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    char name[256];
+    snprintf(name, sizeof name, "%.150s-%llx-%llx-%016llx.ptx", spec->name, (unsigned long long)spec->facts.div16,
+             (unsigned long long)spec->facts.one, (unsigned long long)h);
+    dump_file(dir, name, ptx_with_contract);
+    char *json = blk_variant_contract(spec, code, true);
+    if (json) {
+        memcpy(name + strlen(name) - 4, ".json", 6);
+        dump_file(dir, name, json);
+        free(json);
+    }
+}
 blk_status blk_kernel_llvm_ir(blk_kernel *k, const char **ir) { return kernel_text(k, true, ir); }
 
 blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, BlkKernelCode *out) {
     const BirFunction *f = spec->kernel->f;
     int64_t div[64] = {0};
-    for (int i = 0; i < f->nparams && i < 64; i++) {
-        if (spec->facts.div16 >> i & 1) div[i] = 16;
-        if (spec->facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
-    }
+    facts_div(f, spec->facts, div);
     *out = (BlkKernelCode){0};
     NvptxKernel info;
     out->ptx = emit(spec->kernel, div, min_blocks_per_sm, false, &info);
@@ -492,6 +564,13 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_ar
     if (p->multiple_of && (big ? a->value.u % (uint64_t)p->multiple_of : (uint64_t)(v % p->multiple_of)))
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): declared @multiple_of(%lld) but is %lld",
                     k->f->name, i, p->name, (long long)p->multiple_of, (long long)v);
+    if (p->equal_one && (big || v != 1)) {
+        char got[32];
+        if (big) snprintf(got, sizeof got, "%llu", (unsigned long long)a->value.u);
+        else snprintf(got, sizeof got, "%lld", (long long)v);
+        return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): declared @equal(1) but is %s "
+                        "(the kernel assumes a unit stride: pass contiguous data)", k->f->name, i, p->name, got);
+    }
     out->kind = BLK_ARG_I64;
     return BLK_SUCCESS;
 }
@@ -529,18 +608,15 @@ static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
     BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy,
                            m->backend.persistent};
     if (!s) s = m->ctx->dev->load(m->ctx, &spec, code);
-    if (!s) k->variants[k->nvariants++] = (Variant){facts, *code};
+    if (!s) k->variants[k->nvariants++] = (Variant){facts, *code, NULL};
     pthread_mutex_unlock(&m->lock);
     return s;
 }
 
-blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, const blk_arg *args, int nargs,
-                      void *stream) {
-    if (!k) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel is NULL");
-    blk_context *ctx = k->module->ctx;
-    blk_status s = enter(ctx);
-    if (s) return s;
+/* A launch's arguments, checked against the kernel's parameters into checked. */
+static blk_status check_args(const blk_kernel *k, const blk_arg *args, int nargs, blk_arg *checked) {
     const BirFunction *f = k->f;
+    blk_status s;
     if (nargs != f->nparams || (nargs && !args)) {
         char names[512] = "";
         for (int i = 0; i < f->nparams; i++)
@@ -550,9 +626,55 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
     }
     if (nargs > BLK_MAX_KERNEL_ARGS)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s': more than %d arguments", f->name, BLK_MAX_KERNEL_ARGS);
-    blk_arg checked[BLK_MAX_KERNEL_ARGS];
     for (int i = 0; i < nargs; i++)
         if ((s = check_arg(k, i, &args[i], &checked[i]))) return s;
+    return BLK_SUCCESS;
+}
+
+blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, const char **ptx) {
+    if (!k || !ptx) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_kernel_launch_ptx: a NULL argument");
+    *ptx = NULL;
+    blk_module *m = k->module;
+    blk_status s = enter(m->ctx);
+    blk_arg checked[BLK_MAX_KERNEL_ARGS];
+    if (s || (s = check_args(k, args, nargs, checked))) return s;
+    BlkFacts facts = launch_facts(k->f, checked);
+    void *code;
+    if ((s = variant_for(k, facts, &code))) return s;
+    if (m->ctx->dev->code_ptx && (*ptx = m->ctx->dev->code_ptx(code))) return ok();
+    /* a device that runs no PTX (the cpu): the PTX this launch would run on a GPU of the module's arch */
+    pthread_mutex_lock(&m->lock);
+    Variant *v = NULL;
+    for (int i = 0; i < k->nvariants; i++)
+        if (k->variants[i].code == code) v = &k->variants[i];
+    if (v && !v->ptx) {
+        BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy,
+                               m->backend.persistent};
+        BlkKernelCode kc;
+        if (!(s = blk_kernel_code(&spec, 0, &kc))) {
+            char *contract = blk_variant_contract(&spec, &kc, false);
+            size_t a = contract ? strlen(contract) : 0, b = strlen(kc.ptx);
+            v->ptx = contract ? malloc(a + b + 1) : NULL;
+            if (v->ptx) memcpy(v->ptx, contract, a), memcpy(v->ptx + a, kc.ptx, b + 1);
+            else s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+            free(contract);
+            free(kc.ptx);
+        }
+    }
+    *ptx = v ? v->ptx : NULL;
+    pthread_mutex_unlock(&m->lock);
+    return s ? s : *ptx ? ok() : blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+}
+
+blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, const blk_arg *args, int nargs,
+                      void *stream) {
+    if (!k) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel is NULL");
+    blk_context *ctx = k->module->ctx;
+    blk_status s = enter(ctx);
+    if (s) return s;
+    const BirFunction *f = k->f;
+    blk_arg checked[BLK_MAX_KERNEL_ARGS];
+    if ((s = check_args(k, args, nargs, checked))) return s;
     BlkLaunch launch = {f, checked, {gx, gy, gz}, stream, NULL};
     if (!gx || !gy || !gz)
         return blk_fail(BLK_ERROR_BAD_GRID, "kernel '%s': the grid (%u, %u, %u) is empty", f->name, gx, gy, gz);

@@ -372,8 +372,11 @@ Test(driver, assume_facts_and_vectorization_remarks) {
     r = run_blkc("v.blk --assume X%16,Y%16 --assume=N%8,S%16 --remarks");
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_str_empty(r.err);
-    cr_expect(strstr(r.out, "// compiled assuming X % 16 == 0, Y % 16 == 0, N % 8 == 0, S % 16 == 0 (--assume)"),
+    /* the launch contract says what the code takes for granted, per parameter */
+    cr_expect(strstr(r.out, "//      0 X            *f16   .u64  not null, aligned to 16 bytes (compiled assuming it)\n"),
               "%s", r.out);
+    cr_expect(strstr(r.out, "//      2 N            i32    .u32  a multiple of 8 (compiled assuming it)\n"), "%s", r.out);
+    cr_expect(strstr(r.out, "//      3 S            i32    .u32  a multiple of 16 (compiled assuming it)\n"), "%s", r.out);
     cr_expect(strstr(r.out, "ld.global.v4.b32") && strstr(r.out, "st.global.v4.b32"), "%s", r.out);
     free_run(&r);
     r = run_blkc("v.blk --assume X%16,Y%16,N%4,S%4 -R"); /* half enough: 8-byte accesses */

@@ -24,9 +24,12 @@ static void spell(const NvptxAssume *a, char *buf, size_t size) {
 bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts) {
     const NvptxOptions *o = m->opt;
     *facts = o->param_div;
-    if (!o->nassume) return true;
+    bool declared_one = false;
+    for (int i = 0; i < f->nparams; i++) declared_one |= f->params[i].equal_one;
+    if (!o->nassume && !declared_one) return true;
     int64_t *div = arena_alloc(a, (size_t)(f->nparams + 1) * sizeof *div);
-    for (int i = 0; i < f->nparams; i++) div[i] = o->param_div ? o->param_div[i] : 0;
+    for (int i = 0; i < f->nparams; i++)
+        div[i] = f->params[i].equal_one ? NVPTX_PARAM_ONE : o->param_div ? o->param_div[i] : 0; /* @equal(1): as =1 */
     for (int k = 0; k < o->nassume; k++) {
         const NvptxAssume *as = &o->assume[k];
         char spelled[160];

@@ -473,7 +473,8 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         ok = gen_body(g, f);
         *info = (NvptxKernel){f->name, nvptx_ws_launch_warps(g), g->smem_size, g->tma, NULL, m->opt->persistent,
-                              g->wgmma_min_regs};
+                              g->wgmma_min_regs, {0}};
+        for (int i = 0; g->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->facts[i];
         info->notes = malloc(strlen(g->notes) + 1);
         if (info->notes) strcpy(info->notes, g->notes);
     }

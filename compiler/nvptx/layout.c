@@ -668,6 +668,7 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
         else if (prm->multiple_of) info.div = pow2_div(prm->multiple_of);
         if (param_div && param_div[i] > 0) info.div = max64(info.div, pow2_div(param_div[i]));
         if (param_div && param_div[i] == NVPTX_PARAM_ONE && dtype_is_int(prm->type.dtype)) info.one = true;
+        if (prm->equal_one) info.one = true;
         set(&A, prm->value, info);
     }
     analyze_block(&A, f->body);

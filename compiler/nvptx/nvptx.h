@@ -147,6 +147,11 @@ typedef struct {
      * what the instruction needs besides (an occupancy target allowing fewer
      * fails with C7602). */
     int min_regs;
+    /* The launch facts it was compiled under, one per runtime parameter (as
+     * NvptxOptions.param_div: 0 none, a power of two, NVPTX_PARAM_ONE): the
+     * launch's (param_div), --assume's and @equal(1)'s together; a launch
+     * must satisfy them and the parameters' declared attributes (launch.h). */
+    int64_t facts[BLK_MAX_KERNEL_ARGS];
 } NvptxKernel;
 
 typedef struct {

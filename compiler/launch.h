@@ -1,0 +1,67 @@
+/* launch.h: what a launch of compiled kernels must do, said three ways from
+ * one description (contract.c): a comment at the top of the PTX, JSON
+ * (blkc --emit=launch), and a C launcher with the PTX embedded (launcher.c,
+ * blkc --emit=c / --emit=h). The runtime launches by the same facts
+ * (runtime/device_cuda.c); tests/test_launch.c checks that they agree. */
+#ifndef BLK_LAUNCH_H
+#define BLK_LAUNCH_H
+
+#include <stdio.h>
+
+#include "compile.h"
+
+/* What a launch's argument for one runtime parameter must satisfy: the
+ * parameter's declared attributes and the facts the code was compiled
+ * under, together. */
+typedef struct {
+    int64_t align;        /* pointer: its address a multiple of this many bytes (at least its element's size) */
+    int64_t multiple;     /* integer: its value a multiple of this (1: any) */
+    bool one;             /* integer: its value is 1 */
+    bool align_declared;  /* each from the source (@align, @multiple_of, @equal) rather than from the */
+    bool multiple_declared; /* launch facts or --assume the code was compiled under */
+    bool one_declared;
+} LaunchRequirement;
+
+void launch_requirement(const BirParam *p, int64_t fact, LaunchRequirement *r);
+
+/* PTX's and C's spelling of a runtime parameter of type d (".u64",
+ * "CUdeviceptr"; f16 and bf16 are ".b16" bits, which a launcher takes as a
+ * float and rounds). */
+const char *launch_ptx_type(DType d);
+const char *launch_c_type(DType d);
+/* The bytes of a parameter in the launch's parameter buffer. */
+int launch_param_bytes(DType d);
+
+/* The dynamic shared memory a launch gets without CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
+enum { LAUNCH_DEFAULT_SHARED_BYTES = 48 * 1024 };
+
+/* One compiled build of a module: the kernels of out, compiled from m for
+ * arch under options (for the record). */
+typedef struct {
+    const BirModule *bir;
+    const NvptxOutput *out;
+    const char *arch;
+    const NvptxOptions *options;
+    const ConstDef *defs; /* -D values, for the record */
+    int ndefs;
+} LaunchBuild;
+
+/* The kernel of b.bir that k was compiled from (NULL: none). */
+const BirFunction *launch_function(const LaunchBuild *b, const NvptxKernel *k);
+
+/* The contract as PTX comments (every line starting with "//"). */
+void launch_contract_comment(FILE *out, const LaunchBuild *b);
+/* The same as one JSON object. */
+void launch_contract_json(FILE *out, const LaunchBuild *b);
+
+/* launcher.c: a C launcher for one or more builds of the same module that
+ * differ only in the facts they were compiled under (the variants of a
+ * kernel: a launch runs the first variant whose facts its arguments
+ * satisfy). `header`: the declarations only (--emit=h); else the whole
+ * source, its PTX embedded (--emit=c). `prefix` starts every name the file
+ * defines ("" for none). False when the builds do not match (other kernels
+ * or parameters), with the reason in err. */
+bool launch_c_source(FILE *out, const LaunchBuild *builds, int nbuilds, const char *prefix, bool header, char *err,
+                     size_t err_size);
+
+#endif
