@@ -64,4 +64,9 @@ void launch_contract_json(FILE *out, const LaunchBuild *b);
 bool launch_c_source(FILE *out, const LaunchBuild *builds, int nbuilds, const char *prefix, bool header, char *err,
                      size_t err_size);
 
+/* hints.c: for each kernel compiled (opt->only_kernel, or all), a note at
+ * the kernel when another arch or launch facts would give it wgmma dots,
+ * TMA copies or wider accesses, naming every option and fact needed. */
+void launch_faster_hints(Compilation *c, const NvptxOptions *opt, DiagEngine *de);
+
 #endif

@@ -308,7 +308,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
     fputs(" {\n", out);
     fprintf(out, "    %sVariant *blk_v;\n    CUresult blk_r;\n    int blk_variant = -1;\n", I);
     fprintf(out, "    if (!grid_x || !grid_y || !grid_z)\n"
-                 "        return %sfail(CUDA_ERROR_INVALID_VALUE, \"kernel '%s': the blk_grid (%%u, %%u, %%u) is empty\", "
+                 "        return %sfail(CUDA_ERROR_INVALID_VALUE, \"kernel '%s': the grid (%%u, %%u, %%u) is empty\", "
                  "grid_x, grid_y, grid_z);\n", I, K);
     /* the declared facts and the element alignment hold for every variant */
     char fail[200];
@@ -340,7 +340,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
             launch_requirement(&f->params[p], k->facts[p], &r);
             if (!k->facts[p]) continue;
             any = true;
-            check_requirement(out, f, p, &r, v + 1 < n ? NULL : fail, "the facts its most general blk_variant was compiled "
+            check_requirement(out, f, p, &r, v + 1 < n ? NULL : fail, "the facts its most general variant was compiled "
                               "assuming: build one without them");
         }
         if (!any) fputs("        (void)blk_holds;\n", out);

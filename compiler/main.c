@@ -31,13 +31,14 @@ typedef struct {
     char *variants[MAX_VARIANTS]; /* --variant FACTS, as given (or "div16") */
     int nvariants;
     const char *prefix;           /* --prefix: starts the names a C launcher defines */
+    bool no_hints;                /* --no-hints: no note that a faster build exists */
 } Options;
 
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N]\n"
-          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats]\n"
+          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
@@ -57,6 +58,8 @@ static void usage(FILE *out) {
           "                   a launch runs the first variant its arguments satisfy, else the\n"
           "                   build without them (up to 8)\n"
           "  --prefix NAME    with --emit=c/h: start every name the launcher defines with NAME\n"
+          "  --no-hints       no note at a kernel whose build another --arch or launch facts\n"
+          "                   would make faster (wgmma, TMA, wider accesses), naming them\n"
           "  --emit=llvm      the optimized LLVM IR the PTX is made from\n"
           "  --emit=bir       the verified block IR, one op per line with its type and\n"
           "                   source line\n"
@@ -237,6 +240,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.no_warp_specialize = true;
         } else if (strcmp(a, "--persistent") == 0) {
             o->backend.persistent = true;
+        } else if (strcmp(a, "--no-hints") == 0) {
+            o->no_hints = true;
         } else if (strcmp(a, "--annotate") == 0) {
             o->annotate = true;
         } else if (strcmp(a, "--stats") == 0) {
@@ -510,6 +515,8 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         builds[built] = (LaunchBuild){c->bir, &res[built], opts[built].arch, &opts[built], o->defs, o->ndefs};
     }
     LaunchBuild *b = &builds[nbuilds - 1];
+    /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
+    if (ok && !o->nvariants && !o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
     if (ok && o->stats && o->emit == EMIT_PTX) ok = print_stats(b->out, opt.arch, opt.min_blocks_per_sm);
     if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, b);
     if (ok && (o->emit == EMIT_C || o->emit == EMIT_H)) {

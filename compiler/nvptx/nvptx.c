@@ -66,7 +66,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
     }
     if (ok) ok = nvptx_check_assume_used(&m);
     LLVMDIBuilderFinalize(m.di);
-    char *text = ok ? nvptx_emit(&m, o.llvm_ir) : NULL;
+    char *text = !ok ? NULL : o.decisions_only ? calloc(1, 1) : nvptx_emit(&m, o.llvm_ir);
     module_dispose(&m);
     if (!text) {
         for (int i = 0; i < n; i++) free(kernels[i].notes);

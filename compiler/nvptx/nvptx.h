@@ -96,6 +96,8 @@ typedef struct {
     bool no_tma;              /* never TMA copies (cp.async) */
     bool no_warp_specialize;  /* TMA copies issued by thread 0 between barriers, never by a producer warp */
     bool persistent;          /* each launched program runs the work of many (NvptxKernel.persistent) */
+    bool decisions_only;      /* the kernels' decisions (NvptxKernel) without running LLVM's passes and
+                                 code generation: NvptxOutput.text is "" (what a build would do, cheaply) */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };
