@@ -119,8 +119,8 @@ void launch_contract_comment(FILE *out, const LaunchBuild *b) {
         const BirFunction *f = launch_function(b, k);
         if (!f) continue;
         fprintf(out, "//\n// kernel %s\n", k->name);
-        fprintf(out, "//   block: %d threads (%d warps), 1, 1: exactly this; .maxntid is only a bound\n", 32 * k->num_warps,
-                k->num_warps);
+        fprintf(out, "//   block: %d threads (%d warp%s), 1, 1: exactly this; .maxntid is only a bound\n",
+                32 * k->num_warps, k->num_warps, k->num_warps == 1 ? "" : "s");
         if (!k->shared_bytes)
             fputs("//   dynamic shared memory: 0 bytes\n", out);
         else if (k->shared_bytes <= LAUNCH_DEFAULT_SHARED_BYTES)

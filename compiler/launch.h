@@ -44,6 +44,7 @@ typedef struct {
     const NvptxOptions *options;
     const ConstDef *defs; /* -D values, for the record */
     int ndefs;
+    const char *const *texts; /* each kernel's PTX where each was compiled alone, or NULL: out->text */
 } LaunchBuild;
 
 /* The kernel of b.bir that k was compiled from (NULL: none). */

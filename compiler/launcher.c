@@ -234,15 +234,15 @@ static void embed(FILE *out, const char *text) {
     fputs("\"", out);
 }
 
-/* The PTX of kernel index i of build b alone: the module's text holds every
- * kernel, and the launcher loads one module per kernel and variant. */
-static void variant_text(FILE *out, const LaunchBuild *b) {
+/* A kernel's PTX in a build b of it alone, its contract at the top (the
+ * launcher loads one module per kernel and variant). */
+static void variant_text(FILE *out, const LaunchBuild *b, const char *ptx) {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem) return;
     launch_contract_comment(mem, b);
-    fputs(b->out->text, mem);
+    fputs(ptx, mem);
     fclose(mem);
     embed(out, text);
     free(text);
@@ -290,7 +290,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         LaunchBuild b = builds[v];
         b.out = &one;
         fprintf(out, "\nstatic const char %s%s_ptx_%d[] =\n", I, K, v);
-        variant_text(out, &b);
+        variant_text(out, &b, builds[v].texts ? builds[v].texts[ki] : builds[v].out->text);
         fputs(";\n", out);
     }
     fprintf(out, "\nstatic %sVariant %s%s_variants[%d] = {\n", I, I, K, n);

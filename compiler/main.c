@@ -32,12 +32,13 @@ typedef struct {
     int nvariants;
     const char *prefix;           /* --prefix: starts the names a C launcher defines */
     bool no_hints;                /* --no-hints: no note that a faster build exists */
+    bool no_target;               /* --min-blocks-per-sm none: no automatic occupancy target (--emit=c/h) */
 } Options;
 
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|c|h|llvm|bir|ast|tokens]\n"
-          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N]\n"
+          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
           "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--help] [--version]\n"
           "\n"
@@ -72,11 +73,13 @@ static void usage(FILE *out) {
           "  --num-stages N   shared buffers of a loop whose loads feed dots (2 to 8; by\n"
           "                   default as many as fit of 3, or of 4 when a wgmma dot\n"
           "                   stays in flight across iterations; at least 2)\n"
-          "  --min-blocks-per-sm N\n"
+          "  --min-blocks-per-sm N|none\n"
           "                   an occupancy target (1 to 32, PTX .minnctapersm): ptxas keeps\n"
           "                   to the registers that let N programs share an SM and may use\n"
-          "                   all of them; by default none (the runtime sets the one\n"
-          "                   ptxas reached without it, see docs/runtime.md)\n"
+          "                   all of them. By default none in PTX (the runtime sets the one\n"
+          "                   ptxas reached without it, see docs/runtime.md; --stats says\n"
+          "                   which); --emit=c sets that one itself where ptxas is\n"
+          "                   installed, unless 'none'\n"
           "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
           "                   as Triton)\n"
           "  --no-fma         do not contract a * b + c into one fma\n"
@@ -205,8 +208,10 @@ static int set_num_stages(Options *o, const char *v) {
 }
 
 static int set_min_blocks(Options *o, const char *v) {
+    o->no_target = strcmp(v, "none") == 0;
+    if (o->no_target) return 0;
     if (!int_in(v, 1, 32, &o->backend.min_blocks_per_sm))
-        return usage_error("--min-blocks-per-sm expects 1 to 32, got '%s'", v);
+        return usage_error("--min-blocks-per-sm expects 1 to 32 or none, got '%s'", v);
     return 0;
 }
 
@@ -333,11 +338,40 @@ static char *read_file(const char *path, size_t *len) {
  * per kernel, with the dynamic shared memory the backend planned (ptxas
  * sees only static shared memory). Returns false when ptxas is missing or
  * rejects the PTX. */
+static bool write_all(int fd, const char *data, size_t len);
+
+static const char *find_ptxas(void) {
+    if (system("command -v ptxas > /dev/null 2>&1") == 0) return "ptxas";
+    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+    return NULL;
+}
+
+/* The registers a thread and the stack bytes ptxas gives the one kernel of
+ * ptx; false when ptxas fails. */
+static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
+    char path[] = "/tmp/blkc-usage-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return false;
+    bool ok = write_all(fd, ptx, strlen(ptx));
+    close(fd);
+    char cmd[512], line[512];
+    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    *regs = -1, *stack = 0;
+    unsigned st = 0, sp = 0, r = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        char *at;
+        if (sscanf(line, " %u bytes stack frame, %u bytes spill stores", &st, &sp) == 2) *stack = (int)st;
+        else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &r) == 1) *regs = (int)r;
+    }
+    if (!p || pclose(p) != 0) ok = false;
+    unlink(path);
+    return ok && *regs >= 0;
+}
+
 static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm) {
     const char *ptx = out->text;
-    const char *ptxas = NULL;
-    if (system("command -v ptxas > /dev/null 2>&1") == 0) ptxas = "ptxas";
-    else if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) ptxas = "/usr/local/cuda/bin/ptxas";
+    const char *ptxas = find_ptxas();
     if (!ptxas) {
         fputs("blkc: error: --stats needs ptxas (on the PATH or in /usr/local/cuda/bin)\n", stderr);
         return false;
@@ -481,6 +515,102 @@ static int div16_facts(const Compilation *c, const char *only, NvptxAssume *fact
     return 0;
 }
 
+/* The occupancy target the runtime would give a kernel built without one
+ * (docs/runtime.md), from ptxas's registers instead of the driver's: its
+ * PTX with .minnctapersm added, or built again with the target where it has
+ * a producer warpgroup; kept when ptxas reaches the target with no more
+ * stack. res holds one kernel; nothing changes on any failure. */
+static void automatic_target(const char *ptxas, Compilation *c, const NvptxOptions *opt, NvptxOutput *res) {
+    const NvptxKernel *k = &res->kernels[0];
+    const NvptxArch *a = nvptx_arch(opt->arch);
+    int regs, stack;
+    if (!a || !ptxas_usage(ptxas, res->text, opt->arch, &regs, &stack)) return;
+    int programs = nvptx_programs_per_sm(a, k->num_warps, regs, k->shared_bytes, NULL);
+    int most = nvptx_programs_per_sm(a, k->num_warps, 0, k->shared_bytes, NULL);
+    int target = nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, k->num_warps, regs, k->min_regs,
+                                        k->persistent);
+    if (!target) return;
+    NvptxOutput again = {0};
+    char *text = nvptx_with_occupancy_target(res->text, target);
+    if (text) {
+        again = *res; /* the same kernel, the text with the directive */
+        again.text = text;
+    } else { /* a producer warpgroup: its code depends on the target */
+        NvptxOptions o = *opt;
+        o.min_blocks_per_sm = target;
+        DiagEngine saved = c->de;
+        c->de = (DiagEngine){0};
+        bool built = compile_ptx(c, &o, &again);
+        c->de = saved;
+        if (!built) return;
+    }
+    int regs2, stack2;
+    const NvptxKernel *k2 = &again.kernels[0];
+    bool better = ptxas_usage(ptxas, again.text, opt->arch, &regs2, &stack2) && stack2 <= stack &&
+                  nvptx_programs_per_sm(a, k2->num_warps, regs2, k2->shared_bytes, NULL) >= target;
+    if (text) {
+        if (better) free(res->text), res->text = text;
+        else free(text);
+        return;
+    }
+    if (better) {
+        nvptx_output_free(res);
+        *res = again;
+    } else {
+        nvptx_output_free(&again);
+    }
+}
+
+/* A C launcher's builds: per variant, each kernel compiled alone (its PTX
+ * holds it only) with the occupancy target the runtime would give it where
+ * ptxas is installed and no --min-blocks-per-sm was given, so that the
+ * launcher runs what the JIT runs. */
+static bool launcher_source(Options *o, Compilation *c, const NvptxOptions *opts, int nbuilds, FILE *out) {
+    int nk = 0;
+    for (int i = 0; i < c->bir->nkernels; i++) nk += !o->kernel || strcmp(c->bir->kernels[i]->name, o->kernel) == 0;
+    NvptxOutput *res = calloc((size_t)(nbuilds * nk + 1), sizeof *res);
+    NvptxKernel *kinfo = calloc((size_t)(nbuilds * nk + 1), sizeof *kinfo);
+    const char **texts = calloc((size_t)(nbuilds * nk + 1), sizeof *texts);
+    NvptxOutput *joined = calloc((size_t)nbuilds, sizeof *joined);
+    LaunchBuild *builds = calloc((size_t)nbuilds, sizeof *builds);
+    bool ok = res && kinfo && texts && joined && builds;
+    if (!ok) fputs("blkc: error: out of memory\n", stderr);
+    const char *ptxas = o->backend.min_blocks_per_sm || o->no_target ? NULL : find_ptxas();
+    for (int v = 0; ok && v < nbuilds; v++) {
+        for (int i = 0, j = 0; ok && i < c->bir->nkernels; i++) {
+            const char *name = c->bir->kernels[i]->name;
+            if (o->kernel && strcmp(name, o->kernel) != 0) continue;
+            NvptxOptions one = opts[v];
+            one.only_kernel = name;
+            /* the facts about this kernel's parameters (emit_backend checked that each names one) */
+            NvptxAssume mine[NVPTX_MAX_ASSUME];
+            one.assume = mine;
+            one.nassume = 0;
+            for (int a = 0; a < opts[v].nassume; a++)
+                for (int p = 0; p < c->bir->kernels[i]->nparams; p++)
+                    if (strcmp(opts[v].assume[a].name, c->bir->kernels[i]->params[p].name) == 0)
+                        mine[one.nassume++] = opts[v].assume[a];
+            NvptxOutput *r = &res[v * nk + j];
+            ok = compile_ptx(c, &one, r);
+            if (!ok) break;
+            if (ptxas) automatic_target(ptxas, c, &one, r);
+            kinfo[v * nk + j] = r->kernels[0];
+            texts[v * nk + j] = r->text;
+            j++;
+        }
+        joined[v] = (NvptxOutput){"", &kinfo[v * nk], nk};
+        builds[v] = (LaunchBuild){c->bir, &joined[v], opts[v].arch, &opts[v], o->defs, o->ndefs, &texts[v * nk]};
+    }
+    if (ok) {
+        char err[256];
+        ok = launch_c_source(out, builds, nbuilds, o->prefix ? o->prefix : "", o->emit == EMIT_H, err, sizeof err);
+        if (!ok) fprintf(stderr, "blkc: error: %s\n", err);
+    }
+    for (int i = 0; res && i < nbuilds * nk; i++) nvptx_output_free(&res[i]);
+    free(res), free(kinfo), free(texts), free(joined), free(builds);
+    return ok;
+}
+
 /* PTX (with its launch contract), LLVM IR, the contract as JSON, or a C
  * launcher over the build and its --variant builds, into out. */
 static bool emit_backend(Options *o, Compilation *c, FILE *out) {
@@ -494,8 +624,6 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     int nbuilds = o->nvariants + 1;
     NvptxAssume facts[MAX_VARIANTS + 1][NVPTX_MAX_ASSUME];
     NvptxOptions opts[MAX_VARIANTS + 1];
-    NvptxOutput res[MAX_VARIANTS + 1] = {{0}};
-    LaunchBuild builds[MAX_VARIANTS + 1];
     bool ok = compile_lower(c);
     for (int v = 0; ok && v < nbuilds; v++) {
         opts[v] = opt;
@@ -509,29 +637,40 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         opts[v].assume = facts[v];
         opts[v].nassume = n;
     }
-    int built = 0;
-    for (; ok && built < nbuilds; built++) {
-        ok = compile_ptx(c, &opts[built], &res[built]);
-        builds[built] = (LaunchBuild){c->bir, &res[built], opts[built].arch, &opts[built], o->defs, o->ndefs};
-    }
-    LaunchBuild *b = &builds[nbuilds - 1];
-    /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
-    if (ok && !o->nvariants && !o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
-    if (ok && o->stats && o->emit == EMIT_PTX) ok = print_stats(b->out, opt.arch, opt.min_blocks_per_sm);
-    if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, b);
+    for (int v = 0; ok && v < nbuilds; v++) /* each kernel is built alone: say here a fact no kernel takes */
+        for (int a = 0; ok && a < opts[v].nassume; a++) {
+            bool named = false;
+            for (int i = 0; i < c->bir->nkernels && !named; i++) {
+                const BirFunction *f = c->bir->kernels[i];
+                for (int p = 0; (!o->kernel || strcmp(f->name, o->kernel) == 0) && p < f->nparams; p++)
+                    named |= strcmp(f->params[p].name, opts[v].assume[a].name) == 0;
+            }
+            if (!named) {
+                fprintf(stderr, "blkc: error: %s %s: no kernel compiled has a runtime parameter '%s'\n",
+                        v == nbuilds - 1 ? "--assume" : "--variant", opts[v].assume[a].name, opts[v].assume[a].name);
+                ok = false;
+            }
+        }
     if (ok && (o->emit == EMIT_C || o->emit == EMIT_H)) {
-        char err[256];
-        ok = launch_c_source(out, builds, nbuilds, o->prefix ? o->prefix : "", o->emit == EMIT_H, err, sizeof err);
-        if (!ok) fprintf(stderr, "blkc: error: %s\n", err);
+        ok = launcher_source(o, c, opts, nbuilds, out);
+        if (ok && !o->nvariants && !o->no_hints) launch_faster_hints(c, &opt, &c->de);
+        return ok;
     }
+    NvptxOutput res;
+    if (!ok || !compile_ptx(c, &opt, &res)) return false;
+    LaunchBuild b = {c->bir, &res, opt.arch, &opt, o->defs, o->ndefs, NULL};
+    /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
+    if (!o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
+    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm);
+    if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, &b);
     if (ok && o->emit == EMIT_PTX) {
-        char *text = b->out->text;
+        char *text = res.text;
         if (o->annotate) {
-            text = nvptx_annotate(b->out->text, &c->src);
+            text = nvptx_annotate(res.text, &c->src);
             if (!text) fputs("blkc: error: out of memory\n", stderr), ok = false;
         }
-        if (ok) launch_contract_comment(out, b), fputs(text, out);
-        if (text != b->out->text) free(text);
+        if (ok) launch_contract_comment(out, &b), fputs(text, out);
+        if (text != res.text) free(text);
     }
     if (ok && o->emit == EMIT_LLVM) {
         if (o->nassume) { /* whoever reads the IR must know what it takes for granted */
@@ -541,9 +680,9 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
                 else fprintf(out, "%s %s %% %lld == 0", i ? "," : "", o->assume[i].name, (long long)o->assume[i].fact);
             fputs(" (--assume)\n", out);
         }
-        fputs(b->out->text, out);
+        fputs(res.text, out);
     }
-    for (int v = 0; v < built; v++) nvptx_output_free(&res[v]);
+    nvptx_output_free(&res);
     return ok;
 }
 

@@ -96,7 +96,7 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
 
 char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json) {
     NvptxOutput one = {"", (NvptxKernel *)k, 1};
-    LaunchBuild b = {comp->bir, &one, opt->arch ? opt->arch : NVPTX_DEFAULT_ARCH, opt, NULL, 0};
+    LaunchBuild b = {comp->bir, &one, opt->arch ? opt->arch : NVPTX_DEFAULT_ARCH, opt, NULL, 0, NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

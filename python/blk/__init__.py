@@ -182,12 +182,20 @@ class Kernel:
         """[(name, type)] of the runtime parameters, types as blk spells them."""
         return [(p.name, p.type) for p in self.module._kernel(self.name, self._key(consts, 0))[1]]
 
-    def ptx(self, **consts):
-        """The kernel's PTX for these const parameters (without launch specialization)."""
-        k = self.module._kernel(self.name, self._key(consts, 0))[0]
-        out = ctypes.c_char_p()
-        _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
-        return out.value.decode()
+    def ptx(self, *args, **consts):
+        """The kernel's PTX for these const parameters, its launch contract at
+        the top. Without arguments: the build without launch facts. With a
+        launch's arguments: the PTX that launch runs (its specialization for
+        their facts, with the occupancy target the device set), compiled now
+        if need be; nothing is launched."""
+        if not args:
+            k = self.module._kernel(self.name, self._key(consts, 0))[0]
+            out = ctypes.c_char_p()
+            _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
+            return out.value.decode()
+        ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
+        k, params = self.module._kernel(self.name, self._key(consts, ordinal))
+        return _Launch(self.name, self.module.device, ordinal, k, params).ptx(args)
 
     def compile(self, ordinal=0, **consts):
         """Compiles this combination of const parameters now (a launch would
@@ -239,6 +247,19 @@ class _Launch:
         with m:
             packed = m.pack(args, self.layout)
             _lib.check(_launch(self.kernel, gx, gy, gz, packed, len(self.params), m.stream))
+
+    def ptx(self, args):
+        """The PTX a launch with these arguments runs (blk_kernel_launch_ptx)."""
+        if len(args) != len(self.params):
+            names = ", ".join(p.name for p in self.params)
+            raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")
+        m = Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
+        out = ctypes.c_char_p()
+        with m:
+            packed = m.pack(args, self.layout)
+            m.copies = []  # nothing ran: nothing to copy back
+            _lib.check(_lib.lib.blk_kernel_launch_ptx(self.kernel, packed, len(self.params), ctypes.byref(out)))
+        return out.value.decode()
 
 
 from . import testing  # noqa: E402  (they use the above)

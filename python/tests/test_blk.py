@@ -88,6 +88,31 @@ class Examples(unittest.TestCase):
         self.assertEqual(out[0], 42)
         self.assertIn(".entry k", mod["k"].ptx())
 
+    def test_ptx_of_a_launch_is_its_specialization_with_its_contract(self):
+        add = example("add.blk")["add"]
+        general = add.ptx(BLOCK=256)
+        self.assertIn("// kernel add\n", general)
+        self.assertIn("block: 32 threads (1 warp), 1, 1", general)
+        x, out = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+        tidy = add.ptx(x, x, out, 1024, BLOCK=256)   # n a multiple of 16: that launch's build knows it
+        ragged = add.ptx(x, x, out, 1000, BLOCK=256)
+        self.assertIn("3 n            i32    .u32  a multiple of 16 (compiled assuming it)", tidy)
+        self.assertNotIn("a multiple of 16", ragged)
+        self.assertIn("ld.global.v4", tidy)
+        self.assertNotEqual(tidy, ragged)
+        np.testing.assert_array_equal(out, 0)  # nothing ran
+        with self.assertRaisesRegex(blk.BlkError, "argument 3 .'n'.: 2147483648 does not fit i32|does not fit"):
+            add.ptx(x, x, out, 2**31, BLOCK=256)
+
+    def test_a_declared_unit_stride_is_checked_at_launch(self):
+        k = blk.compile("kernel k(o: *f32, s: i32 @equal(1)) { store(o + arange(0, 16) * s, 1.0); }\n",
+                        device="cpu")["k"]
+        out = np.zeros(16, np.float32)
+        k[(1,)](out, 1)
+        np.testing.assert_array_equal(out, 1)
+        with self.assertRaisesRegex(blk.BlkError, r"argument 1 \('s'\): declared @equal\(1\) but is 2"):
+            k[(1,)](out, 2)
+
     def test_version_is_the_runtimes(self):
         with open(os.path.join(EXAMPLES, "..", "include", "blk.h")) as f:
             header = f.read()
