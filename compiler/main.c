@@ -637,7 +637,8 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         opts[v].assume = facts[v];
         opts[v].nassume = n;
     }
-    for (int v = 0; ok && v < nbuilds; v++) /* each kernel is built alone: say here a fact no kernel takes */
+    bool launcher = o->emit == EMIT_C || o->emit == EMIT_H;
+    for (int v = 0; ok && launcher && v < nbuilds; v++) /* each kernel is built alone: say here a fact no kernel takes */
         for (int a = 0; ok && a < opts[v].nassume; a++) {
             bool named = false;
             for (int i = 0; i < c->bir->nkernels && !named; i++) {
@@ -646,12 +647,16 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
                     named |= strcmp(f->params[p].name, opts[v].assume[a].name) == 0;
             }
             if (!named) {
+                const NvptxAssume *f = &opts[v].assume[a];
+                char spelled[96];
+                if (f->fact == NVPTX_PARAM_ONE) snprintf(spelled, sizeof spelled, "%s=1", f->name);
+                else snprintf(spelled, sizeof spelled, "%s%%%lld", f->name, (long long)f->fact);
                 fprintf(stderr, "blkc: error: %s %s: no kernel compiled has a runtime parameter '%s'\n",
-                        v == nbuilds - 1 ? "--assume" : "--variant", opts[v].assume[a].name, opts[v].assume[a].name);
+                        v == nbuilds - 1 ? "--assume" : "--variant", spelled, f->name);
                 ok = false;
             }
         }
-    if (ok && (o->emit == EMIT_C || o->emit == EMIT_H)) {
+    if (ok && launcher) {
         ok = launcher_source(o, c, opts, nbuilds, out);
         if (ok && !o->nvariants && !o->no_hints) launch_faster_hints(c, &opt, &c->de);
         return ok;
