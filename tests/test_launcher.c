@@ -319,3 +319,99 @@ Test(launcher, the_automatic_occupancy_target_is_in_the_launchers_ptx) {
                               "--emit=c -o - | grep -q '[.]minnctapersm'", BLKC_PATH, BLK_EXAMPLES_DIR);
     cr_expect_neq(system(cmd), 0, "--min-blocks-per-sm none still set a target");
 }
+
+/* The value after `"key": ` in a JSON text, or -1. */
+static long long json_number(const char *json, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *at = strstr(json, pat);
+    return at ? strtoll(at + strlen(pat), NULL, 10) : -1;
+}
+
+static char *run_capture(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    while (out && (n += fread(out + n, 1, cap - n - 1, p)) == cap - 1) out = realloc(out, cap *= 2);
+    if (out) out[n] = 0;
+    if (pclose(p) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* For every kernel of every example on every arch, the contract blkc
+ * writes (--emit=launch, with the facts of the launch) says what the
+ * runtime's launch of it does: its block, its dynamic shared memory, its
+ * parameters (appended ones included). */
+Test(launcher, every_contract_says_what_the_runtime_launches, .timeout = 900) {
+    static const char *const archs[] = {"sm_80", "sm_90", "sm_90a"};
+    DIR *d = opendir(BLK_EXAMPLES_DIR);
+    cr_assert(d);
+    int checked = 0;
+    blk_ptr mem = alloc(64 << 20);
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".blk") != 0) continue;
+        for (int a = 0; a < 3; a++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, e->d_name);
+            blk_compile_options o = {.arch = archs[a], .min_blocks_per_sm = -1};
+            blk_module *m;
+            cr_assert_eq(blk_module_create_from_file(ctx, path, &o, &m), BLK_SUCCESS, "%s", blk_last_error());
+            /* the kernels' names from the contract of the whole module */
+            char cmd[1024];
+            snprintf(cmd, sizeof cmd, "%s %s --arch %s --no-hints --emit=launch", BLKC_PATH, path, archs[a]);
+            char *all = run_capture(cmd);
+            cr_assert(all, "%s", cmd);
+            for (const char *at = all; (at = strstr(at, "{\"name\": \""));) {
+                at += 10;
+                char name[128];
+                sscanf(at, "%127[^\"]", name);
+                at = strstr(at, "\"appended\"");
+                blk_kernel *k;
+                cr_assert_eq(blk_module_get_kernel(m, name, &k), BLK_SUCCESS, "%s", blk_last_error());
+                /* a launch: pointers into one allocation, 16-byte aligned; integers 64; floats 0.5 */
+                int n = blk_kernel_num_args(k);
+                blk_arg args[64];
+                char facts[2048] = "";
+                for (int i = 0; i < n; i++) {
+                    int kind = blk_kernel_arg_kind(k, i);
+                    args[i] = kind == BLK_ARG_PTR ? blk_arg_ptr(mem + (blk_ptr)i * (1 << 20))
+                              : kind == BLK_ARG_F32 ? blk_arg_f32(0.5f)
+                              : kind == BLK_ARG_F64 ? blk_arg_f64(0.5)
+                                                    : blk_arg_i64(64);
+                    if (kind != BLK_ARG_F32 && kind != BLK_ARG_F64)
+                        snprintf(facts + strlen(facts), sizeof facts - strlen(facts), "%s%s%%16", facts[0] ? "," : "",
+                                 blk_kernel_arg_name(k, i));
+                }
+                int before = fake_cuda_launches();
+                cr_assert_eq(blk_launch(k, 2, 1, 1, args, n, NULL), BLK_SUCCESS, "%s %s: %s", e->d_name, name,
+                             blk_last_error());
+                cr_assert_eq(fake_cuda_launches(), before + 1);
+                FakeLaunch l = *fake_cuda_last_launch();
+                snprintf(cmd, sizeof cmd, "%s %s --arch %s --kernel %s --no-hints --emit=launch%s%s", BLKC_PATH, path,
+                         archs[a], name, facts[0] ? " --assume " : "", facts);
+                char *json = run_capture(cmd);
+                cr_assert(json, "%s", cmd);
+                long long threads = json_number(json, "threads"), shared = json_number(json, "shared_bytes");
+                int appended = 0;
+                for (const char *p = strstr(json, "\"appended\""); p && (p = strstr(p, "{\"index\"")); p++) appended++;
+                cr_expect_eq(threads, (long long)l.block[0], "%s %s %s: the contract says %lld threads, the runtime "
+                             "launched %u", e->d_name, name, archs[a], threads, l.block[0]);
+                cr_expect_eq(shared, (long long)l.shared, "%s %s %s: the contract says %lld bytes of shared memory, "
+                             "the runtime launched with %u", e->d_name, name, archs[a], shared, l.shared);
+                cr_expect_eq(n + appended, l.nparams, "%s %s %s: the contract has %d parameters, the launch %d",
+                             e->d_name, name, archs[a], n + appended, l.nparams);
+                free(json);
+                checked++;
+            }
+            free(all);
+            blk_module_destroy(m);
+        }
+    }
+    closedir(d);
+    cr_expect_geq(checked, 60, "only %d kernels checked", checked);
+}
