@@ -6,6 +6,7 @@
  * through jit.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -292,31 +293,43 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
 blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const blk_compile_options *opt,
                                        blk_module **out) {
     if (!path) return blk_fail(BLK_ERROR_INVALID_VALUE, "the path is NULL");
-    FILE *f = fopen(path, "rb");
-    if (!f) return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot open '%s'", path);
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    bool out_of_memory = false;
-    for (;;) {
-        if (len == cap) {
-            char *grown = cap > SIZE_MAX / 2 ? NULL : realloc(text, cap = cap ? cap * 2 : 16384);
-            if (!grown) {
-                out_of_memory = true;
-                break;
-            }
-            text = grown;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (!got) break;
+    /* a regular file only: a FIFO would block, a device never end; never compile part of a file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot open '%s': %s", path, strerror(e));
     }
-    /* never compile part of a file: a read error (a directory gives EISDIR) is an error */
-    int read_errno = ferror(f) ? errno : 0;
-    fclose(f);
-    if (out_of_memory || read_errno) {
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "'%s' is not a regular file (a %s)", path,
+                        S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : "device or socket");
+    }
+    if ((uint64_t)st.st_size > BLK_MAX_SOURCE_BYTES) {
+        close(fd);
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "'%s' is larger than %zu MiB: not a blk source", path,
+                        BLK_MAX_SOURCE_BYTES >> 20);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    size_t cap = (size_t)st.st_size + 1, len = 0; /* a file that grows meanwhile is read to its size when opened */
+    char *text = malloc(cap);
+    if (!text) {
+        close(fd);
+        return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "reading '%s': out of memory", path);
+    }
+    int read_errno = 0;
+    while (len < cap - 1) {
+        ssize_t got = read(fd, text + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) read_errno = errno;
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    close(fd);
+    if (read_errno) {
         free(text);
-        return out_of_memory ? blk_fail(BLK_ERROR_OUT_OF_MEMORY, "reading '%s': out of memory", path)
-                             : blk_fail(BLK_ERROR_INVALID_VALUE, "cannot read '%s': %s", path, strerror(read_errno));
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot read '%s': %s", path, strerror(read_errno));
     }
     blk_compile_options o = opt ? *opt : (blk_compile_options){0};
     if (!o.name) o.name = path;

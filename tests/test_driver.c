@@ -132,6 +132,37 @@ Test(driver, missing_input_exits_one) {
     free_run(&r);
 }
 
+/* Only a regular file or standard input is a source: a FIFO with no writer
+ * would block forever, /dev/zero never end; and at most 16 MiB. */
+Test(driver, inputs_that_are_not_sources_are_refused_at_once, .timeout = 30) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/f.blk", workdir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    const struct { const char *args, *err; } bad[] = {
+        {"f.blk", "blkc: error: 'f.blk' is not a regular file (a FIFO); give a .blk file, or '-' for standard input"},
+        {"/dev/zero", "blkc: error: '/dev/zero' is not a regular file (a device or socket)"},
+        {".", "blkc: error: '.' is not a regular file (a directory)"},
+        {"big.blk", "blkc: error: 'big.blk' is larger than 16 MiB: not a blk source"},
+        {"- < big.blk", "blkc: error: '-' is larger than 16 MiB: not a blk source"},
+    };
+    snprintf(path, sizeof path, "%s/big.blk", workdir);
+    FILE *big = fopen(path, "w");
+    cr_assert(big);
+    cr_assert_eq(ftruncate(fileno(big), (off_t)(17 << 20)), 0);
+    fclose(big);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        Run r = run_blkc(bad[i].args);
+        cr_expect_eq(r.status, 1, "%s: %d", bad[i].args, r.status);
+        cr_expect(strstr(r.err, bad[i].err), "%s: %s", bad[i].args, r.err);
+        free_run(&r);
+    }
+    write_file("k.blk", "kernel k(x: *f32) { store(x, 1.0); }\n");
+    Run r = run_blkc("- --no-hints < k.blk");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ".entry k("), "standard input is still a source");
+    free_run(&r);
+}
+
 Test(driver, output_file_is_written_whole) {
     write_file("k.blk", good);
     Run r = run_blkc("k.blk -o out.ast");

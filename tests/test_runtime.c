@@ -3,6 +3,8 @@
  * GPU machine (docs/performance.md); here a CUDA context must fail cleanly. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
@@ -173,7 +175,27 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), &opt, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_module_create_from_file(ctx, "/nonexistent.blk", NULL, &m), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_module_create_from_file(ctx, "/tmp", NULL, &m), BLK_ERROR_INVALID_VALUE);
-    cr_expect_str_eq(blk_last_error(), "cannot read '/tmp': Is a directory");
+    cr_expect_str_eq(blk_last_error(), "'/tmp' is not a regular file (a directory)");
+    /* never block on a FIFO nor read a device that never ends, nor a file too large to be a source */
+    char fifo[] = "/tmp/blk-fifo-XXXXXX";
+    cr_assert(mkdtemp(fifo));
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.blk", fifo);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    cr_expect_eq(blk_module_create_from_file(ctx, path, NULL, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "is not a regular file (a FIFO)"), "%s", blk_last_error());
+    unlink(path);
+    cr_expect_eq(blk_module_create_from_file(ctx, "/dev/zero", NULL, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_last_error(), "'/dev/zero' is not a regular file (a device or socket)");
+    snprintf(path, sizeof path, "%s/big.blk", fifo);
+    FILE *big = fopen(path, "w");
+    cr_assert(big);
+    cr_assert_eq(ftruncate(fileno(big), (off_t)(17 << 20)), 0); /* sparse: nothing written */
+    fclose(big);
+    cr_expect_eq(blk_module_create_from_file(ctx, path, NULL, &m), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "is larger than 16 MiB: not a blk source"), "%s", blk_last_error());
+    unlink(path);
+    rmdir(fifo);
     opt = (blk_compile_options){.name = "empty.blk"};
     cr_expect_eq(blk_module_create(ctx, "// nothing\n", 11, &opt, &m), BLK_ERROR_COMPILE);
     cr_expect_str_eq(blk_last_error(), "empty.blk: error: no kernel in this module\n"); /* as blkc prints it */
