@@ -182,6 +182,15 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ValueError):
             blk.compile("kernel k() {}", device="tpu")
 
+    def test_a_grid_past_the_cpu_devices_limit_is_refused_before_it_runs(self):
+        import time
+        for grid in ((1 << 24) + 1, (1 << 12, 1 << 12, 2), (1, 1, 1 << 31)):
+            start = time.monotonic()
+            with self.assertRaisesRegex(blk.BlkError, r"kernel 'add': the grid \(.*\) has more programs than the cpu "
+                                                      r"device runs in one launch \(16777216; BLK_CPU_MAX_PROGRAMS"):
+                self.add[grid](self.x, self.x, self.x, 64)
+            self.assertLess(time.monotonic() - start, 5.0)  # refused, not run
+
     def test_integer_past_64_bits(self):
         with self.assertRaisesRegex(OverflowError, r"argument 3 \('n'\): 1180591620717411303424 does not fit i32"):
             self.add[(1,)](self.x, self.x, self.x, 1 << 70)
