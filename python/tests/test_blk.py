@@ -191,6 +191,91 @@ class Errors(unittest.TestCase):
                 self.add[grid](self.x, self.x, self.x, 64)
             self.assertLess(time.monotonic() - start, 5.0)  # refused, not run
 
+    def test_grid_values_are_integers_that_fit_u32_never_converted(self):
+        out = np.full(64, 5, np.float32)
+        launch = lambda grid: self.add[grid](self.x, self.x, out, 64, BLOCK=64)
+        for grid in ((2**32 + 1,), (-1,), 2**32, -1, (1, 2**32), (1, 1, -5), (np.int64(-1),), [2**40]):
+            with self.assertRaisesRegex(OverflowError, r"kernel 'add': grid dimension [xyz] is -?\d+, outside 0 to "
+                                                       r"4294967295"):
+                launch(grid)
+        for grid in ((3.9,), 3.9, (True,), True, np.True_, (1, np.float64(2.0)), (1, None), np.array(2.0), ("12",)):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add': grid dimension [xyz] must be an integer, got "):
+                launch(grid)
+        for grid in ("12", None, {1: 2}, 2.5j):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add': a grid is an int or a tuple of 1 to 3 ints, got"):
+                launch(grid)
+        with self.assertRaisesRegex(TypeError, r"kernel 'add': a grid \(from the grid callable\) is an int or a "
+                                               r"tuple of 1 to 3 ints, got NoneType"):
+            launch(lambda meta: None)
+        with self.assertRaisesRegex(OverflowError, r"kernel 'add': grid dimension x \(from the grid callable\) is "
+                                                   r"4294967297"):
+            launch(lambda meta: (2**32 + 1,))
+        with self.assertRaisesRegex(ValueError, r"kernel 'add': a grid has 1 to 3 dimensions, got 4"):
+            launch((1, 1, 1, 1))
+        np.testing.assert_array_equal(out, 5)  # nothing ran
+        for grid in (1, np.int32(1), (np.uint64(1),), [1], np.array(1), np.array([1, 1]), lambda meta: [1, 1, 1]):
+            launch(grid)
+            np.testing.assert_array_equal(out, 2)
+            out[:] = 5
+
+    def test_integer_options_are_integers_that_fit_a_c_int(self):
+        for name in ("num_warps", "num_stages", "min_blocks_per_sm"):
+            for value in (2**32 + 4, -2**31 - 1, 2**63):
+                with self.assertRaisesRegex(OverflowError, rf"kernel 'add': {name}={value} does not fit a C int"):
+                    self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: value})
+                with self.assertRaisesRegex(OverflowError, rf"blk.compile \(.*add.blk\): {name}={value} does not "
+                                                           r"fit a C int"):
+                    blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", **{name: value})
+            for value in (True, 4.0, "4", None, np.float32(4)):
+                with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be an integer, got "):
+                    self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: value})
+        for name in ("no_tma", "no_warp_specialize", "persistent"):
+            with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be True or False, got 'yes'"):
+                self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: "yes"})
+        # in range for a C int, out of the option's: the runtime's rule, with the kernel named
+        with self.assertRaisesRegex(blk.BlkError, r"kernel 'add': num_warps must be 0 or a power of two up to 32, got 3"):
+            self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, num_warps=3)
+        self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, num_warps=np.int64(4), num_stages=np.int8(3))
+
+    def test_bool_and_non_integers_are_refused_for_integer_parameters(self):
+        for value in (True, False, np.True_, np.array(True), 3.9, "12", np.float64(64.0), np.array(64.0), None):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add', argument 3 \('n'\): expects an integer \(i32\), "
+                                                   r"got (bool_?|float|str|float64|NoneType|a 0-d ndarray of (bool|float64))$"):
+                self.add[(1,)](self.x, self.x, self.x, value, BLOCK=64)
+        out = np.zeros(64, np.float32)
+        for value in (np.int16(64), np.array(64), np.array(64, np.uint8)):
+            self.add[(1,)](self.x, self.x, out, value, BLOCK=64)  # NumPy integers and 0-d integer arrays are integers
+            np.testing.assert_array_equal(out, 2)
+        flag = blk.compile("kernel k(x: *i32, f: i1) {\n  store(x, f as i32);\n}\n", device="cpu")["k"]
+        y = np.zeros(1, np.int32)
+        flag[(1,)](y, True)  # an i1 parameter takes a bool
+        self.assertEqual(y[0], 1)
+
+    def test_float_parameters_take_numbers_that_fit_their_type(self):
+        mod = blk.compile("kernel k(x: *f64, a: f32, b: f16, c: bf16, d: f64) {\n"
+                          "  store(x, a as f64 + b as f64 + c as f64 + d);\n}\n", device="cpu", name="floats.blk")
+        x = np.zeros(1, np.float64)
+        k = mod["k"]
+        good = [1.0, 2.0, 3.0, 4.0]
+        k[(1,)](x, *good)
+        self.assertEqual(x[0], 10.0)
+        cases = [(0, 2**128, "f32"), (0, -2**128 + 2**103, "f32"), (1, 65520, "f16"), (1, -70000, "f16"),
+                 (2, 2**128, "bf16"), (3, 2**1024, "f64"), (0, 2**200, "f32"), (0, 1e39, "f32"), (1, 70000.0, "f16"),
+                 (1, np.float32(-1e5), "f16"), (2, -3.4e38 * 1.001, "bf16"), (0, np.array(1e300), "f32")]
+        for i, value, t in cases:
+            args = list(good)
+            args[i] = value
+            with self.assertRaisesRegex(OverflowError, rf"kernel 'k', argument {i + 1} \('{'abcd'[i]}'\): \S+ does "
+                                                       rf"not fit {t}"):
+                k[(1,)](x, *args)
+        for value in (True, np.True_, "1.5", None, 1j):
+            with self.assertRaisesRegex(TypeError, r"kernel 'k', argument 1 \('a'\): expects a number \(f32\)"):
+                k[(1,)](x, value, *good[1:])
+        k[(1,)](x, 2**127, 65519, np.float32(3.0), np.array(4.0))  # 65519 rounds to f16's largest, 65504
+        self.assertEqual(x[0], 2.0**127 + 65504 + 3.0 + 4.0)
+        k[(1,)](x, float("inf"), float("-inf"), 0.0, 0.0)  # infinity itself is a number every float type has
+        self.assertTrue(np.isnan(x[0]))
+
     def test_integer_past_64_bits(self):
         with self.assertRaisesRegex(OverflowError, r"argument 3 \('n'\): 1180591620717411303424 does not fit i32"):
             self.add[(1,)](self.x, self.x, self.x, 1 << 70)
