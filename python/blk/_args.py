@@ -151,7 +151,7 @@ class Marshal:
 
     def __init__(self, kernel, device, ctx, params, ordinal):
         self.kernel, self.device, self.ctx, self.params, self.ordinal = kernel, device, ctx, params, ordinal
-        self.copies = []   # (array, blk_ptr): copied in, to copy back
+        self.copies = []   # (array, blk_ptr, Param): copied in, to copy back (or compare, if read-only)
         self.owned = {}    # array data address -> blk_ptr, so one array passed twice is one buffer
         self.keep = []     # DLPack capsules, alive until the launch is issued
         self.stream = None
@@ -162,13 +162,31 @@ class Marshal:
     def __exit__(self, kind, value, tb):
         try:
             if kind is None:
-                for arr, ptr in self.copies:
+                changed = None
+                for arr, ptr, p in self.copies:
                     if arr.flags.writeable:
                         _lib.check(_lib.lib.blk_memcpy_to_host(self.ctx, arr.ctypes.data, ptr, arr.nbytes))
+                    elif changed is None and self._changed(arr, ptr):
+                        changed = p
+                if changed is not None:
+                    changed.fail(self.kernel, "a read-only array, and the kernel wrote to it: what it wrote cannot be "
+                                              "copied back, so pass a writeable array (or a copy)", ValueError)
         finally:
             for ptr in self.owned.values():
                 _lib.lib.blk_free(self.ctx, ptr)
         return False
+
+    def _changed(self, arr, ptr):
+        """Whether the blk copy of read-only `arr` differs from it, bit for
+        bit, after the launch. The runtime cannot say which pointers a kernel
+        stores to, so a read-only array is copied in and compared after the
+        launch: an output that cannot receive its results is an error, never
+        a silent no-op (docs/python.md)."""
+        if not arr.nbytes:
+            return False
+        after = (ctypes.c_char * arr.nbytes)()
+        _lib.check(_lib.lib.blk_memcpy_to_host(self.ctx, after, ptr, arr.nbytes))
+        return after.raw != arr.tobytes()
 
     def pack(self, args, layout):
         values = []
@@ -272,5 +290,5 @@ class Marshal:
         self.owned[addr] = ptr.value
         if a.nbytes:
             _lib.check(_lib.lib.blk_memcpy_to_device(self.ctx, ptr.value, a.ctypes.data, a.nbytes))
-        self.copies.append((a, ptr.value))
+        self.copies.append((a, ptr.value, p))
         return ptr.value

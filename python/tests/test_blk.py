@@ -276,6 +276,30 @@ class Errors(unittest.TestCase):
         k[(1,)](x, float("inf"), float("-inf"), 0.0, 0.0)  # infinity itself is a number every float type has
         self.assertTrue(np.isnan(x[0]))
 
+    def test_a_read_only_array_the_kernel_writes_is_an_error(self):
+        def read_only(a):
+            a.setflags(write=False)
+            return a
+        x = read_only(np.arange(64, dtype=np.float32))
+        for out in (read_only(np.zeros(64, np.float32)), np.frombuffer(bytes(256), np.float32)):
+            with self.assertRaisesRegex(ValueError, r"kernel 'add', argument 2 \('out'\): a read-only array, and the "
+                                                    r"kernel wrote to it"):
+                self.add[(1,)](x, x, out, 64, BLOCK=64)
+        # an atomic counts as a write, as does writing through the second of two arguments
+        acc = blk.compile("kernel acc(x: *f32, total: *f32) {\n  atomic_add(total, load(x));\n}\n"
+                          "kernel copy(x: *f32, y: *f32) {\n  store(y, load(x));\n}\n", device="cpu")
+        with self.assertRaisesRegex(ValueError, r"kernel 'acc', argument 1 \('total'\): a read-only array"):
+            acc["acc"][(1,)](np.ones(1, np.float32), read_only(np.zeros(1, np.float32)))
+        with self.assertRaisesRegex(ValueError, r"kernel 'copy', argument 1 \('y'\): a read-only array"):
+            acc["copy"][(1,)](np.ones(1, np.float32), read_only(np.zeros(1, np.float32)))
+        # read-only inputs are fine, and so is an output that already holds what the kernel writes
+        out = np.zeros(64, np.float32)
+        self.add[(1,)](x, x, out, 64, BLOCK=64)
+        np.testing.assert_array_equal(out, 2 * x)
+        self.add[(1,)](x, x, read_only(out), 64, BLOCK=64)
+        empty = read_only(np.zeros(0, np.float32))
+        self.add[(1,)](empty, empty, empty, 0, BLOCK=64)
+
     def test_integer_past_64_bits(self):
         with self.assertRaisesRegex(OverflowError, r"argument 3 \('n'\): 1180591620717411303424 does not fit i32"):
             self.add[(1,)](self.x, self.x, self.x, 1 << 70)
