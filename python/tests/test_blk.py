@@ -2,9 +2,12 @@
 the examples against NumPy references, the launch's conveniences, and the
 errors a user meets. Run: BLK_LIBRARY=build/libblk.so.0 PYTHONPATH=python
 python3 -m unittest discover -s python/tests (CTest does)."""
+import json
 import os
 import tempfile
+import threading
 import unittest
+import warnings
 
 import numpy as np
 
@@ -433,6 +436,98 @@ class Autotune(unittest.TestCase):
         off, grid = self.tuned_add(clock)
         self.launch(off, grid, 500)
         self.assertEqual(off.tunings, 1)
+
+    def tuned_file(self):
+        """Tunes n=500 once (BLOCK=256 chosen) and gives the choice file's path and text."""
+        tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 2.0, 256: 1.0}))
+        self.launch(tuned, grid, 500)
+        directory = os.path.join(self.cache.name, "autotune")
+        (name,) = os.listdir(directory)
+        path = os.path.join(directory, name)
+        with open(path) as f:
+            return path, f.read()
+
+    def retuned(self, path):
+        """Whether a new tuner times again (a miss) for n=500 with `path` as it is now, within 10 seconds."""
+        import signal
+        def too_long(signum, frame):
+            raise AssertionError("reading the choice file blocked")
+        old = signal.signal(signal.SIGALRM, too_long)
+        signal.alarm(10)
+        try:
+            tuned, grid = self.tuned_add(FakeClock({64: 1.0, 128: 2.0, 256: 3.0}))
+            self.launch(tuned, grid, 500)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        self.assertEqual(tuned.best_config, blk.Config(BLOCK=64) if tuned.tunings else blk.Config(BLOCK=256))
+        return tuned.tunings == 1
+
+    def test_a_choice_file_that_is_not_a_small_regular_json_file_is_a_miss(self):
+        path, text = self.tuned_file()
+        self.assertFalse(self.retuned(path))  # the file as written is a hit
+        other = os.path.join(self.cache.name, "elsewhere.json")
+        with open(other, "w") as f:
+            f.write(text)
+        damaged = ["{damaged", "", "[" * 100000 + "]" * 100000, '{"a": ' * 100000, "[1, 2]", "\xff\xfe",
+                   text.replace(": 2", ": true"), text.replace(": 2", ": 2.0"), text.replace(": 2", ": -1"),
+                   text.replace(": 2", ": 3"), text.replace(": 2", ': "2"'), text + " " * (getattr(blk._autotune, "MAX_CACHE_FILE", 1 << 20))]
+        for content in damaged:
+            os.unlink(path)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(content)
+            self.assertTrue(self.retuned(path), content[:40])  # timed again: a miss, never an error
+        # at the size limit it is still read
+        os.unlink(path)
+        with open(path, "w") as f:
+            f.write(text + " " * (getattr(blk._autotune, "MAX_CACHE_FILE", 1 << 20) - len(text)))
+        self.assertFalse(self.retuned(path))
+        # not a regular file, or not one reached directly: a FIFO (which would block), links to a good
+        # file and to /dev/zero (read forever), a directory
+        for make in (lambda: os.mkfifo(path), lambda: os.symlink(other, path), lambda: os.symlink("/dev/zero", path),
+                     lambda: os.mkdir(path)):
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.rmdir(path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+            make()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a directory there cannot be replaced: said, as a warning
+                self.assertTrue(self.retuned(path))
+
+    def test_the_choice_file_is_written_through_a_fresh_temporary_file(self):
+        path, text = self.tuned_file()
+        victim = os.path.join(self.cache.name, "victim")
+        with open(victim, "w") as f:
+            f.write("precious")
+        # links planted where a predictable temporary file or the choice file would be are not written through
+        os.unlink(path)
+        for pid in range(os.getpid() - 2, os.getpid() + 3):
+            os.symlink(victim, f"{path}.tmp.{pid}")
+        os.symlink(victim, path)
+        self.assertTrue(self.retuned(path))  # the link is not read, and the choice is written
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertFalse(os.path.islink(path))  # the link was replaced by the new file
+        with open(path) as f:
+            self.assertEqual(list(json.load(f).values()), [0])  # which holds the new choice, BLOCK=64
+        leftovers = [n for n in os.listdir(os.path.dirname(path)) if n.endswith(".tmp")]
+        self.assertEqual(leftovers, [])
+
+    def test_a_cache_directory_that_cannot_be_used_is_said_once(self):
+        not_a_dir = os.path.join(self.cache.name, "file")
+        with open(not_a_dir, "w") as f:
+            f.write("not a directory")
+        os.environ["BLK_CACHE_DIR"] = not_a_dir
+        tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 1.0, 256: 2.0}))
+        with self.assertWarnsRegex(RuntimeWarning, r"blk.autotune: cannot keep choices in .*file/autotune .*memory only"):
+            self.launch(tuned, grid, 100)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a second miss in that directory says nothing more
+            self.launch(tuned, grid, 101)
+        self.assertEqual((tuned.tunings, tuned.best_config), (2, blk.Config(BLOCK=128, num_warps=2)))
+        with open(not_a_dir) as f:
+            self.assertEqual(f.read(), "not a directory")
 
     def test_a_config_that_does_not_compile_is_ruled_out(self):
         clock = FakeClock({64: 2.0, 128: 1.0, 100: 0.1})
