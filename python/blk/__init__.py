@@ -12,6 +12,7 @@ is compiled once and kept. On the cpu device, host arrays are copied in
 before the launch and back after it.
 """
 import ctypes
+import threading
 
 from . import _lib
 from ._args import Marshal, Param, as_integer, device_of, is_bool, packer, what
@@ -33,20 +34,25 @@ def next_power_of_2(n):
 
 
 _contexts = {}
+_contexts_lock = threading.Lock()
 
 
 def _context(device, ordinal=0):
     """The process's context for "cpu", or for CUDA device `ordinal` (its
     primary context, the one PyTorch uses), made once."""
     key = (device, ordinal if device == "cuda" else None)
-    if key not in _contexts:
-        ctx = ctypes.c_void_p()
-        if device == "cpu":
-            _lib.check(_lib.lib.blk_context_create_cpu(ctypes.byref(ctx)))
-        else:
-            _lib.check(_lib.lib.blk_context_create_cuda(ordinal, ctypes.byref(ctx)))
-        _contexts[key] = ctx
-    return _contexts[key]
+    ctx = _contexts.get(key)
+    if ctx is None:
+        with _contexts_lock:  # threads: one context per device, made once
+            ctx = _contexts.get(key)
+            if ctx is None:
+                ctx = ctypes.c_void_p()
+                if device == "cpu":
+                    _lib.check(_lib.lib.blk_context_create_cpu(ctypes.byref(ctx)))
+                else:
+                    _lib.check(_lib.lib.blk_context_create_cuda(ordinal, ctypes.byref(ctx)))
+                _contexts[key] = ctx
+    return ctx
 
 
 def device_name(device="cuda", ordinal=0):
@@ -169,6 +175,7 @@ class Module:
         # -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
+        self._lock = threading.RLock()  # threads: each combination compiled once (found without it)
 
     def __getitem__(self, kernel):
         return Kernel(self, kernel)
@@ -179,6 +186,12 @@ class Module:
         return Kernel(self, kernel)
 
     def _module(self, key):
+        if key in self._compiled:
+            return self._compiled[key]
+        with self._lock:
+            return self._module_locked(key)
+
+    def _module_locked(self, key):
         if key not in self._compiled:
             defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, ordinal = key
             enc = [d.encode() for d in defines]
@@ -195,6 +208,13 @@ class Module:
     def _kernel(self, name, key):
         """The kernel's handle and its runtime parameters, looked up once per
         combination of const parameters, warps, stages and device."""
+        found = self._kernels.get((key, name))
+        if found is not None:
+            return found
+        with self._lock:
+            return self._kernel_locked(name, key)
+
+    def _kernel_locked(self, name, key):
         if (key, name) not in self._kernels:
             try:
                 mod = self._module(key)

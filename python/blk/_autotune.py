@@ -85,6 +85,11 @@ class Autotuner:
         self.tunings = 0       # how many times configs were timed (not read from a cache)
         self.best_config = None
         self._names = None
+        # Tuning (timing the configs, the disk cache) is serialized by this
+        # lock: threads sharing the tuner time each key once, and no thread
+        # reads the state another is filling. A key already tuned is read
+        # from self.cache without it (a dict lookup is atomic).
+        self._lock = threading.RLock()
 
     def __getitem__(self, grid):
         return lambda *args, **consts: self.run(grid, *args, **consts)
@@ -122,11 +127,14 @@ class Autotuner:
         key = tuple(_key_value(named[k]) for k in self.key) + tuple(sorted(consts.items()))
         config = self.cache.get(key)
         if config is None:
-            config = self._from_disk(key, args)
-        if config is None:
-            config = self._tune(grid, args, consts, named)
-            self.cache[key] = config
-            self._to_disk(key, config, args)
+            with self._lock:
+                config = self.cache.get(key)  # another thread may have tuned it meanwhile
+                if config is None:
+                    config = self._from_disk(key, args)
+                    if config is None:
+                        config = self._tune(grid, args, consts, named)
+                        self._to_disk(key, config, args)
+                    self.cache[key] = config
         self.best_config = config
         self.kernel.run(grid, *args, **dict(consts, **config.all()))
 
@@ -134,7 +142,8 @@ class Autotuner:
         # what tuning launches write is put back afterwards: the user's launch
         # then finds its arguments as they were given
         saved = {name: _copy(named[name]) for name in self.restore_value + self.reset_to_zero}
-        self.timings, self.unfit = {}, {}
+        timings, unfit = {}, {}
+        self.timings, self.unfit = timings, unfit  # new dicts: a reader of the last tuning's keeps its own
         try:
             for config in self.configs:
                 launch_consts = dict(consts, **config.all())
@@ -148,18 +157,18 @@ class Autotuner:
                 except BlkError as err:
                     if err.status not in _UNFIT:
                         raise
-                    self.timings[config], self.unfit[config] = None, str(err)
+                    timings[config], unfit[config] = None, str(err)
                     continue
-                self.timings[config] = self.bench(launch, warmup=self.warmup, rep=self.rep)
+                timings[config] = self.bench(launch, warmup=self.warmup, rep=self.rep)
         finally:
             for name, value in saved.items():
                 _restore(named[name], value)
         self.tunings += 1
-        timed = [c for c in self.configs if self.timings[c] is not None]
+        timed = [c for c in self.configs if timings[c] is not None]
         if not timed:
             raise BlkError(_lib.COMPILE, f"kernel '{self.kernel.name}': no config could run:\n"
-                           + "\n".join(f"{c}: {why}" for c, why in self.unfit.items()))
-        return min(timed, key=lambda c: self.timings[c])
+                           + "\n".join(f"{c}: {why}" for c, why in unfit.items()))
+        return min(timed, key=lambda c: timings[c])
 
     # ---- the disk cache: one JSON file per kernel source, config list and device
     def _file(self, args):

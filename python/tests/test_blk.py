@@ -529,6 +529,44 @@ class Autotune(unittest.TestCase):
         with open(not_a_dir) as f:
             self.assertEqual(f.read(), "not a directory")
 
+    def test_threads_sharing_a_tuner_tune_each_key_once(self):
+        add = example("add.blk")["add"]
+        keys = (300, 301, 302, 303)
+        for attempt in range(4):  # the race it guards against showed in most runs, not all
+            if attempt < 3:
+                os.environ["BLK_CACHE_DISABLE"] = "1"  # each attempt tunes anew
+            else:
+                os.environ.pop("BLK_CACHE_DISABLE")  # and the last one writes the disk cache too
+            calls = []
+            def bench(fn, warmup, rep):
+                fn()
+                calls.append(1)
+                return 1.0 + len(calls) % 3
+            tuned = blk.autotune(self.CONFIGS, key=["n"], do_bench=bench)(add)
+            errors = []
+            def work(seed):
+                try:
+                    for i in range(12):
+                        n = keys[(seed + i) % len(keys)]
+                        x = np.arange(n, dtype=np.float32) + seed
+                        out = np.zeros(n, np.float32)
+                        tuned[lambda meta: (blk.cdiv(n, meta["BLOCK"]),)](x, x, out, n)
+                        np.testing.assert_array_equal(out, 2 * x)
+                except BaseException as err:  # noqa: B902 (reported below)
+                    errors.append(repr(err))
+            threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            self.assertEqual(sorted(k[0] for k in tuned.cache), list(keys))
+            self.assertEqual(tuned.tunings, len(keys))  # each key timed once, by one thread
+            self.assertEqual(len(calls), len(keys) * len(self.CONFIGS))
+        (name,) = os.listdir(os.path.join(self.cache.name, "autotune"))
+        with open(os.path.join(self.cache.name, "autotune", name)) as f:
+            self.assertEqual(len(json.load(f)), len(keys))  # every thread's choice kept
+
     def test_a_config_that_does_not_compile_is_ruled_out(self):
         clock = FakeClock({64: 2.0, 128: 1.0, 100: 0.1})
         configs = [blk.Config(BLOCK=64), blk.Config(BLOCK=100), blk.Config(BLOCK=128)]  # not a power of two
