@@ -4,6 +4,7 @@
  * or defaults. An expression whose type is DT_ERROR already produced an
  * error, so its users stay quiet instead of cascading. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,8 +216,48 @@ static bool fold_convert(Expr *e, BlkType from, DType to, ConstVal *out) {
     return true;
 }
 
+/* `v` rounded to the narrow float type `to` (f16, bf16, an fp8 type) as `as`
+ * rounds it, through f32; `v` itself for f32 and f64. */
+static double round_to_float_type(double v, DType to) {
+    float f = (float)v;
+    if (to == DT_F16) return f16_to_f32(f32_to_f16(f));
+    if (to == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
+    const Fp8Format *fmt = fp8_format(to);
+    return fmt ? fp8_to_f32(f32_to_fp8(f, fmt), fmt) : v;
+}
+
+/* A weak numeric literal (or a constant folded from weak literals) used as
+ * the float type `to`: a finite value that rounds to infinity or NaN there
+ * (70000.0 as f16) is an error. `inf` and `nan` themselves are fine. f32's
+ * own range is the lexer's rule (parse_float_literal), f64 holds all. */
+static bool check_float_literal_fits(Sema *S, Expr *lit, DType to) {
+    double v;
+    char text[64];
+    bool is_int = dtype_is_int(lit->type.dtype), above_i64 = lit->type.dtype == DT_U64 && lit->cv.i < 0;
+    if (is_int) {
+        v = above_i64 ? (double)(uint64_t)lit->cv.i : (double)lit->cv.i;
+        if (above_i64) snprintf(text, sizeof text, "%llu", (unsigned long long)lit->cv.i);
+        else snprintf(text, sizeof text, "%lld", (long long)lit->cv.i);
+    } else if (dtype_holds_float(lit->type.dtype)) {
+        v = lit->cv.f;
+        snprintf(text, sizeof text, "%.7g", v); /* an f32's digits: 3.4e+38, not 3.39999995e+38 */
+    } else {
+        return true;
+    }
+    if (!isfinite(v) || isfinite(round_to_float_type(v, to))) return true;
+    const Fp8Format *fmt = fp8_format(to);
+    double largest = to == DT_F16 ? (double)f16_to_f32(0x7bff)
+                     : to == DT_BF16 ? (double)bf16_to_f32(0x7f7f)
+                     : fmt ? (double)fp8_to_f32((uint8_t)fmt->max_finite, fmt) : (double)FLT_MAX;
+    error(S, lit->span, "literal %s does not fit in %s: it would be %s (the largest %s is %.7g)", text, dtype_name(to),
+          fmt && !fmt->ieee ? "NaN" : "infinity", dtype_name(to), largest);
+    return false;
+}
+
 /* A weak literal used as dtype `to`: its value must fit. */
 static bool check_literal_fits(Sema *S, Expr *lit, DType to) {
+    if (lit->weak && lit->is_const && (dtype_is_float(to) || dtype_is_fp8(to)))
+        return check_float_literal_fits(S, lit, to);
     if (!lit->weak || !lit->is_const || !dtype_is_int(lit->type.dtype)) return true;
     bool above_i64 = lit->type.dtype == DT_U64 && lit->cv.i < 0; /* its bits, 2^63 or more */
     if (above_i64 ? to != DT_U64 : dtype_is_int(to) && !int_fits(to, lit->cv.i)) {
@@ -1704,8 +1745,10 @@ static bool assignable(Sema *S, Expr *v, BlkType t, const char *name, Span span)
     if (!require_value(S, v)) return false;
     bool dtype_ok = v->type.dtype == t.dtype && (t.dtype != DT_PTR || v->type.elem == t.elem);
     if (!dtype_ok && v->weak && is_numeric(t.dtype) &&
-        dtype_promote(v->type.dtype, true, t.dtype, false) == t.dtype)
-        dtype_ok = check_literal_fits(S, v, t.dtype);
+        dtype_promote(v->type.dtype, true, t.dtype, false) == t.dtype) {
+        if (!check_literal_fits(S, v, t.dtype)) return false; /* said: the literal, not the type, is wrong */
+        dtype_ok = true;
+    }
     if (!dtype_ok || !fits_shape(v->type, t)) {
         BlkType want_dtype = type_with_shape(t, 0, NULL);
         if (!dtype_ok)

@@ -156,9 +156,26 @@ static blk_status positive_from_env(const BirFunction *f, const char *var, uint6
     return BLK_SUCCESS;
 }
 
+/* The most programs one launch runs on the cpu device unless
+ * BLK_CPU_MAX_PROGRAMS says otherwise (docs/interpreter.md): the programs run
+ * one after another, so a grid far past this is minutes or hours of work, most
+ * likely a grid computed wrongly (a negative size read as unsigned). */
+#define CPU_MAX_PROGRAMS (UINT64_C(1) << 24)
+
 static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     CpuState *st = ctx->state;
     const BirFunction *f = l->f;
+    uint64_t max_programs = CPU_MAX_PROGRAMS;
+    blk_status grid_env = positive_from_env(f, "BLK_CPU_MAX_PROGRAMS", &max_programs);
+    if (grid_env != BLK_SUCCESS) return grid_env;
+    /* each dimension is below 2^32, so the product of two fits; the third
+     * is checked by division */
+    uint64_t xy = (uint64_t)l->grid[0] * l->grid[1];
+    if (xy > max_programs || (l->grid[2] && xy > max_programs / l->grid[2]))
+        return blk_fail(BLK_ERROR_BAD_GRID,
+                        "kernel '%s': the grid (%u, %u, %u) has more programs than the cpu device runs in one launch "
+                        "(%llu; BLK_CPU_MAX_PROGRAMS sets another limit)",
+                        f->name, l->grid[0], l->grid[1], l->grid[2], (unsigned long long)max_programs);
     InterpArg iargs[64];
     for (int i = 0; i < f->nparams; i++) {
         DType d = f->params[i].type.dtype;

@@ -540,6 +540,70 @@ Test(interp, out_of_bounds_store_before_the_start_and_misaligned_access) {
     drop(p);
 }
 
+/* An i64 offset that moves a pointer outside the address space (the byte
+ * offset overflowing 64 bits, or the address leaving [0, 2^48)) must not
+ * wrap back into the buffer: x + 2^62 on an f32 pointer is x again modulo
+ * 2^64, x + 2^46 modulo 2^48. Each is out of bounds, for loads, stores and
+ * atomics, through further arithmetic and casts; masked-off lanes make no
+ * access. */
+Test(interp, pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds) {
+    Prog *p = build("kernel k(x: *f32, y: *f32, off: i64, m: i32) {\n"
+                    "  let i = arange(0, 4);\n"
+                    "  let o = where(i == 3, off, i as i64);\n"
+                    "  store(y + i, load(x + o, i < m), i < m);\n"
+                    "}\n"
+                    "kernel s(x: *f32, off: i64) {\n"
+                    "  store(x + off, 1.0);\n"
+                    "}\n"
+                    "kernel a(x: *i64, off: i64) {\n"
+                    "  atomic_add(((x + off) + 1) as *i64, 1 as i64);\n"
+                    "}\n"
+                    "kernel c(x: *f32, off: i64) {\n"
+                    "  store(((x + off) as *u32) + -off, 5 as u32);\n"
+                    "}\n", NULL);
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t xi[4] = {0};
+    InterpBuffer bufs[] = {BUF(x, 4), BUF(y, 4), BUF(xi, 4)};
+    uint32_t grid[3] = {1, 1, 1};
+    const int64_t offs[] = {INT64_C(1) << 62, INT64_C(1) << 46, -(INT64_C(1) << 60), INT64_MIN, INT64_MAX,
+                            (INT64_C(1) << 62) + (INT64_C(1) << 46)};
+    for (int t = 0; t < 6; t++) {
+        InterpArg args[] = {{.p = x}, {.p = y}, {.i = offs[t]}, {.i = 4}};
+        char *err = run(p, args, 1, bufs, 3);
+        cr_assert_not_null(err, "offset %lld read x[0] without a fault", (long long)offs[t]);
+        cr_expect_str_eq(err, "kernel 'k', t.blk:4: program (0, 0, 0): out-of-bounds load: block element [3] "
+                              "accesses x at an offset outside the address space (the pointer arithmetic "
+                              "overflowed), far outside x (4 elements of f32)\n"
+                              "    store(y + i, load(x + o, i < m), i < m);", "offset %lld", (long long)offs[t]);
+        free(err);
+        InterpArg masked[] = {{.p = x}, {.p = y}, {.i = offs[t]}, {.i = 3}}; /* lane 3 masked off */
+        err = run(p, masked, 1, bufs, 3);
+        cr_expect_null(err, "%s", err);
+        free(err);
+        InterpArg sargs[] = {{.p = x}, {.i = offs[t]}};
+        err = interp_launch(p->c->bir->kernels[1], sargs, 2, grid, bufs, 3, NULL);
+        cr_expect(err && strstr(err, "out-of-bounds store: block element (scalar) accesses x at an offset outside the "
+                                     "address space"), "%s", err ? err : "no fault");
+        free(err);
+        /* through further arithmetic (+1), and a cast, even one that adds the offset back */
+        InterpArg aargs[] = {{.p = xi}, {.i = offs[t]}};
+        err = interp_launch(p->c->bir->kernels[2], aargs, 2, grid, bufs, 3, NULL);
+        cr_expect(err && strstr(err, "out-of-bounds atomic: block element (scalar) accesses x at an offset outside"),
+                  "%s", err ? err : "no fault");
+        free(err);
+        err = interp_launch(p->c->bir->kernels[3], sargs, 2, grid, bufs, 3, NULL);
+        cr_expect(err && strstr(err, "outside the address space"), "%s", err ? err : "no fault");
+        free(err);
+    }
+    cr_expect(x[0] == 1 && xi[0] == 0 && xi[1] == 0, "nothing written through a wrapped pointer");
+    /* an offset that stays inside the address space keeps the usual message */
+    InterpArg near[] = {{.p = x}, {.p = y}, {.i = 1000}, {.i = 4}};
+    char *err = run(p, near, 1, bufs, 3);
+    cr_expect(err && strstr(err, "accesses x[1000], past the end of x"), "%s", err ? err : "no fault");
+    free(err);
+    drop(p);
+}
+
 Test(interp, a_spin_that_cannot_end_is_reported_not_hung) {
     Prog *p = build("kernel k(lock: *i32) {\n"
                     "  while atomic_cas(lock, 0, 1) == 1 {}\n"

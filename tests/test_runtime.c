@@ -649,3 +649,37 @@ Test(runtime, compilation_is_thread_safe, .timeout = 120) {
     }
     blk_context_destroy(ctx);
 }
+
+/* The cpu device runs at most 2^24 programs a launch (BLK_CPU_MAX_PROGRAMS
+ * sets another limit): a larger grid is BLK_ERROR_BAD_GRID naming the kernel,
+ * before any program runs, in every dimension and at the limit's edge. */
+Test(runtime, cpu_device_bounds_the_programs_of_a_launch) {
+    blk_context *ctx;
+    blk_module *m;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    blk_kernel *k = compile_k(ctx, "kernel k(n: i32) {}\n", "empty.blk", &m);
+    blk_arg a[] = {blk_arg_i32(1)};
+    unsetenv("BLK_CPU_MAX_PROGRAMS");
+    const unsigned over[][3] = {{(1u << 24) + 1, 1, 1}, {1, (1u << 24) + 1, 1}, {1, 1, (1u << 24) + 1},
+                                {1u << 12, 1u << 12, 2}, {1u << 16, 1u << 16, 1u << 16}, {1u << 31, 1, 1}};
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(blk_launch(k, over[i][0], over[i][1], over[i][2], a, 1, NULL), BLK_ERROR_BAD_GRID, "grid %d", i);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "kernel 'k': the grid (%u, %u, %u) has more programs than the cpu device runs in one launch "
+                 "(16777216; BLK_CPU_MAX_PROGRAMS sets another limit)", over[i][0], over[i][1], over[i][2]);
+        cr_expect_str_eq(blk_last_error(), want);
+    }
+    setenv("BLK_CPU_MAX_PROGRAMS", "100", 1);
+    cr_expect_eq(blk_launch(k, 100, 1, 1, a, 1, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect_eq(blk_launch(k, 4, 5, 5, a, 1, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect_eq(blk_launch(k, 101, 1, 1, a, 1, NULL), BLK_ERROR_BAD_GRID);
+    cr_expect_eq(blk_launch(k, 10, 10, 2, a, 1, NULL), BLK_ERROR_BAD_GRID);
+    cr_expect_eq(blk_launch(k, 3, 34, 1, a, 1, NULL), BLK_ERROR_BAD_GRID);
+    setenv("BLK_CPU_MAX_PROGRAMS", "-5", 1);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, a, 1, NULL), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_last_error(), "kernel 'k': BLK_CPU_MAX_PROGRAMS='-5' is not a positive integer");
+    unsetenv("BLK_CPU_MAX_PROGRAMS");
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
+}

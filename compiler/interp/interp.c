@@ -27,11 +27,18 @@ typedef union {
 typedef enum { FLOW_NEXT, FLOW_RETURN, FLOW_ERROR } Flow;
 
 /* Pointer elements: the address in the low 48 bits, 1 + the index of the
- * buffer it was derived from in the top 16 (0: none known). */
-enum { ADDR_BITS = 48 };
+ * buffer it was derived from in the next 15 (0: none known), and in the top
+ * bit whether pointer arithmetic moved it outside the 48-bit address space
+ * (an i64 offset times the element size overflowing, or the sum leaving
+ * [0, 2^48)). Such a pointer is "wild": its low bits are not where it
+ * points, so any access through it is out of bounds, even if later
+ * arithmetic would bring it back (the offset is not kept). */
+enum { ADDR_BITS = 48, MAX_TAG = 0x7fff };
 #define ADDR_MASK ((UINT64_C(1) << ADDR_BITS) - 1)
+#define WILD_BIT (UINT64_C(1) << 63)
 static uint64_t addr_of(uint64_t p) { return p & ADDR_MASK; }
-static int tag_of(uint64_t p) { return (int)(p >> ADDR_BITS); }
+static int tag_of(uint64_t p) { return (int)((p >> ADDR_BITS) & MAX_TAG); }
+static bool wild(uint64_t p) { return (p & WILD_BIT) != 0; }
 
 typedef struct {
     const BirFunction *f;
@@ -115,6 +122,15 @@ static Flow bad_access(Interp *I, const BirOp *op, const char *what, BlkType sha
     uint64_t addr = addr_of(ptr);
     int size = dtype_bytes(d);
     const char *elem_dt = dtype_name(d);
+    if (wild(ptr)) {
+        int from = tag_of(ptr) - 1;
+        if (from < 0)
+            return fail(I, op, "out-of-bounds %s: block element %s has a pointer that pointer arithmetic moved "
+                        "outside the address space (an offset too large for any buffer)", what, idx);
+        return fail(I, op, "out-of-bounds %s: block element %s accesses %s at an offset outside the address space "
+                    "(the pointer arithmetic overflowed), far outside %s (%lld elements of %s)", what, idx,
+                    I->buf_names[from], I->buf_names[from], (long long)(I->bufs[from].bytes / (size_t)size), elem_dt);
+    }
     if (addr % (uint64_t)size)
         return fail(I, op, "misaligned %s: block element %s has address 0x%llx, not a multiple of %d "
                     "(the size of %s)", what, idx, (unsigned long long)addr, size, elem_dt);
@@ -141,7 +157,7 @@ static Flow bad_access(Interp *I, const BirOp *op, const char *what, BlkType sha
 
 static bool elem_ok(Interp *I, uint64_t ptr, uint64_t size) {
     uint64_t a = addr_of(ptr);
-    if (a & (size - 1)) return false;
+    if (wild(ptr) || (a & (size - 1))) return false;
     int tag = tag_of(ptr);
     return tag ? in_buf(&I->bufs[tag - 1], a, a + size) : find_buf(I, a, a + size) >= 0;
 }
@@ -153,7 +169,7 @@ static bool elem_ok(Interp *I, uint64_t ptr, uint64_t size) {
 static Flow check_access(Interp *I, const BirOp *op, const char *what, const Elem *ptr,
                          const Elem *mask, BlkType shape, DType d) {
     int64_t n = numel(shape);
-    uint64_t size = (uint64_t)dtype_bytes(d), lo = UINT64_MAX, hi = 0, misalign = 0;
+    uint64_t size = (uint64_t)dtype_bytes(d), lo = UINT64_MAX, hi = 0, misalign = 0, any_wild = 0;
     int tag = -1;
     bool one_tag = true;
     for (int64_t k = 0; k < n; k++) {
@@ -165,9 +181,10 @@ static Flow check_access(Interp *I, const BirOp *op, const char *what, const Ele
         lo = a < lo ? a : lo;
         hi = a > hi ? a : hi;
         misalign |= a;
+        any_wild |= ptr[k].u;
     }
     if (lo == UINT64_MAX) return FLOW_NEXT; /* nothing active */
-    if (one_tag && !(misalign & (size - 1))) {
+    if (one_tag && !(misalign & (size - 1)) && !wild(any_wild)) {
         bool inside = tag > 0 ? in_buf(&I->bufs[tag - 1], lo, hi + size) : find_buf(I, lo, hi + size) >= 0;
         if (inside) return FLOW_NEXT;
     }
@@ -736,8 +753,16 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_PTR_ADD: {
         const Elem *p = V(I, a[0]), *off = V(I, a[1]);
         uint64_t size = (uint64_t)dtype_bytes(rt.elem);
-        for (int64_t k = 0; k < n; k++) /* the buffer tag stays; the address wraps in 48 bits */
-            out[k].u = (p[k].u & ~ADDR_MASK) | ((p[k].u + (uint64_t)off[k].i * size) & ADDR_MASK);
+        for (int64_t k = 0; k < n; k++) {
+            /* the buffer tag stays; an address that leaves [0, 2^48) (or whose
+             * byte offset overflows 64 bits) makes the pointer wild, never a
+             * wrapped address that could land back inside a buffer */
+            int64_t bytes = 0, to = 0;
+            bool out_of_space = __builtin_mul_overflow(off[k].i, (int64_t)size, &bytes) ||
+                                __builtin_add_overflow((int64_t)addr_of(p[k].u), bytes, &to) || to < 0 ||
+                                (uint64_t)to > ADDR_MASK;
+            out[k].u = (p[k].u & ~ADDR_MASK) | ((uint64_t)to & ADDR_MASK) | (out_of_space ? WILD_BIT : 0);
+        }
         return FLOW_NEXT;
     }
     case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND:
@@ -937,9 +962,9 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
             }
             /* the buffer it points into, else one it ends (arrays may be adjacent) */
             int tag = 0;
-            for (int b = 0; b < nbufs && !tag && nbufs < 0xffff; b++)
+            for (int b = 0; b < nbufs && !tag && nbufs < MAX_TAG; b++)
                 if (in_buf(&bufs[b], a, a + 1)) tag = b + 1;
-            for (int b = 0; b < nbufs && !tag && nbufs < 0xffff; b++)
+            for (int b = 0; b < nbufs && !tag && nbufs < MAX_TAG; b++)
                 if (in_buf(&bufs[b], a, a)) tag = b + 1;
             slot->u = a | (uint64_t)tag << ADDR_BITS;
         }

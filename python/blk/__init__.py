@@ -12,9 +12,10 @@ is compiled once and kept. On the cpu device, host arrays are copied in
 before the launch and back after it.
 """
 import ctypes
+import threading
 
 from . import _lib
-from ._args import Marshal, Param, device_of, packer
+from ._args import Marshal, Param, as_integer, device_of, is_bool, packer, what
 from ._lib import BlkError
 
 __all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
@@ -33,20 +34,25 @@ def next_power_of_2(n):
 
 
 _contexts = {}
+_contexts_lock = threading.Lock()
 
 
 def _context(device, ordinal=0):
     """The process's context for "cpu", or for CUDA device `ordinal` (its
     primary context, the one PyTorch uses), made once."""
     key = (device, ordinal if device == "cuda" else None)
-    if key not in _contexts:
-        ctx = ctypes.c_void_p()
-        if device == "cpu":
-            _lib.check(_lib.lib.blk_context_create_cpu(ctypes.byref(ctx)))
-        else:
-            _lib.check(_lib.lib.blk_context_create_cuda(ordinal, ctypes.byref(ctx)))
-        _contexts[key] = ctx
-    return _contexts[key]
+    ctx = _contexts.get(key)
+    if ctx is None:
+        with _contexts_lock:  # threads: one context per device, made once
+            ctx = _contexts.get(key)
+            if ctx is None:
+                ctx = ctypes.c_void_p()
+                if device == "cpu":
+                    _lib.check(_lib.lib.blk_context_create_cpu(ctypes.byref(ctx)))
+                else:
+                    _lib.check(_lib.lib.blk_context_create_cuda(ordinal, ctypes.byref(ctx)))
+                _contexts[key] = ctx
+    return ctx
 
 
 def device_name(device="cuda", ordinal=0):
@@ -94,6 +100,61 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
                   no_tma, no_warp_specialize, persistent)
 
 
+def _int_option(where, name, value):
+    """An integer option (num_warps, num_stages, min_blocks_per_sm) as the C
+    int it becomes: an int or a NumPy integer, never a bool, a float or a
+    string, and within a C int, never cut to its low bits. The runtime then
+    checks the option's own range."""
+    v = as_integer(value)
+    if v is None:
+        raise TypeError(f"{where}: {name} must be an integer, got {what(value)}")
+    if not -(1 << 31) <= v < (1 << 31):
+        raise OverflowError(f"{where}: {name}={v} does not fit a C int")
+    return v
+
+
+def _bool_option(where, name, value):
+    """A flag (no_tma, no_warp_specialize, persistent): a bool, or 0 or 1."""
+    if is_bool(value) or (as_integer(value) in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
+
+
+def _options(where, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent):
+    return (_int_option(where, "num_warps", num_warps), _int_option(where, "num_stages", num_stages),
+            _int_option(where, "min_blocks_per_sm", min_blocks_per_sm), _bool_option(where, "no_tma", no_tma),
+            _bool_option(where, "no_warp_specialize", no_ws), _bool_option(where, "persistent", persistent))
+
+
+def _dimension(kernel, value, axis, called):
+    """One grid dimension as the u32 the launch takes: an int or a NumPy
+    integer from 0 to 2^32 - 1 (0 is the runtime's "empty grid" error), never
+    a bool, a float or a string, and never cut to its low bits."""
+    v = as_integer(value)
+    if v is None:
+        raise TypeError(f"kernel '{kernel}': grid dimension {axis}{called} must be an integer, got {what(value)}")
+    if not 0 <= v <= 0xFFFFFFFF:
+        raise OverflowError(f"kernel '{kernel}': grid dimension {axis}{called} is {v}, outside 0 to 4294967295")
+    return v
+
+
+def _grid(kernel, grid, called=False):
+    """(gx, gy, gz) from an int, a tuple (or list) of 1 to 3 ints, or what a
+    grid callable returned (called: the messages say so)."""
+    how = " (from the grid callable)" if called else ""
+    if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] <= 0xFFFFFFFF:
+        return grid[0], 1, 1  # the common case, checked without a call
+    if isinstance(grid, (tuple, list)) or getattr(grid, "ndim", 0) == 1:
+        dims = tuple(grid)
+    elif (hasattr(grid, "__index__") or isinstance(grid, float) or is_bool(grid)) and not getattr(grid, "ndim", 0):
+        dims = (grid,)  # one dimension: _dimension refuses what is not an integer
+    else:
+        raise TypeError(f"kernel '{kernel}': a grid{how} is an int or a tuple of 1 to 3 ints, got {what(grid)}")
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"kernel '{kernel}': a grid{how} has 1 to 3 dimensions, got {len(dims)}")
+    return tuple(_dimension(kernel, g, axis, how) for g, axis in zip(dims, "xyz")) + (1,) * (3 - len(dims))
+
+
 def _define(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -107,12 +168,14 @@ class Module:
     def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, no_tma=False,
                  no_warp_specialize=False, persistent=False):
         self.text, self.device, self.name = text, device, name
-        self.num_warps, self.num_stages, self.min_blocks_per_sm = num_warps, num_stages, min_blocks_per_sm
-        self.no_tma, self.no_warp_specialize, self.persistent = bool(no_tma), bool(no_warp_specialize), bool(persistent)
+        (self.num_warps, self.num_stages, self.min_blocks_per_sm, self.no_tma, self.no_warp_specialize,
+         self.persistent) = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm, no_tma,
+                                     no_warp_specialize, persistent)
         # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, persistent, ordinal)
         # -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
+        self._lock = threading.RLock()  # threads: each combination compiled once (found without it)
 
     def __getitem__(self, kernel):
         return Kernel(self, kernel)
@@ -123,6 +186,12 @@ class Module:
         return Kernel(self, kernel)
 
     def _module(self, key):
+        if key in self._compiled:
+            return self._compiled[key]
+        with self._lock:
+            return self._module_locked(key)
+
+    def _module_locked(self, key):
         if key not in self._compiled:
             defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, ordinal = key
             enc = [d.encode() for d in defines]
@@ -139,8 +208,20 @@ class Module:
     def _kernel(self, name, key):
         """The kernel's handle and its runtime parameters, looked up once per
         combination of const parameters, warps, stages and device."""
+        found = self._kernels.get((key, name))
+        if found is not None:
+            return found
+        with self._lock:
+            return self._kernel_locked(name, key)
+
+    def _kernel_locked(self, name, key):
         if (key, name) not in self._kernels:
-            mod = self._module(key)
+            try:
+                mod = self._module(key)
+            except BlkError as err:
+                if err.status != _lib.INVALID_VALUE:
+                    raise
+                raise BlkError(err.status, f"kernel '{name}': {err}") from None  # an option out of its range
             k = ctypes.c_void_p()
             _lib.check(_lib.lib.blk_module_get_kernel(mod, name.encode(), ctypes.byref(k)))
             params = [Param(i, _lib.lib.blk_kernel_arg_name(k, i).decode(), _lib.lib.blk_kernel_arg_type(k, i).decode(),
@@ -168,12 +249,11 @@ class Kernel:
         min_blocks_per_sm, no_tma, no_warp_specialize and persistent among them) on CUDA
         device `ordinal`."""
         consts = dict(consts)
-        num_warps = consts.pop("num_warps", self.module.num_warps)
-        num_stages = consts.pop("num_stages", self.module.num_stages)
-        min_blocks = consts.pop("min_blocks_per_sm", self.module.min_blocks_per_sm)
-        no_tma = bool(consts.pop("no_tma", self.module.no_tma))
-        no_ws = bool(consts.pop("no_warp_specialize", self.module.no_warp_specialize))
-        persistent = bool(consts.pop("persistent", self.module.persistent))
+        m = self.module
+        num_warps, num_stages, min_blocks, no_tma, no_ws, persistent = _options(
+            f"kernel '{self.name}'", consts.pop("num_warps", m.num_warps), consts.pop("num_stages", m.num_stages),
+            consts.pop("min_blocks_per_sm", m.min_blocks_per_sm), consts.pop("no_tma", m.no_tma),
+            consts.pop("no_warp_specialize", m.no_warp_specialize), consts.pop("persistent", m.persistent))
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
         return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent,
                 ordinal if self.module.device == "cuda" else None)
@@ -210,8 +290,9 @@ class Kernel:
             k, params = self.module._kernel(self.name, self._key(consts, ordinal))
             launch = self._launches[cached] = _Launch(self.name, self.module.device, ordinal, k, params)
         if callable(grid):
-            grid = grid(consts)
-        launch(grid, args)
+            launch(_grid(self.name, grid(consts), called=True), args)
+        else:
+            launch(_grid(self.name, grid), args)
 
 
 _launch = _lib.lib.blk_launch
@@ -228,13 +309,7 @@ class _Launch:
         self.layout = packer(params)
 
     def __call__(self, grid, args):
-        if hasattr(grid, "__index__"):  # an int, a NumPy integer
-            gx, gy, gz = grid.__index__(), 1, 1
-        else:
-            grid = tuple(grid)
-            if not 1 <= len(grid) <= 3:
-                raise ValueError(f"kernel '{self.name}': a grid has 1 to 3 dimensions, got {len(grid)}")
-            gx, gy, gz = (tuple(int(g) for g in grid) + (1, 1))[:3]
+        gx, gy, gz = grid  # checked by _grid
         if len(args) != len(self.params):
             names = ", ".join(p.name for p in self.params)
             raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")

@@ -8,6 +8,8 @@ tensor (launched on its device's current stream), an object with
 __cuda_array_interface__, or a DLPack CUDA tensor. Every error names the
 kernel, the argument's position and its name."""
 import ctypes
+import math
+import operator
 import struct
 import sys
 
@@ -63,6 +65,61 @@ class Param:
         raise error(f"kernel '{kernel}', argument {self.index} ('{self.name}'): {what}")
 
 
+def is_bool(v):
+    """A Python, NumPy or PyTorch boolean (also a 0-d array of one): never
+    taken for an integer, since True for a count is a mistake, not a 1."""
+    return isinstance(v, bool) or str(getattr(v, "dtype", "")) in ("bool", "torch.bool")
+
+
+def what(v):
+    """A value's kind for an error: "float", "str", "a 0-d array of float64"."""
+    if hasattr(v, "__len__") and hasattr(v, "dtype") and isinstance(getattr(v, "ndim", None), int):
+        return f"a {v.ndim}-d {type(v).__name__} of {v.dtype}"  # an array or a tensor, not a NumPy scalar
+    return type(v).__name__
+
+
+def as_integer(v):
+    """v as a Python int if it is an integer (an int, a NumPy integer, a 0-d
+    integer array: what operator.index takes), else None: never a float,
+    a string or a bool rounded or parsed into one."""
+    if type(v) is int:
+        return v
+    if isinstance(v, float) or is_bool(v):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+# the magnitude from which an integer rounds to infinity in a float parameter
+# (round to nearest even: the largest finite value plus half its ulp); f64's
+# is float()'s OverflowError
+_FLOAT_OVERFLOW = {"f32": 2**128 - 2**103, "bf16": 2**128 - 2**119, "f16": 65520}
+
+
+def _float_argument(kernel, p, a):
+    """A number for a float parameter: an int, a float, or what has __float__
+    (NumPy scalars, 0-d arrays); never a bool or a string. A finite number
+    that would round to infinity in the parameter's type is an error (inf
+    and NaN themselves pass); anything else is rounded by the runtime, to
+    nearest even (docs/runtime.md)."""
+    if type(a) is float and -65504.0 <= a <= 65504.0:
+        return a  # the common case: fits every float parameter
+    if is_bool(a) or isinstance(a, str) or not hasattr(a, "__float__"):
+        p.fail(kernel, f"expects a number ({p.type}), got {what(a)}")
+    try:
+        f = float(a)
+    except OverflowError:
+        p.fail(kernel, f"{a} does not fit {p.type}", OverflowError)
+    except (TypeError, ValueError) as err:
+        p.fail(kernel, f"expects a number ({p.type}), got {what(a)} ({err})")
+    limit = _FLOAT_OVERFLOW.get(p.type)
+    if limit is not None and math.isfinite(f) and abs(f) >= limit:
+        p.fail(kernel, f"{a} does not fit {p.type} (it would arrive as infinity)", OverflowError)
+    return f
+
+
 def packer(params):
     """A struct.Struct laying out blk_arg[len(params)]."""
     return struct.Struct("<" + "".join(_FORMATS.get(p.kind, "i4xq") for p in params))
@@ -94,7 +151,7 @@ class Marshal:
 
     def __init__(self, kernel, device, ctx, params, ordinal):
         self.kernel, self.device, self.ctx, self.params, self.ordinal = kernel, device, ctx, params, ordinal
-        self.copies = []   # (array, blk_ptr): copied in, to copy back
+        self.copies = []   # (array, blk_ptr, Param): copied in, to copy back (or compare, if read-only)
         self.owned = {}    # array data address -> blk_ptr, so one array passed twice is one buffer
         self.keep = []     # DLPack capsules, alive until the launch is issued
         self.stream = None
@@ -105,13 +162,31 @@ class Marshal:
     def __exit__(self, kind, value, tb):
         try:
             if kind is None:
-                for arr, ptr in self.copies:
+                changed = None
+                for arr, ptr, p in self.copies:
                     if arr.flags.writeable:
                         _lib.check(_lib.lib.blk_memcpy_to_host(self.ctx, arr.ctypes.data, ptr, arr.nbytes))
+                    elif changed is None and self._changed(arr, ptr):
+                        changed = p
+                if changed is not None:
+                    changed.fail(self.kernel, "a read-only array, and the kernel wrote to it: what it wrote cannot be "
+                                              "copied back, so pass a writeable array (or a copy)", ValueError)
         finally:
             for ptr in self.owned.values():
                 _lib.lib.blk_free(self.ctx, ptr)
         return False
+
+    def _changed(self, arr, ptr):
+        """Whether the blk copy of read-only `arr` differs from it, bit for
+        bit, after the launch. The runtime cannot say which pointers a kernel
+        stores to, so a read-only array is copied in and compared after the
+        launch: an output that cannot receive its results is an error, never
+        a silent no-op (docs/python.md)."""
+        if not arr.nbytes:
+            return False
+        after = (ctypes.c_char * arr.nbytes)()
+        _lib.check(_lib.lib.blk_memcpy_to_host(self.ctx, after, ptr, arr.nbytes))
+        return after.raw != arr.tobytes()
 
     def pack(self, args, layout):
         values = []
@@ -133,13 +208,11 @@ class Marshal:
                     (kind != _lib.U64 or a >= 0):
                 values.append(a)
             elif kind in _FLOAT_KINDS:
-                if not isinstance(a, (int, float)) and not hasattr(a, "__float__"):
-                    p.fail(self.kernel, f"expects a number ({p.type}), got {type(a).__name__}")
-                values.append(float(a))
+                values.append(_float_argument(self.kernel, p, a))
             else:
-                if isinstance(a, float) or not hasattr(a, "__index__"):
-                    p.fail(self.kernel, f"expects an integer ({p.type}), got {type(a).__name__}")
-                v = a.__index__()
+                v = int(a) if p.type == "i1" and is_bool(a) else as_integer(a)  # only an i1 takes a bool
+                if v is None:
+                    p.fail(self.kernel, f"expects an integer ({p.type}), got {what(a)}")
                 lo, hi = (0, 1 << 64) if kind == _lib.U64 else (-(1 << 63), 1 << 63)
                 if not lo <= v < hi:  # the runtime checks the parameter's own range
                     p.fail(self.kernel, f"{v} does not fit {p.type}", OverflowError)
@@ -217,5 +290,5 @@ class Marshal:
         self.owned[addr] = ptr.value
         if a.nbytes:
             _lib.check(_lib.lib.blk_memcpy_to_device(self.ctx, ptr.value, a.ctypes.data, a.nbytes))
-        self.copies.append((a, ptr.value))
+        self.copies.append((a, ptr.value, p))
         return ptr.value

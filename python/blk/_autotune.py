@@ -10,11 +10,18 @@ and on disk beside the kernel cache, so a later process does not time again.
 import hashlib
 import json
 import os
+import stat
+import tempfile
+import threading
+import warnings
 
 from . import _lib, testing
 from ._lib import BlkError
 
 _CACHE_FORMAT = 1
+# the largest choice file read (docs/python.md): a larger one is a miss,
+# never read; a choice is about a hundred bytes, so this holds thousands
+MAX_CACHE_FILE = 1 << 20
 # errors that rule a config out (it does not compile, or needs more shared
 # memory or threads than the GPU has); any other error is the caller's
 _UNFIT = {_lib.COMPILE, _lib.OUT_OF_MEMORY, _lib.BAD_GRID, _lib.CUDA}
@@ -78,6 +85,11 @@ class Autotuner:
         self.tunings = 0       # how many times configs were timed (not read from a cache)
         self.best_config = None
         self._names = None
+        # Tuning (timing the configs, the disk cache) is serialized by this
+        # lock: threads sharing the tuner time each key once, and no thread
+        # reads the state another is filling. A key already tuned is read
+        # from self.cache without it (a dict lookup is atomic).
+        self._lock = threading.RLock()
 
     def __getitem__(self, grid):
         return lambda *args, **consts: self.run(grid, *args, **consts)
@@ -115,11 +127,14 @@ class Autotuner:
         key = tuple(_key_value(named[k]) for k in self.key) + tuple(sorted(consts.items()))
         config = self.cache.get(key)
         if config is None:
-            config = self._from_disk(key, args)
-        if config is None:
-            config = self._tune(grid, args, consts, named)
-            self.cache[key] = config
-            self._to_disk(key, config, args)
+            with self._lock:
+                config = self.cache.get(key)  # another thread may have tuned it meanwhile
+                if config is None:
+                    config = self._from_disk(key, args)
+                    if config is None:
+                        config = self._tune(grid, args, consts, named)
+                        self._to_disk(key, config, args)
+                    self.cache[key] = config
         self.best_config = config
         self.kernel.run(grid, *args, **dict(consts, **config.all()))
 
@@ -127,7 +142,8 @@ class Autotuner:
         # what tuning launches write is put back afterwards: the user's launch
         # then finds its arguments as they were given
         saved = {name: _copy(named[name]) for name in self.restore_value + self.reset_to_zero}
-        self.timings, self.unfit = {}, {}
+        timings, unfit = {}, {}
+        self.timings, self.unfit = timings, unfit  # new dicts: a reader of the last tuning's keeps its own
         try:
             for config in self.configs:
                 launch_consts = dict(consts, **config.all())
@@ -141,18 +157,18 @@ class Autotuner:
                 except BlkError as err:
                     if err.status not in _UNFIT:
                         raise
-                    self.timings[config], self.unfit[config] = None, str(err)
+                    timings[config], unfit[config] = None, str(err)
                     continue
-                self.timings[config] = self.bench(launch, warmup=self.warmup, rep=self.rep)
+                timings[config] = self.bench(launch, warmup=self.warmup, rep=self.rep)
         finally:
             for name, value in saved.items():
                 _restore(named[name], value)
         self.tunings += 1
-        timed = [c for c in self.configs if self.timings[c] is not None]
+        timed = [c for c in self.configs if timings[c] is not None]
         if not timed:
             raise BlkError(_lib.COMPILE, f"kernel '{self.kernel.name}': no config could run:\n"
-                           + "\n".join(f"{c}: {why}" for c, why in self.unfit.items()))
-        return min(timed, key=lambda c: self.timings[c])
+                           + "\n".join(f"{c}: {why}" for c, why in unfit.items()))
+        return min(timed, key=lambda c: timings[c])
 
     # ---- the disk cache: one JSON file per kernel source, config list and device
     def _file(self, args):
@@ -169,35 +185,94 @@ class Autotuner:
 
     def _from_disk(self, key, args):
         path = self._file(args)
-        try:
-            with open(path, encoding="utf-8") as f:
-                index = json.load(f).get(repr(key))
-        except (TypeError, OSError, ValueError, AttributeError):
-            return None  # no file, or one damaged: tune again
-        if isinstance(index, int) and 0 <= index < len(self.configs):
+        if path is None:
+            return None
+        index = _read_choices(path).get(repr(key))
+        if type(index) is int and 0 <= index < len(self.configs):  # not a bool, a float or out of range
             return self.configs[index]
-        return None
+        return None  # no file, or one damaged: tune again
 
     def _to_disk(self, key, config, args):
         path = self._file(args)
         if path is None:
             return
+        choices = _read_choices(path)
+        choices[repr(key)] = self.configs.index(config)
+        text = json.dumps(choices, indent=1, sort_keys=True)
+        if len(text.encode()) > MAX_CACHE_FILE:  # full: start again with this choice
+            text = json.dumps({repr(key): self.configs.index(config)}, indent=1)
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            try:
-                with open(path, encoding="utf-8") as f:
-                    choices = json.load(f)
-                if not isinstance(choices, dict):
-                    choices = {}
-            except (OSError, ValueError):
-                choices = {}
-            choices[repr(key)] = self.configs.index(config)
-            tmp = f"{path}.tmp.{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(choices, f, indent=1, sort_keys=True)
-            os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+            _write_atomically(path, text)
+        except OSError as err:
+            _warn_once(os.path.dirname(path), err)
+
+
+def _read_choices(path):
+    """The choice file's dict, or {} when there is none or it cannot be
+    trusted: only a regular file is opened (not through a link, and without
+    blocking on a FIFO), only one of at most MAX_CACHE_FILE bytes is read, and
+    any failure to parse it (also nesting too deep for the parser) is a miss."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return {}  # none, a link (ELOOP), or unreadable
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_FILE:
+            return {}
+        chunks, size = [], 0
+        while size <= MAX_CACHE_FILE:  # the file may grow after fstat: never read past the limit
+            chunk = os.read(fd, MAX_CACHE_FILE + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_CACHE_FILE:
+            return {}
+        choices = json.loads(b"".join(chunks).decode("utf-8"))
+    except (OSError, ValueError, RecursionError, MemoryError):  # UnicodeDecodeError and JSON errors are ValueErrors
+        return {}
+    finally:
+        os.close(fd)
+    return choices if isinstance(choices, dict) else {}
+
+
+def _write_atomically(path, text):
+    """Writes path through a fresh temporary file in its directory
+    (tempfile.mkstemp: a name no one can predict, created with O_EXCL, so a
+    link planted in the directory is never followed), renamed over path:
+    readers see the old file or the new one, never half of one, and a link at
+    path is replaced, not written through."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".choices-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
         except OSError:
-            pass  # a cache that cannot be written costs a tuning next time, nothing more
+            pass
+        raise
+
+
+_warned = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(directory, err):
+    """A cache directory the tuner cannot write (BLK_CACHE_DIR a regular file,
+    a read-only directory) is said once per process and directory, as a
+    RuntimeWarning: the choices are then kept in memory only, and a later
+    process times again."""
+    with _warned_lock:
+        if directory in _warned:
+            return
+        _warned.add(directory)
+    warnings.warn(f"blk.autotune: cannot keep choices in {directory} ({err.strerror or err}); they are kept in "
+                  "memory only, so a new process times its configs again", RuntimeWarning, stacklevel=4)
 
 
 def _key_value(value):

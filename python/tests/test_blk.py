@@ -2,9 +2,12 @@
 the examples against NumPy references, the launch's conveniences, and the
 errors a user meets. Run: BLK_LIBRARY=build/libblk.so.0 PYTHONPATH=python
 python3 -m unittest discover -s python/tests (CTest does)."""
+import json
 import os
 import tempfile
+import threading
 import unittest
+import warnings
 
 import numpy as np
 
@@ -207,6 +210,124 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ValueError):
             blk.compile("kernel k() {}", device="tpu")
 
+    def test_a_grid_past_the_cpu_devices_limit_is_refused_before_it_runs(self):
+        import time
+        for grid in ((1 << 24) + 1, (1 << 12, 1 << 12, 2), (1, 1, 1 << 31)):
+            start = time.monotonic()
+            with self.assertRaisesRegex(blk.BlkError, r"kernel 'add': the grid \(.*\) has more programs than the cpu "
+                                                      r"device runs in one launch \(16777216; BLK_CPU_MAX_PROGRAMS"):
+                self.add[grid](self.x, self.x, self.x, 64)
+            self.assertLess(time.monotonic() - start, 5.0)  # refused, not run
+
+    def test_grid_values_are_integers_that_fit_u32_never_converted(self):
+        out = np.full(64, 5, np.float32)
+        launch = lambda grid: self.add[grid](self.x, self.x, out, 64, BLOCK=64)
+        for grid in ((2**32 + 1,), (-1,), 2**32, -1, (1, 2**32), (1, 1, -5), (np.int64(-1),), [2**40]):
+            with self.assertRaisesRegex(OverflowError, r"kernel 'add': grid dimension [xyz] is -?\d+, outside 0 to "
+                                                       r"4294967295"):
+                launch(grid)
+        for grid in ((3.9,), 3.9, (True,), True, np.True_, (1, np.float64(2.0)), (1, None), np.array(2.0), ("12",)):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add': grid dimension [xyz] must be an integer, got "):
+                launch(grid)
+        for grid in ("12", None, {1: 2}, 2.5j):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add': a grid is an int or a tuple of 1 to 3 ints, got"):
+                launch(grid)
+        with self.assertRaisesRegex(TypeError, r"kernel 'add': a grid \(from the grid callable\) is an int or a "
+                                               r"tuple of 1 to 3 ints, got NoneType"):
+            launch(lambda meta: None)
+        with self.assertRaisesRegex(OverflowError, r"kernel 'add': grid dimension x \(from the grid callable\) is "
+                                                   r"4294967297"):
+            launch(lambda meta: (2**32 + 1,))
+        with self.assertRaisesRegex(ValueError, r"kernel 'add': a grid has 1 to 3 dimensions, got 4"):
+            launch((1, 1, 1, 1))
+        np.testing.assert_array_equal(out, 5)  # nothing ran
+        for grid in (1, np.int32(1), (np.uint64(1),), [1], np.array(1), np.array([1, 1]), lambda meta: [1, 1, 1]):
+            launch(grid)
+            np.testing.assert_array_equal(out, 2)
+            out[:] = 5
+
+    def test_integer_options_are_integers_that_fit_a_c_int(self):
+        for name in ("num_warps", "num_stages", "min_blocks_per_sm"):
+            for value in (2**32 + 4, -2**31 - 1, 2**63):
+                with self.assertRaisesRegex(OverflowError, rf"kernel 'add': {name}={value} does not fit a C int"):
+                    self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: value})
+                with self.assertRaisesRegex(OverflowError, rf"blk.compile \(.*add.blk\): {name}={value} does not "
+                                                           r"fit a C int"):
+                    blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", **{name: value})
+            for value in (True, 4.0, "4", None, np.float32(4)):
+                with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be an integer, got "):
+                    self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: value})
+        for name in ("no_tma", "no_warp_specialize", "persistent"):
+            with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be True or False, got 'yes'"):
+                self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: "yes"})
+        # in range for a C int, out of the option's: the runtime's rule, with the kernel named
+        with self.assertRaisesRegex(blk.BlkError, r"kernel 'add': num_warps must be 0 or a power of two up to 32, got 3"):
+            self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, num_warps=3)
+        self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, num_warps=np.int64(4), num_stages=np.int8(3))
+
+    def test_bool_and_non_integers_are_refused_for_integer_parameters(self):
+        for value in (True, False, np.True_, np.array(True), 3.9, "12", np.float64(64.0), np.array(64.0), None):
+            with self.assertRaisesRegex(TypeError, r"kernel 'add', argument 3 \('n'\): expects an integer \(i32\), "
+                                                   r"got (bool_?|float|str|float64|NoneType|a 0-d ndarray of (bool|float64))$"):
+                self.add[(1,)](self.x, self.x, self.x, value, BLOCK=64)
+        out = np.zeros(64, np.float32)
+        for value in (np.int16(64), np.array(64), np.array(64, np.uint8)):
+            self.add[(1,)](self.x, self.x, out, value, BLOCK=64)  # NumPy integers and 0-d integer arrays are integers
+            np.testing.assert_array_equal(out, 2)
+        flag = blk.compile("kernel k(x: *i32, f: i1) {\n  store(x, f as i32);\n}\n", device="cpu")["k"]
+        y = np.zeros(1, np.int32)
+        flag[(1,)](y, True)  # an i1 parameter takes a bool
+        self.assertEqual(y[0], 1)
+
+    def test_float_parameters_take_numbers_that_fit_their_type(self):
+        mod = blk.compile("kernel k(x: *f64, a: f32, b: f16, c: bf16, d: f64) {\n"
+                          "  store(x, a as f64 + b as f64 + c as f64 + d);\n}\n", device="cpu", name="floats.blk")
+        x = np.zeros(1, np.float64)
+        k = mod["k"]
+        good = [1.0, 2.0, 3.0, 4.0]
+        k[(1,)](x, *good)
+        self.assertEqual(x[0], 10.0)
+        cases = [(0, 2**128, "f32"), (0, -2**128 + 2**103, "f32"), (1, 65520, "f16"), (1, -70000, "f16"),
+                 (2, 2**128, "bf16"), (3, 2**1024, "f64"), (0, 2**200, "f32"), (0, 1e39, "f32"), (1, 70000.0, "f16"),
+                 (1, np.float32(-1e5), "f16"), (2, -3.4e38 * 1.001, "bf16"), (0, np.array(1e300), "f32")]
+        for i, value, t in cases:
+            args = list(good)
+            args[i] = value
+            with self.assertRaisesRegex(OverflowError, rf"kernel 'k', argument {i + 1} \('{'abcd'[i]}'\): \S+ does "
+                                                       rf"not fit {t}"):
+                k[(1,)](x, *args)
+        for value in (True, np.True_, "1.5", None, 1j):
+            with self.assertRaisesRegex(TypeError, r"kernel 'k', argument 1 \('a'\): expects a number \(f32\)"):
+                k[(1,)](x, value, *good[1:])
+        k[(1,)](x, 2**127, 65519, np.float32(3.0), np.array(4.0))  # 65519 rounds to f16's largest, 65504
+        self.assertEqual(x[0], 2.0**127 + 65504 + 3.0 + 4.0)
+        k[(1,)](x, float("inf"), float("-inf"), 0.0, 0.0)  # infinity itself is a number every float type has
+        self.assertTrue(np.isnan(x[0]))
+
+    def test_a_read_only_array_the_kernel_writes_is_an_error(self):
+        def read_only(a):
+            a.setflags(write=False)
+            return a
+        x = read_only(np.arange(64, dtype=np.float32))
+        for out in (read_only(np.zeros(64, np.float32)), np.frombuffer(bytes(256), np.float32)):
+            with self.assertRaisesRegex(ValueError, r"kernel 'add', argument 2 \('out'\): a read-only array, and the "
+                                                    r"kernel wrote to it"):
+                self.add[(1,)](x, x, out, 64, BLOCK=64)
+        # an atomic counts as a write, as does writing through the second of two arguments
+        acc = blk.compile("kernel acc(x: *f32, total: *f32) {\n  atomic_add(total, load(x));\n}\n"
+                          "kernel copy(x: *f32, y: *f32) {\n  store(y, load(x));\n}\n", device="cpu")
+        with self.assertRaisesRegex(ValueError, r"kernel 'acc', argument 1 \('total'\): a read-only array"):
+            acc["acc"][(1,)](np.ones(1, np.float32), read_only(np.zeros(1, np.float32)))
+        with self.assertRaisesRegex(ValueError, r"kernel 'copy', argument 1 \('y'\): a read-only array"):
+            acc["copy"][(1,)](np.ones(1, np.float32), read_only(np.zeros(1, np.float32)))
+        # read-only inputs are fine, and so is an output that already holds what the kernel writes
+        out = np.zeros(64, np.float32)
+        self.add[(1,)](x, x, out, 64, BLOCK=64)
+        np.testing.assert_array_equal(out, 2 * x)
+        self.add[(1,)](x, x, read_only(out), 64, BLOCK=64)
+        empty = read_only(np.zeros(0, np.float32))
+        self.add[(1,)](empty, empty, empty, 0, BLOCK=64)
+
     def test_integer_past_64_bits(self):
         with self.assertRaisesRegex(OverflowError, r"argument 3 \('n'\): 1180591620717411303424 does not fit i32"):
             self.add[(1,)](self.x, self.x, self.x, 1 << 70)
@@ -340,6 +461,136 @@ class Autotune(unittest.TestCase):
         off, grid = self.tuned_add(clock)
         self.launch(off, grid, 500)
         self.assertEqual(off.tunings, 1)
+
+    def tuned_file(self):
+        """Tunes n=500 once (BLOCK=256 chosen) and gives the choice file's path and text."""
+        tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 2.0, 256: 1.0}))
+        self.launch(tuned, grid, 500)
+        directory = os.path.join(self.cache.name, "autotune")
+        (name,) = os.listdir(directory)
+        path = os.path.join(directory, name)
+        with open(path) as f:
+            return path, f.read()
+
+    def retuned(self, path):
+        """Whether a new tuner times again (a miss) for n=500 with `path` as it is now, within 10 seconds."""
+        import signal
+        def too_long(signum, frame):
+            raise AssertionError("reading the choice file blocked")
+        old = signal.signal(signal.SIGALRM, too_long)
+        signal.alarm(10)
+        try:
+            tuned, grid = self.tuned_add(FakeClock({64: 1.0, 128: 2.0, 256: 3.0}))
+            self.launch(tuned, grid, 500)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        self.assertEqual(tuned.best_config, blk.Config(BLOCK=64) if tuned.tunings else blk.Config(BLOCK=256))
+        return tuned.tunings == 1
+
+    def test_a_choice_file_that_is_not_a_small_regular_json_file_is_a_miss(self):
+        path, text = self.tuned_file()
+        self.assertFalse(self.retuned(path))  # the file as written is a hit
+        other = os.path.join(self.cache.name, "elsewhere.json")
+        with open(other, "w") as f:
+            f.write(text)
+        damaged = ["{damaged", "", "[" * 100000 + "]" * 100000, '{"a": ' * 100000, "[1, 2]", "\xff\xfe",
+                   text.replace(": 2", ": true"), text.replace(": 2", ": 2.0"), text.replace(": 2", ": -1"),
+                   text.replace(": 2", ": 3"), text.replace(": 2", ': "2"'), text + " " * (getattr(blk._autotune, "MAX_CACHE_FILE", 1 << 20))]
+        for content in damaged:
+            os.unlink(path)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(content)
+            self.assertTrue(self.retuned(path), content[:40])  # timed again: a miss, never an error
+        # at the size limit it is still read
+        os.unlink(path)
+        with open(path, "w") as f:
+            f.write(text + " " * (getattr(blk._autotune, "MAX_CACHE_FILE", 1 << 20) - len(text)))
+        self.assertFalse(self.retuned(path))
+        # not a regular file, or not one reached directly: a FIFO (which would block), links to a good
+        # file and to /dev/zero (read forever), a directory
+        for make in (lambda: os.mkfifo(path), lambda: os.symlink(other, path), lambda: os.symlink("/dev/zero", path),
+                     lambda: os.mkdir(path)):
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.rmdir(path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+            make()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a directory there cannot be replaced: said, as a warning
+                self.assertTrue(self.retuned(path))
+
+    def test_the_choice_file_is_written_through_a_fresh_temporary_file(self):
+        path, text = self.tuned_file()
+        victim = os.path.join(self.cache.name, "victim")
+        with open(victim, "w") as f:
+            f.write("precious")
+        # links planted where a predictable temporary file or the choice file would be are not written through
+        os.unlink(path)
+        for pid in range(os.getpid() - 2, os.getpid() + 3):
+            os.symlink(victim, f"{path}.tmp.{pid}")
+        os.symlink(victim, path)
+        self.assertTrue(self.retuned(path))  # the link is not read, and the choice is written
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertFalse(os.path.islink(path))  # the link was replaced by the new file
+        with open(path) as f:
+            self.assertEqual(list(json.load(f).values()), [0])  # which holds the new choice, BLOCK=64
+        leftovers = [n for n in os.listdir(os.path.dirname(path)) if n.endswith(".tmp")]
+        self.assertEqual(leftovers, [])
+
+    def test_a_cache_directory_that_cannot_be_used_is_said_once(self):
+        not_a_dir = os.path.join(self.cache.name, "file")
+        with open(not_a_dir, "w") as f:
+            f.write("not a directory")
+        os.environ["BLK_CACHE_DIR"] = not_a_dir
+        tuned, grid = self.tuned_add(FakeClock({64: 3.0, 128: 1.0, 256: 2.0}))
+        with self.assertWarnsRegex(RuntimeWarning, r"blk.autotune: cannot keep choices in .*file/autotune .*memory only"):
+            self.launch(tuned, grid, 100)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a second miss in that directory says nothing more
+            self.launch(tuned, grid, 101)
+        self.assertEqual((tuned.tunings, tuned.best_config), (2, blk.Config(BLOCK=128, num_warps=2)))
+        with open(not_a_dir) as f:
+            self.assertEqual(f.read(), "not a directory")
+
+    def test_threads_sharing_a_tuner_tune_each_key_once(self):
+        add = example("add.blk")["add"]
+        keys = (300, 301, 302, 303)
+        for attempt in range(4):  # the race it guards against showed in most runs, not all
+            if attempt < 3:
+                os.environ["BLK_CACHE_DISABLE"] = "1"  # each attempt tunes anew
+            else:
+                os.environ.pop("BLK_CACHE_DISABLE")  # and the last one writes the disk cache too
+            calls = []
+            def bench(fn, warmup, rep):
+                fn()
+                calls.append(1)
+                return 1.0 + len(calls) % 3
+            tuned = blk.autotune(self.CONFIGS, key=["n"], do_bench=bench)(add)
+            errors = []
+            def work(seed):
+                try:
+                    for i in range(12):
+                        n = keys[(seed + i) % len(keys)]
+                        x = np.arange(n, dtype=np.float32) + seed
+                        out = np.zeros(n, np.float32)
+                        tuned[lambda meta: (blk.cdiv(n, meta["BLOCK"]),)](x, x, out, n)
+                        np.testing.assert_array_equal(out, 2 * x)
+                except BaseException as err:  # noqa: B902 (reported below)
+                    errors.append(repr(err))
+            threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            self.assertEqual(sorted(k[0] for k in tuned.cache), list(keys))
+            self.assertEqual(tuned.tunings, len(keys))  # each key timed once, by one thread
+            self.assertEqual(len(calls), len(keys) * len(self.CONFIGS))
+        (name,) = os.listdir(os.path.join(self.cache.name, "autotune"))
+        with open(os.path.join(self.cache.name, "autotune", name)) as f:
+            self.assertEqual(len(json.load(f)), len(keys))  # every thread's choice kept
 
     def test_a_config_that_does_not_compile_is_ruled_out(self):
         clock = FakeClock({64: 2.0, 128: 1.0, 100: 0.1})
