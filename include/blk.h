@@ -157,7 +157,9 @@ blk_status blk_synchronize(blk_context *ctx);
 /* The on-disk cache's directory ($BLK_CACHE_DIR, else ~/.cache/blk; created
  * if needed), so that tools built on blk (the Python autotuner) keep their
  * files beside the compiled kernels; NULL when the cache is off
- * (BLK_CACHE_DISABLE=1) or unusable. Valid until the next call on this thread. */
+ * (BLK_CACHE_DISABLE=1), or unusable: then blk_last_error() says why (a path
+ * that is no directory or cannot be made, or is too long). Valid until the
+ * next call on this thread. */
 const char *blk_cache_directory(void);
 
 #ifdef __cplusplus

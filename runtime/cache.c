@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAGIC "BLKC0003"
@@ -27,31 +29,72 @@ static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
+static _Thread_local char problem[1200]; /* why the last blk_cache_dir gave NULL */
+
+const char *blk_cache_dir_problem(void) { return problem; }
+
+/* mkdir -p; false with the reason in `problem` (a part that exists but is no directory too). */
 static bool make_dirs(char *path) {
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
+    for (char *p = path + 1;; p++) {
+        if (*p && *p != '/') continue;
+        char c = *p;
         *p = 0;
-        if (mkdir(path, 0755) && errno != EEXIST) return false;
-        *p = '/';
+        struct stat st;
+        bool ok = mkdir(path, 0755) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+        int err = errno;
+        char part[600];
+        snprintf(part, sizeof part, "%s", path);
+        *p = c;
+        if (!ok && err == EEXIST)
+            snprintf(problem, sizeof problem, "cannot use the cache directory '%s': '%s' is not a directory", path, part);
+        else if (!ok)
+            snprintf(problem, sizeof problem, "cannot create the cache directory '%s': '%s': %s", path, part,
+                     strerror(err));
+        if (!ok || !c) return ok;
     }
-    return mkdir(path, 0755) == 0 || errno == EEXIST;
 }
 
 const char *blk_cache_dir(char *buf, size_t size, bool *too_long) {
     *too_long = false;
+    problem[0] = 0;
     const char *off = getenv("BLK_CACHE_DISABLE");
     if (off && *off && strcmp(off, "0") != 0) return NULL;
     const char *dir = getenv("BLK_CACHE_DIR");
     int n;
     if (dir && *dir) n = snprintf(buf, size, "%s", dir);
     else if (getenv("HOME")) n = snprintf(buf, size, "%s/.cache/blk", getenv("HOME"));
-    else return NULL;
+    else {
+        snprintf(problem, sizeof problem, "no cache directory: neither BLK_CACHE_DIR nor HOME is set");
+        return NULL;
+    }
     /* never a truncated path: that would be some other directory */
     if (n < 0 || (size_t)n >= size) {
         *too_long = true;
+        snprintf(problem, sizeof problem, "the cache directory path is longer than %zu bytes (set BLK_CACHE_DIR "
+                 "shorter, or BLK_CACHE_DISABLE=1)", size - 1);
         return NULL;
     }
     return make_dirs(buf) ? buf : NULL;
+}
+
+/* Temporary files of stores that never finished (a process killed while
+ * writing): removed once per process, at its first store, when an hour
+ * old (a store takes milliseconds, so no live writer's file is that old). */
+static void remove_stale_temporaries(const char *dir) {
+    static _Atomic bool done;
+    if (done || __atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL)) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    time_t now = time(NULL);
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *t = strstr(e->d_name, ".blkc.tmp.");
+        if (!t || strlen(t) != 16) continue; /* NAME.blkc.tmp.XXXXXX, as blk_cache_store makes them */
+        char path[1400];
+        struct stat st;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime > 3600) unlink(path);
+    }
+    closedir(d);
 }
 
 void blk_cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size) {
@@ -159,6 +202,7 @@ static bool put(FILE *f, const void *p, size_t n, uint64_t *sum) {
 }
 
 bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *e) {
+    remove_stale_temporaries(dir);
     char path[1100], tmp[1200];
     blk_cache_path(dir, key, key_len, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);

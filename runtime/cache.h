@@ -29,8 +29,14 @@ typedef struct {
  * unusable; *too_long is set when the path does not fit buf (an error for the
  * caller to report: a cut path would name another directory). */
 const char *blk_cache_dir(char *buf, size_t size, bool *too_long);
+/* Why the calling thread's last blk_cache_dir returned NULL ("" when the
+ * cache is off, or it did not): a path that is no directory, cannot be
+ * made, is too long, or no HOME. */
+const char *blk_cache_dir_problem(void);
 /* A valid entry for exactly this key, malloc'ed into out; false on a miss. */
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out);
+/* Also removes, at a process's first store, temporary files of stores that
+ * never finished (a writer killed) once they are an hour old. */
 bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *entry);
 void blk_cache_entry_free(BlkCacheEntry *e);
 /* The running build's identity for keys (build_id.c): the GNU build-id, in

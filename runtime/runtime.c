@@ -40,7 +40,10 @@ static blk_status ok(void) {
 const char *blk_cache_directory(void) {
     static _Thread_local char dir[4096];
     bool too_long;
-    return blk_cache_dir(dir, sizeof dir, &too_long);
+    const char *d = blk_cache_dir(dir, sizeof dir, &too_long);
+    if (d || !blk_cache_dir_problem()[0]) ok(); /* found, or off */
+    else blk_fail(BLK_ERROR_INVALID_VALUE, "%s", blk_cache_dir_problem());
+    return d;
 }
 
 const char *blk_status_string(blk_status s) {

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blk.h"
@@ -238,6 +240,60 @@ Test(cache, the_environment_places_or_disables_it) {
     setenv("HOME", dir, 1);
     snprintf(want, sizeof want, "%s/.cache/blk", dir);
     cr_expect_str_eq(blk_cache_dir(buf, sizeof buf, &too_long), want);
+    cr_expect_str_eq(blk_cache_dir_problem(), "");
+}
+
+/* A cache directory that cannot be one is reported, never taken silently. */
+Test(cache, an_unusable_directory_says_why) {
+    char file[512], below[600], longer[5000];
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *f = fopen(file, "w");
+    cr_assert(f);
+    fclose(f);
+    unsetenv("BLK_CACHE_DISABLE");
+    setenv("BLK_CACHE_DIR", file, 1);
+    cr_expect_null(blk_cache_directory(), "a regular file taken as the cache directory");
+    cr_expect(strstr(blk_last_error(), "is not a directory") && strstr(blk_last_error(), file), "%s",
+              blk_last_error());
+    snprintf(below, sizeof below, "%s/sub", file);
+    setenv("BLK_CACHE_DIR", below, 1);
+    cr_expect_null(blk_cache_directory());
+    cr_expect(strstr(blk_last_error(), "cannot use the cache directory") && strstr(blk_last_error(), below) &&
+              strstr(blk_last_error(), "plain' is not a directory"), "%s", blk_last_error());
+    memset(longer, 'y', sizeof longer - 1);
+    longer[0] = '/', longer[sizeof longer - 1] = 0;
+    setenv("BLK_CACHE_DIR", longer, 1);
+    cr_expect_null(blk_cache_directory());
+    cr_expect(strstr(blk_last_error(), "is longer than"), "%s", blk_last_error());
+    setenv("BLK_CACHE_DISABLE", "1", 1);
+    cr_expect_null(blk_cache_directory());
+    cr_expect_str_empty(blk_last_error(), "the cache off is no error");
+    unsetenv("BLK_CACHE_DISABLE");
+    unsetenv("BLK_CACHE_DIR");
+}
+
+/* A store left unfinished (its writer killed) leaves a temporary file: an
+ * hour old, the next process's first store removes it; a young one stays. */
+Test(cache, temporaries_of_killed_writers_are_removed) {
+    char old_tmp[600], young_tmp[600], other[600];
+    snprintf(old_tmp, sizeof old_tmp, "%s/0123456789abcdef0123456789abcdef.blkc.tmp.Ab12Cd", dir);
+    snprintf(young_tmp, sizeof young_tmp, "%s/fedcba9876543210fedcba9876543210.blkc.tmp.Xy34Zw", dir);
+    snprintf(other, sizeof other, "%s/notes.tmp.Ab12Cd", dir); /* not the cache's: never touched */
+    const char *paths[] = {old_tmp, young_tmp, other};
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(paths[i], "w");
+        cr_assert(f);
+        fputs("partial", f);
+        fclose(f);
+    }
+    struct timespec two_hours_ago[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, old_tmp, two_hours_ago, 0), 0);
+    cr_assert_eq(utimensat(AT_FDCWD, other, two_hours_ago, 0), 0);
+    BlkCacheEntry e = sample();
+    cr_assert(blk_cache_store(dir, "k", 1, &e));
+    cr_expect_neq(access(old_tmp, F_OK), 0, "an hour-old temporary was left");
+    cr_expect_eq(access(young_tmp, F_OK), 0, "a live writer's temporary was removed");
+    cr_expect_eq(access(other, F_OK), 0, "a file that is not the cache's was removed");
 }
 
 Test(cache, only_regular_files_of_a_plausible_size_are_read, .timeout = 20) {

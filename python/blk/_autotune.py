@@ -174,6 +174,9 @@ class Autotuner:
     def _file(self, args):
         directory = _lib.lib.blk_cache_directory()
         if not directory:
+            why = _lib.lib.blk_last_error()
+            if why:  # the cache is not off but unusable (BLK_CACHE_DIR a regular file, say): said once
+                _warn_once(os.environ.get("BLK_CACHE_DIR") or "the cache directory", why.decode())
             return None
         from . import _args, device_name
         module = self.kernel.module
@@ -271,7 +274,8 @@ def _warn_once(directory, err):
         if directory in _warned:
             return
         _warned.add(directory)
-    warnings.warn(f"blk.autotune: cannot keep choices in {directory} ({err.strerror or err}); they are kept in "
+    why = err if isinstance(err, str) else (err.strerror or err)
+    warnings.warn(f"blk.autotune: cannot keep choices in {directory} ({why}); they are kept in "
                   "memory only, so a new process times its configs again", RuntimeWarning, stacklevel=4)
 
 
