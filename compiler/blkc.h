@@ -107,7 +107,7 @@ typedef enum {
 /* runtime parameters per kernel: launch facts keep one bit per argument in a u64 */
 #define BLK_MAX_KERNEL_ARGS 64
 /* The largest source blkc and the runtime read: more is not a program (/dev/zero, a wrong file). */
-#define BLK_MAX_SOURCE_BYTES ((size_t)16 << 20)
+#define BLK_MAX_SOURCE_BYTES ((size_t)64 << 20)
 
 /* The type of every value: element dtype plus static shape (rank 0 = scalar). */
 typedef struct {

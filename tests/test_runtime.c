@@ -190,10 +190,10 @@ Test(runtime, compile_errors_carry_the_diagnostics) {
     snprintf(path, sizeof path, "%s/big.blk", fifo);
     FILE *big = fopen(path, "w");
     cr_assert(big);
-    cr_assert_eq(ftruncate(fileno(big), (off_t)(17 << 20)), 0); /* sparse: nothing written */
+    cr_assert_eq(ftruncate(fileno(big), (off_t)(65 << 20)), 0); /* sparse: nothing written */
     fclose(big);
     cr_expect_eq(blk_module_create_from_file(ctx, path, NULL, &m), BLK_ERROR_INVALID_VALUE);
-    cr_expect(strstr(blk_last_error(), "is larger than 16 MiB: not a blk source"), "%s", blk_last_error());
+    cr_expect(strstr(blk_last_error(), "is larger than 64 MiB: not a blk source"), "%s", blk_last_error());
     unlink(path);
     rmdir(fifo);
     opt = (blk_compile_options){.name = "empty.blk"};
