@@ -4,7 +4,9 @@
  * Ownership: every object you create (context, module, device memory) you
  * destroy or free; a kernel and the strings the API returns belong to their
  * module and live until it is destroyed. Modules and kernels may be used
- * from several threads; a context's launches are ordered as issued. */
+ * from several threads; a context's launches are ordered as issued. A second
+ * destroy does nothing; a call on a destroyed handle is
+ * BLK_ERROR_INVALID_VALUE (docs/runtime.md says what stays undefined). */
 #ifndef BLK_H
 #define BLK_H
 

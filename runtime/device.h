@@ -97,6 +97,14 @@ struct BlkDevice {
 extern const BlkDevice blk_device_cpu;  /* device_cpu.c */
 extern const BlkDevice blk_device_cuda; /* device_cuda.c */
 
+/* handles.c: the live handles, so that a destroyed one is an error, not a
+ * read of freed memory. add is false when out of memory; remove is false
+ * when p was no live handle of that kind. */
+typedef enum { BLK_HANDLE_CONTEXT = 1, BLK_HANDLE_MODULE, BLK_HANDLE_KERNEL } BlkHandleKind;
+bool blk_handle_add(const void *p, BlkHandleKind kind);
+bool blk_handle_remove(const void *p, BlkHandleKind kind);
+bool blk_handle_live(const void *p, BlkHandleKind kind);
+
 /* runtime.c: the error of the calling thread (blk_last_error); returns s. */
 blk_status blk_fail(blk_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* runtime.c: the code of a specialization (a device's load calls it when it

@@ -69,6 +69,8 @@ const char *blk_status_string(blk_status s) {
 /* Every call on a context starts here. */
 static blk_status enter(blk_context *ctx) {
     if (!ctx) return blk_fail(BLK_ERROR_INVALID_VALUE, "the context is NULL");
+    if (!blk_handle_live(ctx, BLK_HANDLE_CONTEXT))
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "the context was destroyed (or is not a context)");
     if (ctx->lost) return blk_fail(BLK_ERROR_CONTEXT_LOST, "this context hit a kernel fault earlier; destroy it");
     return ctx->dev->enter(ctx);
 }
@@ -84,6 +86,11 @@ static blk_status context_create(const BlkDevice *dev, int ordinal, blk_context 
         free(ctx);
         return s;
     }
+    if (!blk_handle_add(ctx, BLK_HANDLE_CONTEXT)) {
+        dev->close(ctx);
+        free(ctx);
+        return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory for a context");
+    }
     *out = ctx;
     return ok();
 }
@@ -92,15 +99,19 @@ blk_status blk_context_create_cpu(blk_context **out) { return context_create(&bl
 blk_status blk_context_create_cuda(int ordinal, blk_context **out) { return context_create(&blk_device_cuda, ordinal, out); }
 
 void blk_context_destroy(blk_context *ctx) {
-    if (!ctx) return;
+    if (!ctx || !blk_handle_remove(ctx, BLK_HANDLE_CONTEXT)) return; /* destroyed already: nothing to do */
     ctx->dev->close(ctx);
     free(ctx);
 }
 
-const char *blk_context_device(const blk_context *ctx) { return ctx ? ctx->device : ""; }
+const char *blk_context_device(const blk_context *ctx) {
+    return blk_handle_live(ctx, BLK_HANDLE_CONTEXT) ? ctx->device : "";
+}
 
 blk_status blk_context_shuffle_programs(blk_context *ctx, uint64_t seed) {
-    if (!ctx) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_context_shuffle_programs: NULL context");
+    if (!blk_handle_live(ctx, BLK_HANDLE_CONTEXT))
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_context_shuffle_programs: %s",
+                        ctx ? "the context was destroyed (or is not a context)" : "NULL context");
     if (ctx->dev != &blk_device_cpu)
         return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_context_shuffle_programs: only the cpu device runs programs in "
                         "an order blk chooses (%s is a GPU)", ctx->device);
@@ -121,6 +132,8 @@ blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_ptr *out) {
 
 blk_status blk_free(blk_context *ctx, blk_ptr ptr) {
     if (!ctx) return blk_fail(BLK_ERROR_INVALID_VALUE, "the context is NULL");
+    if (!blk_handle_live(ctx, BLK_HANDLE_CONTEXT))
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "the context was destroyed (or is not a context)");
     if (ptr == 0 || ctx->lost) return ok(); /* a lost context's memory goes with it */
     blk_status s = enter(ctx);
     return s ? s : done(ctx->dev->free(ctx, ptr));
@@ -204,6 +217,8 @@ static char *module_key(const char *arch, const blk_compile_options *opt, const 
     return key;
 }
 
+static void module_free(blk_module *m, bool ctx_live);
+
 blk_status blk_module_create(blk_context *ctx, const char *source, size_t length, const blk_compile_options *opt,
                              blk_module **out) {
     blk_status s = enter(ctx);
@@ -285,9 +300,16 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;
     m->kernels = kernels;
+    bool registered = blk_handle_add(m, BLK_HANDLE_MODULE);
     for (int i = 0; i < m->nkernels; i++) {
         m->kernels[i].module = m;
         m->kernels[i].f = comp->bir->kernels[i];
+        registered = registered && blk_handle_add(&m->kernels[i], BLK_HANDLE_KERNEL);
+    }
+    if (!registered) {
+        blk_handle_remove(m, BLK_HANDLE_MODULE);
+        module_free(m, true);
+        return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     *out = m;
     return ok();
@@ -341,12 +363,14 @@ blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const
     return s;
 }
 
-void blk_module_destroy(blk_module *m) {
-    if (!m) return;
+/* Frees a module (its kernels' handles removed); the device's code too
+ * where its context is still live (it went with a destroyed one). */
+static void module_free(blk_module *m, bool ctx_live) {
     for (int i = 0; i < m->nkernels; i++) {
         blk_kernel *k = &m->kernels[i];
+        blk_handle_remove(k, BLK_HANDLE_KERNEL);
         for (int v = 0; v < k->nvariants; v++) {
-            m->ctx->dev->unload(m->ctx, k->variants[v].code);
+            if (ctx_live) m->ctx->dev->unload(m->ctx, k->variants[v].code);
             free(k->variants[v].ptx);
         }
         free(k->variants);
@@ -360,8 +384,15 @@ void blk_module_destroy(blk_module *m) {
     free(m);
 }
 
+void blk_module_destroy(blk_module *m) {
+    if (!m || !blk_handle_remove(m, BLK_HANDLE_MODULE)) return; /* destroyed already: nothing to do */
+    module_free(m, blk_handle_live(m->ctx, BLK_HANDLE_CONTEXT));
+}
+
 blk_status blk_module_get_kernel(blk_module *m, const char *name, blk_kernel **out) {
     if (!m || !name || !out) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_module_get_kernel: a NULL argument");
+    if (!blk_handle_live(m, BLK_HANDLE_MODULE))
+        return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_module_get_kernel: the module was destroyed (or is not a module)");
     for (int i = 0; i < m->nkernels; i++) {
         if (strcmp(m->kernels[i].f->name, name) == 0) {
             *out = &m->kernels[i];
@@ -374,15 +405,18 @@ blk_status blk_module_get_kernel(blk_module *m, const char *name, blk_kernel **o
     return blk_fail(BLK_ERROR_NOT_FOUND, "no kernel named '%s' in the module (it has: %s)", name, names);
 }
 
-const char *blk_kernel_name(const blk_kernel *k) { return k ? k->f->name : ""; }
-int blk_kernel_num_args(const blk_kernel *k) { return k ? k->f->nparams : 0; }
+/* A kernel that is still one: NULL, destroyed with its module, or foreign, it is not. */
+static bool live_kernel(const blk_kernel *k) { return blk_handle_live(k, BLK_HANDLE_KERNEL); }
+
+const char *blk_kernel_name(const blk_kernel *k) { return live_kernel(k) ? k->f->name : ""; }
+int blk_kernel_num_args(const blk_kernel *k) { return live_kernel(k) ? k->f->nparams : 0; }
 
 const char *blk_kernel_arg_name(const blk_kernel *k, int i) {
-    return k && i >= 0 && i < k->f->nparams ? k->f->params[i].name : NULL;
+    return live_kernel(k) && i >= 0 && i < k->f->nparams ? k->f->params[i].name : NULL;
 }
 
 int blk_kernel_arg_kind(const blk_kernel *k, int i) {
-    if (!k || i < 0 || i >= k->f->nparams) return -1;
+    if (!live_kernel(k) || i < 0 || i >= k->f->nparams) return -1;
     DType d = k->f->params[i].type.dtype;
     if (d == DT_PTR) return BLK_ARG_PTR;
     if (d == DT_F64) return BLK_ARG_F64;
@@ -392,7 +426,7 @@ int blk_kernel_arg_kind(const blk_kernel *k, int i) {
 }
 
 const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
-    if (!k || i < 0 || i >= k->f->nparams) return NULL;
+    if (!live_kernel(k) || i < 0 || i >= k->f->nparams) return NULL;
     /* static strings, so the caller may keep them: a scalar's type name, or
      * "*" and the element type's (indexed by DType) */
     static const char *const pointers[] = {
@@ -418,6 +452,7 @@ static char *emit(blk_kernel *k, const int64_t *param_div, int min_blocks_per_sm
 
 static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     if (!k || !out) return blk_fail(BLK_ERROR_INVALID_VALUE, "a NULL argument");
+    if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
     pthread_mutex_lock(&k->module->lock);
     char **slot = llvm_ir ? &k->llvm_ir : &k->ptx;
     NvptxKernel info;
@@ -649,6 +684,7 @@ static blk_status check_args(const blk_kernel *k, const blk_arg *args, int nargs
 
 blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, const char **ptx) {
     if (!k || !ptx) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_kernel_launch_ptx: a NULL argument");
+    if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
     *ptx = NULL;
     blk_module *m = k->module;
     blk_status s = enter(m->ctx);
@@ -685,6 +721,7 @@ blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, 
 blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, const blk_arg *args, int nargs,
                       void *stream) {
     if (!k) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel is NULL");
+    if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
     blk_context *ctx = k->module->ctx;
     blk_status s = enter(ctx);
     if (s) return s;

@@ -56,3 +56,13 @@ for entry in "${stages[@]}"; do
   done
   echo "$row" | sed "s/^| $label |/| $label | $total |/"
 done
+
+# the backend file by file, for fuzz_frontend (which compiles under the options its inputs pick)
+echo
+echo '| backend file | lines | fuzz_frontend |'
+echo '|---|---|---|'
+for f in compiler/nvptx/*.c; do
+  awk -v f="$f" '
+    index($1, f) { l += $(NF-2); m += $(NF-1) }
+    END { if (l) printf "| `%s` | %d | %d%% |\n", substr(f, 16), l, (l - m) * 100 / l }' <<<"${report[frontend]}"
+done

@@ -683,3 +683,50 @@ Test(runtime, cpu_device_bounds_the_programs_of_a_launch) {
     blk_module_destroy(m);
     blk_context_destroy(ctx);
 }
+
+/* Handles used after they were destroyed, or destroyed twice, are errors
+ * or no-ops, never reads of freed memory (ASan runs this suite in CI). */
+Test(runtime, destroyed_handles_are_errors_not_crashes) {
+    blk_context *ctx, *other;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    cr_assert_eq(blk_context_create_cpu(&other), BLK_SUCCESS); /* keeps ctx's address from being reused at once */
+    blk_module *m;
+    cr_assert_eq(blk_module_create(ctx, add_src, strlen(add_src), NULL, &m), BLK_SUCCESS, "%s", blk_last_error());
+    blk_kernel *k;
+    cr_assert_eq(blk_module_get_kernel(m, "add", &k), BLK_SUCCESS);
+    blk_module_destroy(m);
+    blk_module_destroy(m); /* twice: nothing */
+    cr_expect_eq(blk_module_get_kernel(m, "add", &k), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "the module was destroyed"), "%s", blk_last_error());
+    blk_arg args[4] = {blk_arg_ptr(16), blk_arg_ptr(16), blk_arg_ptr(16), blk_arg_i32(1)};
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 4, NULL), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "the kernel was destroyed with its module"), "%s", blk_last_error());
+    const char *ptx;
+    cr_expect_eq(blk_kernel_ptx(k, &ptx), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_kernel_name(k), "");
+    cr_expect_eq(blk_kernel_num_args(k), 0);
+    cr_expect_null(blk_kernel_arg_type(k, 0));
+    cr_expect_eq(blk_kernel_arg_kind(k, 0), -1);
+
+    /* a module that outlives its context: destroying it still works, launching it is an error */
+    cr_assert_eq(blk_module_create(ctx, add_src, strlen(add_src), NULL, &m), BLK_SUCCESS);
+    cr_assert_eq(blk_module_get_kernel(m, "add", &k), BLK_SUCCESS);
+    blk_context_destroy(ctx);
+    blk_context_destroy(ctx); /* twice: nothing */
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 4, NULL), BLK_ERROR_INVALID_VALUE);
+    cr_expect(strstr(blk_last_error(), "the context was destroyed"), "%s", blk_last_error());
+    blk_ptr p;
+    cr_expect_eq(blk_malloc(ctx, 64, &p), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_free(ctx, 16), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_synchronize(ctx), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_context_device(ctx), "");
+    cr_expect_eq(blk_context_shuffle_programs(ctx, 1), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_module_create(ctx, add_src, strlen(add_src), NULL, &m), BLK_ERROR_INVALID_VALUE);
+    blk_module_destroy(m);
+    /* something that never was a handle */
+    int junk = 0;
+    cr_expect_eq(blk_malloc((blk_context *)&junk, 64, &p), BLK_ERROR_INVALID_VALUE);
+    cr_expect_str_eq(blk_kernel_name((blk_kernel *)&junk), "");
+    blk_module_destroy((blk_module *)&junk);
+    blk_context_destroy(other);
+}
