@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +82,8 @@ const char *blk_cache_dir(char *buf, size_t size, bool *too_long) {
  * writing): removed once per process, at its first store, when an hour
  * old (a store takes milliseconds, so no live writer's file is that old). */
 static void remove_stale_temporaries(const char *dir) {
-    static _Atomic bool done;
-    if (done || __atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL)) return;
+    static atomic_bool done;
+    if (atomic_exchange(&done, true)) return;
     DIR *d = opendir(dir);
     if (!d) return;
     time_t now = time(NULL);
