@@ -186,6 +186,23 @@ static void hint_kernel(Compilation *c, const NvptxOptions *opt, const BirFuncti
     }
 }
 
+bool launch_tidy_facts(Compilation *c, const NvptxOptions *opt, const BirFunction *f, int64_t *div) {
+    FactSet none = {.n = 0}, suggested = {.n = 0};
+    NvptxOptions o = *opt;
+    o.nassume = 0;
+    Score now;
+    if (!score_of(c, &o, opt->arch ? opt->arch : NVPTX_DEFAULT_ARCH, f->name, &none, &suggested, &now)) return false;
+    for (int p = 0; p < f->nparams; p++) {
+        const BirParam *prm = &f->params[p];
+        bool fact = prm->type.dtype == DT_PTR || dtype_is_int(prm->type.dtype);
+        div[p] = fact ? 16 : 0;
+        for (int i = 0; fact && i < suggested.n; i++)
+            if (strcmp(suggested.facts[i].name, prm->name) == 0 && suggested.facts[i].fact == NVPTX_PARAM_ONE)
+                div[p] = NVPTX_PARAM_ONE;
+    }
+    return true;
+}
+
 void launch_faster_hints(Compilation *c, const NvptxOptions *opt, DiagEngine *de) {
     for (int i = 0; c->bir && i < c->bir->nkernels; i++) {
         const BirFunction *f = c->bir->kernels[i];

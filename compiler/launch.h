@@ -69,5 +69,10 @@ bool launch_c_source(FILE *out, const LaunchBuild *builds, int nbuilds, const ch
  * the kernel when another arch or launch facts would give it wgmma dots,
  * TMA copies or wider accesses, naming every option and fact needed. */
 void launch_faster_hints(Compilation *c, const NvptxOptions *opt, DiagEngine *de);
+/* The launch facts (as NvptxOptions.param_div, into div[f->nparams]) of a
+ * tidy launch of kernel f: each pointer 16-byte aligned, each integer a
+ * multiple of 16, and 1 where the remarks say a unit stride would make an
+ * access contiguous. False when f does not compile under opt. */
+bool launch_tidy_facts(Compilation *c, const NvptxOptions *opt, const BirFunction *f, int64_t *div);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fuzz_program.h"
+#include "launch.h"
 
 static uint64_t hash_of(const uint8_t *data, size_t size) {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -24,10 +25,10 @@ static uint64_t hash_of(const uint8_t *data, size_t size) {
  * input has one configuration, and a mutation may land on another): the
  * arch (sm_90a half the time: wgmma, TMA and producers live there), warps,
  * stages, the option flags, and half the time the launch facts of a tidy
- * launch for its first kernel: every pointer 16-byte aligned, every integer
- * a multiple of 16, and some `stride` parameters 1 (TMA needs unit strides
- * and divisible ones). */
-static NvptxOptions backend_options(const Compilation *c, uint64_t h, int64_t *facts) {
+ * launch for its first kernel (launch_tidy_facts: every pointer 16-byte
+ * aligned, every integer a multiple of 16, and 1 for the unit strides its
+ * remarks ask for), which TMA copies and producer warpgroups need. */
+static NvptxOptions backend_options(Compilation *c, uint64_t h, int64_t *facts) {
     static const char *const archs[] = {"sm_90a", "sm_90", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_90a", "sm_90a"};
     static const int warps[] = {0, 0, 0, 1, 2, 4, 8, 16};
     static const int stages[] = {0, 0, 2, 3};
@@ -38,12 +39,7 @@ static NvptxOptions backend_options(const Compilation *c, uint64_t h, int64_t *f
     if ((h >> 25 & 1) && c->bir->nkernels) {
         const BirFunction *f = c->bir->kernels[0];
         o.only_kernel = f->name;
-        for (int i = 0; i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) {
-            DType d = f->params[i].type.dtype;
-            bool unit = dtype_is_int(d) && strncmp(f->params[i].name, "stride", 6) == 0 && (h >> (26 + i % 32) & 1);
-            facts[i] = unit ? NVPTX_PARAM_ONE : d == DT_PTR || dtype_is_int(d) ? 16 : 0;
-        }
-        o.param_div = facts;
+        if (f->nparams <= BLK_MAX_KERNEL_ARGS && launch_tidy_facts(c, &o, f, facts)) o.param_div = facts;
     }
     return o;
 }
