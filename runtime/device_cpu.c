@@ -198,6 +198,7 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     InterpOptions opt = {0};
     blk_status st_env = positive_from_env(f, "BLK_CPU_MAX_LOOP_ITERATIONS", &opt.max_loop_iterations);
     if (st_env == BLK_SUCCESS) st_env = positive_from_env(f, "BLK_CPU_MAX_STEPS", &opt.max_steps);
+    if (st_env == BLK_SUCCESS) st_env = positive_from_env(f, "BLK_CPU_MAX_BYTES", &opt.max_bytes);
     opt.shuffle_seed = ctx->shuffle_seed;
     if (st_env == BLK_SUCCESS && !opt.shuffle_seed) st_env = positive_from_env(f, "BLK_CPU_SHUFFLE", &opt.shuffle_seed);
     opt.shuffle = opt.shuffle_seed != 0;
@@ -205,14 +206,18 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
         free(bufs);
         return st_env;
     }
+    InterpReport report = {0};
+    opt.report = &report;
     char *err = interp_launch(f, iargs, f->nparams, l->grid, bufs, nbufs, &opt);
     free(bufs);
-    if (err) {
-        blk_status s = blk_fail(BLK_ERROR_KERNEL_FAULT, "%s", err);
-        free(err);
-        return s;
-    }
-    return BLK_SUCCESS;
+    if (report.outcome == INTERP_OK && !err) return BLK_SUCCESS;
+    /* the values outgrowing the limit (or the host) is not the kernel's fault;
+     * either way the device stays usable */
+    blk_status s = report.outcome == INTERP_OUT_OF_MEMORY ? BLK_ERROR_OUT_OF_MEMORY : BLK_ERROR_KERNEL_FAULT;
+    if (err) s = blk_fail(s, "%s", err);
+    else s = blk_fail(s, "kernel '%s': out of memory in the interpreter", f->name);
+    free(err);
+    return s;
 }
 
 const BlkDevice blk_device_cpu = {

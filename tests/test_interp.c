@@ -1239,3 +1239,146 @@ Test(interp, exact_math_functions_compute_in_f64) {
     cr_expect_eq(y[40 + 1], -3.0, "round(-2.5) is -3 (away from zero)");
     drop(p);
 }
+
+/* ---------------------------------------------------------------- memory */
+
+enum { CHAIN_N = 1 << 20, CHAIN_STEPS = 30 };
+#define BLOCK_BYTES ((uint64_t)CHAIN_N * 8) /* one 2^20-element value: 8 bytes an element */
+
+/* CHAIN_STEPS steps of v = v * 1.5 - 0.25 on one 2^20-element block: each
+ * step makes large temporaries (the product, the splatted constants) that
+ * die at the next. */
+static Prog *build_chain(void) {
+    static char src[4096];
+    int o = snprintf(src, sizeof src, "kernel k(x: *f32, out: *f32) {\n"
+                                      "  let offs = arange(0, %d);\n"
+                                      "  let v0 = load(x + offs);\n", CHAIN_N);
+    for (int i = 1; i <= CHAIN_STEPS; i++)
+        o += snprintf(src + o, sizeof src - (size_t)o, "  let v%d = v%d * 1.5 - 0.25;\n", i, i - 1);
+    snprintf(src + o, sizeof src - (size_t)o, "  store(out + offs, v%d);\n}\n", CHAIN_STEPS);
+    return build(src, NULL);
+}
+
+/* A value's storage lives from its definition to its last use: the chain
+ * holds four blocks at once (offs, the value, the splatted constant, the
+ * result), not the ~125 it defines (1 GB held before). */
+Test(interp, values_live_only_until_their_last_use) {
+    Prog *p = build_chain();
+    float *x = malloc(CHAIN_N * sizeof *x), *out = malloc(CHAIN_N * sizeof *out);
+    cr_assert(x && out);
+    for (int k = 0; k < CHAIN_N; k++) x[k] = (float)(k % 1000) / 1000.0f;
+    InterpBuffer bufs[] = {BUF(x, CHAIN_N), BUF(out, CHAIN_N)};
+    InterpArg args[] = {{.p = x}, {.p = out}};
+    uint32_t one[3] = {1, 1, 1};
+    InterpReport rep = {INTERP_FAULT, 0};
+    InterpOptions opt = {.report = &rep};
+    char *err = interp_launch(p->f, args, 2, one, bufs, 2, &opt);
+    cr_assert_null(err, "%s", err);
+    cr_expect_eq(rep.outcome, INTERP_OK);
+    cr_expect(rep.peak_bytes >= 3 * BLOCK_BYTES, "the counter counts: %llu", (unsigned long long)rep.peak_bytes);
+    cr_expect(rep.peak_bytes <= 5 * BLOCK_BYTES, "peak %llu bytes: %.1f values of 2^20 elements",
+              (unsigned long long)rep.peak_bytes, (double)rep.peak_bytes / (double)BLOCK_BYTES);
+    int bad = 0;
+    for (int k = 0; k < CHAIN_N; k++) {
+        float v = x[k];
+        for (int i = 0; i < CHAIN_STEPS; i++) v = v * 1.5f, v = v - 0.25f;
+        if (memcmp(&v, &out[k], sizeof v) && bad++ < 5) cr_expect_eq(out[k], v, "out[%d]", k);
+    }
+    cr_expect_eq(bad, 0, "%d elements differ", bad);
+    free(x);
+    free(out);
+    drop(p);
+}
+
+/* Past InterpOptions.max_bytes a launch ends out of memory (not a fault),
+ * with a message naming the kernel, the op, the limit and how to raise it;
+ * within it, the same launch runs. */
+Test(interp, the_bytes_of_live_values_are_bounded) {
+    Prog *p = build_chain();
+    float *x = calloc(CHAIN_N, sizeof *x), *out = malloc(CHAIN_N * sizeof *out);
+    cr_assert(x && out);
+    InterpBuffer bufs[] = {BUF(x, CHAIN_N), BUF(out, CHAIN_N)};
+    InterpArg args[] = {{.p = x}, {.p = out}};
+    uint32_t two[3] = {2, 1, 1};
+    out[0] = -1.0f;
+    InterpReport rep = {INTERP_OK, 0};
+    InterpOptions opt = {.max_bytes = 2 * BLOCK_BYTES + 4096, .report = &rep};
+    char *err = interp_launch(p->f, args, 2, two, bufs, 2, &opt);
+    cr_expect_eq(rep.outcome, INTERP_OUT_OF_MEMORY);
+    char want[160];
+    snprintf(want, sizeof want, "past the interpreter's limit of %llu bytes (a larger one: BLK_CPU_MAX_BYTES",
+             (unsigned long long)opt.max_bytes);
+    cr_expect(err && strstr(err, "kernel 'k', t.blk:") && strstr(err, "program (0, 0, 0): out of memory: ") &&
+              strstr(err, want), "%s", err);
+    cr_expect(rep.peak_bytes <= opt.max_bytes, "peak %llu", (unsigned long long)rep.peak_bytes);
+    cr_expect_eq(out[0], -1.0f, "nothing stored");
+    free(err);
+    opt.max_bytes = 6 * BLOCK_BYTES;
+    err = interp_launch(p->f, args, 2, two, bufs, 2, &opt);
+    cr_expect_null(err, "%s", err);
+    cr_expect_eq(rep.outcome, INTERP_OK);
+    cr_expect(rep.peak_bytes <= opt.max_bytes);
+    float want0 = 0.0f;
+    for (int i = 0; i < CHAIN_STEPS; i++) want0 = want0 * 1.5f, want0 = want0 - 0.25f;
+    cr_expect_eq(out[0], want0);
+    /* a fault is still a fault */
+    InterpBuffer small[] = {{x, 16, "x"}, BUF(out, CHAIN_N)};
+    err = interp_launch(p->f, args, 2, two, small, 2, &opt);
+    cr_expect(err && strstr(err, "out-of-bounds load"), "%s", err);
+    cr_expect_eq(rep.outcome, INTERP_FAULT);
+    free(err);
+    free(x);
+    free(out);
+    drop(p);
+}
+
+/* Values from before a loop are used in every iteration, inside an if, in a
+ * nested while and after the loop; values made in the body die each
+ * iteration; program 1 returns from inside the loop, leaving values its
+ * blocks never ended, and program 2 still computes the same as program 0. */
+Test(interp, values_from_before_a_loop_live_through_it) {
+    Prog *p = build("kernel k(x: *f32, out: *f32, n: i32) {\n"
+                    "  let pid = program_id(0);\n"
+                    "  let offs = arange(0, 64);\n"
+                    "  let a = load(x + offs);\n"
+                    "  let b = a * 2.0;\n"
+                    "  var acc = full([64], 0.0, f32);\n"
+                    "  var j = 0;\n"
+                    "  for i in range(0, n) {\n"
+                    "    let t = acc + a;\n"
+                    "    if i % 3 == 0 { acc = t + b; } else { acc = t * 0.5; }\n"
+                    "    while j < i { j += 2; }\n"
+                    "    if pid == 1 && i == n / 2 { store(out + 64 + offs, acc + b); return; }\n"
+                    "  }\n"
+                    "  store(out + pid * 64 + offs, acc + b + (j as f32));\n"
+                    "}\n", NULL);
+    enum { N = 1000 };
+    float x[64], out[3 * 64], b[64], want[3][64];
+    for (int k = 0; k < 64; k++) x[k] = 1.0f / (float)(k + 3) - 0.125f, b[k] = x[k] * 2.0f;
+    for (int prog = 0; prog < 3; prog++) {
+        float acc[64] = {0};
+        int j = 0, stop = prog == 1 ? N / 2 : N - 1;
+        for (int i = 0; i <= stop; i++) {
+            for (int k = 0; k < 64; k++) {
+                float t = acc[k] + x[k];
+                acc[k] = i % 3 == 0 ? t + b[k] : t * 0.5f;
+            }
+            while (j < i) j += 2;
+        }
+        for (int k = 0; k < 64; k++) want[prog][k] = prog == 1 ? acc[k] + b[k] : acc[k] + b[k] + (float)j;
+    }
+    InterpBuffer bufs[] = {BUF(x, 64), BUF(out, 3 * 64)};
+    InterpArg args[] = {{.p = x}, {.p = out}, {.i = N}};
+    uint32_t three[3] = {3, 1, 1};
+    InterpReport rep;
+    InterpOptions opt = {.report = &rep};
+    char *err = interp_launch(p->f, args, 3, three, bufs, 2, &opt);
+    cr_assert_null(err, "%s", err);
+    for (int prog = 0; prog < 3; prog++)
+        for (int k = 0; k < 64; k++)
+            cr_expect_eq(out[prog * 64 + k], want[prog][k], "program %d, out[%d] = %.9g, want %.9g", prog, k,
+                         out[prog * 64 + k], want[prog][k]);
+    /* a 1000-iteration loop does not pile up its iterations' values */
+    cr_expect(rep.peak_bytes < 64 * 64 * 8, "peak %llu bytes", (unsigned long long)rep.peak_bytes);
+    drop(p);
+}

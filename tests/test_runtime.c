@@ -730,3 +730,60 @@ Test(runtime, destroyed_handles_are_errors_not_crashes) {
     blk_module_destroy((blk_module *)&junk);
     blk_context_destroy(other);
 }
+
+/* The cpu device bounds the bytes of the interpreter's live values
+ * (BLK_CPU_MAX_BYTES, docs/interpreter.md): a launch past the limit is
+ * BLK_ERROR_OUT_OF_MEMORY naming the kernel, the limit and the variable,
+ * never a fault, and the context runs the next launch; a bad value of the
+ * variable is BLK_ERROR_INVALID_VALUE. */
+Test(runtime, cpu_device_bounds_the_interpreters_memory) {
+    enum { N = 65536 }; /* 512 KiB a value in the interpreter */
+    blk_context *ctx;
+    blk_module *m;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    blk_kernel *k = compile_k(ctx,
+                              "kernel k(x: *f32, out: *f32) {\n"
+                              "  let offs = arange(0, 65536);\n"
+                              "  let v = load(x + offs);\n"
+                              "  store(out + offs, (v * v + v) * 2.0 - v);\n"
+                              "}\n", "mem.blk", &m);
+    static float x[N], out[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i / 64.0f;
+    blk_ptr dx, dout;
+    cr_assert_eq(blk_malloc(ctx, sizeof x, &dx), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, sizeof out, &dout), BLK_SUCCESS);
+    cr_assert_eq(blk_memcpy_to_device(ctx, dx, x, sizeof x), BLK_SUCCESS);
+    blk_arg a[] = {blk_arg_ptr(dx), blk_arg_ptr(dout)};
+    setenv("BLK_CPU_MAX_BYTES", "1000000", 1); /* under two values */
+    cr_expect_eq(blk_launch(k, 1, 1, 1, a, 2, NULL), BLK_ERROR_OUT_OF_MEMORY);
+    const char *e = blk_last_error();
+    cr_expect(strstr(e, "kernel 'k', mem.blk:") && strstr(e, "out of memory") &&
+              strstr(e, "past the interpreter's limit of 1000000 bytes (a larger one: BLK_CPU_MAX_BYTES"), "%s", e);
+    const char *bad[] = {"0", "-1", "12abc", "99999999999999999999999"};
+    for (int i = 0; i < 4; i++) {
+        setenv("BLK_CPU_MAX_BYTES", bad[i], 1);
+        cr_expect_eq(blk_launch(k, 1, 1, 1, a, 2, NULL), BLK_ERROR_INVALID_VALUE, "%s", bad[i]);
+        char want[200];
+        snprintf(want, sizeof want, "kernel 'k': BLK_CPU_MAX_BYTES='%s' is not a positive integer", bad[i]);
+        cr_expect_str_eq(blk_last_error(), want);
+    }
+    setenv("BLK_CPU_MAX_BYTES", "4000000", 1);
+    for (int run = 0; run < 2; run++) { /* the context is usable: with the limit raised, then the default */
+        memset(out, 0, sizeof out);
+        cr_expect_eq(blk_launch(k, 1, 1, 1, a, 2, NULL), BLK_SUCCESS, "%s", blk_last_error());
+        cr_assert_eq(blk_memcpy_to_host(ctx, out, dout, sizeof out), BLK_SUCCESS);
+        for (int i = 0; i < N; i++) {
+            float v = x[i], w = v * v;
+            w = w + v, w = w * 2.0f, w = w - v;
+            if (out[i] != w) {
+                cr_expect_eq(out[i], w, "run %d, out[%d]", run, i);
+                break;
+            }
+        }
+        unsetenv("BLK_CPU_MAX_BYTES");
+    }
+    cr_expect_eq(blk_free(ctx, dx), BLK_SUCCESS);
+    cr_expect_eq(blk_free(ctx, dout), BLK_SUCCESS);
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
+}

@@ -1,9 +1,13 @@
 /* interp.c: the reference interpreter. Runs a kernel's block IR on host
  * memory, one program at a time, each to completion.
  *
- * Every value has storage for all its elements (Elem: integers normalized
+ * A live value has storage for all its elements (Elem: integers normalized
  * in int64 — i32 sign-extended, u32 zero-extended, i1 0/1 — floats as
  * doubles holding a value exact in their dtype, pointers as addresses).
+ * Storage is taken when the value is defined and given back after its last
+ * use (computed once per launch, per block: a use inside a loop or branch
+ * counts as a use by that op), into a free list of its size for the next
+ * value; the bytes held are bounded by InterpOptions.max_bytes.
  * Float arithmetic computes in double and rounds once to the dtype, which
  * is exactly IEEE f32/f16/bf16 arithmetic for + - * / sqrt (double has more
  * than twice their precision); sums reduce pairwise in a fixed order
@@ -40,9 +44,30 @@ static uint64_t addr_of(uint64_t p) { return p & ADDR_MASK; }
 static int tag_of(uint64_t p) { return (int)((p >> ADDR_BITS) & MAX_TAG); }
 static bool wild(uint64_t p) { return (p & WILD_BIT) != 0; }
 
+/* Where each value dies: per block, a slot for its entry (arguments nobody
+ * uses) and one after each op; a slot lists the values to give back there.
+ * The slot after the terminator is given back by the parent once it has
+ * read the terminator's operands (end_block). */
+typedef struct {
+    const BirBlock **blocks;   /* in pre-order */
+    int nblocks;
+    int *first_slot;           /* per block: its entry slot; slot first + 1 + i follows op i */
+    int *slot_start, *kills;   /* slot s lists kills[slot_start[s] .. slot_start[s + 1]) */
+    int *hash, hash_mask;      /* BirBlock* -> index, open addressing (-1: empty) */
+    bool *pinned;              /* kept for the whole launch: the kernel's parameters */
+    int *size_class;           /* per value: index into class_elems */
+    int64_t *class_elems;
+    int nclasses;
+} Lifetimes;
+
 typedef struct {
     const BirFunction *f;
-    Elem **vals; /* storage of each value */
+    Elem **vals; /* storage of each value, NULL while it is not live */
+    Lifetimes life;
+    Elem **pool; /* per size class: given-back buffers, linked through their first element */
+    uint64_t held, peak, max_bytes; /* bytes of value storage held (live and pooled) */
+    int nlive, npinned;
+    bool out_of_memory;
     const InterpBuffer *bufs;
     const char **buf_names;
     int nbufs, last_buf;
@@ -52,7 +77,8 @@ typedef struct {
     uint64_t writes; /* memory writes so far: a spin that sees none cannot end */
     uint64_t max_loop_iterations;
     uint64_t steps, max_steps; /* element operations so far, and the launch's budget (0: none) */
-    double *reduce_tmp;
+    double *reduce_tmp; /* a float sum's scratch, taken at the first such sum */
+    int64_t reduce_cap;
 } Interp;
 
 static int64_t numel(BlkType t) { return type_numel(t); }
@@ -85,7 +111,10 @@ static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) {
     }
     size_t cap = strlen(msg) + (size_t)llen + 512;
     I->error = malloc(cap);
-    if (!I->error) return FLOW_ERROR;
+    if (!I->error) {
+        I->out_of_memory = true; /* no message, but never a success */
+        return FLOW_ERROR;
+    }
     snprintf(I->error, cap, "kernel '%s', %s:%u: program (%u, %u, %u): %s%s%.*s", I->f->name,
              src ? src->name : "?", op ? op->span.line : 0, I->pid[0], I->pid[1], I->pid[2], msg,
              ls ? "\n    " : "", llen, ls ? ls : "");
@@ -97,6 +126,244 @@ static void index_str(BlkType t, int64_t k, char *buf, size_t size) {
     if (t.rank == 0) snprintf(buf, size, "(scalar)");
     else if (t.rank == 1) snprintf(buf, size, "[%lld]", (long long)k);
     else snprintf(buf, size, "[%lld, %lld]", (long long)(k / t.shape[1]), (long long)(k % t.shape[1]));
+}
+
+/* --------------------------------------------------------- value storage */
+
+static int64_t value_elems(const BirFunction *f, int v) {
+    BlkType t = f->values[v].type;
+    return t.dtype == DT_VOID ? 1 : numel(t);
+}
+
+static int block_index(const Lifetimes *L, const BirBlock *b) {
+    for (uint64_t h = ((uint64_t)(uintptr_t)b >> 4) * 0x9E3779B97F4A7C15ull;; h++) {
+        int i = L->hash[h & (uint64_t)L->hash_mask];
+        if (i < 0 || L->blocks[i] == b) return i;
+    }
+}
+
+/* Out of memory: the launch ends with INTERP_OUT_OF_MEMORY, never a fault. */
+static void out_of_memory(Interp *I, const BirOp *op, uint64_t bytes, bool malloc_failed) {
+    I->out_of_memory = true;
+    if (malloc_failed)
+        fail(I, op, "out of memory: the host could not allocate %llu more bytes for the interpreter's values "
+             "(%llu bytes held)", (unsigned long long)bytes, (unsigned long long)I->held);
+    else
+        fail(I, op, "out of memory: %llu more bytes for this op would bring the values this program holds to "
+             "%llu bytes, past the interpreter's limit of %llu bytes (a larger one: BLK_CPU_MAX_BYTES, or "
+             "InterpOptions.max_bytes)", (unsigned long long)bytes, (unsigned long long)(I->held + bytes),
+             (unsigned long long)I->max_bytes);
+}
+
+/* Frees the buffers kept for reuse: they count against the limit. */
+static void drain_pools(Interp *I) {
+    for (int c = 0; c < I->life.nclasses; c++) {
+        while (I->pool[c]) {
+            Elem *p = I->pool[c];
+            I->pool[c] = (Elem *)(uintptr_t)p[0].u;
+            free(p);
+            I->held -= (uint64_t)I->life.class_elems[c] * sizeof(Elem);
+        }
+    }
+}
+
+/* Counts `bytes` more against the limit, or reports out of memory. */
+static bool charge(Interp *I, const BirOp *op, uint64_t bytes) {
+    if (bytes > I->max_bytes - I->held) drain_pools(I);
+    if (bytes > I->max_bytes - I->held) {
+        out_of_memory(I, op, bytes, false);
+        return false;
+    }
+    I->held += bytes;
+    if (I->held > I->peak) I->peak = I->held;
+    return true;
+}
+
+/* malloc within the limit (scratch buffers); give back with release_bytes. */
+static void *take_bytes(Interp *I, const BirOp *op, uint64_t bytes) {
+    if (!charge(I, op, bytes)) return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        I->held -= bytes;
+        out_of_memory(I, op, bytes, true);
+    }
+    return p;
+}
+
+static void release_bytes(Interp *I, void *p, uint64_t bytes) {
+    if (!p) return;
+    free(p);
+    I->held -= bytes;
+}
+
+/* Storage for value v where it is defined (op: for messages): a buffer of
+ * its size given back earlier, else a new one. Not zeroed: every op writes
+ * all of its results. NULL: out of memory, reported. */
+static Elem *define(Interp *I, int v, const BirOp *op) {
+    if (I->vals[v]) return I->vals[v];
+    int c = I->life.size_class[v];
+    Elem *p = I->pool[c];
+    if (p) {
+        I->pool[c] = (Elem *)(uintptr_t)p[0].u;
+    } else if (!(p = take_bytes(I, op, (uint64_t)I->life.class_elems[c] * sizeof(Elem)))) {
+        return NULL;
+    }
+    I->nlive++;
+    return I->vals[v] = p;
+}
+
+/* After its last use: v's buffer goes to its size's free list. */
+static void release(Interp *I, int v) {
+    Elem *p = I->vals[v];
+    if (!p) return; /* given back already (an empty block's entry and end are one slot) */
+    int c = I->life.size_class[v];
+    p[0].u = (uint64_t)(uintptr_t)I->pool[c];
+    I->pool[c] = p;
+    I->vals[v] = NULL;
+    I->nlive--;
+}
+
+static void release_slot(Interp *I, int slot) {
+    const Lifetimes *L = &I->life;
+    for (int k = L->slot_start[slot]; k < L->slot_start[slot + 1]; k++) release(I, L->kills[k]);
+}
+
+/* The parent has read b's terminator operands: what died there goes. */
+static void end_block(Interp *I, const BirBlock *b) {
+    int bi = block_index(&I->life, b);
+    release_slot(I, I->life.first_slot[bi] + b->ops.len);
+}
+
+/* --- lifetimes, once per launch */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int block, pos;
+} Ancestor;
+
+/* Pre-order: numbers the blocks, and records where each value is defined
+ * (its block, and its op's index there or -1 for a block argument). */
+static void number_blocks(Lifetimes *L, const BirBlock *b, int *def_block, int *last, int depth, int *max_depth) {
+    int bi = L->nblocks++;
+    L->blocks[bi] = b;
+    if (depth > *max_depth) *max_depth = depth;
+    for (int a = 0; a < b->nargs; a++) def_block[b->args[a]] = bi, last[b->args[a]] = -1;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nresults; r++) def_block[op->results[r]] = bi, last[op->results[r]] = i;
+        for (int r = 0; r < op->nregions; r++) number_blocks(L, op->regions[r], def_block, last, depth + 1, max_depth);
+    }
+}
+
+/* A use of v inside op i of a block, at any depth, is a use at the op of
+ * v's own block that contains it: a value from before a loop lives until
+ * the loop ends. A use out of scope (unverified IR) keeps v for the launch. */
+static void find_last_uses(Lifetimes *L, const BirBlock *b, const int *def_block, int *last, Ancestor *stack,
+                           int depth) {
+    int bi = block_index(L, b);
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        stack[depth] = (Ancestor){bi, i};
+        for (int k = 0; k < op->noperands; k++) {
+            int v = op->operands[k], at = -2;
+            if (v < 0) continue;
+            for (int s = depth; s >= 0 && at == -2; s--)
+                if (stack[s].block == def_block[v]) at = stack[s].pos;
+            if (at == -2) L->pinned[v] = true;
+            else if (at > last[v]) last[v] = at;
+        }
+        for (int r = 0; r < op->nregions; r++) find_last_uses(L, op->regions[r], def_block, last, stack, depth + 1);
+    }
+}
+
+static int count_blocks(const BirBlock *b) {
+    int n = 1;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) n += count_blocks(op->regions[r]);
+    }
+    return n;
+}
+
+static void lifetimes_free(Lifetimes *L) {
+    free(L->blocks);
+    free(L->first_slot);
+    free(L->slot_start);
+    free(L->kills);
+    free(L->hash);
+    free(L->pinned);
+    free(L->size_class);
+    free(L->class_elems);
+}
+
+/* Computes where each value of f dies, and its size class. False: out of memory. */
+static bool lifetimes_init(Lifetimes *L, const BirFunction *f) {
+    int nv = f->nvalues, nb = count_blocks(f->body), cap = 4;
+    while (cap < 2 * nb) cap *= 2;
+    int *def_block = malloc((size_t)nv * sizeof *def_block + 1), *last = malloc((size_t)nv * sizeof *last + 1);
+    Ancestor *stack = NULL;
+    L->blocks = malloc((size_t)nb * sizeof *L->blocks);
+    L->first_slot = malloc((size_t)nb * sizeof *L->first_slot);
+    L->hash = malloc((size_t)cap * sizeof *L->hash);
+    L->pinned = calloc((size_t)nv + 1, sizeof *L->pinned);
+    L->size_class = malloc((size_t)nv * sizeof *L->size_class + 1);
+    L->class_elems = malloc((size_t)nv * sizeof *L->class_elems + 1);
+    L->kills = malloc((size_t)nv * sizeof *L->kills + 1);
+    bool ok = def_block && last && L->blocks && L->first_slot && L->hash && L->pinned && L->size_class &&
+              L->class_elems && L->kills;
+    if (!ok) goto done;
+    /* size classes: the distinct element counts */
+    for (int v = 0; v < nv; v++) L->class_elems[v] = value_elems(f, v);
+    qsort(L->class_elems, (size_t)nv, sizeof *L->class_elems, cmp_i64);
+    for (int v = 0; v < nv; v++)
+        if (L->nclasses == 0 || L->class_elems[L->nclasses - 1] != L->class_elems[v])
+            L->class_elems[L->nclasses++] = L->class_elems[v];
+    for (int v = 0; v < nv; v++) {
+        int64_t n = value_elems(f, v);
+        int lo = 0, hi = L->nclasses - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (L->class_elems[mid] < n) lo = mid + 1;
+            else hi = mid;
+        }
+        L->size_class[v] = lo;
+    }
+    for (int v = 0; v < nv; v++) def_block[v] = -1, last[v] = -1;
+    int max_depth = 0;
+    number_blocks(L, f->body, def_block, last, 0, &max_depth);
+    for (int i = 0; i < cap; i++) L->hash[i] = -1;
+    L->hash_mask = cap - 1;
+    for (int bi = 0; bi < nb; bi++)
+        for (uint64_t h = ((uint64_t)(uintptr_t)L->blocks[bi] >> 4) * 0x9E3779B97F4A7C15ull;; h++)
+            if (L->hash[h & (uint64_t)L->hash_mask] < 0) {
+                L->hash[h & (uint64_t)L->hash_mask] = bi;
+                break;
+            }
+    int nslots = 0;
+    for (int bi = 0; bi < nb; bi++) L->first_slot[bi] = nslots, nslots += L->blocks[bi]->ops.len + 1;
+    stack = malloc((size_t)(max_depth + 1) * sizeof *stack);
+    L->slot_start = calloc((size_t)nslots + 2, sizeof *L->slot_start);
+    if (!(ok = stack && L->slot_start)) goto done;
+    find_last_uses(L, f->body, def_block, last, stack, 0);
+    for (int a = 0; a < f->body->nargs; a++) L->pinned[f->body->args[a]] = true;
+    /* kills by slot (a counting sort): after the last use, or at the block's
+     * entry for an argument nobody uses */
+    for (int v = 0; v < nv; v++)
+        if (def_block[v] >= 0 && !L->pinned[v]) L->slot_start[L->first_slot[def_block[v]] + last[v] + 2]++;
+    for (int s = 0; s < nslots; s++) L->slot_start[s + 1] += L->slot_start[s];
+    for (int v = 0; v < nv; v++)
+        if (def_block[v] >= 0 && !L->pinned[v]) L->kills[L->slot_start[L->first_slot[def_block[v]] + last[v] + 1]++] = v;
+    for (int s = nslots; s > 0; s--) L->slot_start[s] = L->slot_start[s - 1];
+    L->slot_start[0] = 0;
+done:
+    free(def_block);
+    free(last);
+    free(stack);
+    return ok;
 }
 
 /* --------------------------------------------------------------- memory */
@@ -420,6 +687,12 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
         switch (op->code) {
         case BIR_REDUCE_SUM:
             if (is_float) {
+                if (len > I->reduce_cap) {
+                    release_bytes(I, I->reduce_tmp, (uint64_t)I->reduce_cap * sizeof(double));
+                    I->reduce_cap = 0;
+                    if (!(I->reduce_tmp = take_bytes(I, op, (uint64_t)len * sizeof(double)))) return FLOW_ERROR;
+                    I->reduce_cap = len;
+                }
                 for (int64_t k = 0; k < len; k++) I->reduce_tmp[k] = row[k * stride].f;
                 r.f = sum_pairwise(I->reduce_tmp, len);
             } else {
@@ -497,11 +770,16 @@ static Flow combine(Interp *I, const BirOp *op, const Elem *left, const Elem *ri
     }
     const BirBlock *c = op->regions[0];
     int n = op->noperands;
-    for (int i = 0; i < n; i++) V(I, c->args[i])[0] = left[i], V(I, c->args[n + i])[0] = right[i];
+    for (int i = 0; i < n; i++) {
+        Elem *l = define(I, c->args[i], op), *r = define(I, c->args[n + i], op);
+        if (!l || !r) return FLOW_ERROR;
+        l[0] = left[i], r[0] = right[i];
+    }
     Flow fl = exec_block(I, c);
     if (fl != FLOW_NEXT) return fl;
     const BirOp *y = bir_block_terminator(c);
     for (int i = 0; i < n; i++) out[i] = V(I, y->operands[i])[0];
+    end_block(I, c);
     return FLOW_NEXT;
 }
 
@@ -516,8 +794,9 @@ static Flow exec_combine(Interp *I, const BirOp *op) {
     BlkType xt = vtype(I, op->operands[0]);
     int64_t len = xt.shape[axis], total = numel(xt), inner = 1;
     for (int d = axis + 1; d < xt.rank; d++) inner *= xt.shape[d];
-    Elem *cur = malloc((size_t)(total * n) * sizeof *cur), *prev = malloc((size_t)(total * n) * sizeof *prev);
-    Flow fl = cur && prev ? FLOW_NEXT : fail(I, op, "out of memory");
+    uint64_t bytes = (uint64_t)(total * n) * sizeof(Elem);
+    Elem *cur = take_bytes(I, op, bytes), *prev = cur ? take_bytes(I, op, bytes) : NULL;
+    Flow fl = cur && prev ? FLOW_NEXT : FLOW_ERROR;
     for (int64_t k = 0; fl == FLOW_NEXT && k < total; k++)
         for (int i = 0; i < n; i++) cur[k * n + i] = V(I, op->operands[i])[k];
     for (int64_t d = 1; fl == FLOW_NEXT && d < len; d *= 2) {
@@ -537,13 +816,16 @@ static Flow exec_combine(Interp *I, const BirOp *op) {
             else if (along == 0) V(I, op->results[i])[at] = cur[k * n + i];
         }
     }
-    free(cur);
-    free(prev);
+    release_bytes(I, cur, bytes);
+    release_bytes(I, prev, bytes);
     return fl;
 }
 
-static void copy_value(Interp *I, int dst, int src) {
-    memcpy(V(I, dst), V(I, src), (size_t)numel(vtype(I, dst)) * sizeof(Elem));
+/* dst := src, defining dst if it is not live (a region's argument). */
+static bool copy_value(Interp *I, const BirOp *op, int dst, int src) {
+    Elem *d = define(I, dst, op);
+    if (d) memcpy(d, V(I, src), (size_t)numel(vtype(I, dst)) * sizeof(Elem));
+    return d != NULL;
 }
 
 static void print_elem(FILE *out, Elem e, DType d) {
@@ -644,15 +926,20 @@ static Flow exec_for(Interp *I, const BirOp *op) {
     int64_t iv = V(I, op->operands[0])[0].i, end = V(I, op->operands[1])[0].i;
     int64_t step = V(I, op->operands[2])[0].i;
     bool descending = op->attr != 0;
-    for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[3 + i]);
+    for (int i = 0; i < n; i++)
+        if (!copy_value(I, op, op->results[i], op->operands[3 + i])) return FLOW_ERROR;
     for (uint64_t iterations = 0; descending ? iv > end : iv < end; iterations++) {
         if (iterations == I->max_loop_iterations) return loop_too_long(I, op, "for");
-        V(I, body->args[0])[0].i = iv;
-        for (int i = 0; i < n; i++) copy_value(I, body->args[1 + i], op->results[i]);
+        Elem *ivp = define(I, body->args[0], op);
+        if (!ivp) return FLOW_ERROR;
+        ivp[0].i = iv;
+        for (int i = 0; i < n; i++)
+            if (!copy_value(I, op, body->args[1 + i], op->results[i])) return FLOW_ERROR;
         Flow fl = exec_block(I, body);
         if (fl != FLOW_NEXT) return fl;
         const BirOp *y = bir_block_terminator(body);
-        for (int i = 0; i < n; i++) copy_value(I, op->results[i], y->operands[i]);
+        for (int i = 0; i < n; i++) copy_value(I, op, op->results[i], y->operands[i]); /* live: no failure */
+        end_block(I, body);
         /* the loop ends rather than wrap when iv + step leaves the type's range */
         int64_t next;
         if (__builtin_add_overflow(iv, step, &next) || int_wrap(next, d) != next) break;
@@ -668,16 +955,21 @@ static bool values_equal(Interp *I, int a, int b) {
 static Flow exec_while(Interp *I, const BirOp *op) {
     const BirBlock *cond = op->regions[0], *body = op->regions[1];
     int n = op->nresults;
-    for (int i = 0; i < n; i++) copy_value(I, op->results[i], op->operands[i]);
+    for (int i = 0; i < n; i++)
+        if (!copy_value(I, op, op->results[i], op->operands[i])) return FLOW_ERROR;
     for (uint64_t iterations = 0;; iterations++) {
         if (iterations == I->max_loop_iterations) return loop_too_long(I, op, "while");
         uint64_t writes_before = I->writes;
-        for (int i = 0; i < n; i++) copy_value(I, cond->args[i], op->results[i]);
+        for (int i = 0; i < n; i++)
+            if (!copy_value(I, op, cond->args[i], op->results[i])) return FLOW_ERROR;
         Flow fl = exec_block(I, cond);
         if (fl != FLOW_NEXT) return fl;
         const BirOp *c = bir_block_terminator(cond);
-        if (!V(I, c->operands[0])[0].i) return FLOW_NEXT;
-        for (int i = 0; i < n; i++) copy_value(I, body->args[i], op->results[i]);
+        bool again = V(I, c->operands[0])[0].i != 0;
+        end_block(I, cond);
+        if (!again) return FLOW_NEXT;
+        for (int i = 0; i < n; i++)
+            if (!copy_value(I, op, body->args[i], op->results[i])) return FLOW_ERROR;
         fl = exec_block(I, body);
         if (fl != FLOW_NEXT) return fl;
         const BirOp *y = bir_block_terminator(body);
@@ -689,7 +981,8 @@ static Flow exec_while(Interp *I, const BirOp *op) {
             return fail(I, c, "this while loop can never end: an iteration changed neither memory nor "
                         "its variables, and the interpreter runs one program at a time (a spin lock "
                         "waiting for another program?)");
-        for (int i = 0; i < n; i++) copy_value(I, op->results[i], y->operands[i]);
+        for (int i = 0; i < n; i++) copy_value(I, op, op->results[i], y->operands[i]); /* live: no failure */
+        end_block(I, body);
     }
 }
 
@@ -829,7 +1122,8 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         Flow fl = exec_block(I, branch);
         if (fl != FLOW_NEXT) return fl;
         const BirOp *y = bir_block_terminator(branch);
-        for (int i = 0; i < op->nresults; i++) copy_value(I, op->results[i], y->operands[i]);
+        for (int i = 0; i < op->nresults; i++) copy_value(I, op, op->results[i], y->operands[i]); /* live */
+        end_block(I, branch);
         return FLOW_NEXT;
     }
     case BIR_RETURN: return FLOW_RETURN;
@@ -851,15 +1145,23 @@ static uint64_t op_steps(Interp *I, const BirOp *op) {
     return n;
 }
 
+/* Runs b's ops, each value living from its op to its last use; the
+ * terminator's operands stay for the parent (end_block). */
 static Flow exec_block(Interp *I, const BirBlock *b) {
+    int first = I->life.first_slot[block_index(&I->life, b)];
+    release_slot(I, first); /* arguments nobody uses */
     for (int i = 0; i < b->ops.len; i++) {
-        if (I->max_steps && (I->steps += op_steps(I, b->ops.items[i])) > I->max_steps)
-            return fail(I, b->ops.items[i],
+        const BirOp *op = b->ops.items[i];
+        if (I->max_steps && (I->steps += op_steps(I, op)) > I->max_steps)
+            return fail(I, op,
                         "the launch ran past its budget of %llu element operations (a longer one: "
                         "BLK_CPU_MAX_STEPS, or InterpOptions.max_steps)",
                         (unsigned long long)I->max_steps);
-        Flow fl = exec_op(I, b->ops.items[i]);
+        for (int r = 0; r < op->nresults; r++)
+            if (!define(I, op->results[r], op)) return FLOW_ERROR;
+        Flow fl = exec_op(I, op);
         if (fl != FLOW_NEXT) return fl;
+        if (i + 1 < b->ops.len) release_slot(I, first + 1 + i);
     }
     return FLOW_NEXT;
 }
@@ -903,8 +1205,15 @@ static void name_buffers(Interp *I, char (*fallback)[32]) {
     }
 }
 
-char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
-                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt) {
+/* Gives back every value but the parameters: a program that returned from
+ * inside a loop or branch skipped the ends of the blocks it left. */
+static void release_all(Interp *I) {
+    for (int v = 0; v < I->f->nvalues; v++)
+        if (!I->life.pinned[v]) release(I, v);
+}
+
+static char *launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
+                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt, InterpReport *report) {
     if (nargs != f->nparams)
         return launch_error(f, "takes %d runtime arguments, got %d", f->nparams, nargs);
     uint64_t plane = (uint64_t)grid[0] * grid[1]; /* < 2^64: each side is below 2^32 */
@@ -912,43 +1221,46 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
     if (plane > UINT64_MAX / grid[2])
         return launch_error(f, "the grid (%u, %u, %u) has 2^64 programs or more", grid[0], grid[1], grid[2]);
     uint64_t total = plane * grid[2];
+    report->outcome = INTERP_FAULT;
     Interp I = {.f = f, .bufs = bufs, .nbufs = nbufs, .last_buf = -1};
     memcpy(I.grid, grid, sizeof I.grid);
     I.print_out = opt && opt->print_out ? opt->print_out : stdout;
     I.max_loop_iterations = opt && opt->max_loop_iterations ? opt->max_loop_iterations : INTERP_MAX_LOOP_ITERATIONS;
     I.max_steps = opt ? opt->max_steps : 0;
+    I.max_bytes = opt && opt->max_bytes ? opt->max_bytes : INTERP_MAX_BYTES;
     char *err = NULL;
-    I.vals = calloc((size_t)f->nvalues, sizeof *I.vals);
+    I.vals = calloc((size_t)f->nvalues + 1, sizeof *I.vals);
     I.buf_names = calloc((size_t)nbufs + 1, sizeof *I.buf_names);
     char(*fallback)[32] = calloc((size_t)nbufs + 1, sizeof *fallback);
     uint32_t *order = NULL;
-    int64_t max_len = 1;
-    bool ok = I.vals && I.buf_names && fallback;
-    for (int v = 0; ok && v < f->nvalues; v++) {
-        BlkType t = f->values[v].type;
-        int64_t n = t.dtype == DT_VOID ? 1 : numel(t);
-        for (int r = 0; r < t.rank; r++) max_len = t.shape[r] > max_len ? t.shape[r] : max_len;
-        ok = (I.vals[v] = calloc((size_t)n, sizeof(Elem))) != NULL;
-    }
-    ok = ok && (I.reduce_tmp = malloc((size_t)max_len * sizeof(double)));
-    if (ok && opt && opt->shuffle) {
-        if (total > UINT32_MAX) ok = false;
-        else if ((order = malloc((size_t)total * sizeof *order))) {
-            for (uint64_t k = 0; k < total; k++) order[k] = (uint32_t)k;
-            uint64_t state = opt->shuffle_seed;
-            for (uint64_t k = total - 1; k > 0; k--) {
-                uint64_t j = splitmix64(&state) % (k + 1);
-                uint32_t t = order[k];
-                order[k] = order[j];
-                order[j] = t;
-            }
-        } else {
-            ok = false;
-        }
-    }
+    bool ok = I.vals && I.buf_names && fallback && lifetimes_init(&I.life, f) &&
+              (I.pool = calloc((size_t)I.life.nclasses + 1, sizeof *I.pool));
     if (!ok) {
-        err = launch_error(f, "out of memory for the interpreter's values");
+        I.out_of_memory = true;
+        err = launch_error(f, "out of memory for the interpreter's tables");
         goto done;
+    }
+    /* the parameters, set once, live for the whole launch */
+    for (int a = 0; a < f->body->nargs && !I.error; a++)
+        if (define(&I, f->body->args[a], NULL)) I.npinned++;
+    if (I.error) {
+        err = I.error;
+        goto done;
+    }
+    if (opt && opt->shuffle) {
+        if (total > UINT32_MAX || !(order = malloc((size_t)total * sizeof *order))) {
+            I.out_of_memory = true;
+            err = launch_error(f, "out of memory for the order of %llu programs", (unsigned long long)total);
+            goto done;
+        }
+        for (uint64_t k = 0; k < total; k++) order[k] = (uint32_t)k;
+        uint64_t state = opt->shuffle_seed;
+        for (uint64_t k = total - 1; k > 0; k--) {
+            uint64_t j = splitmix64(&state) % (k + 1);
+            uint32_t t = order[k];
+            order[k] = order[j];
+            order[j] = t;
+        }
     }
     for (int p = 0; p < f->nparams; p++) {
         Elem *slot = I.vals[f->params[p].value];
@@ -980,14 +1292,29 @@ char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, cons
         I.pid[1] = (uint32_t)(lin / grid[0] % grid[1]);
         I.pid[2] = (uint32_t)(lin / grid[0] / grid[1]);
         if (exec_block(&I, f->body) == FLOW_ERROR) break;
+        end_block(&I, f->body);
+        if (I.nlive > I.npinned) release_all(&I);
     }
     err = I.error;
 done:
+    report->outcome = I.out_of_memory ? INTERP_OUT_OF_MEMORY : err ? INTERP_FAULT : INTERP_OK;
+    report->peak_bytes = I.peak;
     for (int v = 0; I.vals && v < f->nvalues; v++) free(I.vals[v]);
+    if (I.pool) drain_pools(&I);
+    free(I.pool);
     free(I.vals);
+    lifetimes_free(&I.life);
     free(I.buf_names);
     free(fallback);
     free(order);
     free(I.reduce_tmp);
+    return err;
+}
+
+char *interp_launch(const BirFunction *f, const InterpArg *args, int nargs, const uint32_t grid[3],
+                    const InterpBuffer *bufs, int nbufs, const InterpOptions *opt) {
+    InterpReport report = {INTERP_FAULT, 0}; /* refused before running: bad arguments or grid */
+    char *err = launch(f, args, nargs, grid, bufs, nbufs, opt, &report);
+    if (opt && opt->report) *opt->report = report;
     return err;
 }
