@@ -121,15 +121,23 @@ Test(launcher, softmax_launches_as_the_runtime) {
     blk_module_destroy(m);
 }
 
+/* A, B and C of a row-major f16 matmul, and matmul.blk's arguments for them. */
+static void contiguous_matmul(int M, int N, int K, blk_ptr *a, blk_ptr *b, blk_ptr *c, blk_arg args[12]) {
+    *a = alloc((size_t)M * K * 2), *b = alloc((size_t)K * N * 2), *c = alloc((size_t)M * N * 2);
+    const blk_arg all[12] = {blk_arg_ptr(*a), blk_arg_ptr(*b), blk_arg_ptr(*c), blk_arg_i32(M), blk_arg_i32(N),
+                             blk_arg_i32(K), blk_arg_i32(K), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1),
+                             blk_arg_i32(N), blk_arg_i32(1)};
+    memcpy(args, all, sizeof all);
+}
+
 Test(launcher, matmul_with_tensor_maps_launches_as_the_runtime) {
     blk_module *m;
     blk_kernel *k = runtime_kernel(&m, "matmul.blk", "matmul", NULL, 0, 0);
     int M = 512, N = 256, K = 384;
-    blk_ptr a = alloc((size_t)M * K * 2), b = alloc((size_t)K * N * 2), c = alloc((size_t)M * N * 2);
+    blk_ptr a, b, c;
+    blk_arg args[12];
+    contiguous_matmul(M, N, K, &a, &b, &c, args);
     int count = fake_cuda_launches();
-    blk_arg args[] = {blk_arg_ptr(a), blk_arg_ptr(b), blk_arg_ptr(c), blk_arg_i32(M), blk_arg_i32(N),
-                      blk_arg_i32(K), blk_arg_i32(K), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1),
-                      blk_arg_i32(N), blk_arg_i32(1)};
     unsigned grid = (unsigned)(M / 128 * (N / 128));
     cr_assert_eq(blk_launch(k, grid, 1, 1, args, 12, NULL), BLK_SUCCESS, "%s", blk_last_error());
     FakeLaunch jit = take_launch(&count);
@@ -154,11 +162,10 @@ Test(launcher, persistent_matmul_launches_as_the_runtime) {
     blk_module *m;
     blk_kernel *k = runtime_kernel(&m, "matmul.blk", "matmul", NULL, 0, 1);
     int M = 1024, N = 1024, K = 256;
-    blk_ptr a = alloc((size_t)M * K * 2), b = alloc((size_t)K * N * 2), c = alloc((size_t)M * N * 2);
+    blk_ptr a, b, c;
+    blk_arg args[12];
+    contiguous_matmul(M, N, K, &a, &b, &c, args);
     int count = fake_cuda_launches();
-    blk_arg args[] = {blk_arg_ptr(a), blk_arg_ptr(b), blk_arg_ptr(c), blk_arg_i32(M), blk_arg_i32(N),
-                      blk_arg_i32(K), blk_arg_i32(K), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1),
-                      blk_arg_i32(N), blk_arg_i32(1)};
     /* more programs than run at once (132 SMs x 2), then fewer */
     unsigned grids[] = {1000, 40};
     for (int i = 0; i < 2; i++) {
