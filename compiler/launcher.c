@@ -12,25 +12,44 @@
 
 #include "launch.h"
 
-/* A parameter's name as a C identifier that cannot clash with a keyword or
- * with the names the generated functions use themselves. */
-static const char *c_name(const char *name, char *buf, size_t size) {
+/* Names a C or C++ compiler, cuda.h or the generated body may give meaning to. */
+static bool reserved_name(const char *name) {
     static const char *const reserved[] = {
         "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
         "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short",
         "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
-        "stream", "grid_x", "grid_y", "grid_z", "true", "false", "NULL"};
-    bool clash = strncmp(name, "blk_", 4) == 0 || name[0] == '_';
-    for (size_t i = 0; i < sizeof reserved / sizeof *reserved && !clash; i++) clash = strcmp(name, reserved[i]) == 0;
-    snprintf(buf, size, clash ? "%s_" : "%s", name);
-    return buf;
+        "true", "false", "NULL", "nullptr", "constexpr", "typeof", "alignas", "alignof", "thread_local",
+        "static_assert", "new", "delete", "class", "this", "template", "typename", "operator", "namespace",
+        "private", "public", "protected", "virtual", "friend", "mutable", "explicit", "try", "catch", "throw",
+        "and", "or", "not", "xor", "bitand", "bitor", "compl", "stream", "grid_x", "grid_y", "grid_z", "memset",
+        "memcpy", "assert", "errno"};
+    if (strncmp(name, "blk_", 4) == 0 || name[0] == '_' || strncmp(name, "cu", 2) == 0 || strncmp(name, "CU", 2) == 0)
+        return true;
+    size_t n = strlen(name);
+    if (n > 2 && strcmp(name + n - 2, "_t") == 0) return true; /* int32_t and every other typedef */
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(name, reserved[i]) == 0) return true;
+    return false;
 }
 
+/* The prototype, for the header and the file: the parameters under their
+ * own names where those are safe C identifiers, else the name in a comment
+ * (the definition names them blk_p0, blk_p1, ...: nothing can clash). */
 static void prototype(FILE *out, const char *prefix, const BirFunction *f) {
     fprintf(out, "CUresult %s%s_launch(CUstream stream", prefix, f->name);
-    char name[160];
+    for (int p = 0; p < f->nparams; p++) {
+        const char *name = f->params[p].name, *type = launch_c_type(f->params[p].type.dtype);
+        if (reserved_name(name)) fprintf(out, ", %s /* %s */", type, name);
+        else fprintf(out, ", %s %s", type, name);
+    }
+    fputs(", unsigned grid_x, unsigned grid_y, unsigned grid_z)", out);
+}
+
+/* The definition's head: positional names. */
+static void definition_head(FILE *out, const char *prefix, const BirFunction *f) {
+    fprintf(out, "CUresult %s%s_launch(CUstream stream", prefix, f->name);
     for (int p = 0; p < f->nparams; p++)
-        fprintf(out, ", %s %s", launch_c_type(f->params[p].type.dtype), c_name(f->params[p].name, name, sizeof name));
+        fprintf(out, ", %s blk_p%d /* %s */", launch_c_type(f->params[p].type.dtype), p, f->params[p].name);
     fputs(", unsigned grid_x, unsigned grid_y, unsigned grid_z)", out);
 }
 
@@ -58,7 +77,8 @@ static void declarations(FILE *out, const LaunchBuild *b, const char *prefix) {
     for (int i = 0; i < b->out->nkernels; i++) {
         const BirFunction *f = launch_function(b, &b->out->kernels[i]);
         fprintf(out, "\n/* kernel %s: loads its module into the current context on first use (or now, with _load),\n"
-                     " * then launches grid_x x grid_y x grid_z programs on stream; CUDA_ERROR_INVALID_VALUE, with\n"
+                     " * then launches grid_x x grid_y x grid_z programs on stream (launches may come from several\n"
+                     " * threads; _unload must not run while one is under way); CUDA_ERROR_INVALID_VALUE, with\n"
                      " * %s%s_last_error() naming the argument, when an argument breaks what the kernel was compiled for. */\n",
                 f->name, prefix, f->name);
         fprintf(out, "CUresult %s%s_load(void);\nvoid %s%s_unload(void);\n", prefix, f->name, prefix, f->name);
@@ -105,7 +125,7 @@ static void helpers(FILE *out) {
 "typedef struct {\n"
 "    const char *name;\n"
 "    pthread_mutex_t lock;\n"
-"    CUcontext context;\n"
+"    unsigned long long context; /* the id (cuCtxGetId) of the context its variants are loaded in; 0: none */\n"
 "    int count;\n"
 "    %1$sVariant *variants;\n"
 "} %1$sKernel;\n"
@@ -142,19 +162,22 @@ static void helpers(FILE *out) {
 "    if (r != CUDA_SUCCESS) return %1$scuda_fail(r, k->name, \"cuCtxGetCurrent\");\n"
 "    if (!current)\n"
 "        return %1$sfail(CUDA_ERROR_INVALID_CONTEXT, \"kernel '%%s': no CUDA context is current on this thread\", k->name);\n"
+"    /* by id, not handle: a context made after another was destroyed may get its handle back */\n"
+"    unsigned long long id = 0;\n"
+"    if ((r = cuCtxGetId(current, &id)) != CUDA_SUCCESS) return %1$scuda_fail(r, k->name, \"cuCtxGetId\");\n"
 "    pthread_mutex_lock(&k->lock);\n"
-"    if (k->context && k->context != current) {\n"
+"    if (k->context && k->context != id) {\n"
 "        pthread_mutex_unlock(&k->lock);\n"
 "        return %1$sfail(CUDA_ERROR_INVALID_CONTEXT, \"kernel '%%s' is loaded in another context: unload it first\",\n"
 "                       k->name);\n"
 "    }\n"
-"    k->context = current;\n"
 "    %1$sVariant *v = &k->variants[i];\n"
 "    r = v->function ? CUDA_SUCCESS : %1$sload_variant(k, v);\n"
 "    if (r != CUDA_SUCCESS && v->module) {\n"
 "        cuModuleUnload(v->module);\n"
 "        v->module = NULL, v->function = NULL;\n"
 "    }\n"
+"    if (r == CUDA_SUCCESS) k->context = id; /* only what loaded ties the kernel to its context */\n"
 "    pthread_mutex_unlock(&k->lock);\n"
 "    *out = v;\n"
 "    return r;\n"
@@ -175,7 +198,7 @@ static void helpers(FILE *out) {
 "        if (k->variants[i].module) cuModuleUnload(k->variants[i].module);\n"
 "        k->variants[i].module = NULL, k->variants[i].function = NULL;\n"
 "    }\n"
-"    k->context = NULL;\n"
+"    k->context = 0;\n"
 "    pthread_mutex_unlock(&k->lock);\n"
 "}\n"
 "\n"
@@ -210,9 +233,10 @@ static void helpers(FILE *out) {
 "\n"
 "/* A tensor map of 16-bit elements over rows `stride` elements apart (contract.c); false when the\n"
 "   driver cannot make it: the kernel then copies by cp.async. */\n"
-"static inline bool %1$stensor_map(CUtensorMap *map, CUdeviceptr base, long long stride, unsigned box_inner,\n"
-"                                      unsigned box_rows, CUtensorMapSwizzle swizzle) {\n"
-"    if (stride <= 0 || stride >= (1ll << 39)) return false;\n"
+"static inline bool %1$stensor_map(CUtensorMap *map, CUdeviceptr base, long long count, long long scale,\n"
+"                                      unsigned box_inner, unsigned box_rows, CUtensorMapSwizzle swizzle) {\n"
+"    long long stride; /* elements between rows: count x scale, as the runtime computes it */\n"
+"    if (__builtin_mul_overflow(count, scale, &stride) || stride <= 0 || stride >= (1ll << 39)) return false;\n"
 "    cuuint64_t dims[2] = {(cuuint64_t)1 << 31, box_rows}, strides[1] = {(cuuint64_t)stride * 2};\n"
 "    cuuint32_t box[2] = {box_inner, box_rows}, steps[2] = {1, 1};\n"
 "    return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)(uintptr_t)base, dims, strides, box,\n"
@@ -254,8 +278,8 @@ static void variant_text(FILE *out, const LaunchBuild *b, const char *ptx) {
 static void check_requirement(FILE *out, const BirFunction *f, int p, const LaunchRequirement *r, const char *fail,
                               const char *what) {
     const BirParam *prm = &f->params[p];
-    char name[160], cond[256], msg[512];
-    c_name(prm->name, name, sizeof name);
+    char name[32], cond[256], msg[512];
+    snprintf(name, sizeof name, "blk_p%d", p);
     const char *value = "";
     if (prm->type.dtype == DT_PTR) {
         snprintf(cond, sizeof cond, "%s %% %lldu", name, (long long)r->align);
@@ -281,7 +305,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
     const char *I = "blk_"; /* the file's own static names */
     const BirFunction *f = launch_function(&builds[0], &builds[0].out->kernels[ki]);
     const char *K = f->name;
-    char name[160];
+    char name[32];
     /* each variant's PTX: that build compiled for this kernel alone, with its contract */
     for (int v = 0; v < n; v++) {
         NvptxOutput one = *builds[v].out;
@@ -299,12 +323,12 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         fprintf(out, "    {%s%s_ptx_%d, %lld, %d, %s, NULL, NULL, 0},\n", I, K, v, (long long)k->shared_bytes,
                 32 * k->num_warps, k->persistent ? "true" : "false");
     }
-    fprintf(out, "};\nstatic %sKernel %s%s_kernel = {\"%s\", PTHREAD_MUTEX_INITIALIZER, NULL, %d, %s%s_variants};\n\n", I,
+    fprintf(out, "};\nstatic %sKernel %s%s_kernel = {\"%s\", PTHREAD_MUTEX_INITIALIZER, 0, %d, %s%s_variants};\n\n", I,
             I, K, K, n, I, K);
     fprintf(out, "const char *%s%s_last_error(void) { return %serror_text; }\n", P, K, I);
     fprintf(out, "CUresult %s%s_load(void) { return %sload(&%s%s_kernel); }\n", P, K, I, I, K);
     fprintf(out, "void %s%s_unload(void) { %sunload(&%s%s_kernel); }\n\n", P, K, I, I, K);
-    prototype(out, P, f);
+    definition_head(out, P, f);
     fputs(" {\n", out);
     fprintf(out, "    %sVariant *blk_v;\n    CUresult blk_r;\n    int blk_variant = -1;\n", I);
     fprintf(out, "    if (!grid_x || !grid_y || !grid_z)\n"
@@ -317,7 +341,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         const BirParam *prm = &f->params[p];
         LaunchRequirement r;
         launch_requirement(prm, 0, &r);
-        c_name(prm->name, name, sizeof name);
+        snprintf(name, sizeof name, "blk_p%d", p);
         if (prm->type.dtype == DT_PTR) {
             fprintf(out, "    if (!%s) %s\"kernel '%s', argument %d ('%s'): a null pointer\");\n", name, fail, K, p,
                     prm->name);
@@ -351,7 +375,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
     fprintf(out, "    void *blk_params[%d];\n", f->nparams + NVPTX_MAX_TENSOR_MAPS + 4);
     for (int p = 0; p < f->nparams; p++) {
         const BirParam *prm = &f->params[p];
-        c_name(prm->name, name, sizeof name);
+        snprintf(name, sizeof name, "blk_p%d", p);
         DType d = prm->type.dtype;
         if (d == DT_F16 || d == DT_BF16)
             fprintf(out, "    uint16_t blk_param_%d = %s%s_bits(%s);\n", p, I, d == DT_F16 ? "f16" : "bf16", name);
@@ -373,14 +397,13 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
             const NvptxTensorMap *t = &k->tensor_maps.map[m];
             char stride[200];
             if (t->stride_param >= 0)
-                snprintf(stride, sizeof stride, "(long long)%s * %lld", c_name(f->params[t->stride_param].name, name, sizeof name),
-                         (long long)t->stride_scale);
+                snprintf(stride, sizeof stride, "(long long)blk_p%d, %lldll", t->stride_param, (long long)t->stride_scale);
             else
-                snprintf(stride, sizeof stride, "%lld", (long long)t->stride_scale);
+                snprintf(stride, sizeof stride, "1ll, %lldll", (long long)t->stride_scale);
             fprintf(out, "        if (%stensor_map(&blk_maps[%d], %s, %s, %d, %d, %s)) blk_made |= 1u << %d;\n"
                          "        else memset(&blk_maps[%d], 0, sizeof blk_maps[%d]);\n"
                          "        blk_params[blk_n++] = &blk_maps[%d];\n",
-                    I, m, c_name(f->params[t->base_param].name, name, sizeof name), stride, t->box_inner, t->box_rows,
+                    I, m, (snprintf(name, sizeof name, "blk_p%d", t->base_param), name), stride, t->box_inner, t->box_rows,
                     t->swizzle_bytes == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle_bytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
                     : t->swizzle_bytes == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
                     m, m, m, m);
@@ -388,6 +411,9 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         if (k->tensor_maps.count) fputs("        blk_params[blk_n++] = &blk_made;\n", out);
         if (k->persistent)
             fputs("        {\n"
+                  "            if ((unsigned long long)grid_x * grid_y > ~0ull / grid_z)\n"
+                  "                return blk_fail(CUDA_ERROR_INVALID_VALUE, \"the grid (%u, %u, %u) has 2^64 programs or more\", "
+                  "grid_x, grid_y, grid_z);\n"
                   "            unsigned long long blk_programs = (unsigned long long)grid_x * grid_y * grid_z;\n"
                   "            blk_launched = blk_programs < blk_v->at_once ? (unsigned)blk_programs : blk_v->at_once;\n"
                   "            blk_launched_y = blk_launched_z = 1;\n"
@@ -415,7 +441,7 @@ bool launch_c_source(FILE *out, const LaunchBuild *builds, int nbuilds, const ch
             BLKC_VERSION, src, b->arch, header ? "" : " -lpthread");
     if (header) {
         char guard[128];
-        snprintf(guard, sizeof guard, "BLK_LAUNCHER_%s%s_H", prefix, b->out->nkernels ? b->out->kernels[0].name : "");
+        snprintf(guard, sizeof guard, "BLK_LAUNCHER_%s_%s_H", prefix, b->out->nkernels ? b->out->kernels[0].name : "");
         for (char *c = guard; *c; c++)
             if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
         fprintf(out, "#ifndef %s\n#define %s\n\n#include <stdbool.h>\n#include <stdint.h>\n\n#include <cuda.h>\n\n"

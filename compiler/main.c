@@ -549,6 +549,14 @@ static int div16_facts(const Compilation *c, const char *only, NvptxAssume *fact
     return 0;
 }
 
+/* Whether a fact can hold of a parameter: a multiple for integers and
+ * pointers, =1 for integers. A launcher's kernels are built one at a time,
+ * each with the facts that fit its own parameters of those names. */
+static bool fact_fits(const NvptxAssume *a, const BirParam *p) {
+    if (dtype_is_int(p->type.dtype)) return true;
+    return p->type.dtype == DT_PTR && a->fact != NVPTX_PARAM_ONE;
+}
+
 /* The occupancy target the runtime would give a kernel built without one
  * (docs/runtime.md), from ptxas's registers instead of the driver's: its
  * PTX with .minnctapersm added, or built again with the target where it has
@@ -622,7 +630,8 @@ static bool launcher_source(Options *o, Compilation *c, const NvptxOptions *opts
             one.nassume = 0;
             for (int a = 0; a < opts[v].nassume; a++)
                 for (int p = 0; p < c->bir->kernels[i]->nparams; p++)
-                    if (strcmp(opts[v].assume[a].name, c->bir->kernels[i]->params[p].name) == 0)
+                    if (strcmp(opts[v].assume[a].name, c->bir->kernels[i]->params[p].name) == 0 &&
+                        fact_fits(&opts[v].assume[a], &c->bir->kernels[i]->params[p]))
                         mine[one.nassume++] = opts[v].assume[a];
             NvptxOutput *r = &res[v * nk + j];
             ok = compile_ptx(c, &one, r);
@@ -678,15 +687,17 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
             for (int i = 0; i < c->bir->nkernels && !named; i++) {
                 const BirFunction *f = c->bir->kernels[i];
                 for (int p = 0; (!o->kernel || strcmp(f->name, o->kernel) == 0) && p < f->nparams; p++)
-                    named |= strcmp(f->params[p].name, opts[v].assume[a].name) == 0;
+                    named |= strcmp(f->params[p].name, opts[v].assume[a].name) == 0 &&
+                             fact_fits(&opts[v].assume[a], &f->params[p]);
             }
             if (!named) {
                 const NvptxAssume *f = &opts[v].assume[a];
                 char spelled[96];
                 if (f->fact == NVPTX_PARAM_ONE) snprintf(spelled, sizeof spelled, "%s=1", f->name);
                 else snprintf(spelled, sizeof spelled, "%s%%%lld", f->name, (long long)f->fact);
-                fprintf(stderr, "blkc: error: %s %s: no kernel compiled has a runtime parameter '%s'\n",
-                        v == nbuilds - 1 ? "--assume" : "--variant", spelled, f->name);
+                fprintf(stderr, "blkc: error: %s %s: no kernel compiled has a runtime parameter '%s' it fits (an "
+                        "integer; a pointer takes NAME%%K only)\n", v == nbuilds - 1 ? "--assume" : "--variant", spelled,
+                        f->name);
                 ok = false;
             }
         }

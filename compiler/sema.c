@@ -2061,6 +2061,11 @@ static void bind_runtime_param(Sema *S, Param *prm) {
         error(S, prm->span, "@equal applies to integer parameters; '%s' is %s", prm->name, tstr(S, t));
         ok = false;
     }
+    if (ok && prm->equal_one && prm->multiple_of > 1) { /* 1 is a multiple of nothing but 1 */
+        error(S, prm->span, "'%s' cannot be both @equal(1) and @multiple_of(%lld)", prm->name,
+              (long long)prm->multiple_of);
+        ok = false;
+    }
     if (ok && prm->multiple_of && !dtype_is_int(t.dtype)) {
         error(S, prm->span, "@multiple_of applies to integer parameters; '%s' is %s", prm->name,
               tstr(S, t));

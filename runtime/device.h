@@ -86,7 +86,8 @@ struct BlkDevice {
     /* Loads one specialization (on its first launch, under the module's
      * lock) into *code, the device's handle for launch and unload. */
     blk_status (*load)(blk_context *ctx, const BlkVariantSpec *spec, void **code);
-    /* Frees a loaded specialization (the context may be lost). */
+    /* Frees a loaded specialization (the context may be lost; NULL when it
+     * was destroyed first: then only host memory is freed). */
     void (*unload)(blk_context *ctx, void *code);
     /* The PTX a loaded specialization runs, its launch contract at the top
      * (owned by the code), or NULL where the device runs no PTX. */

@@ -364,9 +364,8 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
 }
 
 static void cuda_unload(blk_context *ctx, void *code) {
-    CudaState *st = ctx->state;
     CudaCode *c = code;
-    if (c && !ctx->lost) st->drv.ModuleUnload(c->mod);
+    if (c && ctx && !ctx->lost) ((CudaState *)ctx->state)->drv.ModuleUnload(c->mod);
     if (c) free(c->ptx);
     free(c);
 }

@@ -183,6 +183,7 @@ struct blk_kernel {
 
 struct blk_module {
     blk_context *ctx;
+    const BlkDevice *dev; /* ctx's, kept: a module may be destroyed after its context */
     Compilation *comp;
     NvptxOptions backend;
     bool auto_occupancy;  /* min_blocks_per_sm 0: the device may set the occupancy target */
@@ -287,6 +288,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->cache_key = key;
     m->cache_key_len = key_len;
     m->ctx = ctx;
+    m->dev = ctx->dev;
     m->comp = comp;
     snprintf(m->arch, sizeof m->arch, "%s", arch);
     m->backend.arch = m->arch;
@@ -370,7 +372,7 @@ static void module_free(blk_module *m, bool ctx_live) {
         blk_kernel *k = &m->kernels[i];
         blk_handle_remove(k, BLK_HANDLE_KERNEL);
         for (int v = 0; v < k->nvariants; v++) {
-            if (ctx_live) m->ctx->dev->unload(m->ctx, k->variants[v].code);
+            m->dev->unload(ctx_live ? m->ctx : NULL, k->variants[v].code);
             free(k->variants[v].ptx);
         }
         free(k->variants);
@@ -456,6 +458,7 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     pthread_mutex_lock(&k->module->lock);
     char **slot = llvm_ir ? &k->llvm_ir : &k->ptx;
     NvptxKernel info;
+    blk_status s = BLK_ERROR_COMPILE; /* emit sets the error when it fails */
     if (!*slot && (*slot = emit(k, NULL, 0, llvm_ir, &info)) && !llvm_ir) {
         /* the PTX with its launch contract, as blkc writes it */
         char *contract = blk_jit_contract(k->module->comp, &k->module->backend, &info, false);
@@ -465,11 +468,11 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
         free(contract);
         free(*slot);
         *slot = both;
-        if (!both) blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+        if (!both) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     *out = *slot;
     pthread_mutex_unlock(&k->module->lock);
-    return *out ? ok() : BLK_ERROR_COMPILE;
+    return *out ? ok() : s;
 }
 
 blk_status blk_kernel_ptx(blk_kernel *k, const char **ptx) { return kernel_text(k, false, ptx); }

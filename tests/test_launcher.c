@@ -422,3 +422,43 @@ Test(launcher, every_contract_says_what_the_runtime_launches, .timeout = 900) {
     closedir(d);
     cr_expect_geq(checked, 60, "only %d kernels checked", checked);
 }
+
+/* Parameter names that C, C++, cuda.h or the launcher itself give meaning
+ * to, and names long enough to have been cut, still give a launcher that
+ * compiles (C with -Werror; the header as C++ where a C++ compiler is). */
+Test(launcher, odd_parameter_names_still_compile) {
+    char dir[] = "/tmp/blk-names-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s %s/../tests/launcher/odd_names.blk --no-hints --variant div16 --emit=c -o %s/l.c && "
+             "%s %s/../tests/launcher/odd_names.blk --no-hints --emit=h -o %s/l.h && "
+             "%s -std=c11 -Wall -Wextra -Werror -I%s -include %s/l.h -c %s/l.c -o %s/l.o",
+             BLKC_PATH, BLK_EXAMPLES_DIR, dir, BLKC_PATH, BLK_EXAMPLES_DIR, dir, BLK_CC, BLK_CUDA_INCLUDE, dir, dir,
+             dir);
+    cr_expect_eq(system(cmd), 0, "the launcher of odd_names.blk did not compile");
+    snprintf(cmd, sizeof cmd, "! command -v c++ > /dev/null || c++ -std=c++17 -Wall -Werror -fsyntax-only -I%s -x c++ %s/l.h",
+             BLK_CUDA_INCLUDE, dir);
+    cr_expect_eq(system(cmd), 0, "the header of odd_names.blk is no C++");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* A module destroyed after its context frees what it holds (LSan checks it
+ * in CI): the loaded code's host memory, without the driver. */
+Test(launcher, a_module_outliving_its_context_frees_its_code) {
+    blk_context *other;
+    cr_assert_eq(blk_context_create_cuda(0, &other), BLK_SUCCESS, "%s", blk_last_error());
+    char path[512];
+    snprintf(path, sizeof path, "%s/add.blk", BLK_EXAMPLES_DIR);
+    blk_module *m;
+    cr_assert_eq(blk_module_create_from_file(other, path, NULL, &m), BLK_SUCCESS, "%s", blk_last_error());
+    blk_kernel *k;
+    cr_assert_eq(blk_module_get_kernel(m, "add", &k), BLK_SUCCESS);
+    blk_ptr x = alloc(1 << 12);
+    blk_arg args[] = {blk_arg_ptr(x), blk_arg_ptr(x), blk_arg_ptr(x), blk_arg_i32(1024)};
+    cr_assert_eq(blk_launch(k, 1, 1, 1, args, 4, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    blk_context_destroy(other);
+    cr_expect_eq(blk_launch(k, 1, 1, 1, args, 4, NULL), BLK_ERROR_INVALID_VALUE);
+    blk_module_destroy(m);
+}

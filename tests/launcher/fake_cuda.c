@@ -83,6 +83,11 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active) {
 }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+CUresult cuCtxGetId(CUcontext c, unsigned long long *id) {
+    if (c != &the_context) return CUDA_ERROR_INVALID_CONTEXT;
+    *id = 1;
+    return CUDA_SUCCESS;
+}
 CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
 
