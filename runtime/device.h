@@ -114,7 +114,8 @@ blk_status blk_fail(blk_status s, const char *fmt, ...) __attribute__((format(pr
 blk_status blk_kernel_code(const BlkVariantSpec *spec, int min_blocks_per_sm, BlkKernelCode *out);
 
 /* runtime.c: a loaded specialization's launch contract (compiler/launch.h)
- * as PTX comments, or as JSON; malloc'ed, NULL when out of memory. */
+ * as JSON, or as PTX comments above its PTX (code->ptx); malloc'ed, NULL
+ * when out of memory. */
 char *blk_variant_contract(const BlkVariantSpec *spec, const BlkKernelCode *code, bool json);
 /* runtime.c: with $BLK_DUMP_DIR set, writes the PTX a specialization runs
  * (its contract at the top, `ptx_with_contract`) and its contract as JSON
@@ -147,7 +148,8 @@ void blk_jit_release(Compilation *comp);
 char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,
                    char *err, size_t err_size);
 /* The launch contract (compiler/launch.h) of kernel k of a compilation built
- * under opt: PTX comments, or JSON; malloc'ed, NULL when out of memory. */
-char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json);
+ * under opt: PTX comments, or JSON; followed by ptx where it is not NULL (the
+ * PTX as blkc writes it); malloc'ed, NULL when out of memory. */
+char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json, const char *ptx);
 
 #endif

@@ -338,14 +338,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
     }
     if (!s) { /* what runs, for blk_kernel_launch_ptx and $BLK_DUMP_DIR */
         BlkKernelCode kc = {entry.ptx, entry.warps, entry.shared_bytes, entry.tensor_maps, min_regs};
-        char *contract = blk_variant_contract(spec, &kc, false);
-        size_t a = contract ? strlen(contract) : 0;
-        if (contract && (c->ptx = malloc(a + entry.ptx_len + 1))) {
-            memcpy(c->ptx, contract, a);
-            memcpy(c->ptx + a, entry.ptx, entry.ptx_len);
-            c->ptx[a + entry.ptx_len] = 0;
-        }
-        free(contract);
+        c->ptx = blk_variant_contract(spec, &kc, false);
         blk_dump_variant(spec, &kc, c->ptx);
     }
     Occupancy o;

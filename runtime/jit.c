@@ -94,7 +94,7 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
     return text;
 }
 
-char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json) {
+char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json, const char *ptx) {
     NvptxOutput one = {"", (NvptxKernel *)k, 1};
     LaunchBuild b = {comp->bir, &one, opt->arch ? opt->arch : NVPTX_DEFAULT_ARCH, opt, NULL, 0, NULL};
     char *text = NULL;
@@ -103,6 +103,7 @@ char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKe
     if (!out) return NULL;
     if (json) launch_contract_json(out, &b);
     else launch_contract_comment(out, &b);
+    if (ptx) fputs(ptx, out);
     if (fclose(out) != 0) {
         free(text);
         return NULL;

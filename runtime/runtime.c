@@ -461,11 +461,7 @@ static blk_status kernel_text(blk_kernel *k, bool llvm_ir, const char **out) {
     blk_status s = BLK_ERROR_COMPILE; /* emit sets the error when it fails */
     if (!*slot && (*slot = emit(k, NULL, 0, llvm_ir, &info)) && !llvm_ir) {
         /* the PTX with its launch contract, as blkc writes it */
-        char *contract = blk_jit_contract(k->module->comp, &k->module->backend, &info, false);
-        size_t a = contract ? strlen(contract) : 0, b = strlen(*slot);
-        char *both = contract ? malloc(a + b + 1) : NULL;
-        if (both) memcpy(both, contract, a), memcpy(both + a, *slot, b + 1);
-        free(contract);
+        char *both = blk_jit_contract(k->module->comp, &k->module->backend, &info, false, *slot);
         free(*slot);
         *slot = both;
         if (!both) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -494,7 +490,7 @@ char *blk_variant_contract(const BlkVariantSpec *spec, const BlkKernelCode *code
     facts_div(f, spec->facts, info.facts);
     for (int i = 0; i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++)
         if (f->params[i].equal_one) info.facts[i] = NVPTX_PARAM_ONE;
-    return blk_jit_contract(k->module->comp, &k->module->backend, &info, json);
+    return blk_jit_contract(k->module->comp, &k->module->backend, &info, json, json ? NULL : code->ptx);
 }
 
 /* Writes text to dir/name atomically (a temporary file, then rename). */
@@ -707,12 +703,7 @@ blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, 
                                m->backend.persistent};
         BlkKernelCode kc;
         if (!(s = blk_kernel_code(&spec, 0, &kc))) {
-            char *contract = blk_variant_contract(&spec, &kc, false);
-            size_t a = contract ? strlen(contract) : 0, b = strlen(kc.ptx);
-            v->ptx = contract ? malloc(a + b + 1) : NULL;
-            if (v->ptx) memcpy(v->ptx, contract, a), memcpy(v->ptx + a, kc.ptx, b + 1);
-            else s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
-            free(contract);
+            if (!(v->ptx = blk_variant_contract(&spec, &kc, false))) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
             free(kc.ptx);
         }
     }
