@@ -79,7 +79,7 @@ const BirFunction *launch_function(const LaunchBuild *b, const NvptxKernel *k) {
     return NULL;
 }
 
-static const char *swizzle_name(int bytes) {
+const char *launch_swizzle_name(int bytes) {
     return bytes == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : bytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
            : bytes == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE";
 }
@@ -159,7 +159,7 @@ void launch_contract_comment(FILE *out, const LaunchBuild *b) {
                 fprintf(out, "%lld x 2 bytes", (long long)t->stride_scale);
             fprintf(out, "}, box {%d, %d}, element strides {1, 1},\n//        INTERLEAVE_NONE, %s, "
                          "L2_PROMOTION_L2_128B, FLOAT_OOB_FILL_NONE)\n",
-                    t->box_inner, t->box_rows, swizzle_name(t->swizzle_bytes));
+                    t->box_inner, t->box_rows, launch_swizzle_name(t->swizzle_bytes));
         }
         if (k->tensor_maps.count)
             fprintf(out, "//     %2d u32: bit j set when tensor map j was made (a clear bit: that load copies by "

@@ -31,6 +31,8 @@ const char *launch_ptx_type(DType d);
 const char *launch_c_type(DType d);
 /* The bytes of a parameter in the launch's parameter buffer. */
 int launch_param_bytes(DType d);
+/* cuda.h's name of a tensor map's swizzle of `bytes` (0: none). */
+const char *launch_swizzle_name(int bytes);
 
 /* The dynamic shared memory a launch gets without CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. */
 enum { LAUNCH_DEFAULT_SHARED_BYTES = 48 * 1024 };

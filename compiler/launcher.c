@@ -400,13 +400,11 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
                 snprintf(stride, sizeof stride, "(long long)blk_p%d, %lldll", t->stride_param, (long long)t->stride_scale);
             else
                 snprintf(stride, sizeof stride, "1ll, %lldll", (long long)t->stride_scale);
-            fprintf(out, "        if (%stensor_map(&blk_maps[%d], %s, %s, %d, %d, %s)) blk_made |= 1u << %d;\n"
+            fprintf(out, "        if (%stensor_map(&blk_maps[%d], blk_p%d, %s, %d, %d, %s)) blk_made |= 1u << %d;\n"
                          "        else memset(&blk_maps[%d], 0, sizeof blk_maps[%d]);\n"
                          "        blk_params[blk_n++] = &blk_maps[%d];\n",
-                    I, m, (snprintf(name, sizeof name, "blk_p%d", t->base_param), name), stride, t->box_inner, t->box_rows,
-                    t->swizzle_bytes == 128 ? "CU_TENSOR_MAP_SWIZZLE_128B" : t->swizzle_bytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
-                    : t->swizzle_bytes == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE",
-                    m, m, m, m);
+                    I, m, t->base_param, stride, t->box_inner, t->box_rows, launch_swizzle_name(t->swizzle_bytes), m, m, m,
+                    m);
         }
         if (k->tensor_maps.count) fputs("        blk_params[blk_n++] = &blk_made;\n", out);
         if (k->persistent)
