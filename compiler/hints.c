@@ -166,12 +166,9 @@ static void hint_kernel(Compilation *c, const NvptxOptions *opt, const BirFuncti
     if (all.n > given.n && n < sizeof how) {
         n += (size_t)snprintf(how + n, sizeof how - n, "%s--assume ", n ? " " : "");
         for (int i = given.n; i < all.n && n < sizeof how; i++) {
-            const NvptxAssume *a = &all.facts[i];
-            if (a->fact == NVPTX_PARAM_ONE)
-                n += (size_t)snprintf(how + n, sizeof how - n, "%s%s=1", i > given.n ? "," : "", a->name);
-            else
-                n += (size_t)snprintf(how + n, sizeof how - n, "%s%s%%%lld", i > given.n ? "," : "", a->name,
-                                      (long long)a->fact);
+            char fact[160];
+            nvptx_fact_spelling(&all.facts[i], fact, sizeof fact);
+            n += (size_t)snprintf(how + n, sizeof how - n, "%s%s", i > given.n ? "," : "", fact);
         }
     }
     if (all.n > given.n) {

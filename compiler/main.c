@@ -693,8 +693,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
             if (!named) {
                 const NvptxAssume *f = &opts[v].assume[a];
                 char spelled[96];
-                if (f->fact == NVPTX_PARAM_ONE) snprintf(spelled, sizeof spelled, "%s=1", f->name);
-                else snprintf(spelled, sizeof spelled, "%s%%%lld", f->name, (long long)f->fact);
+                nvptx_fact_spelling(f, spelled, sizeof spelled);
                 fprintf(stderr, "blkc: error: %s %s: no kernel compiled has a runtime parameter '%s' it fits (an "
                         "integer; a pointer takes NAME%%K only)\n", v == nbuilds - 1 ? "--assume" : "--variant", spelled,
                         f->name);

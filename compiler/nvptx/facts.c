@@ -16,7 +16,7 @@
 
 enum { WIDEST_FACT = 16 }; /* 16-byte accesses need no more than 16-byte alignment */
 
-static void spell(const NvptxAssume *a, char *buf, size_t size) {
+void nvptx_fact_spelling(const NvptxAssume *a, char *buf, size_t size) {
     if (a->fact == NVPTX_PARAM_ONE) snprintf(buf, size, "%s=1", a->name);
     else snprintf(buf, size, "%s%%%lld", a->name, (long long)a->fact);
 }
@@ -33,7 +33,7 @@ bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const in
     for (int k = 0; k < o->nassume; k++) {
         const NvptxAssume *as = &o->assume[k];
         char spelled[160];
-        spell(as, spelled, sizeof spelled);
+        nvptx_fact_spelling(as, spelled, sizeof spelled);
         for (int i = 0; i < f->nparams; i++) {
             const BirParam *p = &f->params[i];
             if (strcmp(p->name, as->name) != 0) continue;
@@ -58,7 +58,7 @@ bool nvptx_check_assume_used(NvptxModule *m) {
     for (int k = 0; k < m->opt->nassume; k++) {
         if (m->assume_used >> k & 1) continue;
         char spelled[160];
-        spell(&m->opt->assume[k], spelled, sizeof spelled);
+        nvptx_fact_spelling(&m->opt->assume[k], spelled, sizeof spelled);
         diag_report(m->de, DIAG_ERROR, NULL, (Span){0}, "--assume %s: no kernel compiled has a runtime parameter '%s'",
                     spelled, m->opt->assume[k].name);
         return false;

@@ -75,6 +75,9 @@ typedef struct {
 
 enum { NVPTX_MAX_ASSUME = 64 };
 
+/* A fact as --assume spells it: "N%16", "S=1" (facts.c). */
+void nvptx_fact_spelling(const NvptxAssume *a, char *buf, size_t size);
+
 typedef struct {
     const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
     int num_warps;            /* 0: chosen from the largest block */
