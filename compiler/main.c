@@ -382,15 +382,32 @@ static const char *find_ptxas(void) {
 
 /* The registers a thread and the stack bytes ptxas gives the one kernel of
  * ptx; false when ptxas fails. */
-static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
-    char path[] = "/tmp/blkc-usage-XXXXXX";
+/* `ptxas -v` over ptx, its report to read from the stream returned (NULL
+ * on failure); path names the temporary file ptxas_close removes. */
+static FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, char path[static 32]) {
+    snprintf(path, 32, "/tmp/blkc-ptxas-XXXXXX");
     int fd = mkstemp(path);
-    if (fd < 0) return false;
+    if (fd < 0) return NULL;
     bool ok = write_all(fd, ptx, strlen(ptx));
     close(fd);
-    char cmd[512], line[512];
+    char cmd[512];
     snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
     FILE *p = ok ? popen(cmd, "r") : NULL;
+    if (!p) unlink(path);
+    return p;
+}
+
+/* False when ptxas failed. */
+static bool ptxas_close(FILE *p, const char *path) {
+    bool ok = pclose(p) == 0;
+    unlink(path);
+    return ok;
+}
+
+static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
+    char path[32], line[512];
+    FILE *p = ptxas_open(ptxas, ptx, arch, path);
+    bool ok = p != NULL;
     *regs = -1, *stack = 0;
     unsigned st = 0, sp = 0, r = 0;
     while (p && fgets(line, sizeof line, p)) {
@@ -398,8 +415,7 @@ static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, in
         if (sscanf(line, " %u bytes stack frame, %u bytes spill stores", &st, &sp) == 2) *stack = (int)st;
         else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &r) == 1) *regs = (int)r;
     }
-    if (!p || pclose(p) != 0) ok = false;
-    unlink(path);
+    if (p && !ptxas_close(p, path)) ok = false;
     return ok && *regs >= 0;
 }
 
@@ -410,15 +426,9 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
         fputs("blkc: error: --stats needs ptxas (on the PATH or in /usr/local/cuda/bin)\n", stderr);
         return false;
     }
-    char path[] = "/tmp/blkc-stats-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) return false;
-    size_t len = strlen(ptx);
-    bool ok = write(fd, ptx, len) == (ssize_t)len;
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
-    FILE *p = ok ? popen(cmd, "r") : NULL;
+    char path[32];
+    FILE *p = ptxas_open(ptxas, ptx, arch, path);
+    bool ok = p != NULL;
     char line[512], kernel[256] = "", advice[2048] = "";
     unsigned stack = 0, spill_st = 0, spill_ld = 0;
     while (p && fgets(line, sizeof line, p)) {
@@ -471,8 +481,7 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
             ok = false;
         }
     }
-    if (p && pclose(p) != 0) ok = false;
-    unlink(path);
+    if (p && !ptxas_close(p, path)) ok = false;
     return ok;
 }
 
