@@ -308,12 +308,16 @@ class _Launch:
         self.ctx = _context(device, ordinal)
         self.layout = packer(params)
 
-    def __call__(self, grid, args):
-        gx, gy, gz = grid  # checked by _grid
+    def _marshal(self, args):
+        """A Marshal for these arguments, their count checked."""
         if len(args) != len(self.params):
             names = ", ".join(p.name for p in self.params)
             raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")
-        m = Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
+        return Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
+
+    def __call__(self, grid, args):
+        gx, gy, gz = grid  # checked by _grid
+        m = self._marshal(args)
         if self.device == "cuda":  # device memory is passed by address: nothing to copy back or free
             status = _launch(self.kernel, gx, gy, gz, m.pack(args, self.layout), len(self.params), m.stream)
             if status:
@@ -325,10 +329,7 @@ class _Launch:
 
     def ptx(self, args):
         """The PTX a launch with these arguments runs (blk_kernel_launch_ptx)."""
-        if len(args) != len(self.params):
-            names = ", ".join(p.name for p in self.params)
-            raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")
-        m = Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
+        m = self._marshal(args)
         out = ctypes.c_char_p()
         with m:
             packed = m.pack(args, self.layout)
