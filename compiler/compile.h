@@ -42,6 +42,12 @@ void compilation_free(Compilation *c);
  * -> PTX, its errors reported with the compilation's diagnostics. False
  * when any pass failed; out then holds nothing. */
 bool compile_ptx(Compilation *c, const NvptxOptions *opt, NvptxOutput *out);
+/* source_file.c: the text of a source file (malloc'ed into *text, *len
+ * bytes), or of standard input where from_stdin; anything else but
+ * SOURCE_READ leaves *text NULL and the reason in err, starting with the
+ * path ("'x' is not a regular file (a FIFO)"). */
+typedef enum { SOURCE_READ, SOURCE_UNREADABLE, SOURCE_NOT_REGULAR, SOURCE_TOO_LARGE, SOURCE_OUT_OF_MEMORY } SourceStatus;
+SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t *len, char *err, size_t err_size);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);
 

@@ -308,70 +308,16 @@ static int parse_args(Options *o, int argc, char **argv) {
     return -1;
 }
 
-/* The whole input: a regular file (never a FIFO that would block, a device
- * that never ends, a directory) or standard input ("-"), at most
- * BLK_MAX_SOURCE_BYTES. NULL with the reason printed. */
+/* The whole input (source_read: a regular file, or standard input for
+ * "-"); NULL with the reason printed. */
 static char *read_file(const char *path, size_t *len) {
-    bool from_stdin = strcmp(path, "-") == 0;
-    int fd = from_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        fprintf(stderr, "blkc: error: cannot read '%s': %s\n", path, strerror(errno));
-        if (fd >= 0 && !from_stdin) close(fd);
-        return NULL;
-    }
-    if (!from_stdin && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "blkc: error: '%s' is not a regular file (a %s); give a .blk file, or '-' for standard input\n",
-                path, S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : "device or socket");
-        close(fd);
-        return NULL;
-    }
-    if (!from_stdin) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    bool too_big = false, failed = !buf;
-    while (!failed) {
-        if (n == cap) {
-            if (cap > BLK_MAX_SOURCE_BYTES) {
-                too_big = true;
-                break;
-            }
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                failed = true;
-                break;
-            }
-            buf = nb;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) failed = true;
-        if (got <= 0) break;
-        n += (size_t)got;
-        if (n > BLK_MAX_SOURCE_BYTES) {
-            too_big = true;
-            break;
-        }
-    }
-    int err = errno;
-    if (!from_stdin) close(fd);
-    if (too_big || failed) {
-        if (too_big)
-            fprintf(stderr, "blkc: error: '%s' is larger than %zu MiB: not a blk source\n", path,
-                    BLK_MAX_SOURCE_BYTES >> 20);
-        else
-            fprintf(stderr, "blkc: error: cannot read '%s': %s\n", path, buf ? strerror(err) : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
+    char *text, err[1200];
+    SourceStatus s = source_read(path, strcmp(path, "-") == 0, &text, len, err, sizeof err);
+    if (s) fprintf(stderr, "blkc: error: %s%s\n", err,
+                   s == SOURCE_NOT_REGULAR ? "; give a .blk file, or '-' for standard input" : "");
+    return text;
 }
 
-/* --stats: assemble the PTX with `ptxas -v` and summarize what it reports
- * per kernel, with the dynamic shared memory the backend planned (ptxas
- * sees only static shared memory). Returns false when ptxas is missing or
- * rejects the PTX. */
 static bool write_all(int fd, const char *data, size_t len);
 
 static const char *find_ptxas(void) {

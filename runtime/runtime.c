@@ -6,7 +6,6 @@
  * through jit.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -320,44 +319,10 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
 blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const blk_compile_options *opt,
                                        blk_module **out) {
     if (!path) return blk_fail(BLK_ERROR_INVALID_VALUE, "the path is NULL");
-    /* a regular file only: a FIFO would block, a device never end; never compile part of a file */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int e = errno;
-        if (fd >= 0) close(fd);
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot open '%s': %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "'%s' is not a regular file (a %s)", path,
-                        S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "FIFO" : "device or socket");
-    }
-    if ((uint64_t)st.st_size > BLK_MAX_SOURCE_BYTES) {
-        close(fd);
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "'%s' is larger than %zu MiB: not a blk source", path,
-                        BLK_MAX_SOURCE_BYTES >> 20);
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    size_t cap = (size_t)st.st_size + 1, len = 0; /* a file that grows meanwhile is read to its size when opened */
-    char *text = malloc(cap);
-    if (!text) {
-        close(fd);
-        return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "reading '%s': out of memory", path);
-    }
-    int read_errno = 0;
-    while (len < cap - 1) {
-        ssize_t got = read(fd, text + len, cap - 1 - len);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) read_errno = errno;
-        if (got <= 0) break;
-        len += (size_t)got;
-    }
-    close(fd);
-    if (read_errno) {
-        free(text);
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "cannot read '%s': %s", path, strerror(read_errno));
-    }
+    char *text, err[1200];
+    size_t len;
+    SourceStatus read = source_read(path, false, &text, &len, err, sizeof err);
+    if (read) return blk_fail(read == SOURCE_OUT_OF_MEMORY ? BLK_ERROR_OUT_OF_MEMORY : BLK_ERROR_INVALID_VALUE, "%s", err);
     blk_compile_options o = opt ? *opt : (blk_compile_options){0};
     if (!o.name) o.name = path;
     blk_status s = blk_module_create(ctx, text, len, &o, out);
