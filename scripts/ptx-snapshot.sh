@@ -32,13 +32,37 @@ done
 i=0
 for c in "${configs[@]}"; do
   file=${c%%|*} defs=${c#*|}
-  for arch in sm_80 sm_90; do
+  for arch in sm_80 sm_90 sm_90a; do
     # shellcheck disable=SC2086
-    "$blkc" "dsl_examples/$file" --arch $arch $defs -o "$dir/$i-${file%.blk}-$arch.ptx"
+    "$blkc" "dsl_examples/$file" --arch $arch --no-hints $defs -o "$dir/$i-${file%.blk}-$arch.ptx"
   done
   # shellcheck disable=SC2086
   "$blkc" "dsl_examples/$file" $defs --emit=bir -o "$dir/$i-${file%.blk}.bir"
+  # the launch contract as JSON: the register floor and notes besides the PTX's
+  # shellcheck disable=SC2086
+  "$blkc" "dsl_examples/$file" --arch sm_90a --no-hints $defs --emit=launch -o "$dir/$i-${file%.blk}-sm_90a.json"
   i=$((i + 1))
 done
-"$blkc" dsl_examples/softmax.blk --precise-math --no-fma -o "$dir/softmax-precise.ptx"
+"$blkc" dsl_examples/softmax.blk --no-hints --precise-math --no-fma -o "$dir/softmax-precise.ptx"
+# sm_90a (wgmma, TMA, producer warpgroups): each example as written, and each
+# kernel under the launch facts its faster-build note names (the runtime's
+# specialized build), with TMA, with cp.async only, without a producer, and
+# persistent
+for ex in dsl_examples/*.blk; do
+  name=$(basename "$ex" .blk)
+  "$blkc" "$ex" --arch sm_90a --no-hints -o "$dir/$name-sm_90a.ptx"
+  "$blkc" "$ex" --arch sm_90a --no-hints --persistent -o "$dir/$name-sm_90a-persistent.ptx"
+  "$blkc" "$ex" --arch sm_90a -o /dev/null 2>&1 |
+    sed -n "s/.*note: kernel '\([A-Za-z0-9_]*\)' has a faster build: .* with --assume \([^ ]*\)\. The runtime.*/\1 \2/p" |
+    while read -r kernel facts; do
+      for extra in "" --no-tma --no-warp-specialize --persistent; do
+        # shellcheck disable=SC2086
+        "$blkc" "$ex" --arch sm_90a --no-hints --kernel "$kernel" --assume "$facts" $extra \
+          -o "$dir/$name-$kernel-sm_90a-facts${extra//-/_}.ptx"
+        # shellcheck disable=SC2086
+        "$blkc" "$ex" --arch sm_90a --no-hints --kernel "$kernel" --assume "$facts" $extra --emit=launch \
+          -o "$dir/$name-$kernel-sm_90a-facts${extra//-/_}.json"
+      done
+    done
+done
 echo "ptx-snapshot: $(ls "$dir" | wc -l) files in $dir"
