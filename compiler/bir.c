@@ -131,6 +131,8 @@ typedef struct {
     const char *scan_at;
     char *line;        /* the op line being built */
     size_t len, cap;
+    BirValueNote note; /* or NULL */
+    void *note_ctx;
 } Printer;
 
 static void put(Printer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,6 +156,13 @@ static void put(Printer *p, const char *fmt, ...) {
 }
 
 /* Writes the built line, with the source line number in a column. */
+static void put_note(Printer *p, int v) {
+    if (!p->note) return;
+    char buf[256] = "";
+    p->note(p->note_ctx, v, buf, sizeof buf);
+    if (buf[0]) put(p, " %s", buf);
+}
+
 static void flush_line(Printer *p, uint32_t line) {
     enum { COMMENT_COLUMN = 60 };
     fputs(p->len ? p->line : "", p->out);
@@ -306,6 +315,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         for (int i = 0; i < op->nresults; i++) {
             if (i) put(p, ", ");
             put_type(p, f->values[op->results[i]].type);
+            put_note(p, op->results[i]);
         }
     }
     for (int r = 0; r < op->nregions; r++) {
@@ -323,6 +333,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             for (int i = first; i < b->nargs; i++) {
                 put(p, "%s%s: ", i > first ? ", " : "", vname(p, b->args[i]));
                 put_type(p, f->values[b->args[i]].type);
+                put_note(p, b->args[i]);
                 bool carried = op->code == BIR_FOR || op->code == BIR_WHILE;
                 if (carried && init + i - first < op->noperands)
                     put(p, " = %s", vname(p, op->operands[init + i - first]));
@@ -344,8 +355,10 @@ static void print_block(Printer *p, const BirBlock *b, int depth) {
     for (int i = 0; i < b->ops.len; i++) print_op(p, b->ops.items[i], depth);
 }
 
-void bir_print(FILE *out, const BirFunction *f) {
-    Printer p = {.out = out, .f = f};
+void bir_print(FILE *out, const BirFunction *f) { bir_print_noted(out, f, NULL, NULL); }
+
+void bir_print_noted(FILE *out, const BirFunction *f, BirValueNote note, void *ctx) {
+    Printer p = {.out = out, .f = f, .note = note, .note_ctx = ctx};
     assign_names(&p);
     put(&p, "kernel @%s(", f->name);
     for (int i = 0; i < f->nparams; i++) {

@@ -595,6 +595,10 @@ BirOp *bir_block_terminator(const BirBlock *b); /* its last op if that is a term
 void bir_remove_dead_ops(BirFunction *f);
 /* --emit=bir: one op per line, with result types and the source line. */
 void bir_print(FILE *out, const BirFunction *f);
+/* The same with a note after the type of each value an op or region
+ * defines (note writes it into buf; "" for none): --emit=plan's layouts. */
+typedef void (*BirValueNote)(void *ctx, int value, char *buf, size_t size);
+void bir_print_noted(FILE *out, const BirFunction *f, BirValueNote note, void *ctx);
 /* Checks operand dominance, types and shapes of every op, and terminators.
  * Returns true, or false with a message in err. */
 bool bir_verify(const BirFunction *f, char *err, size_t err_size);

@@ -14,7 +14,7 @@
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
 enum { MAX_DEFS = 256, MAX_VARIANTS = 8 };
 
-typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_LLVM, EMIT_PTX, EMIT_LAUNCH, EMIT_C, EMIT_H } EmitKind;
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_PLAN, EMIT_LLVM, EMIT_PTX, EMIT_LAUNCH, EMIT_C, EMIT_H } EmitKind;
 
 typedef struct {
     const char *input;
@@ -37,7 +37,7 @@ typedef struct {
 
 static void usage(FILE *out) {
     char archs[128];
-    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|c|h|llvm|bir|ast|tokens]\n"
+    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
           "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--help] [--version]\n"
@@ -62,6 +62,10 @@ static void usage(FILE *out) {
           "  --no-hints       no note at a kernel whose build another --arch or launch facts\n"
           "                   would make faster (wgmma, TMA, wider accesses), naming them\n"
           "  --emit=llvm      the optimized LLVM IR the PTX is made from\n"
+          "  --emit=plan      every decision the backend makes per kernel: the block IR\n"
+          "                   with each value's layout, the shared-memory map, pipelined\n"
+          "                   loops, dots, access widths and what limits each\n"
+          "                   (docs/architecture.md reads one)\n"
           "  --emit=bir       the verified block IR, one op per line with its type and\n"
           "                   source line\n"
           "  --emit=ast       the checked AST with the type and shape of every expression\n"
@@ -173,6 +177,7 @@ static int set_emit(Options *o, const char *v) {
     if (strcmp(v, "tokens") == 0) o->emit = EMIT_TOKENS;
     else if (strcmp(v, "ast") == 0) o->emit = EMIT_AST;
     else if (strcmp(v, "bir") == 0) o->emit = EMIT_BIR;
+    else if (strcmp(v, "plan") == 0) o->emit = EMIT_PLAN;
     else if (strcmp(v, "llvm") == 0) o->emit = EMIT_LLVM;
     else if (strcmp(v, "ptx") == 0) o->emit = EMIT_PTX;
     else if (strcmp(v, "launch") == 0) o->emit = EMIT_LAUNCH;
@@ -615,6 +620,8 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     NvptxOptions opt = o->backend;
     opt.only_kernel = o->kernel;
     opt.llvm_ir = o->emit == EMIT_LLVM;
+    opt.plan = o->emit == EMIT_PLAN;
+    opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before LLVM's passes */
     opt.assume = o->assume;
     opt.nassume = o->nassume;
     if (!opt.arch) opt.arch = NVPTX_DEFAULT_ARCH;
@@ -667,6 +674,8 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     if (!o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
     if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm);
     if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, &b);
+    for (int i = 0; ok && o->emit == EMIT_PLAN && i < res.nkernels; i++)
+        fprintf(out, "%s%s", i ? "\n" : "", res.kernels[i].plan);
     if (ok && o->emit == EMIT_PTX) {
         char *text = res.text;
         if (o->annotate) {

@@ -450,8 +450,8 @@ static void facts_div(const BirFunction *f, BlkFacts facts, int64_t *div) {
 char *blk_variant_contract(const BlkVariantSpec *spec, const BlkKernelCode *code, bool json) {
     const blk_kernel *k = spec->kernel;
     const BirFunction *f = k->f;
-    NvptxKernel info = {f->name, code->warps, code->shared_bytes, code->tensor_maps, NULL, spec->persistent,
-                        code->min_regs, {0}};
+    NvptxKernel info = {.name = f->name, .num_warps = code->warps, .shared_bytes = code->shared_bytes,
+                        .tensor_maps = code->tensor_maps, .persistent = spec->persistent, .min_regs = code->min_regs};
     facts_div(f, spec->facts, info.facts);
     for (int i = 0; i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++)
         if (f->params[i].equal_one) info.facts[i] = NVPTX_PARAM_ONE;

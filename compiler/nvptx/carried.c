@@ -126,11 +126,11 @@ static bool movable(Gen *g, int v) {
 
 void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     const BirFunction *f = g->f;
-    g->carried_at = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->carried_at);
-    for (int v = 0; v <= f->nvalues; v++) g->carried_at[v] = -1;
-    g->carried_bytes = 0;
+    g->s->carried_at = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->carried_at);
+    for (int v = 0; v <= f->nvalues; v++) g->s->carried_at[v] = -1;
+    g->s->carried_bytes = 0;
     g->lazy = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy);
-    g->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->kept_in);
+    g->s->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->kept_in);
     Demand D = {.g = g, .nops = count_ops(f->body)};
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
     D.ops = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.ops);
@@ -143,8 +143,8 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     number(&D, f->body, &next);
     next = 0;
     uses(&D, f->body, &next, NULL, 0);
-    int64_t threads = 32 * (int64_t)g->plan->num_warps, cap = 65536 / threads < 255 ? 65536 / threads : 255;
-    for (int n = 0; n < D.nops && !g->plan->ndots; n++) { /* dot loops keep their pipelines and registers */
+    int64_t threads = 32 * (int64_t)g->s->plan->num_warps, cap = 65536 / threads < 255 ? 65536 / threads : 255;
+    for (int n = 0; n < D.nops && !g->s->plan->ndots; n++) { /* dot loops keep their pipelines and registers */
         const BirOp *op = D.ops[n];
         if (op->code != BIR_FOR) continue;
         int64_t demand = peak(&D, n, D.end[n], minus);
@@ -163,10 +163,10 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
             }
             if (best < 0) break;
             int64_t bytes = (int64_t)nregs(g, best) * threads * (dtype_bits(vtype(g, best).dtype) / 8);
-            if (g->carried_bytes + bytes > free_bytes) break;
-            g->carried_at[best] = g->carried_bytes;
-            g->kept_in[best] = op;
-            g->carried_bytes += bytes;
+            if (g->s->carried_bytes + bytes > free_bytes) break;
+            g->s->carried_at[best] = g->s->carried_bytes;
+            g->s->kept_in[best] = op;
+            g->s->carried_bytes += bytes;
             minus[best] = 1;
             if (best_carried) { /* and the body's views of it: its argument and the value it yields */
                 int i = 0;
@@ -176,9 +176,9 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
                 if (y) minus[y->operands[i]] = 1;
             }
             int64_t after = peak(&D, n, D.end[n], minus);
-            size_t used = strlen(g->notes);
+            size_t used = strlen(g->s->notes);
             const char *name = f->values[best].name ? f->values[best].name : "a block";
-            snprintf(g->notes + used, sizeof g->notes - used,
+            snprintf(g->s->notes + used, sizeof g->s->notes - used,
                      "  line %u: %s %s kept in shared memory through the loop (%lld bytes): the loop needs about "
                      "%lld registers a thread with it in registers, %lld without, of %lld\n",
                      op->span.line, best_carried ? "loop-carried" : "loop-invariant", name, (long long)bytes,
@@ -190,7 +190,7 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
 
 void nvptx_carried_enter(Gen *g, const BirOp *loop) {
     for (int v = 0; v < g->f->nvalues; v++) {
-        if (g->kept_in[v] != loop || g->f->values[v].def == loop) continue;
+        if (g->s->kept_in[v] != loop || g->f->values[v].def == loop) continue;
         LLVMValueRef *regs = g->regs[v];
         nvptx_carried_store(g, v, regs);
         g->lazy[g->nlazy++] = (LazyCarried){v, v, regs};
@@ -214,9 +214,9 @@ static int slot_width(Gen *g, int v) {
 
 static LLVMValueRef slot_ptr(Gen *g, int v, int k) {
     int w = slot_width(g, v);
-    int64_t threads = 32 * (int64_t)g->plan->num_warps;
+    int64_t threads = 32 * (int64_t)g->s->plan->num_warps;
     LLVMValueRef slot = LLVMBuildAdd(g->b, ci32(g, (int32_t)((k / w) * threads)), g->tid, "");
-    return nvptx_smem_ptr(g, g->carried_base + g->carried_at[v], slot, w * dtype_bits(vtype(g, v).dtype) / 8);
+    return nvptx_smem_ptr(g, g->s->carried_base + g->s->carried_at[v], slot, w * dtype_bits(vtype(g, v).dtype) / 8);
 }
 
 void nvptx_carried_store(Gen *g, int result, LLVMValueRef *vals) {

@@ -13,7 +13,7 @@ static void bind(Gen *g, int v, LLVMValueRef *vals) {
 }
 
 /* Registers a loop result flows through: none when it is kept in shared memory (carried.c). */
-static int phi_regs(Gen *g, int v) { return g->carried_at[v] >= 0 ? 0 : nregs(g, v); }
+static int phi_regs(Gen *g, int v) { return g->s->carried_at[v] >= 0 ? 0 : nregs(g, v); }
 
 /* Phis for a list of values (each with its registers), in block bb. */
 static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {
@@ -30,7 +30,7 @@ static LLVMValueRef **make_phis(Gen *g, const int *like, int n) {
  * into the results' layouts (the shared region at 0, see smem_size). */
 static LLVMValueRef **carried_in(Gen *g, const int *like, int n, const int *vals) {
     LLVMValueRef **regs = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *regs);
-    for (int i = 0; i < n; i++) regs[i] = nvptx_operand(g, vals[i], &g->plan->layouts[like[i]], 0);
+    for (int i = 0; i < n; i++) regs[i] = nvptx_operand(g, vals[i], &g->s->plan->layouts[like[i]], 0);
     return regs;
 }
 

@@ -36,7 +36,7 @@ static Projection through(const BirOp *op, BlkType xt, BlkType rt, Projection p)
 static bool recomputable(Gen *g, int v, const Layout *to, Projection p, int depth) {
     BlkType t = vtype(g, v);
     if (t.rank == 0) return true;
-    if (nvptx_layout_local_map(&g->plan->layouts[v], to, p, NULL)) return true;
+    if (nvptx_layout_local_map(&g->s->plan->layouts[v], to, p, NULL)) return true;
     const BirOp *op = g->f->values[v].def;
     if (!op || depth > 64) return false;
     switch (op->code) {
@@ -74,7 +74,7 @@ static Worked *worked(Gen *g, Worked **memo, int v, const Layout *to, Projection
     Worked *w = arena_alloc(&g->arena, sizeof *w);
     w->v = v, w->p = p, w->next = *memo;
     w->map = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *w->map);
-    w->local = g->regs[v] && nvptx_layout_local_map(&g->plan->layouts[v], to, p, w->map);
+    w->local = g->regs[v] && nvptx_layout_local_map(&g->s->plan->layouts[v], to, p, w->map);
     w->regs = arena_alloc(&g->arena, (size_t)to->nregs * sizeof *w->regs);
     *memo = w;
     return w;
@@ -167,7 +167,7 @@ static int staged_run(const Layout *l, Projection p, BlkType t, int64_t pitch, i
 /* Every thread writes the elements it holds, vectors where its registers
  * run along a row, rows `pitch` elements apart. */
 static void write_staged(Gen *g, int v, int64_t smem_at, int64_t pitch) {
-    const Layout *from = &g->plan->layouts[v];
+    const Layout *from = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
     int32_t copies = nvptx_layout_copy_regs(from);
     int w = staged_run(from, identity(), t, pitch, smem_at);
@@ -224,12 +224,12 @@ LLVMValueRef *nvptx_operand(Gen *g, int v, const Layout *to, int64_t smem_at) {
         for (int r = 0; r < to->nregs; r++) out[r] = g->regs[v][0];
         return out;
     }
-    if (nvptx_layout_equal(&g->plan->layouts[v], to)) return g->regs[v];
+    if (nvptx_layout_equal(&g->s->plan->layouts[v], to)) return g->regs[v];
     return nvptx_convert(g, v, to, identity(), smem_at);
 }
 
 int64_t nvptx_operand_smem_bytes(Gen *g, int v, const Layout *to) {
-    if (to->rank == 0 || vtype(g, v).rank == 0 || nvptx_layout_equal(&g->plan->layouts[v], to)) return 0;
+    if (to->rank == 0 || vtype(g, v).rank == 0 || nvptx_layout_equal(&g->s->plan->layouts[v], to)) return 0;
     return nvptx_convert_smem_bytes(g, v, to, identity());
 }
 

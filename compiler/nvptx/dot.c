@@ -37,12 +37,12 @@ static int64_t tf32_smem_bytes(BlkType at, BlkType bt) {
 }
 
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which) {
-    return nvptx_layout_dot_operand(&g->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
+    return nvptx_layout_dot_operand(&g->s->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
 }
 
 bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which) {
     Layout l = nvptx_dot_operand_layout(g, op, which);
-    return nvptx_layout_local_map(&g->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
+    return nvptx_layout_local_map(&g->s->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
 }
 
 int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (p >> 1) << 2 | k << 3 | tile << (3 + kbits); }
@@ -59,7 +59,7 @@ int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (
  * and 32 bytes are exactly wgmma's 128-, 64- and 32-byte swizzled layouts. */
 
 int nvptx_contiguous_dim(Gen *g, int v) {
-    const Layout *l = &g->plan->layouts[v];
+    const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
     if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || l->nreg_bits < 3) return -1;
     for (int d = 0; d < 2; d++) {
@@ -101,7 +101,7 @@ static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
 
 /* Every thread stores its registers, 16 bytes (8 elements) at a time. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st) {
-    const Layout *l = &g->plan->layouts[v];
+    const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
     int32_t copies = nvptx_layout_copy_regs(l);
     LLVMTypeRef vt = LLVMVectorType(ty(g, t.dtype), 8);
@@ -131,7 +131,7 @@ static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef 
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     if (on_tensor_cores(g, op) && !nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_smem_bytes(g, op);
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
-    int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
+    int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->s->plan->layouts[op->results[0]]);
     if (!on_tensor_cores(g, op)) {
         int64_t both = is_tf32(g, op) ? tf32_smem_bytes(at, bt) : (type_numel(at) + type_numel(bt)) * dtype_bytes(at.dtype);
         return both > acc ? both : acc;
@@ -140,7 +140,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
         Layout l = nvptx_dot_operand_layout(g, op, which);
-        if (g->in_ring && g->in_ring[v]) continue; /* staged by its loop's ring */
+        if (g->s->in_ring && g->s->in_ring[v]) continue; /* staged by its loop's ring */
         if (nvptx_dot_in_registers(g, op, which)) continue;
         if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
@@ -154,7 +154,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
  * `pad` elements longer than the block's. */
 static void store_block(Gen *g, int v, int64_t at, int pad) {
     BlkType t = vtype(g, v);
-    const Layout *l = &g->plan->layouts[v];
+    const Layout *l = &g->s->plan->layouts[v];
     int es = dtype_bytes(t.dtype);
     for (int r = 0; r < l->nregs; r++) {
         LLVMValueRef row = nvptx_coord(g, l, 0, r), col = nvptx_coord(g, l, 1, r);
@@ -319,7 +319,7 @@ static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, in
 
 static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
-    const Layout *lc = &g->plan->layouts[r];
+    const Layout *lc = &g->s->plan->layouts[r];
     Layout lo[2] = {nvptx_dot_operand_layout(g, op, 0), nvptx_dot_operand_layout(g, op, 1)};
     DType d = vtype(g, op->operands[0]).dtype;
     int32_t K = vtype(g, op->operands[0]).shape[1];
@@ -334,20 +334,24 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     Staged st[2];
     bool staged[2] = {false, false}, fresh = false;
     int64_t at = smem_at;
+    const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
         HoistedFrags *h = hoisted_for(g, op, w);
-        if (h) { /* loaded before the loop */
+        if (ds->from[w] == NVPTX_FROM_HOISTED) { /* loaded before the loop */
+            if (!h) return nvptx_gen_fail(g, op, "internal compiler error: operand %d was not loaded before its loop", w);
             F[w] = h->frags;
             staged[w] = true;
             continue;
         }
-        if (g->staged && g->staged[v]) { /* in a ring slot of a pipelined loop, ready */
+        if (ds->from[w] == NVPTX_FROM_RING) { /* in a ring slot of a pipelined loop, ready */
+            if (!g->staged || !g->staged[v])
+                return nvptx_gen_fail(g, op, "internal compiler error: operand %d is not in its loop's ring", w);
             st[w] = *g->staged[v];
             staged[w] = true;
             continue;
         }
-        if (nvptx_dot_in_registers(g, op, w) || nvptx_contiguous_dim(g, v) < 0) continue;
+        if (ds->from[w] != NVPTX_FROM_STAGE) continue;
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
         st[w] = nvptx_staging(g, v, ci32(g, at));
         at += type_numel(vtype(g, v)) * 2;
@@ -396,7 +400,7 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
     BlkType at = vtype(g, a), bt = vtype(g, b);
     int32_t K = at.shape[1], lda = K + TF32_PAD_A, ldb = bt.shape[1] + TF32_PAD_B;
     int64_t b_at = smem_at + (int64_t)at.shape[0] * lda * 4;
-    const Layout *lc = &g->plan->layouts[r];
+    const Layout *lc = &g->s->plan->layouts[r];
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at); /* before a and b take the region */
     nvptx_barrier(g); /* earlier readers of the region are done */
     store_block(g, a, smem_at, TF32_PAD_A);
@@ -447,38 +451,42 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
 /* A line of --stats about how this dot was lowered. */
 static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, const char *how_b) {
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
-    const Layout *lc = &g->plan->layouts[op->results[0]];
-    size_t at = strlen(g->notes);
-    snprintf(g->notes + at, sizeof g->notes - at,
+    const Layout *lc = &g->s->plan->layouts[op->results[0]];
+    size_t at = strlen(g->s->notes);
+    snprintf(g->s->notes + at, sizeof g->s->notes - at,
              "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
              a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
              nvptx_layout_warps_along(lc, 1), how_a, how_b);
 }
 
-static const char *operand_path(Gen *g, const BirOp *op, int w) {
-    int v = op->operands[w];
-    if (hoisted_for(g, op, w)) return "loaded once before its loop (ldmatrix)";
-    if (g->staged[v]) return "from its loop's ring (ldmatrix)";
-    if (nvptx_dot_in_registers(g, op, w)) return "from registers";
-    if (nvptx_contiguous_dim(g, v) >= 0) return "staged in shared memory (ldmatrix)";
-    return "through shared memory";
+static const char *operand_path(NvptxOperandSource from) {
+    switch (from) {
+    case NVPTX_FROM_HOISTED: return "loaded once before its loop (ldmatrix)";
+    case NVPTX_FROM_RING: return "from its loop's ring (ldmatrix)";
+    case NVPTX_FROM_REGS: return "from registers";
+    case NVPTX_FROM_STAGE: return "staged in shared memory (ldmatrix)";
+    default: return "through shared memory";
+    }
 }
 
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
-    if (on_tensor_cores(g, op)) {
-        const char *not_wgmma = nvptx_wgmma_refusal(g, op);
-        if (!not_wgmma) return nvptx_gen_wgmma(g, op, smem_at);
+    const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+    if (!ds) return nvptx_gen_fail(g, op, "internal compiler error: a dot the schedule does not know");
+    switch (ds->path) {
+    case NVPTX_DOT_WGMMA: return nvptx_gen_wgmma(g, op, smem_at);
+    case NVPTX_DOT_MMA: {
         char path[192];
-        if (g->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", not_wgmma);
+        if (g->s->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", ds->not_wgmma);
         else snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation");
-        note(g, op, path, operand_path(g, op, 0), operand_path(g, op, 1));
+        note(g, op, path, operand_path(ds->from[0]), operand_path(ds->from[1]));
         return gen_mma(g, op, smem_at);
     }
-    if (is_tf32(g, op)) {
-        note(g, op, op->attr == DOT_TF32 ? "mma.sync.m16n8k8 tf32, f32 accumulation"
-                                         : "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)",
+    case NVPTX_DOT_TF32: case NVPTX_DOT_TF32X3:
+        note(g, op, ds->path == NVPTX_DOT_TF32 ? "mma.sync.m16n8k8 tf32, f32 accumulation"
+                                               : "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)",
              "through shared memory", "through shared memory");
         return gen_mma_tf32(g, op, smem_at);
+    case NVPTX_DOT_FMA: break;
     }
     note(g, op, "FMA, one f32 fma per term in k order", "through shared memory", "through shared memory");
     int a = op->operands[0], b = op->operands[1], acc = op->operands[2], r = op->results[0];
@@ -487,7 +495,7 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     DType d = at.dtype;
     int es = dtype_bytes(d);
     int64_t b_at = smem_at + type_numel(at) * es;
-    const Layout *l = &g->plan->layouts[r];
+    const Layout *l = &g->s->plan->layouts[r];
     LLVMValueRef *acc_regs = nvptx_operand(g, acc, l, smem_at); /* before a and b take the region */
     nvptx_barrier(g); /* earlier readers of the shared region are done */
     store_block(g, a, smem_at, 0);
@@ -571,11 +579,11 @@ int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *bo
     /* counted as a ring's operands are: not staged by the dot */
     char saved[2];
     for (int w = 0; w < 2; w++) {
-        saved[w] = g->in_ring[op->operands[w]];
-        if (hoistable(g, op, w, in)) g->in_ring[op->operands[w]] = 1;
+        saved[w] = g->s->in_ring[op->operands[w]];
+        if (hoistable(g, op, w, in)) g->s->in_ring[op->operands[w]] = 1;
     }
     int64_t need = nvptx_dot_smem_bytes(g, op);
-    for (int w = 1; w >= 0; w--) g->in_ring[op->operands[w]] = saved[w];
+    for (int w = 1; w >= 0; w--) g->s->in_ring[op->operands[w]] = saved[w];
     return need;
 }
 
@@ -588,7 +596,7 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
             in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
             mark_defined(body, in);
         }
-        const Layout *lc = &g->plan->layouts[op->results[0]];
+        const Layout *lc = &g->s->plan->layouts[op->results[0]];
         int32_t K = vtype(g, op->operands[0]).shape[1];
         int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
         bool wgmma = !nvptx_wgmma_refusal(g, op);
@@ -597,9 +605,9 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
             if (!hoistable(g, op, w, in) || (wgmma ? resident_of(g, v) != NULL : hoisted_for(g, op, w) != NULL)) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
-            h->resident = wgmma && g->resident_off[v] >= 0;
+            h->resident = wgmma && g->s->resident_off[v] >= 0;
             nvptx_barrier(g); /* earlier readers of the region are done */
-            Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->resident_at + g->resident_off[v] : 0));
+            Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->s->resident_at + g->s->resident_off[v] : 0));
             nvptx_stage_store(g, v, &st);
             if (h->resident) nvptx_proxy_fence(g); /* the stores, visible to wgmma */
             nvptx_barrier(g);
@@ -645,8 +653,8 @@ static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
             }
             for (int w = 0; w < 2; w++) {
                 int v = op->operands[w];
-                if (g->resident_off[v] >= 0 || !hoistable(g, op, w, in)) continue;
-                g->resident_off[v] = *bytes;
+                if (g->s->resident_off[v] >= 0 || !hoistable(g, op, w, in)) continue;
+                g->s->resident_off[v] = *bytes;
                 *bytes += nvptx_wgmma_staged_bytes(g, v);
             }
         }
@@ -654,8 +662,8 @@ static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
 }
 
 int64_t nvptx_dot_plan_resident(Gen *g) {
-    g->resident_off = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->resident_off);
-    for (int v = 0; v <= g->f->nvalues; v++) g->resident_off[v] = -1;
+    g->s->resident_off = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->s->resident_off);
+    for (int v = 0; v <= g->f->nvalues; v++) g->s->resident_off[v] = -1;
     int64_t bytes = 0;
     plan_resident_in(g, g->f->body, &bytes);
     return bytes;
@@ -670,4 +678,118 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {
                 if ((*h)->dot == op) *h = (*h)->next;
                 else h = &(*h)->next;
     }
+}
+
+/* ------------------------------------------------------------- schedule
+ * Per dot: the path, why not wgmma, where each operand comes from (as the
+ * code above finds it when it emits the dot: fragments hoisted before its
+ * loop, the resident copy any dot inside that loop reads, the ring slot of
+ * its pipelined loop, ...), and the registers a wgmma holds. */
+
+typedef struct {
+    Gen *g;
+    int *resident;  /* per value: enclosing loops that keep its resident copy */
+    NvptxDotSchedule *dots;
+    int n;
+} DotWalk;
+
+static NvptxOperandSource source(DotWalk *W, const BirOp *op, int w, NvptxDotPath path, const char *in_body) {
+    Gen *g = W->g;
+    int v = op->operands[w];
+    if (path == NVPTX_DOT_TF32 || path == NVPTX_DOT_TF32X3 || path == NVPTX_DOT_FMA) return NVPTX_FROM_SHARED;
+    if (path == NVPTX_DOT_WGMMA) {
+        if (W->resident[v]) return NVPTX_FROM_RESIDENT;
+        if (g->s->in_ring[v]) return NVPTX_FROM_RING;
+        if (w == 0 && nvptx_dot_in_registers(g, op, 0)) return NVPTX_FROM_REGS;
+        return nvptx_wgmma_readable(g, v) ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
+    }
+    if (in_body && hoistable(g, op, w, in_body)) return NVPTX_FROM_HOISTED;
+    if (g->s->in_ring[v]) return NVPTX_FROM_RING;
+    if (nvptx_dot_in_registers(g, op, w)) return NVPTX_FROM_REGS;
+    return nvptx_contiguous_dim(g, v) >= 0 ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
+}
+
+/* Registers a wgmma dot's instructions hold: its accumulators, a's
+ * fragments when a is in registers, and (the first dot of a loop with a
+ * deferred dot, whose wait also ends that one) the deferred accumulators. */
+static int wgmma_held_regs(Gen *g, const NvptxDotSchedule *d, bool first_of_deferred) {
+    const BirOp *op = d->op;
+    int r = op->results[0];
+    int32_t M = vtype(g, r).shape[0], K = vtype(g, op->operands[0]).shape[1];
+    int mreps = M / (64 * (g->s->plan->num_warps / 4)), ksteps = K / 16;
+    bool a_regs = d->from[0] == NVPTX_FROM_REGS || d->from[0] == NVPTX_FROM_CONVERT;
+    return nregs(g, r) + (a_regs ? mreps * ksteps * 4 : 0) +
+           (first_of_deferred ? nregs(g, d->loop->deferred_arg) : 0);
+}
+
+static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls, const char *in_body) {
+    Gen *g = W->g;
+    bool first = true; /* no dot of this block seen yet */
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_DOT) {
+            NvptxDotSchedule *d = &W->dots[W->n++];
+            d->op = op;
+            d->loop = ls;
+            const char *not_wgmma = on_tensor_cores(g, op) ? nvptx_wgmma_refusal(g, op) : NULL;
+            d->not_wgmma = not_wgmma ? arena_strndup(&g->arena, not_wgmma, strlen(not_wgmma)) : NULL;
+            d->path = on_tensor_cores(g, op) ? (not_wgmma ? NVPTX_DOT_MMA : NVPTX_DOT_WGMMA)
+                    : is_tf32(g, op)         ? (op->attr == DOT_TF32 ? NVPTX_DOT_TF32 : NVPTX_DOT_TF32X3)
+                                             : NVPTX_DOT_FMA;
+            for (int w = 0; w < 2; w++) d->from[w] = source(W, op, w, d->path, in_body);
+            d->in_flight = ls && ls->async_dot == op;
+            d->deferred = ls && ls->deferred_dot == op;
+            if (d->path == NVPTX_DOT_WGMMA)
+                d->held_regs = wgmma_held_regs(g, d, first && in_body && ls && ls->deferred_dot &&
+                                                         b == ls->loop->regions[0]);
+            first = false;
+        }
+        if (op->code == BIR_FOR) {
+            const BirBlock *body = op->regions[0];
+            const NvptxLoopSchedule *inner = nvptx_loop_schedule(g->s, op);
+            char *in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+            mark_defined(body, in);
+            /* the operands its dots keep resident while it runs (nvptx_dot_hoist) */
+            int kept[64], nkept = 0;
+            for (int j = 0; j < body->ops.len; j++) {
+                const BirOp *d = body->ops.items[j];
+                if (d->code != BIR_DOT || !on_tensor_cores(g, d) || nvptx_wgmma_refusal(g, d)) continue;
+                for (int w = 0; w < 2; w++) {
+                    int v = d->operands[w];
+                    if (!hoistable(g, d, w, in) || g->s->resident_off[v] < 0 || nkept == 64) continue;
+                    W->resident[v]++;
+                    kept[nkept++] = v;
+                }
+            }
+            walk_dots(W, body, inner ? inner : ls, in);
+            for (int k = 0; k < nkept; k++) W->resident[kept[k]]--;
+        } else
+            for (int r = 0; r < op->nregions; r++) walk_dots(W, op->regions[r], ls, NULL);
+        if (op->code == BIR_RETURN) break; /* what follows is not emitted */
+    }
+}
+
+static int count_dots(const BirBlock *b) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == BIR_DOT;
+        for (int r = 0; r < op->nregions; r++) n += count_dots(op->regions[r]);
+    }
+    return n;
+}
+
+void nvptx_dot_schedule_all(Gen *g) {
+    int most = count_dots(g->f->body);
+    DotWalk W = {g, arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof(int)),
+                 arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0};
+    walk_dots(&W, g->f->body, NULL, NULL);
+    g->s->dots = W.dots;
+    g->s->ndots = W.n;
+}
+
+const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s, const BirOp *op) {
+    for (int i = 0; i < s->ndots; i++)
+        if (s->dots[i].op == op) return &s->dots[i];
+    return NULL;
 }

@@ -242,7 +242,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
 void nvptx_elementwise_regs(Gen *g, const BirOp *op, LLVMValueRef **x, LLVMValueRef *out) {
     const int *a = op->operands;
     int r = op->results[0];
-    int run = nvptx_equal_run(g->plan, r); /* e.g. `cols < N`: one compare per vector, fewer live registers */
+    int run = nvptx_equal_run(g->s->plan, r); /* e.g. `cols < N`: one compare per vector, fewer live registers */
     for (int k = 0; k < nregs(g, r); k++) {
         if (k & (run - 1)) {
             out[k] = out[k & ~(run - 1)];

@@ -113,7 +113,7 @@ static const int64_t *facts_for(Remarks *R, bool all, int which, int64_t fact) {
 /* Each access's width (elements) under the facts; the plan too, if asked. */
 static int *widths_under(Remarks *R, const int64_t *facts, KernelPlan **plan_out) {
     Gen *g = R->g;
-    KernelPlan *p = nvptx_plan_kernel(&g->arena, g->f, g->plan->num_warps, facts, g->plan->wgmma);
+    KernelPlan *p = nvptx_plan_kernel(&g->arena, g->f, g->s->plan->num_warps, facts, g->s->plan->wgmma);
     int *w = arena_alloc(&g->arena, (size_t)(R->nops + 1) * sizeof *w);
     for (int i = 0; i < R->nops; i++) w[i] = nvptx_access_width(p, g->f, R->ops[i]);
     if (plan_out) *plan_out = p;
@@ -203,7 +203,7 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
     if (ax->contig > now && vec <= now)
         diag_report(g->m->de, DIAG_REMARK, f->src, op->span,
                     "%s: each thread holds %d consecutive element%s of the block (%d warps spread its %lld "
-                    "elements)", msg, vec, vec == 1 ? "" : "s", g->plan->num_warps, (long long)type_numel(pt));
+                    "elements)", msg, vec, vec == 1 ? "" : "s", g->s->plan->num_warps, (long long)type_numel(pt));
     else if (ax->contig <= 1)
         diag_report(g->m->de, DIAG_REMARK, f->src, op->span,
                     "%s: neighbouring elements of the block are not at consecutive addresses", msg);

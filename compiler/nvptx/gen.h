@@ -17,7 +17,10 @@
  *   print.c       device_print
  *   control.c     for, while, if
  *   carried.c     loop-carried blocks kept in shared memory
- *   kernel.c      op dispatch, shared memory plan, one kernel's function
+ *   schedule.c    every decision about a kernel, before its function exists:
+ *                 the shared-memory map, then the loops' and dots' schedules
+ *   schedule_print.c  the schedule as text (--emit=plan)
+ *   kernel.c      op dispatch, one kernel's function
  *   persistent.c  the code around the body: returns, the loop over program ids
  *   facts.c       launch facts (--assume) and --remarks on access widths
  *   nvptx.c       the module, nvptx_compile()
@@ -95,6 +98,12 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
 int nvptx_equal_run(const KernelPlan *p, int v);
 /* Elements (not bytes) one access of a load/store/atomic may cover. */
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op);
+/* The same, and in why what limits it (--emit=plan). */
+int nvptx_access_limit(const KernelPlan *p, const BirFunction *f, const BirOp *op, char *why, size_t size);
+/* "{regs 1x8, lanes 4x8, warps 8x1; 8 consecutive a thread}": over how many
+ * elements along each dimension a layout's registers, lanes and warps
+ * spread a block ("" for a scalar). */
+void nvptx_layout_describe(const Layout *l, char *buf, size_t size);
 
 Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec);
 /* The tensor cores' m16n8 accumulator layout of an [M, N] block, warps
@@ -167,54 +176,133 @@ typedef struct {
     int64_t fill_bytes;           /* one iteration's tiles */
 } NvptxWsRing;
 
+/* ------------------------------------------------------------- schedule.c */
+/* How a pipelined `for` loop runs (pipeline.c decides, once the shared
+ * memory is laid out). */
+enum { NVPTX_MAX_PIPE_LOADS = 4 };
+typedef struct NvptxLoopSchedule {
+    const BirOp *loop;
+    const BirOp *async_dot; /* a wgmma dot that leaves its group in flight across iterations, or NULL */
+    const BirOp *deferred_dot; /* one whose group the next iteration's first dot waits for, or NULL */
+    bool refill_late;       /* with it: the refill comes after that wait, with no stage more */
+    bool deferred_on;       /* deferred_dot's group runs on past the refill (its test, before the stages) */
+    int deferred_arg;       /* the body argument that dot's result becomes */
+    bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
+    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
+                               flight at the refill */
+    int nloads;
+    const BirOp *loads[NVPTX_MAX_PIPE_LOADS];
+    int views[NVPTX_MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
+    int64_t tile_bytes[NVPTX_MAX_PIPE_LOADS];
+    int stages;
+    bool tma;               /* TMA copies and an mbarrier per slot (after the slots) */
+    bool ws;                /* TMA copies issued by a producer warp (warpspec.c; its mbarriers and records after the slots) */
+    int lead;               /* with ws: iteration i releases the slot of fill i + lead */
+    int64_t slot_bytes;     /* one iteration's tiles */
+    int64_t ring_bytes;     /* the slots, and the mbarriers */
+    const char *carried_ok; /* per body argument: its next value can be computed ahead */
+    /* why not faster (NULL: it is): */
+    const char *why_not_tma;               /* the loop's reason, whatever its loads */
+    const char *load_not_tma[NVPTX_MAX_PIPE_LOADS]; /* each load's own */
+    const char *why_no_producer;           /* a TMA loop's copies issued by thread 0 */
+} NvptxLoopSchedule;
+
+/* Where a dot reads an operand from. */
+typedef enum {
+    NVPTX_FROM_RING,     /* its loop's ring slot (a pipelined load) */
+    NVPTX_FROM_RESIDENT, /* staged once before its loop, kept there (wgmma: the resident region) */
+    NVPTX_FROM_HOISTED,  /* mma.sync fragments loaded once before its loop */
+    NVPTX_FROM_REGS,     /* the thread's registers already hold it in the layout the instruction reads */
+    NVPTX_FROM_STAGE,    /* staged by the dot in shared memory (ldmatrix, or a wgmma descriptor) */
+    NVPTX_FROM_CONVERT,  /* through shared memory into the registers the instruction reads */
+    NVPTX_FROM_SHARED,   /* read from shared memory element by element (tf32, fma) */
+} NvptxOperandSource;
+
+typedef enum { NVPTX_DOT_WGMMA, NVPTX_DOT_MMA, NVPTX_DOT_TF32, NVPTX_DOT_TF32X3, NVPTX_DOT_FMA } NvptxDotPath;
+
+/* How one dot runs (dot.c decides). */
+typedef struct {
+    const BirOp *op;
+    NvptxDotPath path;
+    const char *not_wgmma;      /* f16 and bf16 dots not on wgmma: why (NULL on an arch without it) */
+    NvptxOperandSource from[2]; /* a's and b's */
+    const NvptxLoopSchedule *loop; /* the pipelined loop it is in, or NULL */
+    bool in_flight;             /* wgmma: its group left running across iterations (the loop's async_dot) */
+    bool deferred;              /* wgmma: its group waited for by the next iteration's first dot */
+    int held_regs;              /* wgmma: registers its accumulators and a-fragments hold (and a deferred
+                                   dot's still in flight) */
+} NvptxDotSchedule;
+
+/* Every decision the backend makes about one kernel, made before its LLVM
+ * function exists (nvptx_schedule) and only read while it is emitted: the
+ * layouts, the shared-memory map, which loads TMA copies, the producer
+ * warpgroup, the blocks kept in shared memory, the resource bounds. */
+typedef struct NvptxSchedule {
+    const KernelPlan *plan;  /* layouts and axis facts per value (layout.c) */
+    const int64_t *facts;    /* launch facts per runtime parameter (facts.c), or NULL */
+    /* shared memory, in bytes from the start of the dynamic shared memory */
+    int64_t smem_size;       /* all of it: the launch's dynamic shared memory */
+    int64_t region_bytes;    /* [0, region_bytes): the region ops share, each starting with a barrier */
+    const BirOp *region_op;  /* the op that needs the most of it */
+    int64_t ring_at;         /* where pipelined loops' rings start (after the region ops share); -1 while planning */
+    char *in_ring;           /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
+    int64_t *resident_off;   /* per value: a loop-invariant wgmma operand's place in the resident region, or -1 */
+    int64_t resident_at, resident_bytes; /* that region: above the rings, kept through the loops (dot.c) */
+    int64_t *carried_at;     /* per value: kept in shared memory through a for loop (a result of it, or
+                                made before it), its offset from carried_base (carried.c); else -1 */
+    const BirOp **kept_in;   /* per value: that loop */
+    int64_t carried_base, carried_bytes;
+    /* TMA and the producer warpgroup */
+    struct TmaMemo *tma_memo; /* tma.c's analysis of pointers */
+    int *tma_of;             /* per value: 1 + the tensor map of a load TMA copies, or 0 */
+    NvptxTensorMaps tma;     /* parameters after the kernel's own, then their validity bits */
+    char tma_why[160];       /* a refusal's reason, when it is made up */
+    const BirOp *ws_loop;    /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
+    NvptxWsRing ws_ring;     /* its ring */
+    /* loops and dots */
+    int nloops, ndots;
+    NvptxLoopSchedule *loops; /* the pipelined ones, in program order */
+    NvptxDotSchedule *dots;   /* in program order */
+    /* resources */
+    int launch_warps;        /* the program's warps and a producer warpgroup */
+    int wgmma_min_regs;      /* the kernel's register floor (NvptxKernel.min_regs): wgmma.c */
+    char notes[4096];        /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
+} NvptxSchedule;
+
+/* Makes g->s, g's schedule, from g->f and the facts g->s holds (every
+ * field above). False after reporting an error: shared memory or code
+ * over the arch's limits. */
+struct Gen;
+bool nvptx_schedule(struct Gen *g);
+/* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL: out of memory). */
+char *nvptx_schedule_text(struct Gen *g);
+
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
-typedef struct {
+typedef struct Gen {
     NvptxModule *m;
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMMetadataRef di_sub;
     const BirFunction *f;
-    const KernelPlan *plan;
+    NvptxSchedule *s;    /* what to emit (written only by nvptx_schedule and the planning it calls) */
     const NvptxOptions *opt;
-    const int64_t *facts; /* launch facts per runtime parameter (facts.c), or NULL */
     Arena arena;
     LLVMValueRef fn;
     LLVMValueRef **regs; /* per value: its registers */
     LLVMValueRef tid, lane, warp;
     LLVMValueRef smem;   /* the module's dynamic shared memory (NvptxModule.shared) */
-    int64_t smem_size;   /* the most any op needs: every op that uses it starts
-                            with a barrier, so they all share one region */
     bool terminated;     /* the current LLVM block ended in `ret` (or a return's branch: persistent.c) */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
-    int64_t ring_at;     /* where pipelined loops' shared rings start (after the shared region); -1 while planning */
-    char *in_ring;       /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
-    int64_t *resident_off; /* per value: a loop-invariant wgmma operand's place in the resident region, or -1 */
-    int64_t resident_at, resident_bytes; /* that region: above the rings, kept through the loops (dot.c) */
-    int64_t *carried_at;   /* per value: kept in shared memory through a for loop (a result of
-                              it, or made before it), its offset from carried_base (carried.c); else -1 */
-    const BirOp **kept_in; /* per value: that loop */
-    int64_t carried_base, carried_bytes;
     LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
     int nlazy;
-    const BirOp *async_dot; /* the pipelined loop's dot that leaves its wgmma group in flight (pipeline.c) */
-    const BirOp *deferred_dot; /* the pipelined loop's last dot, whose group its next iteration's first dot
-                                  waits for (pipeline.c) */
     struct NvptxPipeline *deferred_due; /* while that wait is still to come in this iteration: the loop's
                                            pipeline (its carried registers, a late refill) */
-    struct TmaMemo *tma_memo;  /* tma.c's analysis of pointers */
-    int *tma_of;           /* per value: 1 + the tensor map of a load TMA copies, or 0 */
-    NvptxTensorMaps tma;   /* parameters after the kernel's own, then their validity bits */
-    char tma_why[160];     /* nvptx_tma_refusal's reason, when it is made up */
-    const BirOp *ws_loop;  /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
-    NvptxWsRing ws_ring;   /* its ring */
     LLVMValueRef ws_fills; /* the fills of that ring released so far (i32): the next one's number */
     struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
-    int wgmma_min_regs;    /* the kernel's register floor (NvptxKernel.min_regs): wgmma.c */
-    char notes[4096];    /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
 } Gen;
 
@@ -266,7 +354,7 @@ static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->i32,
 static inline LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
 static inline BlkType vtype(Gen *g, int v) { return g->f->values[v].type; }
 static inline int nregs(Gen *g, int v) {
-    const Layout *l = &g->plan->layouts[v];
+    const Layout *l = &g->s->plan->layouts[v];
     return l->rank ? l->nregs : 1;
 }
 static inline LLVMValueRef fp_contract(Gen *g, LLVMValueRef inst) {
@@ -403,6 +491,9 @@ bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which);
 int nvptx_dot_a_reg(int p, int k, int tile, int kbits);
 /* Two f16 or bf16 elements as one 32-bit operand register (<2 x half> for f16, i32 for bf16). */
 LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d);
+/* Once the loops are scheduled: g->s->dots; and the schedule of dot op. */
+void nvptx_dot_schedule_all(Gen *g);
+const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s, const BirOp *op);
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
@@ -412,6 +503,8 @@ int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_wgmma_readable(Gen *g, int v);
 int64_t nvptx_wgmma_staged_bytes(Gen *g, int v);
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at);
+/* The registers a thread needs at least for the kernel's wgmma dots (0: none). */
+int nvptx_wgmma_register_floor(const NvptxSchedule *s);
 /* wgmma.wait_group pending, the n accumulator registers at acc tied through
  * it (replaced by its outputs). */
 void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending);
@@ -446,6 +539,9 @@ int64_t nvptx_pipeline_ring_bytes(Gen *g);
  * out but that has no room for 2 stages at ring_at, or NULL. */
 const BirOp *nvptx_pipeline_lost(Gen *g);
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
+/* Once shared memory is laid out: g->s->loops. */
+void nvptx_pipeline_schedule(Gen *g);
+const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop); /* NULL: it does not pipeline */
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);
@@ -488,8 +584,8 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
  * p00, stays within its map (and that the map is usable); *col gets the
  * column the copy starts at. */
 LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
-/* A line of --stats about how pipelined load ld is copied. */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why);
+/* A line of --stats about how pipelined load ld is copied (not_tma: why not by TMA, or NULL). */
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *not_tma);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */
@@ -515,6 +611,10 @@ void nvptx_ws_plan(Gen *g);
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop);
 /* The warps a launch has: the program's, and a producer warpgroup. */
 int nvptx_ws_launch_warps(Gen *g);
+/* The registers a consumer thread gets back from the producer's (setmaxnreg),
+ * or 0: none more than it starts with; the producer keeps these. */
+int nvptx_ws_consumer_regs(Gen *g);
+enum { NVPTX_WS_PRODUCER_REGS = 40 };
 /* At the kernel's entry: the producer warp (the last) branches off to its
  * loop and returns; the builder continues in the consumers' code. */
 void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);

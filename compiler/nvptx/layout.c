@@ -709,3 +709,66 @@ int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *o
     if (l->rank && w > vec) w = vec;
     return w;
 }
+
+/* ------------------------------------------------------------ printing */
+
+/* Per dimension, how many of the block's elements a kind of bit spreads it
+ * over: bits whose basis lies along one dimension count there; a zero basis
+ * makes copies; one along several dimensions is counted as mixed. */
+static void spread(const int32_t (*basis)[BLK_MAX_RANK], int nbits, int rank, int64_t *along, int *copies,
+                   int *mixed) {
+    for (int d = 0; d < rank; d++) along[d] = 1;
+    *copies = 1, *mixed = 0;
+    for (int b = 0; b < nbits; b++) {
+        int dims = 0, at = -1;
+        for (int d = 0; d < rank; d++)
+            if (basis[b][d]) dims++, at = d;
+        if (dims == 0) *copies *= 2;
+        else if (dims == 1) along[at] *= 2;
+        else (*mixed)++;
+    }
+}
+
+static void put_spread(char *buf, size_t size, size_t *at, const char *kind, const int32_t (*basis)[BLK_MAX_RANK],
+                       int nbits, int rank) {
+    int64_t along[BLK_MAX_RANK];
+    int copies, mixed;
+    spread(basis, nbits, rank, along, &copies, &mixed);
+    if (*at < size) *at += (size_t)snprintf(buf + *at, size - *at, "%s%s ", *at > 1 ? ", " : "", kind);
+    for (int d = 0; d < rank && *at < size; d++)
+        *at += (size_t)snprintf(buf + *at, size - *at, "%s%lld", d ? "x" : "", (long long)along[d]);
+    if (copies > 1 && *at < size) *at += (size_t)snprintf(buf + *at, size - *at, " (%d copies)", copies);
+    if (mixed && *at < size) *at += (size_t)snprintf(buf + *at, size - *at, " (%d mixed)", mixed);
+}
+
+void nvptx_layout_describe(const Layout *l, char *buf, size_t size) {
+    size_t at = 0;
+    if (!size) return;
+    buf[0] = 0;
+    if (!l->rank) return;
+    at += (size_t)snprintf(buf, size, "{");
+    put_spread(buf, size, &at, "regs", (const int32_t(*)[BLK_MAX_RANK])l->reg, l->nreg_bits, l->rank);
+    put_spread(buf, size, &at, "lanes", (const int32_t(*)[BLK_MAX_RANK])l->lane, LAYOUT_LANE_BITS, l->rank);
+    put_spread(buf, size, &at, "warps", (const int32_t(*)[BLK_MAX_RANK])l->warp, l->nwarp_bits, l->rank);
+    int vec = nvptx_layout_vec(l);
+    if (vec > 1 && at < size) at += (size_t)snprintf(buf + at, size - at, "; %d consecutive a thread", vec);
+    if (at < size) snprintf(buf + at, size - at, "}");
+}
+
+int nvptx_access_limit(const KernelPlan *p, const BirFunction *f, const BirOp *op, char *why, size_t size) {
+    int w = nvptx_access_width(p, f, op);
+    int ptr = op->operands[0];
+    BlkType pt = f->values[ptr].type;
+    int es = dtype_bytes(pt.elem);
+    const AxisInfo *ax = &p->axis[ptr];
+    int m = mask_operand(op), vec = nvptx_layout_vec(&p->layouts[ptr]);
+    /* the terms of access_width, then the layout's: the first that stops it */
+    if (w * es >= 16) snprintf(why, size, "the widest access there is");
+    else if (ax->contig <= w) snprintf(why, size, "addresses known consecutive in runs of %lld", (long long)ax->contig);
+    else if (ax->div / es <= w) snprintf(why, size, "pointers known %lld-byte aligned", (long long)ax->div);
+    else if (m != BIR_NONE && p->axis[m].constancy <= w)
+        snprintf(why, size, "the mask known constant in runs of %lld", (long long)p->axis[m].constancy);
+    else if (vec <= w) snprintf(why, size, "each thread holds %d consecutive element%s", vec, vec == 1 ? "" : "s");
+    else snprintf(why, size, "accesses below a word are made an element at a time");
+    return w;
+}

@@ -107,7 +107,7 @@ static bool from_dot(Gen *g, int v, int depth) {
 bool nvptx_gen_tested_select(Gen *g, const BirOp *op, int64_t slot) {
     const int *a = op->operands;
     int r = op->results[0];
-    const Layout *l = &g->plan->layouts[r];
+    const Layout *l = &g->s->plan->layouts[r];
     if (nregs(g, r) < MIN_SELECTS || !from_dot(g, a[1], 0)) return false;
     LLVMValueRef holds = all_true(g, a[0], 0);
     if (!holds) return false;

@@ -229,8 +229,8 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
                                      "accumulate in f32 or f16 instead", g->m->arch->name);
     if (pt.rank == 0) return gen_scalar_memory(g, op, slot);
     DType d = pt.elem;
-    const Layout *l = &g->plan->layouts[a[0]];
-    int w = nvptx_access_width(g->plan, g->f, op);
+    const Layout *l = &g->s->plan->layouts[a[0]];
+    int w = nvptx_access_width(g->s->plan, g->f, op);
     LLVMValueRef *ptr = g->regs[a[0]];
     /* the other operands in the pointers' layout */
     LLVMValueRef *in[3] = {NULL, NULL, NULL};

@@ -69,7 +69,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
     char *text = !ok ? NULL : o.decisions_only ? calloc(1, 1) : nvptx_emit(&m, o.llvm_ir);
     module_dispose(&m);
     if (!text) {
-        for (int i = 0; i < n; i++) free(kernels[i].notes);
+        for (int i = 0; i < n; i++) free(kernels[i].notes), free(kernels[i].plan);
         free(kernels);
         return false;
     }
@@ -79,7 +79,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
 
 void nvptx_output_free(NvptxOutput *out) {
     if (!out) return;
-    for (int i = 0; i < out->nkernels; i++) free(out->kernels[i].notes);
+    for (int i = 0; i < out->nkernels; i++) free(out->kernels[i].notes), free(out->kernels[i].plan);
     free(out->text);
     free(out->kernels);
     *out = (NvptxOutput){0};

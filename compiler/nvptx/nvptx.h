@@ -101,6 +101,7 @@ typedef struct {
     bool persistent;          /* each launched program runs the work of many (NvptxKernel.persistent) */
     bool decisions_only;      /* the kernels' decisions (NvptxKernel) without running LLVM's passes and
                                  code generation: NvptxOutput.text is "" (what a build would do, cheaply) */
+    bool plan;                /* NvptxKernel.plan: each kernel's schedule as text (--emit=plan) */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };
@@ -157,6 +158,10 @@ typedef struct {
      * launch's (param_div), --assume's and @equal(1)'s together; a launch
      * must satisfy them and the parameters' declared attributes (launch.h). */
     int64_t facts[BLK_MAX_KERNEL_ARGS];
+    /* With NvptxOptions.plan: every decision the backend made about the
+     * kernel (its schedule: layouts, shared memory, pipelined loops, dots,
+     * access widths), as blkc --emit=plan prints it; malloc'ed. Else NULL. */
+    char *plan;
 } NvptxKernel;
 
 typedef struct {

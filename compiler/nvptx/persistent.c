@@ -49,7 +49,7 @@ static LLVMValueRef grid_param(Gen *g, int axis) {
 
 void nvptx_body_begin(Gen *g) {
     g->ws_fills = ci32(g, 0);
-    if (!g->opt->persistent && !g->ws_loop) return;
+    if (!g->opt->persistent && !g->s->ws_loop) return;
     BodyFrame *fr = arena_alloc(&g->arena, sizeof *fr);
     g->frame = fr;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
@@ -115,7 +115,7 @@ void nvptx_body_end(Gen *g) {
         g->ws_fills = fr->head_fills;
         g->tid = fr->tid, g->lane = fr->lane, g->warp = fr->warp;
     }
-    if (g->ws_loop) nvptx_ws_end(g, &g->ws_ring, g->ws_fills);
+    if (g->s->ws_loop) nvptx_ws_end(g, &g->s->ws_ring, g->ws_fills);
     LLVMBuildRetVoid(g->b);
 }
 

@@ -53,29 +53,10 @@
  * iteration are that computation run ahead. */
 #include "gen.h"
 
-enum { MAX_PIPE_LOADS = 4, PIPE_STAGES = 3 };
+enum { PIPE_STAGES = 3 };
 
-typedef struct {
-    const BirOp *async_dot; /* a wgmma dot that may leave its group in flight (see async_dot), or NULL */
-    const BirOp *deferred_dot; /* one whose group the next iteration's first dot waits for (deferred_dot), or NULL */
-    bool refill_late;       /* with it: the refill comes after that wait, with no stage more */
-    bool deferred_on;       /* deferred_dot's group runs on past the refill (its test, before the stages) */
-    int deferred_arg;       /* the body argument that dot's result becomes */
-    bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
-    int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
-                               flight at the refill */
-    int nloads;
-    const BirOp *loads[MAX_PIPE_LOADS];
-    int views[MAX_PIPE_LOADS];  /* a transpose of the load the dot reads instead, or -1 */
-    int64_t tile_bytes[MAX_PIPE_LOADS];
-    int stages;
-    bool tma;               /* TMA copies and an mbarrier per slot (after the slots) */
-    bool ws;                /* TMA copies issued by a producer warp (warpspec.c; its mbarriers and records after the slots) */
-    int lead;               /* with ws: iteration i releases the slot of fill i + lead */
-    int64_t slot_bytes;     /* one iteration's tiles */
-    int64_t ring_bytes;     /* the slots, and the mbarriers */
-    const char *carried_ok; /* per body argument: its next value can be computed ahead */
-} PipePlan;
+/* (gen.h's NvptxLoopSchedule: what plan() decides for a loop) */
+typedef NvptxLoopSchedule PipePlan;
 
 /* ------------------------------------------------------------ detection */
 
@@ -276,13 +257,13 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     }
     memset(S.memo, 0, (size_t)n);
     int64_t tiles = 0;
-    for (int i = 0; i < body->ops.len && pp->nloads < MAX_PIPE_LOADS; i++) {
+    for (int i = 0; i < body->ops.len && pp->nloads < NVPTX_MAX_PIPE_LOADS; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_LOAD) continue;
         int v = op->results[0];
         BlkType t = vtype(g, v);
         if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || nvptx_contiguous_dim(g, v) != 1) continue;
-        if (nvptx_access_width(g->plan, g->f, op) < 8 || !zero_other(g, op->operands[2])) continue;
+        if (nvptx_access_width(g->s->plan, g->f, op) < 8 || !zero_other(g, op->operands[2])) continue;
         int trans = -1, none = -1;
         if (!only_dot_operand(body, v, true, &trans) || !computable(&S, op->operands[0]) ||
             (op->operands[1] != BIR_NONE && !computable(&S, op->operands[1])))
@@ -291,16 +272,16 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
-        int64_t bytes = g->plan->wgmma ? nvptx_round_up(type_numel(t) * 2, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * 2;
+        int64_t bytes = g->s->plan->wgmma ? nvptx_round_up(type_numel(t) * 2, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * 2;
         pp->tile_bytes[pp->nloads++] = bytes;
         tiles += bytes;
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
-    pp->tma = g->tma_of != NULL;
-    for (int i = 0; i < pp->nloads; i++) pp->tma &= g->tma_of && g->tma_of[pp->loads[i]->results[0]] > 0;
+    pp->tma = g->s->tma_of != NULL;
+    for (int i = 0; i < pp->nloads; i++) pp->tma &= g->s->tma_of && g->s->tma_of[pp->loads[i]->results[0]] > 0;
     pp->slot_bytes = tiles;
-    pp->ws = pp->tma && g->ws_loop == loop;
+    pp->ws = pp->tma && g->s->ws_loop == loop;
     int64_t per_stage = tiles + (pp->ws ? NVPTX_WS_SLOT_SYNC_BYTES : pp->tma ? 8 : 0);
     /* as many stages as fit above ring_at (and below the resident region, whose
      * size is a multiple of the 1024 bytes the limit is), 2 or 3, or up to 4
@@ -309,14 +290,14 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
     if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
-    pp->refill_late = pp->deferred_dot && !pp->ws && g->plan->num_warps <= 4; /* (a producer releases at the latch) */
+    pp->refill_late = pp->deferred_dot && !pp->ws && g->s->plan->num_warps <= 4; /* (a producer releases at the latch) */
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
     int most = in_flight_at_refill(pp) ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
-    else if (g->ring_at < 0) pp->stages = 2;
+    else if (g->s->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes - g->resident_bytes) break;
+            if (g->s->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes - g->s->resident_bytes) break;
     if (pp->stages < 3) { /* no room for the slot the dot reads and one to fill */
         pp->async_dot = NULL;
         if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */
@@ -377,10 +358,10 @@ static const BirOp *lost_in(Gen *g, const BirBlock *b) {
         const BirOp *op = b->ops.items[i];
         if (op->code == BIR_FOR) {
             PipePlan pp;
-            int64_t at = g->ring_at;
-            g->ring_at = -1;
+            int64_t at = g->s->ring_at;
+            g->s->ring_at = -1;
             bool planned = plan(g, op, &pp);
-            g->ring_at = at;
+            g->s->ring_at = at;
             if (planned && !plan(g, op, &pp)) return op;
         }
         for (int r = 0; r < op->nregions; r++) {
@@ -397,6 +378,55 @@ int64_t nvptx_pipeline_ring_bytes(Gen *g) {
     int64_t most = 0;
     ring_bytes_in(g, g->f->body, &most);
     return most;
+}
+
+static const char *kept(Gen *g, const char *why) { return why ? arena_strndup(&g->arena, why, strlen(why)) : NULL; }
+
+static void schedule_in(Gen *g, const BirBlock *b, NvptxLoopSchedule *loops, int *n) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        PipePlan pp;
+        if (op->code == BIR_FOR && plan(g, op, &pp)) {
+            pp.loop = op;
+            pp.why_not_tma = g->m->arch->tma ? kept(g, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone)) : NULL;
+            for (int k = 0; k < pp.nloads; k++) {
+                const BirOp *ld = pp.loads[k];
+                NvptxTensorMap unused;
+                const char *why = NULL;
+                if (g->s->tma_of[ld->results[0]] == 0 && g->m->arch->tma) {
+                    why = nvptx_tma_refusal(g, ld, &unused);
+                    if (!why) why = pp.why_not_tma ? pp.why_not_tma : "another load of its loop cannot be";
+                }
+                pp.load_not_tma[k] = kept(g, why);
+            }
+            if (pp.tma && !pp.ws) pp.why_no_producer = kept(g, nvptx_ws_refusal(g, op));
+            loops[(*n)++] = pp;
+        }
+        for (int r = 0; r < op->nregions; r++) schedule_in(g, op->regions[r], loops, n);
+    }
+}
+
+static int count_loops(const BirBlock *b) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == BIR_FOR;
+        for (int r = 0; r < op->nregions; r++) n += count_loops(op->regions[r]);
+    }
+    return n;
+}
+
+void nvptx_pipeline_schedule(Gen *g) {
+    int most = count_loops(g->f->body);
+    g->s->loops = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof *g->s->loops);
+    g->s->nloops = 0;
+    schedule_in(g, g->f->body, g->s->loops, &g->s->nloops);
+}
+
+const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop) {
+    for (int i = 0; i < s->nloops; i++)
+        if (s->loops[i].loop == loop) return &s->loops[i];
+    return NULL;
 }
 
 /* ----------------------------------------------------------- emission */
@@ -448,7 +478,7 @@ static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LL
     LLVMValueRef **saved = g->regs;
     g->regs = tmp;
     for (int i = 0; i < n; i++)
-        next[i] = want[i] < 0 ? NULL : nvptx_operand(g, y->operands[i], &g->plan->layouts[loop->results[i]], 0);
+        next[i] = want[i] < 0 ? NULL : nvptx_operand(g, y->operands[i], &g->s->plan->layouts[loop->results[i]], 0);
     g->regs = saved;
     return next;
 }
@@ -470,7 +500,7 @@ static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
 /* The registers of the loads' pointers and masks for the iteration at iv
  * with carried values env. */
 static LLVMValueRef **ahead_regs(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv) {
-    int want[2 * MAX_PIPE_LOADS];
+    int want[2 * NVPTX_MAX_PIPE_LOADS];
     for (int i = 0; i < pp->nloads; i++) want[2 * i] = pp->loads[i]->operands[0], want[2 * i + 1] = pp->loads[i]->operands[1];
     return run_ahead(g, loop->regions[0], env, iv, want, 2 * pp->nloads);
 }
@@ -494,7 +524,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
         int v = ld->results[0];
-        const Layout *l = &g->plan->layouts[ld->operands[0]];
+        const Layout *l = &g->s->plan->layouts[ld->operands[0]];
         LLVMValueRef *ptr = g->regs[ld->operands[0]];
         LLVMValueRef *mask = ld->operands[1] != BIR_NONE ? nvptx_operand(g, ld->operands[1], l, 0) : NULL;
         Staged st = nvptx_staging(g, v, slot_at(g, pp, ring_at + off, slot));
@@ -538,7 +568,7 @@ static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols) {
     LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
-        const Layout *l = &g->plan->layouts[ld->operands[0]];
+        const Layout *l = &g->s->plan->layouts[ld->operands[0]];
         if (ld->operands[1] != BIR_NONE) {
             LLVMValueRef *mask = nvptx_operand(g, ld->operands[1], l, 0);
             int32_t copies = nvptx_layout_copy_regs(l);
@@ -556,7 +586,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
                  LLVMValueRef slot, LLVMValueRef live) {
     LLVMValueRef **saved = g->regs;
     g->regs = ahead_regs(g, loop, pp, env, iv);
-    LLVMValueRef t0 = is_thread0(g), cols[MAX_PIPE_LOADS];
+    LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS];
     LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols), g->i32, "");
     LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->i32, &vote, 1);
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
@@ -572,12 +602,12 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];
-        const NvptxTensorMap *map = &g->tma.map[g->tma_of[v] - 1];
+        const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[v] - 1];
         int inner = vtype(g, v).shape[nvptx_contiguous_dim(g, v)];
         for (int j = 0; j < inner / map->box_inner; j++) {
             LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);
             LLVMValueRef col = LLVMBuildAdd(g->b, cols[i], ci32(g, j * map->box_inner), "");
-            nvptx_tma_load(g, g->tma_of[v] - 1, dst, col, ci32(g, 0), bar);
+            nvptx_tma_load(g, g->s->tma_of[v] - 1, dst, col, ci32(g, 0), bar);
         }
         off += pp->tile_bytes[i];
     }
@@ -598,7 +628,6 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
 
 struct NvptxPipeline {
     PipePlan plan;
-    const BirOp *outer_async_dot, *outer_deferred_dot; /* g's outside this loop */
     int64_t ring_at;
     LLVMValueRef it;       /* the iteration counter phi, in the loop header (with a producer: the fill
                               number, from g->ws_fills) */
@@ -636,11 +665,11 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
 static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **env, LLVMValueRef iv, LLVMValueRef live,
                     LLVMValueRef fill) {
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
-    LLVMValueRef **saved = g->regs, cols[MAX_PIPE_LOADS];
+    LLVMValueRef **saved = g->regs, cols[NVPTX_MAX_PIPE_LOADS];
     g->regs = ahead_regs(g, loop, &p->plan, env, iv);
     LLVMValueRef vote = tma_vote(g, &p->plan, cols);
     g->regs = saved;
-    nvptx_ws_release(g, &g->ws_ring, fill, vote, cols); /* (g->ws_loop is this loop) */
+    nvptx_ws_release(g, &g->s->ws_ring, fill, vote, cols); /* (g->s->ws_loop is this loop) */
     nvptx_end_if(g, done);
 }
 
@@ -650,9 +679,9 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
         int v = pp->loads[i]->results[0];
-        const NvptxTensorMap *map = &g->tma.map[g->tma_of[v] - 1];
+        const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[v] - 1];
         r->tile_at[i] = off;
-        r->map[i] = g->tma_of[v] - 1;
+        r->map[i] = g->s->tma_of[v] - 1;
         r->box_inner[i] = map->box_inner;
         r->boxes[i] = vtype(g, v).shape[nvptx_contiguous_dim(g, v)] / map->box_inner;
         r->box_bytes[i] = (int64_t)map->box_rows * map->box_inner * 2;
@@ -668,27 +697,25 @@ bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop) {
 
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {
     PipePlan pp;
-    if (!plan(g, g->ws_loop, &pp) || !pp.ws) return false; /* planned before the rings were laid out */
-    ws_ring(g, &pp, g->ring_at, r);
+    if (!plan(g, g->s->ws_loop, &pp) || !pp.ws) return false; /* planned before the rings were laid out */
+    ws_ring(g, &pp, g->s->ring_at, r);
     return true;
 }
 
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb, LLVMValueRef ub,
                                     LLVMValueRef step) {
-    PipePlan pp;
-    if (!plan(g, loop, &pp)) return NULL;
+    const NvptxLoopSchedule *ls = nvptx_loop_schedule(g->s, loop);
+    if (!ls) return NULL;
+    PipePlan pp = *ls;
     NvptxPipeline *p = arena_alloc(&g->arena, sizeof *p);
     p->plan = pp;
     p->loop = loop;
-    p->ring_at = g->ring_at;
+    p->ring_at = g->s->ring_at;
     p->ub = ub, p->step = step;
-    p->outer_async_dot = g->async_dot, p->outer_deferred_dot = g->deferred_dot;
-    g->async_dot = pp.async_dot, g->deferred_dot = pp.deferred_dot;
-    for (int i = 0; i < pp.nloads; i++)
-        nvptx_tma_note(g, pp.loads[i], pp.stages, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone));
+    for (int i = 0; i < pp.nloads; i++) nvptx_tma_note(g, pp.loads[i], pp.stages, pp.load_not_tma[i]);
     if (pp.ws) { /* the fills of iterations 0 .. lead-1, numbered on from the last run's */
-        size_t at = strlen(g->notes);
-        snprintf(g->notes + at, sizeof g->notes - at,
+        size_t at = strlen(g->s->notes);
+        snprintf(g->s->notes + at, sizeof g->s->notes - at,
                  "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
                  loop->span.line, nvptx_ws_launch_warps(g));
         LLVMValueRef **env = init, iv = lb;
@@ -705,9 +732,9 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
     if (pp.tma) {
-        size_t at = strlen(g->notes);
-        snprintf(g->notes + at, sizeof g->notes - at, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n",
-                 loop->span.line, nvptx_ws_refusal(g, loop)); /* made anew for each run of the loop; the first fill's barrier publishes them */
+        size_t at = strlen(g->s->notes);
+        snprintf(g->s->notes + at, sizeof g->s->notes - at, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n",
+                 loop->span.line, pp.why_no_producer); /* made anew for each run of the loop; the first fill's barrier publishes them */
         LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < pp.stages; s++) nvptx_mbarrier_init(g, mbarrier_at(g, &pp, p->ring_at, ci32(g, s)), 1);
         nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
@@ -762,7 +789,7 @@ static void await_slot(Gen *g, NvptxPipeline *p, LLVMValueRef slot, int later) {
         return;
     }
     wait_groups(g, later);
-    if (g->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
+    if (g->s->plan->wgmma) /* cp.async wrote through the generic proxy; wgmma reads through the async one */
         nvptx_proxy_fence(g);
     nvptx_barrier(g); /* and everyone's */
 }
@@ -782,7 +809,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     p->carried = carried, p->iv = iv; /* for the latch's release (ws) or a late refill */
     LLVMValueRef slot = LLVMBuildURem(g->b, p->it, ci32(g, S), "");
     if (pp->ws) {
-        LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &g->ws_ring, p->it), ""));
+        LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &g->s->ws_ring, p->it), ""));
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
         g->regs = ahead_regs(g, loop, pp, carried, iv);
@@ -858,7 +885,6 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 }
 
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p) {
-    g->async_dot = p->outer_async_dot, g->deferred_dot = p->outer_deferred_dot;
     g->deferred_due = NULL;
     /* (a producer's ring numbers its fills on, g->ws_fills, and stops at the kernel's end) */
     if (!p->plan.tma)

@@ -30,7 +30,7 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
     for (int a = 0; a < (op->noperands ? op->noperands : 1); a++) {
         int v = op->noperands ? op->operands[a] : -1;
         BlkType t = v >= 0 ? vtype(g, v) : type_scalar(DT_VOID);
-        const Layout *l = v >= 0 ? &g->plan->layouts[v] : NULL;
+        const Layout *l = v >= 0 ? &g->s->plan->layouts[v] : NULL;
         int n = t.rank ? l->nregs : 1;
         LLVMValueRef cond = t.rank ? nvptx_owner(g, l) : is_thread0(g);
         LLVMBasicBlockRef merge = nvptx_begin_if(g, cond);

@@ -51,17 +51,17 @@ static Layout reduced_view(const Layout *l, int a) {
 /* In registers alone: no warps divide the axis, and the result's layout
  * holds each thread's own results. */
 static bool in_registers(Gen *g, const BirOp *op) {
-    const Layout *l = &g->plan->layouts[op->operands[0]];
+    const Layout *l = &g->s->plan->layouts[op->operands[0]];
     int a = (int)op->attr;
     if (nvptx_layout_warps_along(l, a) != 1) return false;
     if (vtype(g, op->results[0]).rank == 0) return true;
     Layout seen = reduced_view(l, a);
-    return nvptx_layout_local_map(&seen, &g->plan->layouts[op->results[0]], (Projection){{0, 1}}, NULL);
+    return nvptx_layout_local_map(&seen, &g->s->plan->layouts[op->results[0]], (Projection){{0, 1}}, NULL);
 }
 
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op) {
     BlkType xt = vtype(g, op->operands[0]);
-    const Layout *l = &g->plan->layouts[op->operands[0]];
+    const Layout *l = &g->s->plan->layouts[op->operands[0]];
     int a = (int)op->attr;
     int warps_a = nvptx_layout_warps_along(l, a);
     if (in_registers(g, op)) return 0;
@@ -78,7 +78,7 @@ int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op) {
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     int x = op->operands[0], r = op->results[0];
     BlkType xt = vtype(g, x), rt = vtype(g, r);
-    const Layout *l = &g->plan->layouts[x];
+    const Layout *l = &g->s->plan->layouts[x];
     int a = (int)op->attr, rank = xt.rank, other = rank == 2 ? 1 - a : -1;
     Reduction R = {op->code, xt.dtype == DT_F16 || xt.dtype == DT_BF16 ? DT_F32 : xt.dtype,
                    op->code == BIR_ARGMAX || op->code == BIR_ARGMIN};
@@ -119,7 +119,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
         }
     }
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    const Layout *lr = &g->plan->layouts[r];
+    const Layout *lr = &g->s->plan->layouts[r];
     int n_out = rt.rank ? lr->nregs : 1;
     int warps_a = nvptx_layout_warps_along(l, a);
     if (in_registers(g, op)) {

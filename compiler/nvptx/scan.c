@@ -103,7 +103,7 @@ static bool step(Gen *g, const BirOp *op, Partials *P, int k, LLVMValueRef has, 
 }
 
 bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot) {
-    const Layout *l = &g->plan->layouts[op->results[0]];
+    const Layout *l = &g->s->plan->layouts[op->results[0]];
     Partials P = partials(g, op, l, slot);
     nvptx_barrier(g); /* earlier users of the shared region are done */
     store_all(g, &P);
@@ -139,17 +139,17 @@ static Layout reduced_layout(const Layout *l, int axis) {
 
 /* Can the result's registers be read from the operand's, all reduced? */
 static bool result_local(Gen *g, const BirOp *op, int32_t *map) {
-    const Layout *rl = &g->plan->layouts[op->results[0]];
+    const Layout *rl = &g->s->plan->layouts[op->results[0]];
     if (vtype(g, op->results[0]).rank == 0) {
         if (map) map[0] = 0;
         return true;
     }
-    Layout seen = reduced_layout(&g->plan->layouts[op->operands[0]], (int)op->attr);
+    Layout seen = reduced_layout(&g->s->plan->layouts[op->operands[0]], (int)op->attr);
     return nvptx_layout_local_map(&seen, rl, (Projection){{0, 1}}, map);
 }
 
 int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op) {
-    const Layout *l = &g->plan->layouts[op->operands[0]];
+    const Layout *l = &g->s->plan->layouts[op->operands[0]];
     int axis = (int)op->attr;
     bool all_local = result_local(g, op, NULL);
     bool reg;
@@ -164,7 +164,7 @@ int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op) {
  * both end up with their aligned group's value in the pairwise tree's
  * order; after log2(n) steps every element holds its row's result. */
 bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot) {
-    const Layout *l = &g->plan->layouts[op->operands[0]];
+    const Layout *l = &g->s->plan->layouts[op->operands[0]];
     Partials P = partials(g, op, l, slot);
     int nr = l->nregs;
     for (int32_t d = 1; d < P.len; d *= 2) {
@@ -202,7 +202,7 @@ bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot) {
     }
     for (int i = 0; i < P.n; i++) {
         int r = op->results[i];
-        const Layout *rl = &g->plan->layouts[r];
+        const Layout *rl = &g->s->plan->layouts[r];
         LLVMValueRef *out = nvptx_new_regs(g, r);
         for (int k = 0; k < nregs(g, r); k++) {
             if (local) {

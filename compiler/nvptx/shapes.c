@@ -8,14 +8,14 @@
 
 bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
-    LLVMValueRef *x = nvptx_convert(g, op->operands[0], &g->plan->layouts[r], nvptx_shape_projection(g, op), smem_at);
+    LLVMValueRef *x = nvptx_convert(g, op->operands[0], &g->s->plan->layouts[r], nvptx_shape_projection(g, op), smem_at);
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, x, (size_t)nregs(g, r) * sizeof *out);
     return true;
 }
 
 int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op) {
-    return nvptx_convert_smem_bytes(g, op->operands[0], &g->plan->layouts[op->results[0]], nvptx_shape_projection(g, op));
+    return nvptx_convert_smem_bytes(g, op->operands[0], &g->s->plan->layouts[op->results[0]], nvptx_shape_projection(g, op));
 }
 
 int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg) {
@@ -40,7 +40,7 @@ LLVMValueRef *nvptx_partner_local(Gen *g, const Layout *l, int axis, int32_t j, 
 
 static bool partner_is_local(Gen *g, const BirOp *op) {
     bool reg;
-    return nvptx_partner_bit(&g->plan->layouts[op->results[0]], (int)op->attr, (int32_t)op->value.i, &reg) >= 0;
+    return nvptx_partner_bit(&g->s->plan->layouts[op->results[0]], (int)op->attr, (int32_t)op->value.i, &reg) >= 0;
 }
 
 /* flip, reshape, take, partner: every thread writes what it holds of the
@@ -48,21 +48,21 @@ static bool partner_is_local(Gen *g, const BirOp *op) {
  * from where the op says it comes from. */
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op) {
     if (op->code == BIR_PARTNER && partner_is_local(g, op))
-        return nvptx_operand_smem_bytes(g, op->operands[0], &g->plan->layouts[op->results[0]]);
+        return nvptx_operand_smem_bytes(g, op->operands[0], &g->s->plan->layouts[op->results[0]]);
     return nvptx_smem_value_bytes(g, op->operands[0]);
 }
 
 bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at) {
     int x = op->operands[0], r = op->results[0], axis = (int)op->attr;
     if (op->code == BIR_PARTNER && partner_is_local(g, op)) { /* a register of its own, or a shuffle */
-        const Layout *l = &g->plan->layouts[r];
+        const Layout *l = &g->s->plan->layouts[r];
         LLVMValueRef *p = nvptx_partner_local(g, l, axis, (int32_t)op->value.i, nvptx_operand(g, x, l, smem_at),
                                               vtype(g, x).dtype);
         memcpy(nvptx_new_regs(g, r), p, (size_t)l->nregs * sizeof *p);
         return true;
     }
     BlkType xt = vtype(g, x), rt = vtype(g, r);
-    const Layout *to = &g->plan->layouts[r];
+    const Layout *to = &g->s->plan->layouts[r];
     nvptx_smem_write_value(g, x, smem_at);
     LLVMValueRef *out = nvptx_new_regs(g, r);
     for (int k = 0; k < nregs(g, r); k++) {

@@ -82,7 +82,7 @@ static bool sym_of(Gen *g, int v, Sym *out) {
     if (!op) {
         int p = param_index(g, v);
         if (p < 0) return false;
-        *out = g->facts && g->facts[p] == NVPTX_PARAM_ONE ? (Sym){1, -1} : (Sym){1, p};
+        *out = g->s->facts && g->s->facts[p] == NVPTX_PARAM_ONE ? (Sym){1, -1} : (Sym){1, p};
         return true;
     }
     Sym a, b;
@@ -222,7 +222,7 @@ static void note_args(TmaMemo *M, const BirBlock *b) {
 }
 
 static TmaMemo *memo(Gen *g) {
-    if (g->tma_memo) return g->tma_memo;
+    if (g->s->tma_memo) return g->s->tma_memo;
     size_t n = (size_t)g->f->nvalues + 1;
     TmaMemo *M = arena_alloc(&g->arena, sizeof *M);
     M->aff = arena_alloc(&g->arena, n * sizeof *M->aff);
@@ -231,15 +231,15 @@ static TmaMemo *memo(Gen *g) {
     M->arg_loop = arena_alloc(&g->arena, n * sizeof *M->arg_loop);
     M->arg_index = arena_alloc(&g->arena, n * sizeof *M->arg_index);
     note_args(M, g->f->body);
-    return g->tma_memo = M;
+    return g->s->tma_memo = M;
 }
 
 /* What a multiple of, in bytes for a pointer parameter (launch facts and
  * attributes included). */
-static int64_t param_div(Gen *g, int p) { return g->plan->axis[g->f->params[p].value].div; }
+static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div; }
 
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
-    char *why = g->tma_why;
+    char *why = g->s->tma_why;
     if (!g->m->arch->tma) return "the arch has no TMA";
     if (g->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
@@ -250,7 +250,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (!a.ok || a.base < 0) return "its pointers are not a parameter plus multiples of arange and parameters";
     Sym inner = a.coef[cd], outer = a.coef[1 - cd];
     if (inner.k != 1 || inner.param >= 0) {
-        snprintf(why, sizeof g->tma_why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
+        snprintf(why, sizeof g->s->tma_why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
         return why;
     }
     int64_t div = outer.param >= 0 ? param_div(g, outer.param) : 1;
@@ -260,7 +260,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (param_div(g, a.base) < 16) return "its base pointer is not known to be 16-byte aligned";
     Staged st = nvptx_staging(g, v, NULL);
     if (st.rows > 256 || st.rows % 8 || st.slab < 8) {
-        snprintf(why, sizeof g->tma_why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
+        snprintf(why, sizeof g->s->tma_why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
         return why;
     }
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
@@ -326,14 +326,14 @@ static LLVMValueRef map_address(Gen *g, int map) {
 
 /* Could the launch make map `map`? Its bit in the parameter after the maps. */
 static LLVMValueRef map_made(Gen *g, int map) {
-    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->tma.count));
+    LLVMValueRef valid = LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->s->tma.count));
     LLVMValueRef bit = LLVMBuildAnd(g->b, valid, ci32(g, 1 << map), "");
     return LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), "");
 }
 
 void nvptx_tma_prefetch_maps(Gen *g) {
     LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), "");
-    for (int map = 0; map < g->tma.count; map++) { /* the maps the launch could make */
+    for (int map = 0; map < g->s->tma.count; map++) { /* the maps the launch could make */
         LLVMValueRef go = LLVMBuildAnd(g->b, first, map_made(g, map), "");
         LLVMValueRef args[2] = {map_address(g, map), LLVMBuildZExt(g->b, go, g->i32, "")};
         nvptx_asm_call(g, g->void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
@@ -351,14 +351,14 @@ void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMVal
 /* Thread 0's part of the iteration test for one load: its tile's offset
  * from the map's base fits the map's columns. Then *col is that offset. */
 LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col) {
-    const NvptxTensorMap *map = &g->tma.map[g->tma_of[ld->results[0]] - 1];
+    const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[ld->results[0]] - 1];
     LLVMValueRef base = g->regs[g->f->params[map->base_param].value][0];
     LLVMValueRef off = LLVMBuildSub(g->b, addr_i64(g, p00), addr_i64(g, base), "");
     off = LLVMBuildAShr(g->b, off, ci64(g, 1), ""); /* 16-bit elements */
     BlkType t = vtype(g, ld->results[0]);
     int64_t last = NVPTX_TMA_COLUMNS - t.shape[nvptx_contiguous_dim(g, ld->results[0])];
     LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, ci64(g, last), ""); /* unsigned: also off >= 0 */
-    LLVMValueRef made = map_made(g, g->tma_of[ld->results[0]] - 1);
+    LLVMValueRef made = map_made(g, g->s->tma_of[ld->results[0]] - 1);
     *col = LLVMBuildTrunc(g->b, off, g->i32, "");
     return LLVMBuildAnd(g->b, ok, made, "");
 }
@@ -374,25 +374,25 @@ enum { TMA_MIN_TILE_BYTES = 32 * 1024, TMA_MIN_WARPS = 8 };
 
 const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
     if (dot_alone) return NULL;
-    if (g->plan->num_warps < TMA_MIN_WARPS)
-        snprintf(g->tma_why, sizeof g->tma_why,
+    if (g->s->plan->num_warps < TMA_MIN_WARPS)
+        snprintf(g->s->tma_why, sizeof g->s->tma_why,
                  "its loop's dots feed one another and its program is one warpgroup (cp.async is faster there "
                  "below %d warps)", TMA_MIN_WARPS);
     else if (tile_bytes < TMA_MIN_TILE_BYTES)
-        snprintf(g->tma_why, sizeof g->tma_why,
+        snprintf(g->s->tma_why, sizeof g->s->tma_why,
                  "its loop's dots feed one another and its tiles are %lld bytes an iteration "
                  "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
     else return NULL;
-    return g->tma_why;
+    return g->s->tma_why;
 }
 
 /* A line of --stats about how a pipelined load is copied. */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why) {
+void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *not_tma) {
     BlkType t = vtype(g, ld->results[0]);
     char how[200];
-    int k = g->tma_of[ld->results[0]] - 1;
+    int k = g->s->tma_of[ld->results[0]] - 1;
     if (k >= 0) {
-        const NvptxTensorMap *m = &g->tma.map[k];
+        const NvptxTensorMap *m = &g->s->tma.map[k];
         char stride[96];
         if (m->stride_param < 0) snprintf(stride, sizeof stride, "%lld", (long long)m->stride_scale);
         else if (m->stride_scale == 1) snprintf(stride, sizeof stride, "%s", g->f->params[m->stride_param].name);
@@ -401,14 +401,9 @@ void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *loop_why) {
         if (m->swizzle_bytes) snprintf(swizzle, sizeof swizzle, "%d-byte swizzle", m->swizzle_bytes);
         snprintf(how, sizeof how, "TMA (map %d: from %s, rows %s elements apart, %d x %d boxes, %s)", k,
                  g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner, swizzle);
-    } else {
-        NvptxTensorMap unused;
-        const char *why = g->m->arch->tma ? nvptx_tma_refusal(g, ld, &unused) : NULL;
-        if (g->m->arch->tma && !why) why = loop_why ? loop_why : "another load of its loop cannot be";
-        snprintf(how, sizeof how, "cp.async%s%s", why ? "; not TMA: " : "", why ? why : "");
-    }
-    size_t at = strlen(g->notes);
-    snprintf(g->notes + at, sizeof g->notes - at, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n",
+    } else snprintf(how, sizeof how, "cp.async%s%s", not_tma ? "; not TMA: " : "", not_tma ? not_tma : "");
+    size_t at = strlen(g->s->notes);
+    snprintf(g->s->notes + at, sizeof g->s->notes - at, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n",
              ld->span.line, t.shape[0], t.shape[1], dtype_name(t.dtype), stages, how);
 }
 
@@ -423,18 +418,18 @@ static void plan_in(Gen *g, const BirBlock *b) {
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
         const char *loop_why = NULL;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &loop_why) : 0;
-        bool all = n > 0 && !loop_why && g->tma.count + n <= NVPTX_MAX_TENSOR_MAPS;
+        bool all = n > 0 && !loop_why && g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS;
         for (int k = 0; all && k < n; k++) all = !nvptx_tma_refusal(g, loads[k], &maps[k]);
         for (int k = 0; all && k < n; k++) {
-            g->tma.map[g->tma.count++] = maps[k];
-            g->tma_of[loads[k]->results[0]] = g->tma.count;
+            g->s->tma.map[g->s->tma.count++] = maps[k];
+            g->s->tma_of[loads[k]->results[0]] = g->s->tma.count;
         }
         for (int r = 0; r < op->nregions; r++) plan_in(g, op->regions[r]);
     }
 }
 
 void nvptx_tma_plan(Gen *g) {
-    g->tma_of = arena_alloc(&g->arena, ((size_t)g->f->nvalues + 1) * sizeof *g->tma_of);
-    g->tma.count = 0;
+    g->s->tma_of = arena_alloc(&g->arena, ((size_t)g->f->nvalues + 1) * sizeof *g->s->tma_of);
+    g->s->tma.count = 0;
     plan_in(g, g->f->body);
 }

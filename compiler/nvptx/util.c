@@ -34,11 +34,11 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
 }
 
 void nvptx_barrier(Gen *g) {
-    if (!g->ws_loop) {
+    if (!g->s->ws_loop) {
         nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t);
         return;
     }
-    LLVMValueRef args[2] = {ci32(g, 0), ci32(g, 32 * g->plan->num_warps)}; /* the producer warp never joins */
+    LLVMValueRef args[2] = {ci32(g, 0), ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warp never joins */
     nvptx_call(g, "llvm.nvvm.barrier", g->void_t, args, 2);
 }
 

@@ -50,7 +50,7 @@
  * warpgroups, with room for one more. */
 #include "gen.h"
 
-enum { PRODUCER_WARPS = 4, PRODUCER_REGS = 40, SM_REGS = 65536 };
+enum { PRODUCER_WARPS = 4, PRODUCER_REGS = NVPTX_WS_PRODUCER_REGS, SM_REGS = 65536 };
 enum { SLOT_FULL = 0, SLOT_EMPTY = 8, SLOT_VOTE = 16, SLOT_TMA = 20, SLOT_LIVE = 24, SLOT_COLS = 28 };
 _Static_assert(SLOT_COLS + 4 * 4 <= NVPTX_WS_SLOT_SYNC_BYTES, "a record holds four loads' columns");
 
@@ -73,7 +73,7 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
 }
 
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
-    int n = g->plan->num_warps;
+    int n = g->s->plan->num_warps;
     if (g->opt->no_warp_specialize) return "--no-warp-specialize";
     /* measured on the H100: with a dot in flight past the refill, a producer
      * gained 4-10% (matmul, docs/results/warp_specialize_ab_h100.md) and 1-5%
@@ -82,15 +82,15 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
     if (!nvptx_pipeline_dot_in_flight(g, loop))
         return "no dot's group runs on past the loop's refill (a producer measured slower there)";
     if (n % 4 || n + PRODUCER_WARPS > 32) {
-        snprintf(g->tma_why, sizeof g->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
-        return g->tma_why;
+        snprintf(g->s->tma_why, sizeof g->s->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
+        return g->s->tma_why;
     }
     if (g->opt->min_blocks_per_sm > 1) {
         /* a program's registers are all setmaxnreg can move: with more programs an SM too few for the
          * consumers (ptxas may then fail, C7602) */
-        snprintf(g->tma_why, sizeof g->tma_why, "its occupancy target is %d programs an SM (a producer is used at one)",
+        snprintf(g->s->tma_why, sizeof g->s->tma_why, "its occupancy target is %d programs an SM (a producer is used at one)",
                  g->opt->min_blocks_per_sm);
-        return g->tma_why;
+        return g->s->tma_why;
     }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
     if (pipelined_loops(g, g->f->body) != 1) return "the kernel has another pipelined loop";
@@ -98,31 +98,31 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
 }
 
 void nvptx_ws_plan(Gen *g) {
-    g->ws_loop = NULL;
+    g->s->ws_loop = NULL;
     const BirBlock *body = g->f->body;
-    for (int i = 0; i < body->ops.len && g->tma.count; i++) {
+    for (int i = 0; i < body->ops.len && g->s->tma.count; i++) {
         const BirOp *op = body->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
         const char *why;
         if (op->code != BIR_FOR) continue;
         int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &why);
         bool tma = n > 0;
-        for (int k = 0; k < n; k++) tma &= g->tma_of[loads[k]->results[0]] > 0;
-        if (tma && !nvptx_ws_refusal(g, op)) g->ws_loop = op;
+        for (int k = 0; k < n; k++) tma &= g->s->tma_of[loads[k]->results[0]] > 0;
+        if (tma && !nvptx_ws_refusal(g, op)) g->s->ws_loop = op;
     }
 }
 
 /* ------------------------------------------------------------- emission */
 
-static int consumers(Gen *g) { return g->plan->num_warps; }
+static int consumers(Gen *g) { return g->s->plan->num_warps; }
 
-int nvptx_ws_launch_warps(Gen *g) { return consumers(g) + (g->ws_loop ? PRODUCER_WARPS : 0); }
+int nvptx_ws_launch_warps(Gen *g) { return consumers(g) + (g->s->ws_loop ? PRODUCER_WARPS : 0); }
 
 /* The registers a consumer thread gets back (setmaxnreg.inc), or 0: no more
  * than it starts with. ptxas starts every thread with an equal share of
  * the SM's registers (one program an SM: .minnctapersm 1), in eights; those
  * of a program are all its warps may share (an inc beyond what the
  * producer's dec freed would wait forever). */
-static int consumer_regs(Gen *g) {
+int nvptx_ws_consumer_regs(Gen *g) {
     int64_t start = SM_REGS / (32 * nvptx_ws_launch_warps(g)) / 8 * 8;
     if (start > 256) start = 256; /* the most a thread can have anyway */
     int64_t program = start * 32 * nvptx_ws_launch_warps(g);
@@ -177,7 +177,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "consumers");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntUGE, g->warp, ci32(g, consumers(g)), ""), work, rest);
     LLVMPositionBuilderAtEnd(g->b, work);
-    int regs = consumer_regs(g);
+    int regs = nvptx_ws_consumer_regs(g);
     if (regs) set_max_regs(g, false, PRODUCER_REGS);
     all_warps_barrier(g); /* the consumers have made the mbarriers */
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.done");

@@ -41,7 +41,6 @@ enum { WG_MAX_N = 256, WG_WAIT_CHUNK = 128 };
  * m64n64k16 (32) under 58 (C7602, "register target of ... or higher") */
 enum { WGMMA_OTHER_REGS = 26 };
 
-typedef enum { FROM_RING, FROM_RESIDENT, FROM_STAGE, FROM_REGS, FROM_CONVERT } OperandSource;
 
 /* A staged operand wgmma can read: rows of at least 16 elements (a 32-byte
  * slab, the narrowest swizzle). */
@@ -52,12 +51,12 @@ bool nvptx_wgmma_readable(Gen *g, int v) {
 
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     static char why[128];
-    if (!g->plan->wgmma) return "the arch has no wgmma";
+    if (!g->s->plan->wgmma) return "the arch has no wgmma";
     BlkType at = vtype(g, op->operands[0]), rt = vtype(g, op->results[0]);
-    const char *shape = nvptx_wgmma_shape_refusal(rt.shape[0], rt.shape[1], at.shape[1], at.dtype, g->plan->num_warps);
+    const char *shape = nvptx_wgmma_shape_refusal(rt.shape[0], rt.shape[1], at.shape[1], at.dtype, g->s->plan->num_warps);
     if (shape) return shape;
-    const Layout *lc = &g->plan->layouts[op->results[0]];
-    if (nvptx_layout_warps_along(lc, 0) != g->plan->num_warps) return "its accumulator's warps are not all along M";
+    const Layout *lc = &g->s->plan->layouts[op->results[0]];
+    if (nvptx_layout_warps_along(lc, 0) != g->s->plan->num_warps) return "its accumulator's warps are not all along M";
     int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
     if (!nvptx_wgmma_readable(g, b)) {
         snprintf(why, sizeof why, "b %s", nvptx_contiguous_dim(g, b) < 0 ? "has no 8-element runs a thread holds to stage"
@@ -67,26 +66,16 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     return NULL;
 }
 
-/* Where operand `which` comes from, here (gen time: ring slots are bound). */
-static OperandSource source_of(Gen *g, const BirOp *op, int which) {
-    int v = op->operands[which];
-    if (nvptx_dot_resident(g, op, which)) return FROM_RESIDENT;
-    if (g->staged && g->staged[v]) return FROM_RING;
-    if (which == 0 && nvptx_dot_in_registers(g, op, 0)) return FROM_REGS;
-    if (nvptx_wgmma_readable(g, v)) return FROM_STAGE;
-    return FROM_CONVERT; /* a only (the refusal keeps b staged) */
-}
-
 int64_t nvptx_wgmma_staged_bytes(Gen *g, int v) {
     return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); /* where descriptors assume it starts */
 }
 
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
-    int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->plan->layouts[op->results[0]]);
+    int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->s->plan->layouts[op->results[0]]);
     int64_t staged = 0, other = 0;
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
-        if (g->in_ring && g->in_ring[v]) continue;
+        if (g->s->in_ring && g->s->in_ring[v]) continue;
         if (which == 0 && nvptx_dot_in_registers(g, op, 0)) continue;
         if (nvptx_wgmma_readable(g, v)) staged += nvptx_wgmma_staged_bytes(g, v);
         else { /* a only: b unstaged is refused */
@@ -210,33 +199,35 @@ static bool is_zero(LLVMValueRef v) {
     return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0 && !signbit(LLVMConstRealGetDouble(v, &lost));
 }
 
-static const char *source_name(OperandSource s) {
+static const char *source_name(NvptxOperandSource s) {
     switch (s) {
-    case FROM_RING: return "from its loop's ring (descriptor";
-    case FROM_RESIDENT: return "staged once before its loop (descriptor";
-    case FROM_STAGE: return "staged in shared memory (descriptor";
-    case FROM_REGS: return "from registers";
+    case NVPTX_FROM_RING: return "from its loop's ring (descriptor";
+    case NVPTX_FROM_RESIDENT: return "staged once before its loop (descriptor";
+    case NVPTX_FROM_STAGE: return "staged in shared memory (descriptor";
+    case NVPTX_FROM_REGS: return "from registers";
     default: return "through shared memory into registers";
     }
 }
 
-static void note(Gen *g, const BirOp *op, int n, OperandSource src[2], const Staged st[2]) {
+static void note(Gen *g, const NvptxDotSchedule *ds, int n, const Staged st[2]) {
+    const BirOp *op = ds->op;
+    const NvptxOperandSource *src = ds->from;
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
     char how[2][96];
     for (int w = 0; w < 2; w++) {
-        if (src[w] == FROM_RING || src[w] == FROM_RESIDENT || src[w] == FROM_STAGE)
+        if (src[w] == NVPTX_FROM_RING || src[w] == NVPTX_FROM_RESIDENT || src[w] == NVPTX_FROM_STAGE)
             snprintf(how[w], sizeof how[w], "%s, %s, %s)", source_name(src[w]), swizzle_name(&st[w]),
                      st[w].cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
         else snprintf(how[w], sizeof how[w], "%s", source_name(src[w]));
     }
-    int groups = g->plan->num_warps / 4;
-    size_t at = strlen(g->notes);
-    snprintf(g->notes + at, sizeof g->notes - at,
+    int groups = g->s->plan->num_warps / 4;
+    size_t at = strlen(g->s->notes);
+    snprintf(g->s->notes + at, sizeof g->s->notes - at,
              "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
              "of 64 rows; a %s, b %s\n",
              op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n,
-             g->async_dot == op      ? ", one group left in flight across iterations"
-             : g->deferred_dot == op ? ", its group waited for by the next iteration's first dot"
+             ds->in_flight  ? ", one group left in flight across iterations"
+             : ds->deferred ? ", its group waited for by the next iteration's first dot"
                                      : "",
              groups,
              groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
@@ -248,24 +239,32 @@ static int acc_reg(int j, int n0, int mi, int nbits) { return (j & 3) | ((n0 / 8
 
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
-    const Layout *lc = &g->plan->layouts[r];
+    const Layout *lc = &g->s->plan->layouts[r];
     DType d = vtype(g, op->operands[0]).dtype;
     int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
-    int groups = g->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / 16;
+    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / 16;
     int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, kbits = 0;
     while ((8 << nbits) < N) nbits++;
     while ((1 << kbits) < ksteps) kbits++;
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
-    OperandSource src[2];
+    const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+    const NvptxOperandSource *src = ds->from;
     Staged st[2] = {{0}};
     int64_t at = smem_at;
     bool fresh = false;
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
-        src[w] = source_of(g, op, w);
-        if (src[w] == FROM_RING) st[w] = *g->staged[v];
-        if (src[w] == FROM_RESIDENT) st[w] = *nvptx_dot_resident(g, op, w);
-        if (src[w] != FROM_STAGE) continue;
+        if (src[w] == NVPTX_FROM_RING) {
+            if (!g->staged || !g->staged[v])
+                return nvptx_gen_fail(g, op, "internal compiler error: operand %d is not in its loop's ring", w);
+            st[w] = *g->staged[v];
+        }
+        if (src[w] == NVPTX_FROM_RESIDENT) {
+            if (!nvptx_dot_resident(g, op, w))
+                return nvptx_gen_fail(g, op, "internal compiler error: operand %d is not resident", w);
+            st[w] = *nvptx_dot_resident(g, op, w);
+        }
+        if (src[w] != NVPTX_FROM_STAGE) continue;
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
         st[w] = nvptx_staging(g, v, ci32(g, at));
         at += nvptx_wgmma_staged_bytes(g, v);
@@ -276,10 +275,10 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         nvptx_proxy_fence(g); /* the stores, visible to wgmma */
         nvptx_barrier(g);
     }
-    note(g, op, nchunk, src, st);
+    note(g, ds, nchunk, st);
     /* a in registers: the a-fragment layout's */
     LLVMValueRef *a_regs = NULL;
-    if (src[0] == FROM_REGS || src[0] == FROM_CONVERT) {
+    if (src[0] == NVPTX_FROM_REGS || src[0] == NVPTX_FROM_CONVERT) {
         Layout lo = nvptx_dot_operand_layout(g, op, 0);
         a_regs = nvptx_operand(g, op->operands[0], &lo, at);
     }
@@ -324,12 +323,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         }
     }
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
-    /* the registers these instructions hold, with a deferred dot's still in flight */
-    int held = lc->nregs + (words ? mreps * ksteps * 4 : 0) +
-               (g->deferred_due ? nregs(g, nvptx_pipeline_deferred_arg(g->deferred_due)) : 0);
-    if (held + WGMMA_OTHER_REGS > g->wgmma_min_regs) g->wgmma_min_regs = held + WGMMA_OTHER_REGS;
-    if (g->deferred_dot == op) return true; /* the next iteration's first dot waits for it */
-    if (g->async_dot == op) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
+    if (ds->deferred) return true; /* the next iteration's first dot waits for it */
+    if (ds->in_flight) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
         nvptx_wgmma_wait(g, out, lc->nregs, 1);
         return true;
     }
@@ -348,4 +343,12 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     g->regs[v] = both + lc->nregs; /* the arena's: lives as long as the kernel's registers */
     nvptx_pipeline_deferred_waited(g); /* the slot that dot read is free */
     return true;
+}
+
+int nvptx_wgmma_register_floor(const NvptxSchedule *s) {
+    int floor = 0;
+    for (int i = 0; i < s->ndots; i++)
+        if (s->dots[i].path == NVPTX_DOT_WGMMA && s->dots[i].held_regs + WGMMA_OTHER_REGS > floor)
+            floor = s->dots[i].held_regs + WGMMA_OTHER_REGS;
+    return floor;
 }

@@ -1,0 +1,283 @@
+/* schedule.c: every decision about one kernel, made before its LLVM
+ * function exists (gen.h's NvptxSchedule), in this order:
+ *   the launch facts and each value's layout (facts.c, layout.c);
+ *   which pipelined loads TMA copies (tma.c), and the loop a producer
+ *     warpgroup serves (warpspec.c);
+ *   the shared-memory map, from the bottom: the region every op shares
+ *     (each op that uses it starts with a barrier), the pipelined loops'
+ *     rings above what the ops in those loops need, the loop-invariant
+ *     wgmma operands kept through their loops, the loop blocks kept in
+ *     shared memory (carried.c);
+ *   the producer's ring;
+ *   the bounds: shared memory and code size within the arch's limits.
+ * Emission (kernel.c and the files it calls) reads the schedule. */
+#include "gen.h"
+
+/* Shared memory to bring operands from index `first` on into layout `to`. */
+static int64_t operands_need(Gen *g, const BirOp *op, const Layout *to, int first) {
+    int64_t need = 0;
+    for (int i = first; i < op->noperands; i++)
+        if (op->operands[i] >= 0) {
+            int64_t n = nvptx_operand_smem_bytes(g, op->operands[i], to);
+            if (n > need) need = n;
+        }
+    return need;
+}
+
+/* Values flowing into a loop's or branch's results (their first operands
+ * from `first`, or a region's yield) in the results' layouts. */
+static int64_t carried_need(Gen *g, const BirOp *op, const int *vals, int n) {
+    int64_t need = 0;
+    for (int i = 0; i < n && i < op->nresults; i++) {
+        if (!vtype(g, op->results[i]).rank) continue;
+        int64_t k = nvptx_operand_smem_bytes(g, vals[i], &g->s->plan->layouts[op->results[i]]);
+        if (k > need) need = k;
+    }
+    return need;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Shared memory an op needs. */
+static int64_t smem_need(Gen *g, const BirOp *op) {
+    const int *a = op->operands;
+    switch (op->code) {
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
+        if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE || op->code == BIR_LOAD ? 0 : 8; /* atomics' slot */
+        return operands_need(g, op, &g->s->plan->layouts[a[0]], 1);
+    case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
+        return nvptx_reduce_smem_bytes(g, op);
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN:
+        return max64(nvptx_scan_smem_bytes(g, op), operands_need(g, op, &g->s->plan->layouts[op->results[0]], 0));
+    case BIR_REDUCE:
+        return max64(nvptx_tree_reduce_smem_bytes(g, op), operands_need(g, op, &g->s->plan->layouts[a[0]], 1));
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_rearrange_smem_bytes(g, op);
+    case BIR_FOR: {
+        const BirOp *y = bir_block_terminator(op->regions[0]);
+        return max64(carried_need(g, op, a + 3, op->noperands - 3), y ? carried_need(g, op, y->operands, y->noperands) : 0);
+    }
+    case BIR_WHILE: {
+        const BirOp *y = bir_block_terminator(op->regions[1]);
+        return max64(carried_need(g, op, a, op->noperands), y ? carried_need(g, op, y->operands, y->noperands) : 0);
+    }
+    case BIR_IF: {
+        int64_t need = 0;
+        for (int r = 0; r < 2; r++) {
+            const BirOp *y = bir_block_terminator(op->regions[r]);
+            if (y && y->code == BIR_YIELD) need = max64(need, carried_need(g, op, y->operands, y->noperands));
+        }
+        return need;
+    }
+    default:
+        if (bir_is_elementwise(op->code) && op->nresults == 1 && vtype(g, op->results[0]).rank)
+            return operands_need(g, op, &g->s->plan->layouts[op->results[0]], 0);
+        return 0;
+    }
+}
+
+/* The most shared memory any op needs, and that op. */
+static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        int64_t need = smem_need(g, op);
+        if (need > g->s->smem_size) g->s->smem_size = need, *largest = op;
+        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], largest);
+    }
+}
+
+/* The most shared memory an op inside a pipelined loop needs (the loop's
+ * own carried conversions included): the rings go above it. The region
+ * below may reach into the rings for the ops outside those loops: a ring
+ * is only live between its prologue's barrier and its last wait, and the
+ * next op to use the region starts with a barrier. */
+static int64_t smem_in_pipelined_loops(Gen *g, const BirBlock *b, bool inside, bool ring_body) {
+    int64_t need = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        bool ring = !inside && op->code == BIR_FOR && nvptx_pipeline_loop(g, op), pipelined = inside || ring;
+        /* a dot right in the loop's body stages its loop-invariant operands before the ring is live */
+        if (pipelined) need = max64(need, op->code == BIR_DOT && ring_body ? nvptx_dot_smem_bytes_in_loop(g, op, b)
+                                                                           : smem_need(g, op));
+        for (int r = 0; r < op->nregions; r++)
+            need = max64(need, smem_in_pipelined_loops(g, op->regions[r], pipelined, ring));
+    }
+    return need;
+}
+
+/* The op's name in errors: partner and take come from sort and split. */
+static const char *user_op_name(const BirOp *op) {
+    return op->code == BIR_PARTNER ? "sort" : op->code == BIR_TAKE ? "split" : bir_opcode_name(op->code);
+}
+
+/* Over the architecture's limit: the error names the op, why it needs
+ * shared memory and what to shrink. */
+static bool smem_error(Gen *g, const BirOp *op) {
+    const NvptxArch *arch = g->m->arch;
+    const char *why, *fix;
+    int shaped = op->noperands ? op->operands[0] : op->results[0]; /* the block the error names */
+    switch (op->code) {
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
+        why = "to move its operand between threads";
+        fix = "use a smaller block, or compute the operand from arange and scalars so it is recomputed in place";
+        break;
+    case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
+        why = "to bring its operands to the threads that hold its pointers";
+        fix = "use a smaller block";
+        break;
+    case BIR_DOT:
+        shaped = op->results[0];
+        why = "to share its operands between threads";
+        fix = "use smaller blocks (BLOCK_K first)";
+        break;
+    case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
+        why = "to combine the partial results of its warps";
+        fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
+        break;
+    case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: case BIR_REDUCE:
+        why = op->code == BIR_REDUCE ? "to hold the block while it reduces" : "to hold the block while it scans";
+        fix = "use a smaller block";
+        break;
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER:
+        why = "to move its elements between threads";
+        fix = "use a smaller block";
+        break;
+    default:
+        shaped = op->nresults ? op->results[0] : op->operands[0];
+        why = "to move operands between threads";
+        fix = "use smaller blocks";
+        break;
+    }
+    char shape[48];
+    shape_str(vtype(g, shaped), shape, sizeof shape);
+    return nvptx_gen_fail(g, op, "this %s of a %s block needs %lld bytes of shared memory %s, more than the %lld "
+                          "bytes a program may use on %s; %s", user_op_name(op), shape,
+                          (long long)g->s->smem_size, why, (long long)arch->max_shared_bytes, arch->name, fix);
+}
+
+/* ------------------------------------------------------------ code size */
+
+/* Every op is unrolled over the registers of its results. LLVM's time grows
+ * with that count (here: a 16384-element f16 sort, 63000, compiles in 3 s;
+ * 32768 elements, 143000, in 10 s; the example kernels stay under 2500), so
+ * a kernel may have this many a thread, no more. */
+enum { MAX_UNROLLED_OPS = 65536 };
+
+/* Register operations a thread runs for the ops of b (a loop's body once). */
+static int64_t unrolled_ops(Gen *g, const BirBlock *b) {
+    int64_t n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->nresults; k++) n += nregs(g, op->results[k]);
+        for (int r = 0; r < op->nregions; r++) n += unrolled_ops(g, op->regions[r]);
+    }
+    return n;
+}
+
+/* The ops of b written at source position at (an expression lowers to several). */
+static int64_t unrolled_ops_at(Gen *g, const BirBlock *b, Span at, const BirOp **first) {
+    int64_t n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->span.offset == at.offset && op->span.len == at.len) {
+            for (int k = 0; k < op->nresults; k++) n += nregs(g, op->results[k]);
+            bool user_named = op->code == BIR_PARTNER || op->code == BIR_TAKE; /* a sort or split */
+            if (!*first || (user_named && (*first)->code != op->code)) *first = op;
+        }
+        for (int r = 0; r < op->nregions; r++) n += unrolled_ops_at(g, op->regions[r], at, first);
+    }
+    return n;
+}
+
+/* The source expression contributing most to the kernel's size. */
+static void largest_contributor(Gen *g, const BirBlock *b, const BirOp **best, int64_t *best_n) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i], *first = NULL;
+        int64_t n = unrolled_ops_at(g, g->f->body, op->span, &first);
+        if (n > *best_n) *best_n = n, *best = first;
+        for (int r = 0; r < op->nregions; r++) largest_contributor(g, op->regions[r], best, best_n);
+    }
+}
+
+static bool code_size_error(Gen *g, int64_t total) {
+    const BirOp *op = NULL;
+    int64_t n = 0;
+    largest_contributor(g, g->f->body, &op, &n);
+    int shaped = op->noperands ? op->operands[0] : op->results[0];
+    char shape[48];
+    shape_str(vtype(g, shaped), shape, sizeof shape);
+    return nvptx_gen_fail(g, op, "this %s of a %s block unrolls to %lld register operations a thread (the kernel to "
+                          "%lld, at most %d with %d warps); use more warps (--num-warps) or a smaller block", user_op_name(op),
+                          shape, (long long)n, (long long)total, MAX_UNROLLED_OPS, g->s->plan->num_warps);
+}
+
+bool nvptx_schedule(Gen *g) {
+    const BirFunction *f = g->f;
+    NvptxModule *m = g->m;
+    g->s->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->s->facts, m->arch->wgmma);
+    if (m->opt->remarks) nvptx_remark_accesses(g, g->s->facts);
+    if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
+        return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
+                              BLK_MAX_KERNEL_ARGS);
+    g->s->ring_at = -1;
+    nvptx_tma_plan(g);
+    nvptx_ws_plan(g);
+    const BirOp *largest = NULL;
+    g->s->in_ring = nvptx_pipeline_marks(g);
+    g->s->resident_bytes = nvptx_dot_plan_resident(g);
+    plan_smem(g, f->body, &largest);
+    /* pipelined loops' rings above what the ops in those loops need (where
+     * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
+    int64_t region = g->s->smem_size;
+    g->s->region_bytes = region, g->s->region_op = largest;
+    int64_t align = g->s->plan->wgmma ? NVPTX_SWIZZLE_PERIOD : 128;
+    g->s->ring_at = nvptx_round_up(smem_in_pipelined_loops(g, f->body, false, false), align);
+    /* a producer's mbarriers and records are live from the kernel's entry
+     * to its end: the region must stay below them (its slots, as the other
+     * rings, only while the loop runs) */
+    NvptxWsRing ring;
+    if (g->s->ws_loop && nvptx_pipeline_ws_ring(g, &ring) && ring.sync_at < region) g->s->ring_at = nvptx_round_up(region, align);
+    int64_t max_bytes = g->m->arch->max_shared_bytes;
+    const BirOp *lost = nvptx_pipeline_lost(g);
+    if (lost)
+        return nvptx_gen_fail(g, lost, "this loop's pipelined loads have no room for 2 stages in shared memory above the "
+                              "%lld bytes other ops use there and below the %lld bytes of loop-invariant dot "
+                              "operands kept there (at most %lld bytes a program on %s); use smaller blocks",
+                              (long long)g->s->ring_at, (long long)g->s->resident_bytes, (long long)max_bytes,
+                              g->m->arch->name);
+    int64_t ring_bytes = nvptx_pipeline_ring_bytes(g);
+    g->s->smem_size = ring_bytes && g->s->ring_at + ring_bytes > region ? g->s->ring_at + ring_bytes : region;
+    if (g->s->smem_size > max_bytes) {
+        if (largest && g->s->smem_size == region) return smem_error(g, largest);
+        return nvptx_gen_fail(g, NULL, "the pipelined loops of '%s' need %lld bytes of shared memory (%lld for their "
+                              "cp.async rings above %lld the ops in those loops use), more than the %lld bytes a "
+                              "program may use on %s; use fewer stages (--num-stages) or smaller blocks",
+                              f->name, (long long)g->s->smem_size, (long long)ring_bytes, (long long)g->s->ring_at,
+                              (long long)max_bytes, g->m->arch->name);
+    }
+    if (g->s->resident_bytes) { /* loop-invariant wgmma operands, above it all */
+        g->s->resident_at = nvptx_round_up(g->s->smem_size, NVPTX_SWIZZLE_PERIOD);
+        g->s->smem_size = g->s->resident_at + g->s->resident_bytes;
+        if (g->s->smem_size > max_bytes)
+            return nvptx_gen_fail(g, NULL, "'%s' needs %lld bytes of shared memory: %lld for the loop-invariant dot "
+                                  "operands its loops keep there (wgmma reads them from shared memory) above %lld for "
+                                  "the rest, more than the %lld bytes a program may use on %s; use fewer stages "
+                                  "(--num-stages) or smaller blocks",
+                                  f->name, (long long)g->s->smem_size, (long long)g->s->resident_bytes,
+                                  (long long)g->s->resident_at, (long long)max_bytes, g->m->arch->name);
+    }
+    g->s->carried_base = (g->s->smem_size + 15) / 16 * 16;
+    nvptx_carried_plan(g, max_bytes - g->s->carried_base);
+    if (g->s->carried_bytes) g->s->smem_size = g->s->carried_base + g->s->carried_bytes;
+    int64_t size = unrolled_ops(g, f->body);
+    if (size > MAX_UNROLLED_OPS) return code_size_error(g, size);
+    if (g->s->ws_loop && !nvptx_pipeline_ws_ring(g, &g->s->ws_ring))
+        return nvptx_gen_fail(g, g->s->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
+                              "does not pipeline once shared memory is laid out");
+    nvptx_pipeline_schedule(g);
+    nvptx_dot_schedule_all(g);
+    g->s->launch_warps = nvptx_ws_launch_warps(g);
+    g->s->wgmma_min_regs = nvptx_wgmma_register_floor(g->s);
+    return true;
+}

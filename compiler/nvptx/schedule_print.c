@@ -1,0 +1,213 @@
+/* schedule_print.c: --emit=plan, a kernel's schedule as text for people
+ * and tests: the block IR with each block value's layout, then the shared
+ * memory map, the pipelined loops, the dots, the block loads and stores,
+ * and the notes --stats prints. Every line of the schedule names the
+ * source line it is about, so a test can look for one (tests/plan/). */
+#define _POSIX_C_SOURCE 200809L
+#include "gen.h"
+
+static void value_layout(void *ctx, int v, char *buf, size_t size) {
+    const Gen *g = ctx;
+    nvptx_layout_describe(&g->s->plan->layouts[v], buf, size);
+}
+
+static const char *path_name(NvptxDotPath p) {
+    switch (p) {
+    case NVPTX_DOT_WGMMA: return "wgmma";
+    case NVPTX_DOT_MMA: return "mma.sync m16n8k16";
+    case NVPTX_DOT_TF32: return "mma.sync m16n8k8 tf32";
+    case NVPTX_DOT_TF32X3: return "mma.sync m16n8k8 tf32x3";
+    default: return "fma";
+    }
+}
+
+static const char *source_name(NvptxOperandSource s) {
+    switch (s) {
+    case NVPTX_FROM_RING: return "its loop's ring";
+    case NVPTX_FROM_RESIDENT: return "resident (staged once before its loop)";
+    case NVPTX_FROM_HOISTED: return "fragments loaded once before its loop";
+    case NVPTX_FROM_REGS: return "registers";
+    case NVPTX_FROM_STAGE: return "staged by the dot";
+    case NVPTX_FROM_CONVERT: return "shared memory into registers";
+    default: return "shared memory";
+    }
+}
+
+/* "[128, 64] f16" */
+static void shape_of(Gen *g, int v, char *buf, size_t size) {
+    char shape[40];
+    shape_str(vtype(g, v), shape, sizeof shape);
+    snprintf(buf, size, "%s %s", shape, dtype_name(vtype(g, v).dtype));
+}
+
+static const char *value_name(Gen *g, int v) { return g->f->values[v].name ? g->f->values[v].name : "a block"; }
+
+static void print_smem(Gen *g, FILE *out) {
+    const NvptxSchedule *s = g->s;
+    fprintf(out, "shared memory: %lld bytes\n", (long long)s->smem_size);
+    if (s->region_bytes) {
+        fprintf(out, "  [0, %lld) the region ops share", (long long)s->region_bytes);
+        if (s->region_op)
+            fprintf(out, " (the most: %s at line %u)", bir_opcode_name(s->region_op->code), s->region_op->span.line);
+        fputc('\n', out);
+    }
+    int64_t rings = 0;
+    for (int i = 0; i < s->nloops; i++)
+        if (s->loops[i].ring_bytes > rings) rings = s->loops[i].ring_bytes;
+    if (rings) fprintf(out, "  [%lld, %lld) pipelined loops' rings\n", (long long)s->ring_at, (long long)(s->ring_at + rings));
+    if (s->resident_bytes) {
+        fprintf(out, "  [%lld, %lld) loop-invariant wgmma operands\n", (long long)s->resident_at,
+                (long long)(s->resident_at + s->resident_bytes));
+        for (int v = 0; v < g->f->nvalues; v++)
+            if (s->resident_off[v] >= 0) {
+                char shape[48];
+                shape_of(g, v, shape, sizeof shape);
+                fprintf(out, "    %s %s at %lld\n", value_name(g, v), shape, (long long)(s->resident_at + s->resident_off[v]));
+            }
+    }
+    if (s->carried_bytes) {
+        fprintf(out, "  [%lld, %lld) loop blocks kept in shared memory\n", (long long)s->carried_base,
+                (long long)(s->carried_base + s->carried_bytes));
+        for (int v = 0; v < g->f->nvalues; v++)
+            if (s->carried_at[v] >= 0) {
+                char shape[48];
+                shape_of(g, v, shape, sizeof shape);
+                fprintf(out, "    %s %s at %lld through the loop at line %u\n", value_name(g, v), shape,
+                        (long long)(s->carried_base + s->carried_at[v]), s->kept_in[v]->span.line);
+            }
+    }
+}
+
+static void print_load(Gen *g, FILE *out, const NvptxLoopSchedule *ls, int k, int64_t at) {
+    const BirOp *ld = ls->loads[k];
+    int v = ld->results[0];
+    char shape[48];
+    shape_of(g, v, shape, sizeof shape);
+    fprintf(out, "  load line %u %s: ring slot +%lld, %lld bytes; ", ld->span.line, shape, (long long)at,
+            (long long)ls->tile_bytes[k]);
+    int map = g->s->tma_of[v] - 1;
+    if (map >= 0) {
+        const NvptxTensorMap *m = &g->s->tma.map[map];
+        fprintf(out, "TMA, map %d (from %s, %d x %d boxes, ", map, g->f->params[m->base_param].name, m->box_rows,
+                m->box_inner);
+        if (m->swizzle_bytes) fprintf(out, "%d-byte swizzle)", m->swizzle_bytes);
+        else fprintf(out, "no swizzle)");
+    } else fprintf(out, "cp.async%s%s", ls->load_not_tma[k] ? "; not TMA: " : "", ls->load_not_tma[k] ? ls->load_not_tma[k] : "");
+    if (ls->views[k] >= 0) fprintf(out, "; its dot reads its transpose");
+    fputc('\n', out);
+}
+
+static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
+    fprintf(out, "loop line %u: pipelined, %d stages, copies %d iteration%s ahead by %s", ls->loop->span.line,
+            ls->stages, ls->ahead, ls->ahead == 1 ? "" : "s",
+            ls->ws ? "TMA from a producer warpgroup" : ls->tma ? "TMA from thread 0" : "cp.async");
+    fprintf(out, ", %lld bytes a stage\n", (long long)ls->slot_bytes);
+    int64_t at = 0;
+    for (int k = 0; k < ls->nloads; k++) {
+        print_load(g, out, ls, k, at);
+        at += ls->tile_bytes[k];
+    }
+    if (ls->async_dot) fprintf(out, "  dot line %u: its group left in flight across iterations (a stage more)\n",
+                               ls->async_dot->span.line);
+    if (ls->deferred_dot)
+        fprintf(out, "  dot line %u: deferred, its group waited for by the next iteration's first dot; refilled %s\n",
+                ls->deferred_dot->span.line,
+                ls->refill_late ? "after that wait" : "at the top (a stage more)");
+    if (ls->ws) {
+        int regs = nvptx_ws_consumer_regs(g);
+        fprintf(out, "  producer warpgroup: 4 warps, %d registers a thread", NVPTX_WS_PRODUCER_REGS);
+        if (regs) fprintf(out, "; the consumers' raised to %d (setmaxnreg)", regs);
+        fprintf(out, "; releases the fill of iteration i + %d at the end of iteration i\n", ls->lead);
+    } else if (ls->tma) fprintf(out, "  no producer warpgroup: %s\n", ls->why_no_producer);
+}
+
+static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
+    const BirOp *op = d->op;
+    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
+    fprintf(out, "dot line %u [%d, %d] x [%d, %d] %s: %s", op->span.line, a.shape[0], a.shape[1], b.shape[0],
+            b.shape[1], dtype_name(a.dtype), path_name(d->path));
+    if (d->path == NVPTX_DOT_WGMMA) {
+        int32_t n = b.shape[1] < 256 ? b.shape[1] : 256;
+        int groups = g->s->plan->num_warps / 4;
+        fprintf(out, ".m64n%dk16, %d warpgroup%s x %d tile%s of 64 rows", n, groups, groups > 1 ? "s" : "",
+                a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
+    } else {
+        const Layout *lc = &g->s->plan->layouts[op->results[0]];
+        fprintf(out, ", warps %d x %d", nvptx_layout_warps_along(lc, 0), nvptx_layout_warps_along(lc, 1));
+    }
+    for (int w = 0; w < 2; w++) {
+        NvptxOperandSource from = d->from[w];
+        fprintf(out, "%s %s", w ? ", b from" : "; a from", source_name(from));
+        bool staged = from == NVPTX_FROM_RING || from == NVPTX_FROM_RESIDENT || from == NVPTX_FROM_STAGE;
+        if (d->path == NVPTX_DOT_WGMMA && staged) { /* read by descriptor: how the tile lies */
+            Staged st = nvptx_staging(g, op->operands[w], NULL);
+            bool k_major = st.cd == (w == 0 ? 1 : 0);
+            fprintf(out, " (%d-byte swizzle, %s)", st.slab * 2, k_major ? "K-major" : w == 0 ? "M-major" : "N-major");
+        }
+    }
+    if (d->in_flight) fprintf(out, "; its group left in flight");
+    if (d->deferred) fprintf(out, "; deferred");
+    if (d->path == NVPTX_DOT_WGMMA) fprintf(out, "; holds %d registers", d->held_regs);
+    if (d->not_wgmma) fprintf(out, "; not wgmma: %s", d->not_wgmma);
+    fputc('\n', out);
+}
+
+static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if ((op->code == BIR_LOAD || op->code == BIR_STORE) && vtype(g, op->operands[0]).rank &&
+            !(op->code == BIR_LOAD && g->s->in_ring[op->results[0]])) {
+            char why[160], shape[48];
+            int w = nvptx_access_limit(g->s->plan, g->f, op, why, sizeof why);
+            BlkType pt = vtype(g, op->operands[0]);
+            shape_str(pt, shape, sizeof shape);
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " %s", dtype_name(pt.elem));
+            fprintf(out, "%s line %u %s: %d byte%s (%d element%s) an access: %s\n", bir_opcode_name(op->code),
+                    op->span.line, shape, w * dtype_bytes(pt.elem), w * dtype_bytes(pt.elem) == 1 ? "" : "s", w,
+                    w == 1 ? "" : "s", why);
+        }
+        for (int r = 0; r < op->nregions; r++) print_accesses(g, out, op->regions[r]);
+    }
+}
+
+char *nvptx_schedule_text(Gen *g) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    const NvptxSchedule *s = g->s;
+    const BirFunction *f = g->f;
+    fprintf(out, "kernel %s on %s: %d warps", f->name, g->m->arch->name, s->plan->num_warps);
+    if (s->launch_warps != s->plan->num_warps) fprintf(out, " and a producer warpgroup (%d launched)", s->launch_warps);
+    fprintf(out, "%s\n", g->opt->persistent ? ", persistent" : "");
+    fprintf(out, "facts:");
+    int nfacts = 0;
+    for (int i = 0; s->facts && i < f->nparams; i++)
+        if (s->facts[i]) {
+            char spelled[160];
+            NvptxAssume a = {f->params[i].name, s->facts[i]};
+            nvptx_fact_spelling(&a, spelled, sizeof spelled);
+            fprintf(out, " %s", spelled);
+            nfacts++;
+        }
+    fprintf(out, "%s\n", nfacts ? "" : " none");
+    fprintf(out, "registers: ");
+    if (s->wgmma_min_regs) fprintf(out, "at least %d a thread (wgmma's)", s->wgmma_min_regs);
+    else fprintf(out, "no floor");
+    if (s->ws_loop) fprintf(out, "; occupancy target 1 program an SM (setmaxnreg)\n");
+    else if (g->opt->min_blocks_per_sm > 0) fprintf(out, "; occupancy target %d programs an SM\n", g->opt->min_blocks_per_sm);
+    else fprintf(out, "; no occupancy target\n");
+    print_smem(g, out);
+    if (s->tma.count) fprintf(out, "tensor maps: %d, after the parameters\n", s->tma.count);
+    fprintf(out, "\n");
+    bir_print_noted(out, f, value_layout, g);
+    fprintf(out, "\n");
+    for (int i = 0; i < s->nloops; i++) print_loop(g, out, &s->loops[i]);
+    for (int i = 0; i < s->ndots; i++) print_dot(g, out, &s->dots[i]);
+    print_accesses(g, out, f->body);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
