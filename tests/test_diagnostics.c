@@ -11,27 +11,10 @@
 #include <criterion/parameterized.h>
 #include <dirent.h>
 
+#include "blk_files.h"
 #include "support.h"
 
-static int is_blk(const struct dirent *d) {
-    size_t n = strlen(d->d_name);
-    return n > 4 && strcmp(d->d_name + n - 4, ".blk") == 0;
-}
-
-/* Sorted list of the golden files; each test process rebuilds it. */
-static int golden_files(struct dirent ***list) { return scandir(BLK_DIAG_DIR, list, is_blk, alphasort); }
-
-ParameterizedTestParameters(diagnostics, golden) {
-    struct dirent **list;
-    int n = golden_files(&list);
-    int *idx = cr_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    for (int i = 0; i < n; i++) {
-        idx[i] = i;
-        free(list[i]);
-    }
-    free(list);
-    return cr_make_param_array(int, idx, (size_t)(n > 0 ? n : 0));
-}
+ParameterizedTestParameters(diagnostics, golden) { return blk_file_params(BLK_DIAG_DIR); }
 
 typedef struct {
     char lines[64][512]; /* "L:C: severity: message" */
@@ -53,13 +36,8 @@ static void record(void *user, const Diagnostic *d) {
 }
 
 ParameterizedTest(int *index, diagnostics, golden) {
-    struct dirent **list;
-    int n = golden_files(&list);
-    cr_assert(*index < n);
     char name[256], path[1024];
-    snprintf(name, sizeof name, "%s", list[*index]->d_name);
-    for (int i = 0; i < n; i++) free(list[i]);
-    free(list);
+    cr_assert(blk_file_name(BLK_DIAG_DIR, *index, name, sizeof name));
     snprintf(path, sizeof path, "%s/%s", BLK_DIAG_DIR, name);
     char *src = slurp(path);
     cr_assert(src, "cannot read %s", path);
