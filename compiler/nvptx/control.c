@@ -60,9 +60,9 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     nvptx_dot_hoist(g, body);
     NvptxPipeline *pipe = nvptx_pipeline_begin(g, op, init, lb, ub, step);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for");
-    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.body");
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.end");
+    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "for");
+    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "for.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "for.end");
     LLVMBuildBr(g->b, header);
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef iv = LLVMBuildPhi(g->b, ty(g, d), "");
@@ -97,7 +97,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         snprintf(name, sizeof name, "llvm.%s.with.overflow.i%d", dtype_is_signed(d) ? "sadd" : "uadd", dtype_bits(d));
         LLVMTypeRef fields[2] = {ty(g, d), g->i1};
         LLVMValueRef args[2] = {iv, step};
-        LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->ctx, fields, 2, 0), args, 2);
+        LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->m->ctx, fields, 2, 0), args, 2);
         LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");
         LLVMValueRef ovf = LLVMBuildExtractValue(g->b, res, 1, "");
         if (pipe) nvptx_pipeline_latch(g, op, pipe);
@@ -133,9 +133,9 @@ bool nvptx_gen_while(Gen *g, const BirOp *op) {
     int n = op->nresults;
     LLVMValueRef **init = carried_in(g, op->results, n, op->operands);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while");
-    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while.body");
-    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "while.end");
+    LLVMBasicBlockRef header = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "while");
+    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "while.body");
+    LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "while.end");
     LLVMBuildBr(g->b, header);
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef **carried = make_phis(g, op->results, n);
@@ -162,9 +162,9 @@ bool nvptx_gen_while(Gen *g, const BirOp *op) {
 
 bool nvptx_gen_if(Gen *g, const BirOp *op) {
     int n = op->nresults;
-    LLVMBasicBlockRef bbs[2] = {LLVMAppendBasicBlockInContext(g->ctx, g->fn, "then"),
-                                LLVMAppendBasicBlockInContext(g->ctx, g->fn, "else")};
-    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "endif");
+    LLVMBasicBlockRef bbs[2] = {LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "then"),
+                                LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "else")};
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "endif");
     LLVMBuildCondBr(g->b, g->regs[op->operands[0]][0], bbs[0], bbs[1]);
     LLVMBasicBlockRef ends[2] = {NULL, NULL};
     LLVMValueRef **yields[2] = {NULL, NULL};

@@ -120,9 +120,9 @@ void nvptx_stage_store(Gen *g, int v, const Staged *st) {
 static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef out[4]) {
     const char *name = trans ? "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16" : "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16";
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef ptr_ty = LLVMPointerTypeInContext(g->ctx, 3);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, id, &ptr_ty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(g->ctx, id, &ptr_ty, 1);
+    LLVMTypeRef ptr_ty = LLVMPointerTypeInContext(g->m->ctx, 3);
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->m->mod, id, &ptr_ty, 1);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(g->m->ctx, id, &ptr_ty, 1);
     LLVMValueRef p = smem_at(g, byte_off);
     LLVMValueRef res = LLVMBuildCall2(g->b, fty, fn, &p, 1, "");
     for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractValue(g->b, res, (unsigned)i, "");
@@ -187,7 +187,7 @@ static void tf32_operand(Gen *g, int64_t at, LLVMValueRef idx, LLVMValueRef *hi,
  * from them), which then hold its result. */
 static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVMValueRef *acc) {
     LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
-    LLVMTypeRef ret = LLVMStructTypeInContext(g->ctx, f4, 4, 0);
+    LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, f4, 4, 0);
     for (int j = 0; j < 4; j++) args[6 + j] = acc[j];
     LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
     for (int j = 0; j < 4; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
@@ -512,8 +512,8 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMTypeRef et = ty(g, d);
     /* for k = 0 .. K-1 (K >= 16): one fma per output element */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.k");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "dot.end");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "dot.k");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "dot.end");
     LLVMBuildBr(g->b, body);
     LLVMPositionBuilderAtEnd(g->b, body);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "k");

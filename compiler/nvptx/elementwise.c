@@ -26,7 +26,7 @@ static LLVMValueRef shift(Gen *g, bool left, LLVMValueRef x, LLVMValueRef amt, D
 }
 
 static LLVMValueRef fdiv(Gen *g, LLVMValueRef a, LLVMValueRef b, DType d) {
-    if (d == DT_F32 && !g->opt->precise_math) {
+    if (d == DT_F32 && !g->m->opt->precise_math) {
         /* Triton's default: div.full.f32 (2 ulp), not the IEEE-rounded div.rn */
         LLVMValueRef args[2] = {a, b};
         return nvptx_asm_call(g, g->f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, false);

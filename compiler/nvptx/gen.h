@@ -281,14 +281,11 @@ char *nvptx_schedule_text(struct Gen *g);
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
 typedef struct Gen {
-    NvptxModule *m;
-    LLVMContextRef ctx;
-    LLVMModuleRef mod;
+    NvptxModule *m;      /* its context, module, arch and options */
     LLVMBuilderRef b;
     LLVMMetadataRef di_sub;
     const BirFunction *f;
     NvptxSchedule *s;    /* what to emit (written only by nvptx_schedule and the planning it calls) */
-    const NvptxOptions *opt;
     Arena arena;
     LLVMValueRef fn;
     LLVMValueRef **regs; /* per value: its registers */
@@ -358,7 +355,7 @@ static inline int nregs(Gen *g, int v) {
     return l->rank ? l->nregs : 1;
 }
 static inline LLVMValueRef fp_contract(Gen *g, LLVMValueRef inst) {
-    if (!g->opt->no_fma && LLVMIsAInstruction(inst)) LLVMSetFastMathFlags(inst, LLVMFastMathAllowContract);
+    if (!g->m->opt->no_fma && LLVMIsAInstruction(inst)) LLVMSetFastMathFlags(inst, LLVMFastMathAllowContract);
     return inst;
 }
 static inline LLVMValueRef is_thread0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), ""); }

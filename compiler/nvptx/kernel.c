@@ -5,7 +5,7 @@
 /* ------------------------------------------------------------------ ops */
 
 static void set_location(Gen *g, const BirOp *op) {
-    LLVMMetadataRef loc = LLVMDIBuilderCreateDebugLocation(g->ctx, op->span.line ? op->span.line : 1, op->span.col, g->di_sub, NULL);
+    LLVMMetadataRef loc = LLVMDIBuilderCreateDebugLocation(g->m->ctx, op->span.line ? op->span.line : 1, op->span.col, g->di_sub, NULL);
     LLVMSetCurrentDebugLocation2(g->b, loc);
 }
 
@@ -94,9 +94,9 @@ bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) {
 }
 
 static void add_annotation(Gen *g, const char *key, int value) {
-    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->ctx, key, strlen(key)),
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m->ctx, key, strlen(key)),
                              LLVMValueAsMetadata(ci32(g, value))};
-    LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+    LLVMAddNamedMetadataOperand(g->m->mod, "nvvm.annotations", LLVMMetadataAsValue(g->m->ctx, LLVMMDNodeInContext2(g->m->ctx, md, 3)));
 }
 
 /* The module's dynamic shared memory: one extern array that every kernel
@@ -105,7 +105,7 @@ static LLVMValueRef dynamic_shared(Gen *g) {
     NvptxModule *m = g->m;
     if (!m->shared) {
         LLVMTypeRef at = LLVMArrayType2(g->i8, 0);
-        m->shared = LLVMAddGlobalInAddressSpace(g->mod, at, "blk_shared", 3);
+        m->shared = LLVMAddGlobalInAddressSpace(g->m->mod, at, "blk_shared", 3);
         LLVMSetLinkage(m->shared, LLVMExternalLinkage);
         LLVMSetAlignment(m->shared, m->arch->wgmma ? NVPTX_SWIZZLE_PERIOD : 16);
     }
@@ -123,15 +123,15 @@ static void tensor_map_params(Gen *g) {
     LLVMMetadataRef idx[NVPTX_MAX_TENSOR_MAPS];
     for (int j = 0; j < g->s->tma.count; j++) {
         unsigned at = (unsigned)(g->f->nparams + j + 1); /* attribute index: the parameter's + 1 */
-        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateTypeAttribute(g->ctx, byval, map_t));
-        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateEnumAttribute(g->ctx, align, 64));
+        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateTypeAttribute(g->m->ctx, byval, map_t));
+        LLVMAddAttributeAtIndex(g->fn, at, LLVMCreateEnumAttribute(g->m->ctx, align, 64));
         idx[j] = LLVMValueAsMetadata(ci32(g, at));
         LLVMSetValueName2(LLVMGetParam(g->fn, at - 1), "tensor_map", 10);
     }
     LLVMSetValueName2(LLVMGetParam(g->fn, (unsigned)(g->f->nparams + g->s->tma.count)), "tensor_maps_valid", 17);
-    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->ctx, "grid_constant", 13),
-                             LLVMMDNodeInContext2(g->ctx, idx, (size_t)g->s->tma.count)};
-    LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", LLVMMetadataAsValue(g->ctx, LLVMMDNodeInContext2(g->ctx, md, 3)));
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m->ctx, "grid_constant", 13),
+                             LLVMMDNodeInContext2(g->m->ctx, idx, (size_t)g->s->tma.count)};
+    LLVMAddNamedMetadataOperand(g->m->mod, "nvvm.annotations", LLVMMetadataAsValue(g->m->ctx, LLVMMDNodeInContext2(g->m->ctx, md, 3)));
 }
 
 static bool gen_body(Gen *g, const BirFunction *f) {
@@ -143,14 +143,14 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
     for (int j = 0; j < g->s->tma.count; j++) params[n++] = g->genptr;
     if (g->s->tma.count) params[n++] = g->i32;
-    if (g->opt->persistent) /* the grid (nvptx.h's NvptxKernel.persistent) */
+    if (g->m->opt->persistent) /* the grid (nvptx.h's NvptxKernel.persistent) */
         for (int a = 0; a < 3; a++) params[n++] = g->i32;
-    g->fn = LLVMAddFunction(g->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
+    g->fn = LLVMAddFunction(g->m->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * nvptx_ws_launch_warps(g));
     if (g->s->ws_loop) add_annotation(g, "minctasm", 1); /* setmaxnreg needs it (warpspec.c) */
-    else if (g->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->opt->min_blocks_per_sm);
+    else if (g->m->opt->min_blocks_per_sm > 0) add_annotation(g, "minctasm", g->m->opt->min_blocks_per_sm);
     uint32_t line = f->body->ops.len ? ((BirOp *)f->body->ops.items[0])->span.line : 1;
     LLVMMetadataRef sub_ty = LLVMDIBuilderCreateSubroutineType(g->m->di, g->m->di_file, NULL, 0, LLVMDIFlagZero);
     g->di_sub = LLVMDIBuilderCreateFunction(g->m->di, g->m->di_file, f->name, strlen(f->name), f->name, strlen(f->name),
@@ -159,9 +159,9 @@ static bool gen_body(Gen *g, const BirFunction *f) {
 
     if (g->s->smem_size) g->smem = dynamic_shared(g);
 
-    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "entry");
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "entry");
     LLVMPositionBuilderAtEnd(g->b, entry);
-    LLVMSetCurrentDebugLocation2(g->b, LLVMDIBuilderCreateDebugLocation(g->ctx, line, 1, g->di_sub, NULL));
+    LLVMSetCurrentDebugLocation2(g->b, LLVMDIBuilderCreateDebugLocation(g->m->ctx, line, 1, g->di_sub, NULL));
     g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->i32);
     g->lane = LLVMBuildAnd(g->b, g->tid, ci32(g, 31), "");
     g->warp = LLVMBuildLShr(g->b, g->tid, ci32(g, 5), "");
@@ -188,8 +188,8 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
     /* on the heap: it changes between the setjmp and a longjmp back */
     Gen *g = calloc(1, sizeof *g);
     if (!g) return nvptx_error(m, f, NULL, "out of memory");
-    *g = (Gen){.m = m, .ctx = m->ctx, .mod = m->mod, .f = f, .opt = m->opt};
-    g->b = LLVMCreateBuilderInContext(g->ctx);
+    *g = (Gen){.m = m, .f = f};
+    g->b = LLVMCreateBuilderInContext(g->m->ctx);
     jmp_buf oom;
     g->arena.on_oom = &oom;
     if (setjmp(oom)) {
@@ -198,18 +198,18 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         free(g);
         return nvptx_error(m, f, NULL, "out of memory");
     }
-    g->i1 = LLVMInt1TypeInContext(g->ctx);
-    g->i8 = LLVMInt8TypeInContext(g->ctx);
-    g->i16 = LLVMInt16TypeInContext(g->ctx);
-    g->i32 = LLVMInt32TypeInContext(g->ctx);
-    g->i64 = LLVMInt64TypeInContext(g->ctx);
-    g->f16 = LLVMHalfTypeInContext(g->ctx);
-    g->bf16 = LLVMBFloatTypeInContext(g->ctx);
-    g->f32 = LLVMFloatTypeInContext(g->ctx);
-    g->f64 = LLVMDoubleTypeInContext(g->ctx);
-    g->void_t = LLVMVoidTypeInContext(g->ctx);
-    g->gptr = LLVMPointerTypeInContext(g->ctx, 1);
-    g->genptr = LLVMPointerTypeInContext(g->ctx, 0);
+    g->i1 = LLVMInt1TypeInContext(g->m->ctx);
+    g->i8 = LLVMInt8TypeInContext(g->m->ctx);
+    g->i16 = LLVMInt16TypeInContext(g->m->ctx);
+    g->i32 = LLVMInt32TypeInContext(g->m->ctx);
+    g->i64 = LLVMInt64TypeInContext(g->m->ctx);
+    g->f16 = LLVMHalfTypeInContext(g->m->ctx);
+    g->bf16 = LLVMBFloatTypeInContext(g->m->ctx);
+    g->f32 = LLVMFloatTypeInContext(g->m->ctx);
+    g->f64 = LLVMDoubleTypeInContext(g->m->ctx);
+    g->void_t = LLVMVoidTypeInContext(g->m->ctx);
+    g->gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
+    g->genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
     g->s = arena_alloc(&g->arena, sizeof *g->s);
     bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
     if (ok) {

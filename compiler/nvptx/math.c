@@ -16,7 +16,7 @@
 #include "mathlib.h"
 
 static LLVMValueRef ex2(Gen *g, LLVMValueRef x) {
-    return nvptx_call(g, g->opt->precise_math ? "llvm.nvvm.ex2.approx.f" : "llvm.nvvm.ex2.approx.ftz.f", g->f32, &x, 1);
+    return nvptx_call(g, g->m->opt->precise_math ? "llvm.nvvm.ex2.approx.f" : "llvm.nvvm.ex2.approx.ftz.f", g->f32, &x, 1);
 }
 static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->f32, &x, 1); }
 LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
@@ -36,11 +36,11 @@ static LLVMValueRef exact(Gen *g, const char *name, LLVMValueRef x) {
 }
 
 LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
-    if (is_f64(g, x) || g->opt->precise_math) return exact(g, "sqrt", x); /* sqrt.rn */
+    if (is_f64(g, x) || g->m->opt->precise_math) return exact(g, "sqrt", x); /* sqrt.rn */
     return nvptx_call(g, "llvm.nvvm.sqrt.approx.f", g->f32, &x, 1);
 }
 LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
-    if (g->opt->precise_math)
+    if (g->m->opt->precise_math)
         return LLVMBuildFDiv(g->b, LLVMConstReal(g->f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->f32, &x, 1), "");
     return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->f32, &x, 1);
 }

@@ -61,7 +61,7 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
     LLVMTypeRef ret = g->i32;
     if (nwords > 1) {
         LLVMTypeRef fields[4] = {g->i32, g->i32, g->i32, g->i32};
-        ret = LLVMStructTypeInContext(g->ctx, fields, (unsigned)nwords, 0);
+        ret = LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)nwords, 0);
     }
     LLVMValueRef v = nvptx_asm_call(g, ret, text, cons, args, 2 + nwords, true);
     for (int i = 0; i < nwords; i++) words[i] = nwords > 1 ? LLVMBuildExtractValue(g->b, v, (unsigned)i, "") : v;

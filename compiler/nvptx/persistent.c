@@ -49,18 +49,18 @@ static LLVMValueRef grid_param(Gen *g, int axis) {
 
 void nvptx_body_begin(Gen *g) {
     g->ws_fills = ci32(g, 0);
-    if (!g->opt->persistent && !g->s->ws_loop) return;
+    if (!g->m->opt->persistent && !g->s->ws_loop) return;
     BodyFrame *fr = arena_alloc(&g->arena, sizeof *fr);
     g->frame = fr;
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
-    fr->finish = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "body.end");
+    fr->finish = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "body.end");
     LLVMPositionBuilderAtEnd(g->b, fr->finish);
     fr->fills = LLVMBuildPhi(g->b, g->i32, "fills");
     LLVMPositionBuilderAtEnd(g->b, pre);
-    if (!g->opt->persistent) return;
-    fr->head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "program");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "program.body");
-    fr->done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "programs.done");
+    if (!g->m->opt->persistent) return;
+    fr->head = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "program");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "program.body");
+    fr->done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "programs.done");
     LLVMValueRef wide[3];
     for (int a = 0; a < 3; a++) fr->grid[a] = grid_param(g, a), wide[a] = LLVMBuildZExt(g->b, fr->grid[a], g->i64, "");
     LLVMValueRef plane = LLVMBuildMul(g->b, wide[0], wide[1], ""); /* below 2^64: each size is a u32 */
@@ -105,7 +105,7 @@ void nvptx_body_end(Gen *g) {
     if (!fr) return;
     LLVMPositionBuilderAtEnd(g->b, fr->finish);
     g->ws_fills = fr->fills;
-    if (g->opt->persistent) { /* the next program id */
+    if (g->m->opt->persistent) { /* the next program id */
         LLVMValueRef step = LLVMBuildZExt(g->b, sreg(g, "nctaid", 0), g->i64, "");
         LLVMValueRef next = LLVMBuildAdd(g->b, fr->program, step, "");
         LLVMAddIncoming(fr->program, &next, &fr->finish, 1);
@@ -120,9 +120,9 @@ void nvptx_body_end(Gen *g) {
 }
 
 LLVMValueRef nvptx_program_id(Gen *g, int axis) {
-    return g->opt->persistent ? g->frame->ids[axis] : sreg(g, "ctaid", axis);
+    return g->m->opt->persistent ? g->frame->ids[axis] : sreg(g, "ctaid", axis);
 }
 
 LLVMValueRef nvptx_num_programs(Gen *g, int axis) {
-    return g->opt->persistent ? g->frame->grid[axis] : sreg(g, "nctaid", axis);
+    return g->m->opt->persistent ? g->frame->grid[axis] : sreg(g, "nctaid", axis);
 }

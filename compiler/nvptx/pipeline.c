@@ -293,7 +293,7 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->refill_late = pp->deferred_dot && !pp->ws && g->s->plan->num_warps <= 4; /* (a producer releases at the latch) */
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
     int most = in_flight_at_refill(pp) ? PIPE_STAGES + 1 : PIPE_STAGES;
-    if (g->opt->num_stages >= 2) pp->stages = g->opt->num_stages; /* asked for: over the limit is an error */
+    if (g->m->opt->num_stages >= 2) pp->stages = g->m->opt->num_stages; /* asked for: over the limit is an error */
     else if (g->s->ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
@@ -591,8 +591,8 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->i32, &vote, 1);
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
-    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "tma");
-    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "tma.fallback");
+    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "tma");
+    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "tma.fallback");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), ""), by_tma, by_threads);
     LLVMPositionBuilderAtEnd(g->b, by_tma);
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, t0);
@@ -647,7 +647,7 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
     /* step by step, as the loop does: n * step may overflow where the sum does not */
-    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->i1}, pair = LLVMStructTypeInContext(g->ctx, fields, 2, 0);
+    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->i1}, pair = LLVMStructTypeInContext(g->m->ctx, fields, 2, 0);
     char add[48];
     snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", dtype_is_signed(d) ? 's' : 'u', dtype_bits(d));
     LLVMValueRef over = LLVMConstInt(g->i1, 0, 0);
@@ -869,7 +869,7 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
      * edge is tied through the wait, so nothing after the loop reads it before. */
     const BirOp *y = bir_block_terminator(loop->regions[0]);
     LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef drain = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "for.drain");
+    LLVMBasicBlockRef drain = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "for.drain");
     LLVMPositionBuilderAtEnd(g->b, drain);
     for (int k = 0; k < y->noperands; k++) {
         if (y->operands[k] != in_flight->results[0]) continue;

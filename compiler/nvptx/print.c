@@ -15,8 +15,8 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
     }
     LLVMTypeRef vp_params[2] = {g->genptr, g->genptr};
     LLVMTypeRef vp_ty = LLVMFunctionType(g->i32, vp_params, 2, 0);
-    LLVMValueRef vprintf = LLVMGetNamedFunction(g->mod, "vprintf");
-    if (!vprintf) vprintf = LLVMAddFunction(g->mod, "vprintf", vp_ty);
+    LLVMValueRef vprintf = LLVMGetNamedFunction(g->m->mod, "vprintf");
+    if (!vprintf) vprintf = LLVMAddFunction(g->m->mod, "vprintf", vp_ty);
     /* the prefix is the user's text, not format: each '%' doubled, so vprintf prints it as is */
     size_t plen = strlen(op->text);
     char *prefix = arena_alloc(&g->arena, 2 * plen + 1), *q = prefix;
@@ -59,7 +59,7 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
             }
             LLVMTypeRef ftys[6];
             for (int i = 0; i < nf; i++) ftys[i] = LLVMTypeOf(fields[i]);
-            LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, ftys, (unsigned)nf, 0);
+            LLVMTypeRef st = LLVMStructTypeInContext(g->m->ctx, ftys, (unsigned)nf, 0);
             /* the argument buffer lives in the entry block, so loops do not grow the stack */
             LLVMBasicBlockRef here = LLVMGetInsertBlock(g->b);
             LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);

@@ -179,7 +179,7 @@ char *nvptx_schedule_text(Gen *g) {
     const BirFunction *f = g->f;
     fprintf(out, "kernel %s on %s: %d warps", f->name, g->m->arch->name, s->plan->num_warps);
     if (s->launch_warps != s->plan->num_warps) fprintf(out, " and a producer warpgroup (%d launched)", s->launch_warps);
-    fprintf(out, "%s\n", g->opt->persistent ? ", persistent" : "");
+    fprintf(out, "%s\n", g->m->opt->persistent ? ", persistent" : "");
     fprintf(out, "facts:");
     int nfacts = 0;
     for (int i = 0; s->facts && i < f->nparams; i++)
@@ -195,7 +195,7 @@ char *nvptx_schedule_text(Gen *g) {
     if (s->wgmma_min_regs) fprintf(out, "at least %d a thread (wgmma's)", s->wgmma_min_regs);
     else fprintf(out, "no floor");
     if (s->ws_loop) fprintf(out, "; occupancy target 1 program an SM (setmaxnreg)\n");
-    else if (g->opt->min_blocks_per_sm > 0) fprintf(out, "; occupancy target %d programs an SM\n", g->opt->min_blocks_per_sm);
+    else if (g->m->opt->min_blocks_per_sm > 0) fprintf(out, "; occupancy target %d programs an SM\n", g->m->opt->min_blocks_per_sm);
     else fprintf(out, "; no occupancy target\n");
     print_smem(g, out);
     if (s->tma.count) fprintf(out, "tensor maps: %d, after the parameters\n", s->tma.count);

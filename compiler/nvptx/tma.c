@@ -241,7 +241,7 @@ static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     char *why = g->s->tma_why;
     if (!g->m->arch->tma) return "the arch has no TMA";
-    if (g->opt->no_tma) return "--no-tma";
+    if (g->m->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
     BlkType t = vtype(g, v);
     int cd = nvptx_contiguous_dim(g, v);
@@ -311,8 +311,8 @@ static LLVMValueRef try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
 /* Waits until that phase has completed: a try_wait loop in LLVM's control
  * flow (no labels inside the asm, which LLVM may duplicate). */
 void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
-    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.wait");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "mbar.done");
+    LLVMBasicBlockRef spin = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "mbar.wait");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "mbar.done");
     LLVMBuildBr(g->b, spin);
     LLVMPositionBuilderAtEnd(g->b, spin);
     LLVMBuildCondBr(g->b, try_wait(g, at, parity), done, spin);

@@ -16,8 +16,8 @@ LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef 
     LLVMTypeRef params[16];
     for (int i = 0; i < n; i++) params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, params, (unsigned)n, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-    if (!fn) fn = LLVMAddFunction(g->mod, name, fty);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->m->mod, name);
+    if (!fn) fn = LLVMAddFunction(g->m->mod, name, fty);
     return LLVMBuildCall2(g->b, fty, fn, args, (unsigned)n, "");
 }
 
@@ -50,8 +50,8 @@ void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::ct
  * after setting up the branch; the caller emits into the then-block and
  * calls nvptx_end_if. */
 LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond) {
-    LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if");
-    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "if.end");
+    LLVMBasicBlockRef then_bb = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "if");
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "if.end");
     LLVMBuildCondBr(g->b, cond, then_bb, merge);
     LLVMPositionBuilderAtEnd(g->b, then_bb);
     return merge;
@@ -158,7 +158,7 @@ LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
                                        * float bitcast a ProxyReg and erases those in quadratic time */
         return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->f32, ""), mask, DT_F32), ty(g, d), "");
     if (dtype_bits(d) < 32) { /* i1 and integers of 8 and 16 bits: widened to a word and back */
-        LLVMTypeRef bits = LLVMIntTypeInContext(g->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
+        LLVMTypeRef bits = LLVMIntTypeInContext(g->m->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
         LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->i32, "");
         LLVMValueRef back = LLVMBuildTrunc(g->b, nvptx_shuffle_xor(g, w, mask, DT_I32), bits, "");
         return t == bits ? back : LLVMBuildBitCast(g->b, back, t, "");

@@ -74,7 +74,7 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
 
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
     int n = g->s->plan->num_warps;
-    if (g->opt->no_warp_specialize) return "--no-warp-specialize";
+    if (g->m->opt->no_warp_specialize) return "--no-warp-specialize";
     /* measured on the H100: with a dot in flight past the refill, a producer
      * gained 4-10% (matmul, docs/results/warp_specialize_ab_h100.md) and 1-5%
      * (attention's p V, attention_deferred_dot_ab_h100.md); attention whose
@@ -85,11 +85,11 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
         snprintf(g->s->tma_why, sizeof g->s->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
         return g->s->tma_why;
     }
-    if (g->opt->min_blocks_per_sm > 1) {
+    if (g->m->opt->min_blocks_per_sm > 1) {
         /* a program's registers are all setmaxnreg can move: with more programs an SM too few for the
          * consumers (ptxas may then fail, C7602) */
         snprintf(g->s->tma_why, sizeof g->s->tma_why, "its occupancy target is %d programs an SM (a producer is used at one)",
-                 g->opt->min_blocks_per_sm);
+                 g->m->opt->min_blocks_per_sm);
         return g->s->tma_why;
     }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
@@ -173,19 +173,19 @@ static LLVMValueRef parity_of(Gen *g, const NvptxWsRing *r, LLVMValueRef k) {
 }
 
 void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
-    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer");
-    LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "consumers");
+    LLVMBasicBlockRef work = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer");
+    LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "consumers");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntUGE, g->warp, ci32(g, consumers(g)), ""), work, rest);
     LLVMPositionBuilderAtEnd(g->b, work);
     int regs = nvptx_ws_consumer_regs(g);
     if (regs) set_max_regs(g, false, PRODUCER_REGS);
     all_warps_barrier(g); /* the consumers have made the mbarriers */
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.done");
-    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fill");
-    LLVMBasicBlockRef runs = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.runs");
-    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.tma");
-    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.fallback");
-    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "producer.next");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.done");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.fill");
+    LLVMBasicBlockRef runs = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.runs");
+    LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.tma");
+    LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.fallback");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "producer.next");
     /* the producer's first thread works; the others are done */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 32 * consumers(g)), ""), loop, done);
@@ -272,8 +272,8 @@ LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
     nvptx_mbarrier_wait(g, sync_field(g, r, slot, SLOT_FULL), parity_of(g, r, it));
     /* lane 0 reads how the slot was filled (see the top); a shuffle tells the others */
     LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef read = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ws.read");
-    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ws.read.end");
+    LLVMBasicBlockRef read = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "ws.read");
+    LLVMBasicBlockRef merge = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "ws.read.end");
     LLVMBuildCondBr(g->b, is_lane0(g), read, merge);
     LLVMPositionBuilderAtEnd(g->b, read);
     LLVMValueRef how = load_word(g, sync_field(g, r, slot, SLOT_TMA));

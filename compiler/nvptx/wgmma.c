@@ -137,7 +137,7 @@ static const char *swizzle_name(const Staged *st) {
 static LLVMTypeRef f32_struct(Gen *g, int n) {
     LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)n * sizeof *fields);
     for (int j = 0; j < n; j++) fields[j] = g->f32;
-    return LLVMStructTypeInContext(g->ctx, fields, (unsigned)n, 0);
+    return LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)n, 0);
 }
 
 /* One wgmma on the n/2 accumulators at acc (updated in place): a by
