@@ -448,47 +448,17 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
     return true;
 }
 
-/* A line of --stats about how this dot was lowered. */
-static void note(Gen *g, const BirOp *op, const char *path, const char *how_a, const char *how_b) {
-    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
-    const Layout *lc = &g->s->plan->layouts[op->results[0]];
-    size_t at = strlen(g->s->notes);
-    snprintf(g->s->notes + at, sizeof g->s->notes - at,
-             "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
-             a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
-             nvptx_layout_warps_along(lc, 1), how_a, how_b);
-}
 
-static const char *operand_path(NvptxOperandSource from) {
-    switch (from) {
-    case NVPTX_FROM_HOISTED: return "loaded once before its loop (ldmatrix)";
-    case NVPTX_FROM_RING: return "from its loop's ring (ldmatrix)";
-    case NVPTX_FROM_REGS: return "from registers";
-    case NVPTX_FROM_STAGE: return "staged in shared memory (ldmatrix)";
-    default: return "through shared memory";
-    }
-}
 
 bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
     if (!ds) return nvptx_gen_fail(g, op, "internal compiler error: a dot the schedule does not know");
     switch (ds->path) {
     case NVPTX_DOT_WGMMA: return nvptx_gen_wgmma(g, op, smem_at);
-    case NVPTX_DOT_MMA: {
-        char path[192];
-        if (g->s->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", ds->not_wgmma);
-        else snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation");
-        note(g, op, path, operand_path(ds->from[0]), operand_path(ds->from[1]));
-        return gen_mma(g, op, smem_at);
-    }
-    case NVPTX_DOT_TF32: case NVPTX_DOT_TF32X3:
-        note(g, op, ds->path == NVPTX_DOT_TF32 ? "mma.sync.m16n8k8 tf32, f32 accumulation"
-                                               : "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)",
-             "through shared memory", "through shared memory");
-        return gen_mma_tf32(g, op, smem_at);
+    case NVPTX_DOT_MMA: return gen_mma(g, op, smem_at);
+    case NVPTX_DOT_TF32: case NVPTX_DOT_TF32X3: return gen_mma_tf32(g, op, smem_at);
     case NVPTX_DOT_FMA: break;
     }
-    note(g, op, "FMA, one f32 fma per term in k order", "through shared memory", "through shared memory");
     int a = op->operands[0], b = op->operands[1], acc = op->operands[2], r = op->results[0];
     BlkType at = vtype(g, a), bt = vtype(g, b);
     int32_t K = at.shape[1], N = bt.shape[1];
@@ -765,7 +735,7 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             for (int k = 0; k < nkept; k++) W->resident[kept[k]]--;
         } else
             for (int r = 0; r < op->nregions; r++) walk_dots(W, op->regions[r], ls, NULL);
-        if (op->code == BIR_RETURN) break; /* what follows is not emitted */
+        if (nvptx_op_ends_block(op)) break; /* what follows is not emitted */
     }
 }
 

@@ -274,8 +274,13 @@ typedef struct NvptxSchedule {
  * over the arch's limits. */
 struct Gen;
 bool nvptx_schedule(struct Gen *g);
-/* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL: out of memory). */
+/* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL:
+ * out of memory); its notes, --stats' lines (NvptxSchedule.notes). */
 char *nvptx_schedule_text(struct Gen *g);
+void nvptx_schedule_notes(struct Gen *g);
+/* Does op end its block's code (a return, an if whose branches both return)?
+ * What follows it is not emitted. */
+bool nvptx_op_ends_block(const BirOp *op);
 
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
@@ -581,8 +586,6 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
  * p00, stays within its map (and that the map is usable); *col gets the
  * column the copy starts at. */
 LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
-/* A line of --stats about how pipelined load ld is copied (not_tma: why not by TMA, or NULL). */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *not_tma);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */

@@ -712,12 +712,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     p->loop = loop;
     p->ring_at = g->s->ring_at;
     p->ub = ub, p->step = step;
-    for (int i = 0; i < pp.nloads; i++) nvptx_tma_note(g, pp.loads[i], pp.stages, pp.load_not_tma[i]);
     if (pp.ws) { /* the fills of iterations 0 .. lead-1, numbered on from the last run's */
-        size_t at = strlen(g->s->notes);
-        snprintf(g->s->notes + at, sizeof g->s->notes - at,
-                 "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
-                 loop->span.line, nvptx_ws_launch_warps(g));
         LLVMValueRef **env = init, iv = lb;
         for (int f = 0; f < pp.lead; f++) {
             release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub),
@@ -731,10 +726,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     }
     /* prologue: iterations 0 .. ahead-1 */
     nvptx_barrier(g); /* earlier readers of the ring's shared memory are done */
-    if (pp.tma) {
-        size_t at = strlen(g->s->notes);
-        snprintf(g->s->notes + at, sizeof g->s->notes - at, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n",
-                 loop->span.line, pp.why_no_producer); /* made anew for each run of the loop; the first fill's barrier publishes them */
+    if (pp.tma) { /* made anew for each run of the loop; the first fill's barrier publishes them */
         LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
         for (int s = 0; s < pp.stages; s++) nvptx_mbarrier_init(g, mbarrier_at(g, &pp, p->ring_at, ci32(g, s)), 1);
         nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");

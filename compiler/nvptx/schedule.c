@@ -279,5 +279,16 @@ bool nvptx_schedule(Gen *g) {
     nvptx_dot_schedule_all(g);
     g->s->launch_warps = nvptx_ws_launch_warps(g);
     g->s->wgmma_min_regs = nvptx_wgmma_register_floor(g->s);
+    nvptx_schedule_notes(g);
     return true;
+}
+
+static bool region_returns(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++)
+        if (nvptx_op_ends_block(b->ops.items[i])) return true;
+    return false;
+}
+
+bool nvptx_op_ends_block(const BirOp *op) {
+    return op->code == BIR_RETURN || (op->code == BIR_IF && region_returns(op->regions[0]) && region_returns(op->regions[1]));
 }

@@ -170,6 +170,131 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
     }
 }
 
+/* ---------------------------------------------------------------- notes
+ * --stats' lines (NvptxKernel.notes), in the order the code is emitted:
+ * the blocks kept in shared memory (carried.c, while planning), then per
+ * pipelined loop how its loads are copied and who issues the copies, and
+ * per dot how it runs. */
+
+static void note(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Gen *g, const char *fmt, ...) {
+    size_t at = strlen(g->s->notes);
+    if (at >= sizeof g->s->notes) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->s->notes + at, sizeof g->s->notes - at, fmt, ap);
+    va_end(ap);
+}
+
+static void load_note(Gen *g, const NvptxLoopSchedule *ls, int k) {
+    const BirOp *ld = ls->loads[k];
+    BlkType t = vtype(g, ld->results[0]);
+    char how[200];
+    int map = g->s->tma_of[ld->results[0]] - 1;
+    if (map >= 0) {
+        const NvptxTensorMap *m = &g->s->tma.map[map];
+        char stride[96];
+        if (m->stride_param < 0) snprintf(stride, sizeof stride, "%lld", (long long)m->stride_scale);
+        else if (m->stride_scale == 1) snprintf(stride, sizeof stride, "%s", g->f->params[m->stride_param].name);
+        else snprintf(stride, sizeof stride, "%lld x %s", (long long)m->stride_scale, g->f->params[m->stride_param].name);
+        char swizzle[32] = "no swizzle";
+        if (m->swizzle_bytes) snprintf(swizzle, sizeof swizzle, "%d-byte swizzle", m->swizzle_bytes);
+        snprintf(how, sizeof how, "TMA (map %d: from %s, rows %s elements apart, %d x %d boxes, %s)", map,
+                 g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner, swizzle);
+    } else {
+        const char *why = ls->load_not_tma[k];
+        snprintf(how, sizeof how, "cp.async%s%s", why ? "; not TMA: " : "", why ? why : "");
+    }
+    note(g, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n", ld->span.line, t.shape[0], t.shape[1],
+         dtype_name(t.dtype), ls->stages, how);
+}
+
+static void loop_notes(Gen *g, const NvptxLoopSchedule *ls) {
+    for (int k = 0; k < ls->nloads; k++) load_note(g, ls, k);
+    if (ls->ws)
+        note(g, "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
+             ls->loop->span.line, g->s->launch_warps);
+    else if (ls->tma)
+        note(g, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n", ls->loop->span.line,
+             ls->why_no_producer);
+}
+
+static const char *mma_source(NvptxOperandSource from) {
+    switch (from) {
+    case NVPTX_FROM_HOISTED: return "loaded once before its loop (ldmatrix)";
+    case NVPTX_FROM_RING: return "from its loop's ring (ldmatrix)";
+    case NVPTX_FROM_REGS: return "from registers";
+    case NVPTX_FROM_STAGE: return "staged in shared memory (ldmatrix)";
+    default: return "through shared memory";
+    }
+}
+
+static const char *wgmma_source(NvptxOperandSource s) {
+    switch (s) {
+    case NVPTX_FROM_RING: return "from its loop's ring (descriptor";
+    case NVPTX_FROM_RESIDENT: return "staged once before its loop (descriptor";
+    case NVPTX_FROM_STAGE: return "staged in shared memory (descriptor";
+    case NVPTX_FROM_REGS: return "from registers";
+    default: return "through shared memory into registers";
+    }
+}
+
+static void wgmma_note(Gen *g, const NvptxDotSchedule *d) {
+    const BirOp *op = d->op;
+    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
+    char how[2][96];
+    for (int w = 0; w < 2; w++) {
+        NvptxOperandSource src = d->from[w];
+        if (src == NVPTX_FROM_RING || src == NVPTX_FROM_RESIDENT || src == NVPTX_FROM_STAGE) {
+            Staged st = nvptx_staging(g, op->operands[w], NULL);
+            snprintf(how[w], sizeof how[w], "%s, %d-byte swizzle, %s)", wgmma_source(src), st.slab * 2,
+                     st.cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
+        } else snprintf(how[w], sizeof how[w], "%s", wgmma_source(src));
+    }
+    int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = b.shape[1] < 256 ? b.shape[1] : 256;
+    note(g, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
+         "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype),
+         n, d->in_flight ? ", one group left in flight across iterations"
+            : d->deferred ? ", its group waited for by the next iteration's first dot" : "",
+         groups, groups > 1 ? "s" : "", tiles, tiles > 1 ? "s" : "", how[0], how[1]);
+}
+
+static void dot_note(Gen *g, const NvptxDotSchedule *d) {
+    if (d->path == NVPTX_DOT_WGMMA) return wgmma_note(g, d);
+    const BirOp *op = d->op;
+    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
+    const Layout *lc = &g->s->plan->layouts[op->results[0]];
+    char path[192];
+    const char *how_a = "through shared memory", *how_b = how_a;
+    switch (d->path) {
+    case NVPTX_DOT_MMA:
+        if (g->s->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", d->not_wgmma);
+        else snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation");
+        how_a = mma_source(d->from[0]), how_b = mma_source(d->from[1]);
+        break;
+    case NVPTX_DOT_TF32: snprintf(path, sizeof path, "mma.sync.m16n8k8 tf32, f32 accumulation"); break;
+    case NVPTX_DOT_TF32X3: snprintf(path, sizeof path, "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)"); break;
+    default: snprintf(path, sizeof path, "FMA, one f32 fma per term in k order"); break;
+    }
+    note(g, "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
+         a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
+         nvptx_layout_warps_along(lc, 1), how_a, how_b);
+}
+
+static void notes_in(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        const NvptxLoopSchedule *ls = op->code == BIR_FOR ? nvptx_loop_schedule(g->s, op) : NULL;
+        if (ls) loop_notes(g, ls);
+        const NvptxDotSchedule *d = op->code == BIR_DOT ? nvptx_dot_schedule(g->s, op) : NULL;
+        if (d) dot_note(g, d);
+        for (int r = 0; r < op->nregions; r++) notes_in(g, op->regions[r]);
+        if (nvptx_op_ends_block(op)) break; /* what follows is not emitted */
+    }
+}
+
+void nvptx_schedule_notes(Gen *g) { notes_in(g, g->f->body); }
+
 char *nvptx_schedule_text(Gen *g) {
     char *text = NULL;
     size_t len = 0;

@@ -386,26 +386,6 @@ const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
     return g->s->tma_why;
 }
 
-/* A line of --stats about how a pipelined load is copied. */
-void nvptx_tma_note(Gen *g, const BirOp *ld, int stages, const char *not_tma) {
-    BlkType t = vtype(g, ld->results[0]);
-    char how[200];
-    int k = g->s->tma_of[ld->results[0]] - 1;
-    if (k >= 0) {
-        const NvptxTensorMap *m = &g->s->tma.map[k];
-        char stride[96];
-        if (m->stride_param < 0) snprintf(stride, sizeof stride, "%lld", (long long)m->stride_scale);
-        else if (m->stride_scale == 1) snprintf(stride, sizeof stride, "%s", g->f->params[m->stride_param].name);
-        else snprintf(stride, sizeof stride, "%lld x %s", (long long)m->stride_scale, g->f->params[m->stride_param].name);
-        char swizzle[32] = "no swizzle";
-        if (m->swizzle_bytes) snprintf(swizzle, sizeof swizzle, "%d-byte swizzle", m->swizzle_bytes);
-        snprintf(how, sizeof how, "TMA (map %d: from %s, rows %s elements apart, %d x %d boxes, %s)", k,
-                 g->f->params[m->base_param].name, stride, m->box_rows, m->box_inner, swizzle);
-    } else snprintf(how, sizeof how, "cp.async%s%s", not_tma ? "; not TMA: " : "", not_tma ? not_tma : "");
-    size_t at = strlen(g->s->notes);
-    snprintf(g->s->notes + at, sizeof g->s->notes - at, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n",
-             ld->span.line, t.shape[0], t.shape[1], dtype_name(t.dtype), stages, how);
-}
 
 /* ------------------------------------------------------------ planning */
 

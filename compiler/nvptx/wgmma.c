@@ -127,9 +127,6 @@ static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVM
     return kk_off ? LLVMBuildAdd(g->b, d0, ci64(g, kk_off >> 4), "") : d0;
 }
 
-static const char *swizzle_name(const Staged *st) {
-    return st->slab >= 64 ? "128-byte swizzle" : st->slab == 32 ? "64-byte swizzle" : "32-byte swizzle";
-}
 
 /* ------------------------------------------------------------ emission */
 
@@ -199,39 +196,7 @@ static bool is_zero(LLVMValueRef v) {
     return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0 && !signbit(LLVMConstRealGetDouble(v, &lost));
 }
 
-static const char *source_name(NvptxOperandSource s) {
-    switch (s) {
-    case NVPTX_FROM_RING: return "from its loop's ring (descriptor";
-    case NVPTX_FROM_RESIDENT: return "staged once before its loop (descriptor";
-    case NVPTX_FROM_STAGE: return "staged in shared memory (descriptor";
-    case NVPTX_FROM_REGS: return "from registers";
-    default: return "through shared memory into registers";
-    }
-}
 
-static void note(Gen *g, const NvptxDotSchedule *ds, int n, const Staged st[2]) {
-    const BirOp *op = ds->op;
-    const NvptxOperandSource *src = ds->from;
-    BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
-    char how[2][96];
-    for (int w = 0; w < 2; w++) {
-        if (src[w] == NVPTX_FROM_RING || src[w] == NVPTX_FROM_RESIDENT || src[w] == NVPTX_FROM_STAGE)
-            snprintf(how[w], sizeof how[w], "%s, %s, %s)", source_name(src[w]), swizzle_name(&st[w]),
-                     st[w].cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
-        else snprintf(how[w], sizeof how[w], "%s", source_name(src[w]));
-    }
-    int groups = g->s->plan->num_warps / 4;
-    size_t at = strlen(g->s->notes);
-    snprintf(g->s->notes + at, sizeof g->s->notes - at,
-             "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
-             "of 64 rows; a %s, b %s\n",
-             op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), n,
-             ds->in_flight  ? ", one group left in flight across iterations"
-             : ds->deferred ? ", its group waited for by the next iteration's first dot"
-                                     : "",
-             groups,
-             groups > 1 ? "s" : "", a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "", how[0], how[1]);
-}
 
 /* The accumulator layout's register for register j of the wgmma of tile mi
  * at column n0: (j & 3) | (8-column tile << 2) | (mi << (2 + nbits)). */
@@ -275,7 +240,6 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         nvptx_proxy_fence(g); /* the stores, visible to wgmma */
         nvptx_barrier(g);
     }
-    note(g, ds, nchunk, st);
     /* a in registers: the a-fragment layout's */
     LLVMValueRef *a_regs = NULL;
     if (src[0] == NVPTX_FROM_REGS || src[0] == NVPTX_FROM_CONVERT) {
