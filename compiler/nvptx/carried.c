@@ -129,7 +129,6 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
     g->s->carried_at = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->carried_at);
     for (int v = 0; v <= f->nvalues; v++) g->s->carried_at[v] = -1;
     g->s->carried_bytes = 0;
-    g->lazy = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy);
     g->s->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->kept_in);
     Demand D = {.g = g, .nops = count_ops(f->body)};
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
@@ -193,15 +192,15 @@ void nvptx_carried_enter(Gen *g, const BirOp *loop) {
         if (g->s->kept_in[v] != loop || g->f->values[v].def == loop) continue;
         LLVMValueRef *regs = g->regs[v];
         nvptx_carried_store(g, v, regs);
-        g->lazy[g->nlazy++] = (LazyCarried){v, v, regs};
+        g->lazy.item[g->lazy.n++] = (LazyCarried){v, v, regs};
         g->regs[v] = NULL; /* loaded in the body where first used */
     }
 }
 
 void nvptx_carried_leave(Gen *g, int nlazy) {
-    for (int i = nlazy; i < g->nlazy; i++)
-        if (g->lazy[i].saved) g->regs[g->lazy[i].value] = g->lazy[i].saved;
-    g->nlazy = nlazy;
+    for (int i = nlazy; i < g->lazy.n; i++)
+        if (g->lazy.item[i].saved) g->regs[g->lazy.item[i].value] = g->lazy.item[i].saved;
+    g->lazy.n = nlazy;
 }
 
 /* Thread-private slots: register k of thread t at ((k / w) * threads + t) * w + k % w
@@ -243,8 +242,8 @@ static bool op_uses(const BirOp *op, int v) {
 }
 
 void nvptx_carried_load_uses(Gen *g, const BirOp *op) {
-    for (int i = 0; i < g->nlazy; i++) {
-        int v = g->lazy[i].value;
-        if (!g->regs[v] && op_uses(op, v)) nvptx_carried_load(g, v, g->lazy[i].result);
+    for (int i = 0; i < g->lazy.n; i++) {
+        int v = g->lazy.item[i].value;
+        if (!g->regs[v] && op_uses(op, v)) nvptx_carried_load(g, v, g->lazy.item[i].result);
     }
 }

@@ -53,7 +53,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
     LLVMValueRef lb = g->regs[op->operands[0]][0], ub = g->regs[op->operands[1]][0], step = g->regs[op->operands[2]][0];
     LLVMValueRef **init = carried_in(g, op->results, n, op->operands + 3);
-    int nlazy = g->nlazy;
+    int nlazy = g->lazy.n;
     for (int i = 0; i < n; i++)
         if (!phi_regs(g, op->results[i])) nvptx_carried_store(g, op->results[i], init[i]);
     nvptx_carried_enter(g, op);
@@ -81,7 +81,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     bind(g, body->args[0], &iv);
     for (int i = 0; i < n; i++) {
         if (phi_regs(g, op->results[i])) bind(g, body->args[1 + i], carried[i]);
-        else g->lazy[g->nlazy++] = (LazyCarried){body->args[1 + i], op->results[i], NULL}; /* loaded at first use */
+        else g->lazy.item[g->lazy.n++] = (LazyCarried){body->args[1 + i], op->results[i], NULL}; /* loaded at first use */
     }
     if (pipe) nvptx_pipeline_iteration(g, op, pipe, carried, iv);
     if (!nvptx_gen_block(g, body)) return false;
@@ -95,7 +95,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
         char name[48];
         snprintf(name, sizeof name, "llvm.%s.with.overflow.i%d", dtype_is_signed(d) ? "sadd" : "uadd", dtype_bits(d));
-        LLVMTypeRef fields[2] = {ty(g, d), g->i1};
+        LLVMTypeRef fields[2] = {ty(g, d), g->t.i1};
         LLVMValueRef args[2] = {iv, step};
         LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->m->ctx, fields, 2, 0), args, 2);
         LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");

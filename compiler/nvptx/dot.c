@@ -96,7 +96,7 @@ LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLV
 }
 
 static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
-    return LLVMBuildGEP2(g->b, g->i8, g->smem, &byte_off, 1, "");
+    return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
 }
 
 /* Every thread stores its registers, 16 bytes (8 elements) at a time. */
@@ -167,26 +167,26 @@ static void store_block(Gen *g, int v, int64_t at, int pad) {
 /* x rounded to TF32 as cvt.rna.tf32.f32 does (ties away from zero), by
  * integer arithmetic; infinities and NaN unchanged. */
 static LLVMValueRef to_tf32(Gen *g, LLVMValueRef x) {
-    LLVMValueRef u = LLVMBuildBitCast(g->b, x, g->i32, "");
+    LLVMValueRef u = LLVMBuildBitCast(g->b, x, g->t.i32, "");
     LLVMValueRef rounded = LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, u, ci32(g, 0x1000), ""), ci32(g, ~0x1fff), "");
     LLVMValueRef finite = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, u, ci32(g, 0x7f800000), ""),
                                         ci32(g, 0x7f800000), "");
-    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, finite, rounded, u, ""), g->f32, "");
+    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, finite, rounded, u, ""), g->t.f32, "");
 }
 
 /* An f32 element of shared memory at `at` + 4 idx as mma's tf32 operand
  * registers: its TF32 high part, and (lo not NULL) the TF32 of the rest. */
 static void tf32_operand(Gen *g, int64_t at, LLVMValueRef idx, LLVMValueRef *hi, LLVMValueRef *lo) {
-    LLVMValueRef x = LLVMBuildLoad2(g->b, g->f32, nvptx_smem_ptr(g, at, idx, 4), "");
+    LLVMValueRef x = LLVMBuildLoad2(g->b, g->t.f32, nvptx_smem_ptr(g, at, idx, 4), "");
     LLVMValueRef h = to_tf32(g, x);
-    *hi = LLVMBuildBitCast(g->b, h, g->i32, "");
-    if (lo) *lo = LLVMBuildBitCast(g->b, to_tf32(g, LLVMBuildFSub(g->b, x, h, "")), g->i32, "");
+    *hi = LLVMBuildBitCast(g->b, h, g->t.i32, "");
+    if (lo) *lo = LLVMBuildBitCast(g->b, to_tf32(g, LLVMBuildFSub(g->b, x, h, "")), g->t.i32, "");
 }
 
 /* One mma on the four accumulator registers at acc (args[6..9] are filled
  * from them), which then hold its result. */
 static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVMValueRef *acc) {
-    LLVMTypeRef f4[4] = {g->f32, g->f32, g->f32, g->f32};
+    LLVMTypeRef f4[4] = {g->t.f32, g->t.f32, g->t.f32, g->t.f32};
     LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, f4, 4, 0);
     for (int j = 0; j < 4; j++) args[6 + j] = acc[j];
     LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
@@ -197,7 +197,7 @@ static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVM
 static LLVMValueRef rounded_from_f32(Gen *g, LLVMValueRef x) {
     if (!LLVMIsAInstruction(x) || LLVMGetInstructionOpcode(x) != LLVMFPTrunc) return NULL;
     LLVMValueRef src = LLVMGetOperand(x, 0);
-    return LLVMTypeOf(src) == g->f32 ? src : NULL;
+    return LLVMTypeOf(src) == g->t.f32 ? src : NULL;
 }
 
 /* Two f16 or bf16 elements as one 32-bit operand register of mma. Two f32
@@ -210,12 +210,12 @@ LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
         LLVMValueRef args[2] = {hi32, lo32};
         LLVMValueRef v = nvptx_call(g, d == DT_F16 ? "llvm.nvvm.ff2f16x2.rn" : "llvm.nvvm.ff2bf16x2.rn",
                                     LLVMVectorType(ty(g, d), 2), args, 2);
-        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->i32, "");
+        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
     }
     LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
     v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
     v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
-    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->i32, "");
+    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
 }
 
 /* Register bits of a layout along dimension d from basis `from` up: the
@@ -364,7 +364,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
-    LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->f16, 2) : g->i32;
+    LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->t.f16, 2) : g->t.i32;
     for (int ki = 0; ki < ksteps; ki++) {
         /* one k-step's fragments at a time: fewer registers live */
         for (int w = 0; w < 2; w++)
@@ -486,12 +486,12 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "dot.end");
     LLVMBuildBr(g->b, body);
     LLVMPositionBuilderAtEnd(g->b, body);
-    LLVMValueRef k = LLVMBuildPhi(g->b, g->i32, "k");
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->t.i32, "k");
     LLVMValueRef zero = ci32(g, 0);
     LLVMAddIncoming(k, &zero, &pre, 1);
     LLVMValueRef *phis = arena_alloc(&g->arena, (size_t)n * sizeof *phis), *c = arena_alloc(&g->arena, (size_t)n * sizeof *c);
     for (int i = 0; i < n; i++) {
-        phis[i] = LLVMBuildPhi(g->b, g->f32, "");
+        phis[i] = LLVMBuildPhi(g->b, g->t.f32, "");
         LLVMAddIncoming(phis[i], &acc_regs[i], &pre, 1);
     }
     LLVMValueRef kn = LLVMBuildMul(g->b, k, ci32(g, N), "");
@@ -500,7 +500,7 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
         LLVMValueRef x = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, smem_at, ai, es), "");
         LLVMValueRef y = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, b_at, bi, es), "");
         LLVMValueRef args[3] = {x, y, phis[i]};
-        c[i] = nvptx_call(g, "llvm.fma.f32", g->f32, args, 3);
+        c[i] = nvptx_call(g, "llvm.fma.f32", g->t.f32, args, 3);
     }
     LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);

@@ -282,6 +282,11 @@ void nvptx_schedule_notes(struct Gen *g);
  * What follows it is not emitted. */
 bool nvptx_op_ends_block(const BirOp *op);
 
+/* The LLVM types the generator uses (fp8 as i8; gptr: global memory, genptr: generic). */
+typedef struct {
+    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
+} NvptxTypes;
+
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
@@ -299,13 +304,15 @@ typedef struct Gen {
     bool terminated;     /* the current LLVM block ended in `ret` (or a return's branch: persistent.c) */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
-    LazyCarried *lazy;     /* loop bodies' views of those, loaded at first use */
-    int nlazy;
-    struct NvptxPipeline *deferred_due; /* while that wait is still to come in this iteration: the loop's
-                                           pipeline (its carried registers, a late refill) */
-    LLVMValueRef ws_fills; /* the fills of that ring released so far (i32): the next one's number */
+    struct {
+        LazyCarried *item; /* the blocks kept in shared memory (carried.c) not loaded yet, */
+        int n;             /* loaded where a loop body first uses them */
+    } lazy;
+    struct NvptxPipeline *deferred_due; /* while a loop's deferred dot is still to be waited for in this
+                                           iteration (by its first dot): the loop's pipeline (pipeline.c) */
+    LLVMValueRef ws_fills; /* the producer ring's fills released so far (i32): the next one's number */
     struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
-    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
+    NvptxTypes t;
 } Gen;
 
 /* ---------------------------------------------------------------- carried.c */
@@ -343,17 +350,17 @@ bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__
 /* ------------------------------------------------------------------ util.c */
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
 static inline LLVMTypeRef ty(Gen *g, DType d) {
-    if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->gptr;
+    if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->t.gptr;
     switch (dtype_bits(d)) {
-    case 1: return g->i1;
-    case 8: return g->i8;
-    case 16: return d == DT_F16 ? g->f16 : d == DT_BF16 ? g->bf16 : g->i16;
-    case 32: return d == DT_F32 ? g->f32 : g->i32;
-    default: return d == DT_F64 ? g->f64 : g->i64;
+    case 1: return g->t.i1;
+    case 8: return g->t.i8;
+    case 16: return d == DT_F16 ? g->t.f16 : d == DT_BF16 ? g->t.bf16 : g->t.i16;
+    case 32: return d == DT_F32 ? g->t.f32 : g->t.i32;
+    default: return d == DT_F64 ? g->t.f64 : g->t.i64;
     }
 }
-static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->i32, (unsigned long long)v, 1); }
-static inline LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->i64, (unsigned long long)v, 1); }
+static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->t.i32, (unsigned long long)v, 1); }
+static inline LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->t.i64, (unsigned long long)v, 1); }
 static inline BlkType vtype(Gen *g, int v) { return g->f->values[v].type; }
 static inline int nregs(Gen *g, int v) {
     const Layout *l = &g->s->plan->layouts[v];
@@ -366,13 +373,13 @@ static inline LLVMValueRef fp_contract(Gen *g, LLVMValueRef inst) {
 static inline LLVMValueRef is_thread0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), ""); }
 /* Values are kept in memory in a type of whole bytes (i1 as i8). */
 static inline LLVMValueRef to_mem(Gen *g, LLVMValueRef v, DType d) {
-    return d == DT_I1 ? LLVMBuildZExt(g->b, v, g->i8, "") : v;
+    return d == DT_I1 ? LLVMBuildZExt(g->b, v, g->t.i8, "") : v;
 }
-static inline LLVMTypeRef mem_ty(Gen *g, DType d) { return d == DT_I1 ? g->i8 : ty(g, d); }
+static inline LLVMTypeRef mem_ty(Gen *g, DType d) { return d == DT_I1 ? g->t.i8 : ty(g, d); }
 static inline LLVMValueRef from_mem(Gen *g, LLVMValueRef v, DType d) {
-    return d == DT_I1 ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->i8, 0, 0), "") : v;
+    return d == DT_I1 ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->t.i8, 0, 0), "") : v;
 }
-static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->i64, ""); }
+static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->t.i64, ""); }
 static inline int64_t nvptx_round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 /* wgmma reads swizzled tiles from 1024-byte boundaries: the 128-byte swizzle's period */
 enum { NVPTX_SWIZZLE_PERIOD = 1024 };

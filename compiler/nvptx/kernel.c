@@ -18,7 +18,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_CONST: {
         DType d = vtype(g, r).dtype;
         const Fp8Format *fp8 = fp8_format(d);
-        LLVMValueRef c = fp8 ? LLVMConstInt(g->i8, f32_to_fp8((float)op->value.f, fp8), 0)
+        LLVMValueRef c = fp8 ? LLVMConstInt(g->t.i8, f32_to_fp8((float)op->value.f, fp8), 0)
                          : dtype_is_float(d) ? LLVMConstReal(ty(g, d), op->value.f)
                                              : LLVMConstInt(ty(g, d), (unsigned long long)op->value.i, 1);
         nvptx_new_regs(g, r)[0] = c;
@@ -76,7 +76,7 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         if (g->terminated) break; /* after a return: dead code */
-        if (g->nlazy) nvptx_carried_load_uses(g, op);
+        if (g->lazy.n) nvptx_carried_load_uses(g, op);
         if (!nvptx_gen_op(g, op)) return false;
     }
     return true;
@@ -104,7 +104,7 @@ static void add_annotation(Gen *g, const char *key, int value) {
 static LLVMValueRef dynamic_shared(Gen *g) {
     NvptxModule *m = g->m;
     if (!m->shared) {
-        LLVMTypeRef at = LLVMArrayType2(g->i8, 0);
+        LLVMTypeRef at = LLVMArrayType2(g->t.i8, 0);
         m->shared = LLVMAddGlobalInAddressSpace(g->m->mod, at, "blk_shared", 3);
         LLVMSetLinkage(m->shared, LLVMExternalLinkage);
         LLVMSetAlignment(m->shared, m->arch->wgmma ? NVPTX_SWIZZLE_PERIOD : 16);
@@ -118,7 +118,7 @@ static LLVMValueRef dynamic_shared(Gen *g) {
  * TMA could not read it. */
 static void tensor_map_params(Gen *g) {
     if (!g->s->tma.count) return;
-    LLVMTypeRef map_t = LLVMArrayType2(g->i8, 128);
+    LLVMTypeRef map_t = LLVMArrayType2(g->t.i8, 128);
     unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
     LLVMMetadataRef idx[NVPTX_MAX_TENSOR_MAPS];
     for (int j = 0; j < g->s->tma.count; j++) {
@@ -140,12 +140,12 @@ static bool gen_body(Gen *g, const BirFunction *f) {
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
     int n = f->nparams;
-    for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->i8 : ty(g, f->params[i].type.dtype);
-    for (int j = 0; j < g->s->tma.count; j++) params[n++] = g->genptr;
-    if (g->s->tma.count) params[n++] = g->i32;
+    for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->t.i8 : ty(g, f->params[i].type.dtype);
+    for (int j = 0; j < g->s->tma.count; j++) params[n++] = g->t.genptr;
+    if (g->s->tma.count) params[n++] = g->t.i32;
     if (g->m->opt->persistent) /* the grid (nvptx.h's NvptxKernel.persistent) */
-        for (int a = 0; a < 3; a++) params[n++] = g->i32;
-    g->fn = LLVMAddFunction(g->m->mod, f->name, LLVMFunctionType(g->void_t, params, (unsigned)n, 0));
+        for (int a = 0; a < 3; a++) params[n++] = g->t.i32;
+    g->fn = LLVMAddFunction(g->m->mod, f->name, LLVMFunctionType(g->t.void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * nvptx_ws_launch_warps(g));
@@ -162,13 +162,13 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "entry");
     LLVMPositionBuilderAtEnd(g->b, entry);
     LLVMSetCurrentDebugLocation2(g->b, LLVMDIBuilderCreateDebugLocation(g->m->ctx, line, 1, g->di_sub, NULL));
-    g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->i32);
+    g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->t.i32);
     g->lane = LLVMBuildAnd(g->b, g->tid, ci32(g, 31), "");
     g->warp = LLVMBuildLShr(g->b, g->tid, ci32(g, 5), "");
     for (int i = 0; i < f->nparams; i++) {
         LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
         LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
-        if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->i8, 0, 0), "");
+        if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->t.i8, 0, 0), "");
         if (g->s->facts && g->s->facts[i] == NVPTX_PARAM_ONE && dtype_is_int(f->params[i].type.dtype))
             p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;
@@ -198,24 +198,25 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         free(g);
         return nvptx_error(m, f, NULL, "out of memory");
     }
-    g->i1 = LLVMInt1TypeInContext(g->m->ctx);
-    g->i8 = LLVMInt8TypeInContext(g->m->ctx);
-    g->i16 = LLVMInt16TypeInContext(g->m->ctx);
-    g->i32 = LLVMInt32TypeInContext(g->m->ctx);
-    g->i64 = LLVMInt64TypeInContext(g->m->ctx);
-    g->f16 = LLVMHalfTypeInContext(g->m->ctx);
-    g->bf16 = LLVMBFloatTypeInContext(g->m->ctx);
-    g->f32 = LLVMFloatTypeInContext(g->m->ctx);
-    g->f64 = LLVMDoubleTypeInContext(g->m->ctx);
-    g->void_t = LLVMVoidTypeInContext(g->m->ctx);
-    g->gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
-    g->genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
+    g->t.i1 = LLVMInt1TypeInContext(g->m->ctx);
+    g->t.i8 = LLVMInt8TypeInContext(g->m->ctx);
+    g->t.i16 = LLVMInt16TypeInContext(g->m->ctx);
+    g->t.i32 = LLVMInt32TypeInContext(g->m->ctx);
+    g->t.i64 = LLVMInt64TypeInContext(g->m->ctx);
+    g->t.f16 = LLVMHalfTypeInContext(g->m->ctx);
+    g->t.bf16 = LLVMBFloatTypeInContext(g->m->ctx);
+    g->t.f32 = LLVMFloatTypeInContext(g->m->ctx);
+    g->t.f64 = LLVMDoubleTypeInContext(g->m->ctx);
+    g->t.void_t = LLVMVoidTypeInContext(g->m->ctx);
+    g->t.gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
+    g->t.genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
     g->s = arena_alloc(&g->arena, sizeof *g->s);
     bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
     if (ok) {
         g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
+        g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
         ok = nvptx_schedule(g) && gen_body(g, f);
         *info = (NvptxKernel){.name = f->name, .num_warps = nvptx_ws_launch_warps(g), .shared_bytes = g->s->smem_size,
                               .tensor_maps = g->s->tma, .persistent = m->opt->persistent,

@@ -11,12 +11,12 @@ static void pack_words(Gen *g, LLVMValueRef *elems, int w, DType d, LLVMValueRef
     LLVMTypeRef et = mem_ty(g, d);
     LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
     for (int i = 0; i < w; i++) vec = LLVMBuildInsertElement(g->b, vec, to_mem(g, elems[i], d), ci32(g, i), "");
-    LLVMValueRef wv = LLVMBuildBitCast(g->b, vec, LLVMVectorType(g->i32, (unsigned)nwords), "");
+    LLVMValueRef wv = LLVMBuildBitCast(g->b, vec, LLVMVectorType(g->t.i32, (unsigned)nwords), "");
     for (int i = 0; i < nwords; i++) words[i] = LLVMBuildExtractElement(g->b, wv, ci32(g, i), "");
 }
 
 static void unpack_words(Gen *g, LLVMValueRef *words, int nwords, DType d, int w, LLVMValueRef *elems) {
-    LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(g->i32, (unsigned)nwords));
+    LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(g->t.i32, (unsigned)nwords));
     for (int i = 0; i < nwords; i++) wv = LLVMBuildInsertElement(g->b, wv, words[i], ci32(g, i), "");
     LLVMValueRef vec = LLVMBuildBitCast(g->b, wv, LLVMVectorType(mem_ty(g, d), (unsigned)w), "");
     for (int i = 0; i < w; i++) elems[i] = from_mem(g, LLVMBuildExtractElement(g->b, vec, ci32(g, i), ""), d);
@@ -37,11 +37,11 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* one sub-word element: through a 32-bit register */
         LLVMValueRef init = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, other[0], d),
-                                                                  bytes == 2 ? g->i16 : g->i8, ""), g->i32, "");
+                                                                  bytes == 2 ? g->t.i16 : g->t.i8, ""), g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), init};
-        LLVMValueRef v = nvptx_asm_call(g, g->i32, bytes == 2 ? "@$1 ld.global.u16 $0, [$2];" : "@$1 ld.global.u8 $0, [$2];",
+        LLVMValueRef v = nvptx_asm_call(g, g->t.i32, bytes == 2 ? "@$1 ld.global.u16 $0, [$2];" : "@$1 ld.global.u8 $0, [$2];",
                                   "=r,b,l,0", args, 3, true);
-        v = LLVMBuildTrunc(g->b, v, bytes == 2 ? g->i16 : g->i8, "");
+        v = LLVMBuildTrunc(g->b, v, bytes == 2 ? g->t.i16 : g->t.i8, "");
         out[0] = from_mem(g, LLVMBuildBitCast(g->b, v, mem_ty(g, d), ""), d);
         return;
     }
@@ -58,9 +58,9 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
     at += (size_t)snprintf(cons + at, sizeof cons - at, "b,l");
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",%d", i);
     for (int i = 0; i < nwords; i++) args[2 + i] = words[i];
-    LLVMTypeRef ret = g->i32;
+    LLVMTypeRef ret = g->t.i32;
     if (nwords > 1) {
-        LLVMTypeRef fields[4] = {g->i32, g->i32, g->i32, g->i32};
+        LLVMTypeRef fields[4] = {g->t.i32, g->t.i32, g->t.i32, g->t.i32};
         ret = LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)nwords, 0);
     }
     LLVMValueRef v = nvptx_asm_call(g, ret, text, cons, args, 2 + nwords, true);
@@ -71,10 +71,10 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
 static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w, DType d) {
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) {
-        LLVMValueRef v = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, vals[0], d), bytes == 2 ? g->i16 : g->i8, ""),
-                                       g->i32, "");
+        LLVMValueRef v = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, vals[0], d), bytes == 2 ? g->t.i16 : g->t.i8, ""),
+                                       g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), v};
-        nvptx_asm_call(g, g->void_t, bytes == 2 ? "@$0 st.global.u16 [$1], $2;" : "@$0 st.global.u8 [$1], $2;",
+        nvptx_asm_call(g, g->t.void_t, bytes == 2 ? "@$0 st.global.u16 [$1], $2;" : "@$0 st.global.u8 [$1], $2;",
                  "b,l,r,~{memory}", args, 3, true);
         return;
     }
@@ -90,7 +90,7 @@ static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef
     size_t at = (size_t)snprintf(cons, sizeof cons, "b,l");
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",r");
     snprintf(cons + at, sizeof cons - at, ",~{memory}");
-    nvptx_asm_call(g, g->void_t, text, cons, args, 2 + nwords, true);
+    nvptx_asm_call(g, g->t.void_t, text, cons, args, 2 + nwords, true);
 }
 
 static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
@@ -105,11 +105,11 @@ static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
 static LLVMValueRef atom(Gen *g, const char *op, const char *type, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
                          LLVMValueRef b) {
     LLVMTypeRef t = LLVMTypeOf(a);
-    if (t == g->f16 || t == g->bf16) {
-        LLVMValueRef old = atom(g, op, type, pred, p, LLVMBuildBitCast(g->b, a, g->i16, ""), NULL);
+    if (t == g->t.f16 || t == g->t.bf16) {
+        LLVMValueRef old = atom(g, op, type, pred, p, LLVMBuildBitCast(g->b, a, g->t.i16, ""), NULL);
         return LLVMBuildBitCast(g->b, old, t, "");
     }
-    const char *rc = t == g->f32 ? "f" : t == g->i64 ? "l" : t == g->i16 ? "h" : "r";
+    const char *rc = t == g->t.f32 ? "f" : t == g->t.i64 ? "l" : t == g->t.i16 ? "h" : "r";
     char text[128], cons[64];
     LLVMValueRef args[5] = {pred, addr_i64(g, p), a, b, NULL};
     if (b) {
@@ -148,13 +148,13 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, LLVMValueRef pred, LLVMValueR
     /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
      * integer among all floats, and a negative one as an unsigned integer
      * the other way round (Triton's way; NaN is not supported) */
-    LLVMValueRef ibits = LLVMBuildBitCast(g->b, a, g->i32, "");
+    LLVMValueRef ibits = LLVMBuildBitCast(g->b, a, g->t.i32, "");
     LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, ibits, ci32(g, 0), "");
     LLVMValueRef pos_pred = LLVMBuildAnd(g->b, pred, LLVMBuildNot(g->b, neg, ""), "");
     LLVMValueRef neg_pred = LLVMBuildAnd(g->b, pred, neg, "");
     LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", pos_pred, p, ibits, NULL);
     LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", neg_pred, p, ibits, NULL);
-    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->f32, "");
+    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->t.f32, "");
 }
 
 static bool value_used(const BirBlock *b, int v) {
@@ -203,7 +203,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMBasicBlockRef t0 = nvptx_begin_if(g, is_thread0(g));
     /* atom.acq_rel is the release: the barrier orders the other threads'
      * accesses before it (PTX causality order), so no fence is needed */
-    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->i1, 1, 0);
+    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->t.i1, 1, 0);
     LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
     LLVMValueRef v = atomic(g, op->code, pred, p, x, y, d);
     if (!value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */

@@ -494,7 +494,7 @@ static LLVMValueRef **steps_ahead(Gen *g, const BirOp *loop, const PipePlan *pp,
 }
 
 static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
-    nvptx_call(g, name, g->void_t, args, n);
+    nvptx_call(g, name, g->t.void_t, args, n);
 }
 
 /* The registers of the loads' pointers and masks for the iteration at iv
@@ -536,7 +536,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
             LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
             LLVMValueRef dst_off = nvptx_staged_offset(g, &st, nvptx_coord(g, l, 0, r), nvptx_coord(g, l, 1, r));
-            LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->i8, g->smem, &dst_off, 1, ""), ptr[r], size};
+            LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->t.i8, g->smem, &dst_off, 1, ""), ptr[r], size};
             call_void(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
         }
         if (owned) nvptx_end_if(g, owned);
@@ -565,7 +565,7 @@ static void wait_groups(Gen *g, int n) {
  * copies (g->regs holding its pointers and masks): its masks all true, and
  * for thread 0 each tile's offset within its map; cols gets those offsets. */
 static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols) {
-    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->i1, 1, 0);
+    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->t.i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
         const Layout *l = &g->s->plan->layouts[ld->operands[0]];
@@ -587,8 +587,8 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     LLVMValueRef **saved = g->regs;
     g->regs = ahead_regs(g, loop, pp, env, iv);
     LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS];
-    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols), g->i32, "");
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->i32, &vote, 1);
+    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols), g->t.i32, "");
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &vote, 1);
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
     LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "tma");
@@ -614,7 +614,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     nvptx_end_if(g, t0_done);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, by_threads);
-    copy_chunks(g, pp, ring_at, slot, LLVMConstInt(g->i1, 1, 0));
+    copy_chunks(g, pp, ring_at, slot, LLVMConstInt(g->t.i1, 1, 0));
     call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
     wait_groups(g, 0);
     nvptx_proxy_fence(g); /* for wgmma, which reads through the async proxy */
@@ -647,10 +647,10 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
     /* step by step, as the loop does: n * step may overflow where the sum does not */
-    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->i1}, pair = LLVMStructTypeInContext(g->m->ctx, fields, 2, 0);
+    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->t.i1}, pair = LLVMStructTypeInContext(g->m->ctx, fields, 2, 0);
     char add[48];
     snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", dtype_is_signed(d) ? 's' : 'u', dtype_bits(d));
-    LLVMValueRef over = LLVMConstInt(g->i1, 0, 0);
+    LLVMValueRef over = LLVMConstInt(g->t.i1, 0, 0);
     for (int k = 0; k < n; k++) {
         LLVMValueRef args[2] = {iv, step}, sum = nvptx_call(g, add, pair, args, 2);
         iv = LLVMBuildExtractValue(g->b, sum, 0, "");
@@ -744,7 +744,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
 }
 
 void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
-    p->it = LLVMBuildPhi(g->b, g->i32, "it");
+    p->it = LLVMBuildPhi(g->b, g->t.i32, "it");
     LLVMValueRef first = p->plan.ws ? g->ws_fills : ci32(g, 0);
     LLVMAddIncoming(p->it, &first, &pre, 1);
 }
@@ -753,7 +753,7 @@ void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_head
     if (!p->plan.ws) return;
     /* leaving from the header, iteration `it` did not run; from the latch
      * (the variable would overflow), it did */
-    LLVMValueRef fills = LLVMBuildPhi(g->b, g->i32, "fills");
+    LLVMValueRef fills = LLVMBuildPhi(g->b, g->t.i32, "fills");
     LLVMAddIncoming(fills, &p->it, &from_header, 1);
     if (from_latch) LLVMAddIncoming(fills, &p->it_next, &from_latch, 1);
     g->ws_fills = fills;
@@ -805,7 +805,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
         g->regs = ahead_regs(g, loop, pp, carried, iv);
-        copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->i1, 1, 0));
+        copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->t.i1, 1, 0));
         g->regs = saved;
         call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
         wait_groups(g, 0);

@@ -11,10 +11,10 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
     for (int i = 0; i < 3; i++) {
         char name[40];
         snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", "xyz"[i]);
-        pid[i] = nvptx_call0(g, name, g->i32);
+        pid[i] = nvptx_call0(g, name, g->t.i32);
     }
-    LLVMTypeRef vp_params[2] = {g->genptr, g->genptr};
-    LLVMTypeRef vp_ty = LLVMFunctionType(g->i32, vp_params, 2, 0);
+    LLVMTypeRef vp_params[2] = {g->t.genptr, g->t.genptr};
+    LLVMTypeRef vp_ty = LLVMFunctionType(g->t.i32, vp_params, 2, 0);
     LLVMValueRef vprintf = LLVMGetNamedFunction(g->m->mod, "vprintf");
     if (!vprintf) vprintf = LLVMAddFunction(g->m->mod, "vprintf", vp_ty);
     /* the prefix is the user's text, not format: each '%' doubled, so vprintf prints it as is */

@@ -177,7 +177,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
         for (int w = 0; w < warps_a; w++) {
             LLVMValueRef at = LLVMBuildAdd(g->b, c, ci32(g, (int32_t)(w * others)), "");
             LLVMValueRef pv = LLVMBuildLoad2(g->b, ty(g, R.d), nvptx_smem_ptr(g, slot, at, es), "");
-            LLVMValueRef pi = R.is_arg ? LLVMBuildLoad2(g->b, g->i32, nvptx_smem_ptr(g, idx_at, at, 4), "") : NULL;
+            LLVMValueRef pi = R.is_arg ? LLVMBuildLoad2(g->b, g->t.i32, nvptx_smem_ptr(g, idx_at, at, 4), "") : NULL;
             if (!v) v = pv, vi = pi;
             else combine(g, &R, &v, &vi, pv, pi);
         }

@@ -35,14 +35,14 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
 
 void nvptx_barrier(Gen *g) {
     if (!g->s->ws_loop) {
-        nvptx_call0(g, "llvm.nvvm.barrier0", g->void_t);
+        nvptx_call0(g, "llvm.nvvm.barrier0", g->t.void_t);
         return;
     }
     LLVMValueRef args[2] = {ci32(g, 0), ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warp never joins */
-    nvptx_call(g, "llvm.nvvm.barrier", g->void_t, args, 2);
+    nvptx_call(g, "llvm.nvvm.barrier", g->t.void_t, args, 2);
 }
 
-void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->void_t, text, "", NULL, 0, true); }
+void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->t.void_t, text, "", NULL, 0, true); }
 
 void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::cta;"); }
 
@@ -66,7 +66,7 @@ void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge) {
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size) {
     LLVMValueRef off = ci32(g, offset);
     if (index) off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, index, ci32(g, elem_size), ""), "");
-    return LLVMBuildGEP2(g->b, g->i8, g->smem, &off, 1, "");
+    return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &off, 1, "");
 }
 
 /* w consecutive elements of dtype d at ptr (any address space, aligned to
@@ -136,7 +136,7 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
         for (int d = 0; d < l->rank; d++) zero &= l->warp[b][d] == 0;
         if (zero) warps |= 1 << b;
     }
-    LLVMValueRef ok = LLVMConstInt(g->i1, 1, 0);
+    LLVMValueRef ok = LLVMConstInt(g->t.i1, 1, 0);
     if (lanes) ok = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->lane, ci32(g, lanes), ""), ci32(g, 0), "");
     if (warps)
         ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->warp, ci32(g, warps), ""),
@@ -146,24 +146,24 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
 
 LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
     if (d == DT_F64) /* as its bits */
-        return LLVMBuildBitCast(g->b, nvptx_shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->i64, ""), mask, DT_I64), g->f64, "");
+        return LLVMBuildBitCast(g->b, nvptx_shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->t.i64, ""), mask, DT_I64), g->t.f64, "");
     if (dtype_bits(d) == 64) {
-        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->i32, "");
-        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->i32, "");
-        lo = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, lo, mask, DT_I32), g->i64, "");
-        hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->i64, "");
+        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->t.i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->t.i32, "");
+        lo = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, lo, mask, DT_I32), g->t.i64, "");
+        hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->t.i64, "");
         return LLVMBuildOr(g->b, lo, LLVMBuildShl(g->b, hi, ci64(g, 32), ""), "");
     }
     if (d == DT_F16 || d == DT_BF16) /* as f32, exactly (NaN payloads aside): LLVM 19 makes each 16-bit
                                        * float bitcast a ProxyReg and erases those in quadratic time */
-        return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->f32, ""), mask, DT_F32), ty(g, d), "");
+        return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->t.f32, ""), mask, DT_F32), ty(g, d), "");
     if (dtype_bits(d) < 32) { /* i1 and integers of 8 and 16 bits: widened to a word and back */
         LLVMTypeRef bits = LLVMIntTypeInContext(g->m->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
-        LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->i32, "");
+        LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->t.i32, "");
         LLVMValueRef back = LLVMBuildTrunc(g->b, nvptx_shuffle_xor(g, w, mask, DT_I32), bits, "");
         return t == bits ? back : LLVMBuildBitCast(g->b, back, t, "");
     }
     bool fl = d == DT_F32;
     LLVMValueRef args[4] = {ci32(g, -1), v, ci32(g, mask), ci32(g, 31)};
-    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->f32 : g->i32, args, 4);
+    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->t.f32 : g->t.i32, args, 4);
 }

@@ -98,10 +98,10 @@ static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int6
     int mode = slab_bytes == 128 ? 1 : slab_bytes == 64 ? 2 : 3;
     uint64_t fixed = ((uint64_t)(lead >> 4) & 0x3fff) << 16 | ((uint64_t)(stride >> 4) & 0x3fff) << 32 |
                      (uint64_t)mode << 62;
-    LLVMValueRef p = LLVMBuildGEP2(g->b, g->i8, g->smem, &byte_off, 1, "");
+    LLVMValueRef p = LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
     LLVMValueRef addr = LLVMBuildLShr(g->b, addr_i64(g, p), ci64(g, 4), "");
     addr = LLVMBuildAnd(g->b, addr, ci64(g, 0x3fff), "");
-    return LLVMBuildOr(g->b, addr, LLVMConstInt(g->i64, fixed, 0), "");
+    return LLVMBuildOr(g->b, addr, LLVMConstInt(g->t.i64, fixed, 0), "");
 }
 
 /* The descriptor of operand `which`'s tile starting at mn0 along M (a) or N
@@ -133,7 +133,7 @@ static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVM
 /* A struct of n f32: what an asm returning n accumulators gives. */
 static LLVMTypeRef f32_struct(Gen *g, int n) {
     LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)n * sizeof *fields);
-    for (int j = 0; j < n; j++) fields[j] = g->f32;
+    for (int j = 0; j < n; j++) fields[j] = g->t.f32;
     return LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)n, 0);
 }
 
@@ -259,7 +259,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 for (int p = 0; p < 4; p++) {
                     int base = nvptx_dot_a_reg(p, kk, mi, kbits);
                     words[mi * ksteps + kk][p] =
-                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->i32, "");
+                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->t.i32, "");
                 }
     }
     int trans_a = a_regs ? 0 : st[0].cd != 1;
@@ -276,7 +276,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 zero &= is_zero(acc[j]);
             }
             if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
-                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(g->f32);
+                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(g->t.f32);
             for (int kk = 0; kk < ksteps; kk++) {
                 LLVMValueRef a_desc = words ? NULL : operand_descriptor(g, &st[0], 0, m0, kk);
                 LLVMValueRef b_desc = operand_descriptor(g, &st[1], 1, ci32(g, n0), kk);
