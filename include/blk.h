@@ -147,6 +147,14 @@ blk_status blk_launch(blk_kernel *kernel, unsigned grid_x, unsigned grid_y, unsi
  * what a GPU of the module's arch would run. Owned by the kernel. Nothing is
  * launched; the arguments are checked as blk_launch checks them. */
 blk_status blk_kernel_launch_ptx(blk_kernel *kernel, const blk_arg *args, int num_args, const char **ptx);
+/* Every decision the compiler makes about the kernel (its schedule, as
+ * blkc --emit=plan prints it: each value's layout, shared memory, pipelined
+ * loops, dots, access widths and what limits them), for the facts of a
+ * launch with these arguments (checked as blk_launch checks them), or with
+ * args NULL and num_args 0 for the build without launch facts. Made without
+ * LLVM's passes; nothing is compiled to code, loaded or launched. Owned by
+ * the kernel. */
+blk_status blk_kernel_plan(blk_kernel *kernel, const blk_arg *args, int num_args, const char **plan);
 
 blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_ptr *out);
 blk_status blk_free(blk_context *ctx, blk_ptr ptr);

@@ -147,6 +147,9 @@ void blk_jit_release(Compilation *comp);
  * caller serializes calls on one compilation. */
 char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,
                    char *err, size_t err_size);
+/* The kernel's schedule as blkc --emit=plan prints it (malloc'ed), made
+ * without LLVM's passes; NULL with the reason in err. */
+char *blk_jit_plan(Compilation *comp, const char *kernel, const NvptxOptions *opt, char *err, size_t err_size);
 /* The launch contract (compiler/launch.h) of kernel k of a compilation built
  * under opt: PTX comments, or JSON; followed by ptx where it is not NULL (the
  * PTX as blkc writes it); malloc'ed, NULL when out of memory. */

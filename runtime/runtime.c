@@ -172,10 +172,18 @@ typedef struct {
     char *ptx;      /* blk_kernel_launch_ptx's, where the device keeps none; made on request */
 } Variant;
 
+/* A schedule blk_kernel_plan made, for the launch facts it was made under. */
+typedef struct PlanText {
+    BlkFacts facts;
+    char *text;
+    struct PlanText *next;
+} PlanText;
+
 struct blk_kernel {
     blk_module *module;
     const BirFunction *f;
     char *ptx, *llvm_ir; /* unspecialized, made on request */
+    PlanText *plans;     /* blk_kernel_plan's, one per set of facts asked for */
     Variant *variants;
     int nvariants, cap;
 };
@@ -341,6 +349,12 @@ static void module_free(blk_module *m, bool ctx_live) {
             free(k->variants[v].ptx);
         }
         free(k->variants);
+        while (k->plans) {
+            PlanText *next = k->plans->next;
+            free(k->plans->text);
+            free(k->plans);
+            k->plans = next;
+        }
         free(k->ptx);
         free(k->llvm_ir);
     }
@@ -675,6 +689,38 @@ blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, 
     *ptx = v ? v->ptx : NULL;
     pthread_mutex_unlock(&m->lock);
     return s ? s : *ptx ? ok() : blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+}
+
+blk_status blk_kernel_plan(blk_kernel *k, const blk_arg *args, int nargs, const char **plan) {
+    if (!k || !plan || (!args && nargs)) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_kernel_plan: a NULL argument");
+    if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
+    *plan = NULL;
+    blk_module *m = k->module;
+    BlkFacts facts = {0, 0};
+    if (args) {
+        blk_status s = enter(m->ctx);
+        blk_arg checked[BLK_MAX_KERNEL_ARGS];
+        if (s || (s = check_args(k, args, nargs, checked))) return s;
+        facts = launch_facts(k->f, checked);
+    }
+    pthread_mutex_lock(&m->lock);
+    PlanText *p = k->plans;
+    while (p && (p->facts.div16 != facts.div16 || p->facts.one != facts.one)) p = p->next;
+    blk_status s = BLK_SUCCESS;
+    if (!p) {
+        int64_t div[64] = {0};
+        facts_div(k->f, facts, div);
+        NvptxOptions bo = m->backend;
+        bo.param_div = div;
+        char err[8192];
+        char *text = blk_jit_plan(m->comp, k->f->name, &bo, err, sizeof err);
+        if (!text) s = blk_fail(BLK_ERROR_COMPILE, "kernel '%s': %s", k->f->name, err);
+        else if (!(p = calloc(1, sizeof *p))) free(text), s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+        else *p = (PlanText){facts, text, k->plans}, k->plans = p;
+    }
+    if (p) *plan = p->text;
+    pthread_mutex_unlock(&m->lock);
+    return s ? s : ok();
 }
 
 blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, const blk_arg *args, int nargs,

@@ -147,6 +147,31 @@ Test(runtime, defines_specialize_the_module) {
     teardown(&fx);
 }
 
+/* blk_kernel_plan: the schedule without facts, and for a launch's (the
+ * cpu device's arch, sm_90): n a multiple of 16 makes every access 16 bytes. */
+Test(runtime, the_plan_of_a_kernel_and_of_a_launch) {
+    enum { N = 1024 }; /* blocks of 256 */
+    Fixture fx = setup_add(NULL, 0, N, 4);
+    const char *general, *tidy, *again;
+    cr_assert_eq(blk_kernel_plan(fx.add, NULL, 0, &general), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(strstr(general, "kernel add on sm_90: ") && strstr(general, "facts: none"), "%s", general);
+    cr_expect(strstr(general, "load line 5 [256] f32: 4 bytes (1 element) an access: the mask known constant in runs of 1"),
+              "%s", general);
+    blk_arg args[] = {blk_arg_ptr(fx.x), blk_arg_ptr(fx.y), blk_arg_ptr(fx.out), blk_arg_i32(N)};
+    cr_assert_eq(blk_kernel_plan(fx.add, args, 4, &tidy), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(strstr(tidy, "facts: x%16 y%16 out%16 n%16"), "%s", tidy);
+    cr_expect(strstr(tidy, "load line 5 [256] f32: 16 bytes (4 elements) an access: the widest access there is"), "%s",
+              tidy);
+    cr_assert_eq(blk_kernel_plan(fx.add, args, 4, &again), BLK_SUCCESS);
+    cr_expect_eq(again, tidy, "one schedule per set of facts, kept");
+    blk_arg wrong[] = {blk_arg_ptr(fx.x), blk_arg_ptr(fx.y), blk_arg_ptr(fx.out), blk_arg_f32(1.0f)};
+    cr_expect_eq(blk_kernel_plan(fx.add, wrong, 4, &again), BLK_ERROR_BAD_ARGUMENT);
+    cr_expect(strstr(blk_last_error(), "'n'"), "%s", blk_last_error());
+    cr_expect_eq(blk_kernel_plan(fx.add, NULL, 4, &again), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_kernel_plan(NULL, NULL, 0, &again), BLK_ERROR_INVALID_VALUE);
+    teardown(&fx);
+}
+
 Test(runtime, compile_errors_carry_the_diagnostics) {
     blk_context *ctx;
     blk_context_create_cpu(&ctx);

@@ -302,7 +302,8 @@ char *nvptx_schedule_text(Gen *g) {
     if (!out) return NULL;
     const NvptxSchedule *s = g->s;
     const BirFunction *f = g->f;
-    fprintf(out, "kernel %s on %s: %d warps", f->name, g->m->arch->name, s->plan->num_warps);
+    fprintf(out, "kernel %s on %s: %d warp%s", f->name, g->m->arch->name, s->plan->num_warps,
+            s->plan->num_warps == 1 ? "" : "s");
     if (s->launch_warps != s->plan->num_warps) fprintf(out, " and a producer warpgroup (%d launched)", s->launch_warps);
     fprintf(out, "%s\n", g->m->opt->persistent ? ", persistent" : "");
     fprintf(out, "facts:");

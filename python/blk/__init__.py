@@ -268,14 +268,30 @@ class Kernel:
         launch's arguments: the PTX that launch runs (its specialization for
         their facts, with the occupancy target the device set), compiled now
         if need be; nothing is launched."""
+        return self._text("ptx", args, consts)
+
+    def plan(self, *args, **consts):
+        """Every decision the compiler makes about the kernel for these const
+        parameters, as `blkc --emit=plan` prints it: each value's layout, the
+        shared-memory map, pipelined loops, dots, access widths and what
+        limits them. Without arguments: the build without launch facts; with
+        a launch's arguments: the build for their facts. Nothing is compiled
+        to code or launched."""
+        return self._text("plan", args, consts)
+
+    def _text(self, what, args, consts):
         if not args:
             k = self.module._kernel(self.name, self._key(consts, 0))[0]
             out = ctypes.c_char_p()
-            _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
+            if what == "ptx":
+                _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
+            else:
+                _lib.check(_lib.lib.blk_kernel_plan(k, None, 0, ctypes.byref(out)))
             return out.value.decode()
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
         k, params = self.module._kernel(self.name, self._key(consts, ordinal))
-        return _Launch(self.name, self.module.device, ordinal, k, params).ptx(args)
+        launch = _Launch(self.name, self.module.device, ordinal, k, params)
+        return launch.ptx(args) if what == "ptx" else launch.plan(args)
 
     def compile(self, ordinal=0, **consts):
         """Compiles this combination of const parameters now (a launch would
@@ -329,14 +345,21 @@ class _Launch:
 
     def ptx(self, args):
         """The PTX a launch with these arguments runs (blk_kernel_launch_ptx)."""
+        return self._text(_lib.lib.blk_kernel_launch_ptx, args)
+
+    def plan(self, args):
+        """The schedule for these arguments' facts (blk_kernel_plan)."""
+        return self._text(_lib.lib.blk_kernel_plan, args)
+
+    def _text(self, fn, args):
+        """The text fn gives for this kernel and these arguments; nothing runs."""
         m = self._marshal(args)
         out = ctypes.c_char_p()
         with m:
             packed = m.pack(args, self.layout)
             m.copies = []  # nothing ran: nothing to copy back
-            _lib.check(_lib.lib.blk_kernel_launch_ptx(self.kernel, packed, len(self.params), ctypes.byref(out)))
+            _lib.check(fn(self.kernel, packed, len(self.params), ctypes.byref(out)))
         return out.value.decode()
-
 
 from . import testing  # noqa: E402  (they use the above)
 from ._autotune import Config, autotune  # noqa: E402

@@ -72,6 +72,7 @@ for name, res, args in [
     ("blk_kernel_arg_type", ctypes.c_char_p, [_P, ctypes.c_int]),
     ("blk_kernel_ptx", ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_char_p)]),
     ("blk_kernel_launch_ptx", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
+    ("blk_kernel_plan", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
     # args: blk_arg[num_args] packed by _args.packer, passed as bytes
     ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_int,
                                   _P]),

@@ -107,6 +107,20 @@ class Examples(unittest.TestCase):
         with self.assertRaisesRegex(blk.BlkError, "argument 3 .'n'.: 2147483648 does not fit i32|does not fit"):
             add.ptx(x, x, out, 2**31, BLOCK=256)
 
+    def test_plan_of_a_kernel_and_of_a_launch(self):
+        add = example("add.blk")["add"]
+        general = add.plan(BLOCK=256)
+        self.assertIn("kernel add on sm_90: ", general)
+        self.assertIn("facts: none", general)
+        x, out = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+        tidy = add.plan(x, x, out, 1024, BLOCK=256)  # n a multiple of 16: 16-byte accesses
+        self.assertIn("n%16", tidy)
+        self.assertRegex(tidy, r"load line \d+ \[256\] f32: 16 bytes \(4 elements\) an access")
+        self.assertNotRegex(general, r"16 bytes \(4 elements\)")
+        np.testing.assert_array_equal(out, 0)  # nothing ran
+        with self.assertRaisesRegex(TypeError, "takes 4 arguments"):
+            add.plan(x, x, BLOCK=256)
+
     def test_a_declared_unit_stride_is_checked_at_launch(self):
         k = blk.compile("kernel k(o: *f32, s: i32 @equal(1)) { store(o + arange(0, 16) * s, 1.0); }\n",
                         device="cpu")["k"]
