@@ -4,8 +4,6 @@
 
 /* -------------------------------------------------------- control flow */
 
-bool nvptx_gen_block(Gen *g, const BirBlock *b);
-
 static void bind(Gen *g, int v, LLVMValueRef *vals) {
     int n = nregs(g, v);
     LLVMValueRef *out = nvptx_new_regs(g, v);
@@ -42,10 +40,6 @@ static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, LL
     }
 }
 
-LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
-    DType d = vtype(g, loop->operands[0]).dtype;
-    return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
-}
 
 bool nvptx_gen_for(Gen *g, const BirOp *op) {
     const BirBlock *body = op->regions[0];

@@ -36,98 +36,6 @@ static int64_t tf32_smem_bytes(BlkType at, BlkType bt) {
     return ((int64_t)at.shape[0] * (at.shape[1] + TF32_PAD_A) + (int64_t)bt.shape[0] * (bt.shape[1] + TF32_PAD_B)) * 4;
 }
 
-Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which) {
-    return nvptx_layout_dot_operand(&g->s->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
-}
-
-bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which) {
-    Layout l = nvptx_dot_operand_layout(g, op, which);
-    return nvptx_layout_local_map(&g->s->plan->layouts[op->operands[which]], &l, (Projection){{0, 1}}, NULL);
-}
-
-int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (p >> 1) << 2 | k << 3 | tile << (3 + kbits); }
-
-/* ------------------------------------------------ operands through ldmatrix
- * An operand that is not in the thread's registers already is staged in
- * shared memory and read with ldmatrix (or, on sm_90a, by wgmma through a
- * descriptor: wgmma.c). Staged row-major along the dimension its registers
- * run along (cd), in slabs of at most 64 elements (128 bytes) of each row,
- * slab after slab; in a slab, 16-byte chunks of a row XORed with the row
- * (Triton's swizzle: rows of fewer than 128 bytes share a 128-byte line,
- * perPhase of them, and maxPhase line patterns repeat), so that the 8 rows
- * one ldmatrix reads fall in 8 different groups of banks. Slabs of 128, 64
- * and 32 bytes are exactly wgmma's 128-, 64- and 32-byte swizzled layouts. */
-
-int nvptx_contiguous_dim(Gen *g, int v) {
-    const Layout *l = &g->s->plan->layouts[v];
-    BlkType t = vtype(g, v);
-    if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || l->nreg_bits < 3) return -1;
-    for (int d = 0; d < 2; d++) {
-        bool run = true;
-        for (int b = 0; b < 3; b++) run &= l->reg[b][d] == 1 << b && l->reg[b][1 - d] == 0;
-        if (run) return d;
-    }
-    return -1;
-}
-
-Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
-    BlkType t = vtype(g, v);
-    int cd = nvptx_contiguous_dim(g, v);
-    Staged st = {.base = base, .cd = cd, .rows = t.shape[1 - cd]};
-    st.slab = t.shape[cd] < 64 ? t.shape[cd] : 64;
-    int slab_bytes = st.slab * 2;
-    st.per_phase = slab_bytes >= 128 ? 1 : 128 / slab_bytes;
-    int chunks = st.slab / 8;
-    st.max_phase = chunks < 8 ? chunks : 8;
-    return st;
-}
-
-LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
-    LLVMValueRef in_slab = LLVMBuildAnd(g->b, col, ci32(g, st->slab - 1), "");
-    LLVMValueRef chunk = LLVMBuildLShr(g->b, in_slab, ci32(g, 3), "");
-    LLVMValueRef phase = LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, row, ci32(g, st->per_phase), ""), ci32(g, st->max_phase), "");
-    chunk = LLVMBuildXor(g->b, chunk, phase, "");
-    LLVMValueRef slab = LLVMBuildUDiv(g->b, col, ci32(g, st->slab), "");
-    LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, slab, ci32(g, st->rows * st->slab), ""),
-                                  LLVMBuildMul(g->b, row, ci32(g, st->slab), ""), "");
-    e = LLVMBuildAdd(g->b, e, LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
-                                           LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
-    return LLVMBuildAdd(g->b, st->base, LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
-}
-
-static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
-    return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
-}
-
-/* Every thread stores its registers, 16 bytes (8 elements) at a time. */
-void nvptx_stage_store(Gen *g, int v, const Staged *st) {
-    const Layout *l = &g->s->plan->layouts[v];
-    BlkType t = vtype(g, v);
-    int32_t copies = nvptx_layout_copy_regs(l);
-    LLVMTypeRef vt = LLVMVectorType(ty(g, t.dtype), 8);
-    for (int r = 0; r < l->nregs; r += 8) {
-        if (r & copies) continue;
-        LLVMValueRef vec = LLVMGetUndef(vt);
-        for (int i = 0; i < 8; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
-        LLVMValueRef off = nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
-        LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
-        LLVMSetAlignment(store, 16);
-    }
-}
-
-/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices,
- * lane l giving the address of row l % 8 of matrix l / 8. */
-static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef out[4]) {
-    const char *name = trans ? "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16" : "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMTypeRef ptr_ty = LLVMPointerTypeInContext(g->m->ctx, 3);
-    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->m->mod, id, &ptr_ty, 1);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(g->m->ctx, id, &ptr_ty, 1);
-    LLVMValueRef p = smem_at(g, byte_off);
-    LLVMValueRef res = LLVMBuildCall2(g->b, fty, fn, &p, 1, "");
-    for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractValue(g->b, res, (unsigned)i, "");
-}
-
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     if (on_tensor_cores(g, op) && !nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_smem_bytes(g, op);
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
@@ -193,130 +101,6 @@ static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVM
     for (int j = 0; j < 4; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
-/* x = fptrunc of an f32: that f32, else NULL. */
-static LLVMValueRef rounded_from_f32(Gen *g, LLVMValueRef x) {
-    if (!LLVMIsAInstruction(x) || LLVMGetInstructionOpcode(x) != LLVMFPTrunc) return NULL;
-    LLVMValueRef src = LLVMGetOperand(x, 0);
-    return LLVMTypeOf(src) == g->t.f32 ? src : NULL;
-}
-
-/* Two f16 or bf16 elements as one 32-bit operand register of mma. Two f32
- * rounded to nearest (attention's p as f16) become one cvt.rn.f16x2.f32
- * instead of two conversions and a pack; it puts its first operand in the
- * high half. */
-LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
-    LLVMValueRef lo32 = rounded_from_f32(g, lo), hi32 = rounded_from_f32(g, hi);
-    if (lo32 && hi32) {
-        LLVMValueRef args[2] = {hi32, lo32};
-        LLVMValueRef v = nvptx_call(g, d == DT_F16 ? "llvm.nvvm.ff2f16x2.rn" : "llvm.nvvm.ff2bf16x2.rn",
-                                    LLVMVectorType(ty(g, d), 2), args, 2);
-        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
-    }
-    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
-    v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
-    v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
-    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
-}
-
-/* Register bits of a layout along dimension d from basis `from` up: the
- * repetitions of a tile of that size. */
-static int rep_bits(const Layout *l, int d, int32_t from) {
-    int n = 0;
-    for (int b = 0; b < l->nreg_bits; b++) n += l->reg[b][d] >= from;
-    return n;
-}
-
-/* An operand's fragments, as mma wants them: 32-bit registers, two elements
- * each. frag(which, tile, kstep, i): A's a0..a3 of 16 x 16 tile (mi, ki);
- * B's b0, b1 of 16 x 8 tile (ni, ki). */
-typedef struct Frags {
-    LLVMValueRef *regs; /* in the operand layout (from registers or a conversion) */
-    LLVMValueRef **frag; /* [tile * ksteps + ki][i], from ldmatrix */
-    bool frag_done;      /* all k-steps loaded already (before a loop) */
-} Frags;
-
-/* Per value, a list: mma.sync's fragments are one dot's operand's (each
- * dot reading the value gets its own), wgmma's resident copy the value's. */
-typedef struct HoistedFrags {
-    const BirOp *dot;
-    int which;
-    Frags frags;      /* mma.sync's */
-    bool resident;    /* wgmma's: staged in the resident region instead */
-    Staged staged;
-    struct HoistedFrags *next;
-} HoistedFrags;
-
-static HoistedFrags *hoisted_for(Gen *g, const BirOp *op, int which) {
-    for (HoistedFrags *h = g->hoisted ? g->hoisted[op->operands[which]] : NULL; h; h = h->next)
-        if (!h->resident && h->dot == op && h->which == which) return h;
-    return NULL;
-}
-
-static HoistedFrags *resident_of(Gen *g, int v) {
-    for (HoistedFrags *h = g->hoisted ? g->hoisted[v] : NULL; h; h = h->next)
-        if (h->resident) return h;
-    return NULL;
-}
-
-/* The warps' part of an operand layout's coordinate along d. */
-static LLVMValueRef warp_base(Gen *g, const Layout *l, int d) {
-    Layout w = *l;
-    for (int b = 0; b < LAYOUT_LANE_BITS; b++) w.lane[b][0] = w.lane[b][1] = 0;
-    return nvptx_thread_base(g, &w, d);
-}
-
-/* Loads the fragments of a staged operand with ldmatrix.x4: A one 16 x 16
- * tile each (matrices (m, k) at (0, 0), (8, 0), (0, 8), (8, 8)); B two 8-wide
- * tiles (k 0 and 8 of tile a, then of tile b). */
-static void load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int ntiles, int ksteps, int k0, int k1,
-                       Frags *f) {
-    int kd = which == 0 ? 1 : 0, od = 1 - kd;
-    bool trans = st->cd != kd;
-    LLVMValueRef lane = g->lane, j = LLVMBuildAnd(g->b, lane, ci32(g, 7), "");
-    LLVMValueRef mat = LLVMBuildLShr(g->b, lane, ci32(g, 3), "");
-    LLVMValueRef base = warp_base(g, lo, od);
-    if (!f->frag) f->frag = arena_alloc(&g->arena, (size_t)(ntiles * ksteps) * sizeof *f->frag);
-    int kbits = 0;
-    while ((1 << kbits) < ksteps) kbits++;
-    for (int t = 0; t < ntiles; t += which == 0 ? 1 : 2) {
-        /* the tiles' offsets along od (B: a pair; one tile alone repeats) */
-        int tb = which == 1 && t + 1 < ntiles ? t + 1 : t;
-        int32_t off_a = nvptx_layout_coord(lo, od, which == 0 ? t << (3 + kbits) : t << (2 + kbits), 0, 0);
-        int32_t off_b = nvptx_layout_coord(lo, od, which == 0 ? t << (3 + kbits) : tb << (2 + kbits), 0, 0);
-        LLVMValueRef od_off, kd_off;
-        if (which == 0) { /* matrix: (m += 8 * (mat & 1), k += 8 * (mat >> 1)) */
-            od_off = LLVMBuildAdd(g->b, ci32(g, off_a), LLVMBuildShl(g->b, LLVMBuildAnd(g->b, mat, ci32(g, 1), ""), ci32(g, 3), ""), "");
-            kd_off = LLVMBuildShl(g->b, LLVMBuildLShr(g->b, mat, ci32(g, 1), ""), ci32(g, 3), "");
-        } else { /* matrix: (k += 8 * (mat & 1), n: tile a for mat < 2, else tile b) */
-            kd_off = LLVMBuildShl(g->b, LLVMBuildAnd(g->b, mat, ci32(g, 1), ""), ci32(g, 3), "");
-            od_off = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntULT, mat, ci32(g, 2), ""), ci32(g, off_a),
-                                     ci32(g, off_b), "");
-        }
-        LLVMValueRef o = LLVMBuildAdd(g->b, base, od_off, "");
-        for (int ki = k0; ki < k1; ki++) {
-            LLVMValueRef k = LLVMBuildAdd(g->b, kd_off, ci32(g, ki * 16), "");
-            /* lane j reads row j of its matrix: the stored row is along the
-             * non-contiguous dimension */
-            LLVMValueRef row, col;
-            if (st->cd == kd) row = LLVMBuildAdd(g->b, o, j, ""), col = k;
-            else row = LLVMBuildAdd(g->b, k, j, ""), col = o;
-            LLVMValueRef r[4];
-            ldmatrix_x4(g, nvptx_staged_offset(g, st, row, col), trans, r);
-            if (which == 0) {
-                LLVMValueRef *fr = f->frag[t * ksteps + ki] = arena_alloc(&g->arena, 4 * sizeof *fr);
-                memcpy(fr, r, 4 * sizeof *fr);
-            } else {
-                LLVMValueRef *fa = f->frag[t * ksteps + ki] = arena_alloc(&g->arena, 2 * sizeof *fa);
-                fa[0] = r[0], fa[1] = r[1];
-                if (tb != t) {
-                    LLVMValueRef *fb = f->frag[tb * ksteps + ki] = arena_alloc(&g->arena, 2 * sizeof *fb);
-                    fb[0] = r[2], fb[1] = r[3];
-                }
-            }
-        }
-    }
-}
-
 static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->s->plan->layouts[r];
@@ -326,7 +110,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     int kbits = 0;
     while ((16 << kbits) < K) kbits++;
     int ksteps = 1 << kbits;
-    int nbits = rep_bits(lc, 1, 8), mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    int nbits = nvptx_rep_bits(lc, 1, 8), mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nbits;
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
     /* operands: from the thread's registers when there, else staged for
      * ldmatrix, else through a plain conversion */
@@ -337,10 +121,10 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
     for (int w = 0; w < 2; w++) {
         int v = op->operands[w];
-        HoistedFrags *h = hoisted_for(g, op, w);
+        const Frags *h = nvptx_dot_hoisted(g, op, w);
         if (ds->from[w] == NVPTX_FROM_HOISTED) { /* loaded before the loop */
             if (!h) return nvptx_gen_fail(g, op, "internal compiler error: operand %d was not loaded before its loop", w);
-            F[w] = h->frags;
+            F[w] = *h;
             staged[w] = true;
             continue;
         }
@@ -369,7 +153,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         /* one k-step's fragments at a time: fewer registers live */
         for (int w = 0; w < 2; w++)
             if (staged[w] && !F[w].frag_done)
-                load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, ki, ki + 1, &F[w]);
+                nvptx_load_frags(g, &st[w], &lo[w], w, w == 0 ? mreps : nreps, ksteps, ki, ki + 1, &F[w]);
         for (int mi = 0; mi < mreps; mi++) {
             LLVMValueRef args[10];
             for (int p = 0; p < 4; p++) { /* a0..a3: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8) */
@@ -407,8 +191,8 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
     store_block(g, b, b_at, TF32_PAD_B);
     nvptx_barrier(g);
     LLVMValueRef gi = LLVMBuildLShr(g->b, g->lane, ci32(g, 2), ""), ti = LLVMBuildAnd(g->b, g->lane, ci32(g, 3), "");
-    LLVMValueRef m0 = LLVMBuildAdd(g->b, warp_base(g, lc, 0), gi, ""), n0 = LLVMBuildAdd(g->b, warp_base(g, lc, 1), gi, "");
-    int nbits = rep_bits(lc, 1, 8), mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    LLVMValueRef m0 = LLVMBuildAdd(g->b, nvptx_warp_base(g, lc, 0), gi, ""), n0 = LLVMBuildAdd(g->b, nvptx_warp_base(g, lc, 1), gi, "");
+    int nbits = nvptx_rep_bits(lc, 1, 8), mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nbits;
     bool x3 = op->attr == DOT_TF32X3;
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
@@ -513,7 +297,7 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     return true;
 }
 
-/* --------------------------------------------------- loop-invariant operands
+/* --------------------------------------------------- loop-invariant operands (planned here, staged by staging.c)
  * A dot in a loop whose a or b comes from before the loop (attention's q)
  * gets it once, before the loop: mma.sync its fragments, kept in registers;
  * wgmma the operand staged in the resident region, above everything else in
@@ -557,55 +341,6 @@ int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *bo
     return need;
 }
 
-void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
-    char *in = NULL;
-    for (int i = 0; i < body->ops.len; i++) {
-        const BirOp *op = body->ops.items[i];
-        if (op->code != BIR_DOT || !on_tensor_cores(g, op)) continue;
-        if (!in) {
-            in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
-            mark_defined(body, in);
-        }
-        const Layout *lc = &g->s->plan->layouts[op->results[0]];
-        int32_t K = vtype(g, op->operands[0]).shape[1];
-        int ksteps = K / 16, mreps = 1 << rep_bits(lc, 0, 16), nreps = 1 << rep_bits(lc, 1, 8);
-        bool wgmma = !nvptx_wgmma_refusal(g, op);
-        for (int w = 0; w < 2; w++) {
-            int v = op->operands[w];
-            if (!hoistable(g, op, w, in) || (wgmma ? resident_of(g, v) != NULL : hoisted_for(g, op, w) != NULL)) continue;
-            HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
-            h->dot = op, h->which = w;
-            h->resident = wgmma && g->s->resident_off[v] >= 0;
-            nvptx_barrier(g); /* earlier readers of the region are done */
-            Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->s->resident_at + g->s->resident_off[v] : 0));
-            nvptx_stage_store(g, v, &st);
-            if (h->resident) nvptx_proxy_fence(g); /* the stores, visible to wgmma */
-            nvptx_barrier(g);
-            if (h->resident) h->staged = st;
-            else {
-                Layout lo = nvptx_dot_operand_layout(g, op, w);
-                load_frags(g, &st, &lo, w, w == 0 ? mreps : nreps, ksteps, 0, ksteps, &h->frags);
-                h->frags.frag_done = true;
-            }
-            h->next = g->hoisted[v];
-            g->hoisted[v] = h;
-        }
-    }
-}
-
-LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = hoisted_for(g, op, which);
-    return h ? h->frags.frag : NULL;
-}
-
-/* Any dot of the loop (or of a loop inside it) that reads the value reads
- * its resident copy: the staging depends on the value alone, and a second
- * reader staging it again would write shared memory the plan does not count. */
-const Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = resident_of(g, op->operands[which]);
-    return h ? &h->staged : NULL;
-}
-
 /* Each value gets its own place, so loops nested in one another keep theirs. */
 static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
     for (int i = 0; i < b->ops.len; i++) {
@@ -639,17 +374,6 @@ int64_t nvptx_dot_plan_resident(Gen *g) {
     return bytes;
 }
 
-void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {
-    for (int i = 0; i < body->ops.len; i++) {
-        const BirOp *op = body->ops.items[i];
-        if (op->code != BIR_DOT) continue;
-        for (int w = 0; w < 2; w++)
-            for (HoistedFrags **h = &g->hoisted[op->operands[w]]; *h;)
-                if ((*h)->dot == op) *h = (*h)->next;
-                else h = &(*h)->next;
-    }
-}
-
 /* ------------------------------------------------------------- schedule
  * Per dot: the path, why not wgmma, where each operand comes from (as the
  * code above finds it when it emits the dot: fragments hoisted before its
@@ -657,10 +381,17 @@ void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {
  * its pipelined loop, ...), and the registers a wgmma holds. */
 
 typedef struct {
+    const BirOp *op;
+    int which;
+} DotOperand;
+
+typedef struct {
     Gen *g;
     int *resident;  /* per value: enclosing loops that keep its resident copy */
     NvptxDotSchedule *dots;
     int n;
+    DotOperand *hoists; /* the operands staged before their loops */
+    int nhoists;
 } DotWalk;
 
 static NvptxOperandSource source(DotWalk *W, const BirOp *op, int w, NvptxDotPath path, const char *in_body) {
@@ -706,12 +437,15 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             d->path = on_tensor_cores(g, op) ? (not_wgmma ? NVPTX_DOT_MMA : NVPTX_DOT_WGMMA)
                     : is_tf32(g, op)         ? (op->attr == DOT_TF32 ? NVPTX_DOT_TF32 : NVPTX_DOT_TF32X3)
                                              : NVPTX_DOT_FMA;
-            for (int w = 0; w < 2; w++) d->from[w] = source(W, op, w, d->path, in_body);
+            for (int w = 0; w < 2; w++) {
+                d->from[w] = source(W, op, w, d->path, in_body);
+                for (int k = 0; k < W->nhoists; k++) d->before_loop[w] |= W->hoists[k].op == op && W->hoists[k].which == w;
+            }
             d->in_flight = ls && ls->async_dot == op;
             d->deferred = ls && ls->deferred_dot == op;
-            if (d->path == NVPTX_DOT_WGMMA)
-                d->held_regs = wgmma_held_regs(g, d, first && in_body && ls && ls->deferred_dot &&
-                                                         b == ls->loop->regions[0]);
+            /* the first dot of a loop with a deferred dot: its wait ends that one's group too */
+            d->ends_deferred = first && in_body && ls && ls->deferred_dot && b == ls->loop->regions[0];
+            if (d->path == NVPTX_DOT_WGMMA) d->held_regs = wgmma_held_regs(g, d, d->ends_deferred);
             first = false;
         }
         if (op->code == BIR_FOR) {
@@ -719,16 +453,20 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             const NvptxLoopSchedule *inner = nvptx_loop_schedule(g->s, op);
             char *in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
             mark_defined(body, in);
-            /* the operands its dots keep resident while it runs (nvptx_dot_hoist) */
-            int kept[64], nkept = 0;
+            /* the operands the dots right in its body stage before it runs (nvptx_dot_hoist):
+             * mma.sync's fragments, one dot's operand each; a wgmma operand's resident copy,
+             * which every dot inside the loop reads, staged by the first dot reading it
+             * unless an enclosing loop has it */
+            int *kept = arena_alloc(&g->arena, (size_t)(2 * body->ops.len + 1) * sizeof *kept), nkept = 0;
             for (int j = 0; j < body->ops.len; j++) {
                 const BirOp *d = body->ops.items[j];
-                if (d->code != BIR_DOT || !on_tensor_cores(g, d) || nvptx_wgmma_refusal(g, d)) continue;
+                if (d->code != BIR_DOT || !on_tensor_cores(g, d)) continue;
+                bool wgmma = !nvptx_wgmma_refusal(g, d);
                 for (int w = 0; w < 2; w++) {
                     int v = d->operands[w];
-                    if (!hoistable(g, d, w, in) || g->s->resident_off[v] < 0 || nkept == 64) continue;
-                    W->resident[v]++;
-                    kept[nkept++] = v;
+                    if (!hoistable(g, d, w, in) || (wgmma && g->s->resident_off[v] < 0)) continue;
+                    if (!wgmma || !W->resident[v]) W->hoists[W->nhoists++] = (DotOperand){d, w};
+                    if (wgmma) W->resident[v]++, kept[nkept++] = v;
                 }
             }
             walk_dots(W, body, inner ? inner : ls, in);
@@ -752,14 +490,10 @@ static int count_dots(const BirBlock *b) {
 void nvptx_dot_schedule_all(Gen *g) {
     int most = count_dots(g->f->body);
     DotWalk W = {g, arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof(int)),
-                 arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0};
+                 arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0,
+                 arena_alloc(&g->arena, (size_t)(2 * most + 1) * sizeof(DotOperand)), 0};
     walk_dots(&W, g->f->body, NULL, NULL);
     g->s->dots = W.dots;
     g->s->ndots = W.n;
 }
 
-const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s, const BirOp *op) {
-    for (int i = 0; i < s->ndots; i++)
-        if (s->dots[i].op == op) return &s->dots[i];
-    return NULL;
-}

@@ -1,32 +1,46 @@
 /* gen.h: what the files of compiler/nvptx/ share, and nothing outside the
- * folder includes: the layouts (layout.c), the code generator's state (Gen)
- * and the functions one file of the generator calls in another.
+ * folder includes: the layouts (layout.c), the backend's state (the module,
+ * a kernel's schedule, the code generator's Gen) and the functions one file
+ * calls in another, in the order of this map:
  *
- *   layout.c      axis analysis and blocked layouts (KernelPlan)
- *   util.c        LLVM helpers, thread-0 sections, shared memory, coordinates
- *   elementwise.c one element of an elementwise op; math; rand
+ *   layout.c      axis analysis and layouts (KernelPlan)
+ *   nvptx.c       the module, nvptx_compile(); each kernel scheduled, then emitted
+ *   schedule.c    every decision about a kernel, before its function exists:
+ *                 the shared-memory map, TMA and the producer, the loops' and
+ *                 dots' schedules (NvptxSchedule)
+ *   schedule_print.c  the schedule as text (--emit=plan) and --stats' notes
+ *   util.c        errors at an op; LLVM helpers, thread-0 sections, shared
+ *                 memory, coordinates
+ *   facts.c       launch facts (--assume) and --remarks on access widths
+ *   elementwise.c one element of an elementwise op; masks.c a select's
+ *                 uniform test; math.c the math functions
  *   convert.c     a value in another layout
  *   shapes.c      expand_dims, broadcast, trans; flip, reshape, take, partner
  *   memory.c      load, store, atomics
  *   reduce.c      reductions
  *   scan.c        scans, and reductions with a combine function
- *   dot.c         dot: mma.sync, tf32, fma; operand staging
- *   wgmma.c       dot on sm_90a's warpgroup tensor cores
- *   pipeline.c    cp.async and TMA rings for loops that feed dots
- *   tma.c         which loads TMA copies; mbarrier and TMA instructions
  *   print.c       device_print
+ *   staging.c     a dot's operands: registers, staged slabs, ldmatrix
+ *                 fragments, staged once before a loop
+ *   dot.c         dot: mma.sync, tf32, fma; which path and where its
+ *                 operands come from (the dot schedules)
+ *   wgmma.c       dot on sm_90a's warpgroup tensor cores
+ *   pipeline.c    the rings of loops that feed dots: planned (the loop
+ *                 schedules), then cp.async and TMA copies issued
+ *   tma.c         which loads TMA copies, their tensor maps
+ *   async.c       mbarrier and TMA instructions
+ *   warpspec.c    the producer warpgroup: when, and its code
  *   control.c     for, while, if
  *   carried.c     loop-carried blocks kept in shared memory
- *   schedule.c    every decision about a kernel, before its function exists:
- *                 the shared-memory map, then the loops' and dots' schedules
- *   schedule_print.c  the schedule as text (--emit=plan)
- *   kernel.c      op dispatch, one kernel's function
+ *   kernel.c      one kernel's function from its schedule: the op dispatch
  *   persistent.c  the code around the body: returns, the loop over program ids
- *   facts.c       launch facts (--assume) and --remarks on access widths
- *   nvptx.c       the module, nvptx_compile()
  *   emit.c        LLVM's O3 pipeline and PTX emission
  *   annotate.c    --annotate
- *   target.c      the arch table */
+ *   target.c      the arch table
+ *
+ * The only call cycle among the files is the region walk: kernel.c emits an op, control.c and scan.c the ops of
+ * its regions through kernel.c, and pipeline.c a loop body's address
+ * arithmetic again for later iterations (scripts/backend-calls.py checks). */
 #ifndef BLK_NVPTX_GEN_H
 #define BLK_NVPTX_GEN_H
 
@@ -136,7 +150,7 @@ bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection pro
  * with a basis along d). */
 int nvptx_layout_warps_along(const Layout *l, int d);
 
-/* ----------------------------------------------------------------- nvptx.c */
+/* ----------- the state: the module, a kernel's schedule, the code generator */
 /* The LLVM module being built, shared by its kernels. */
 typedef struct {
     LLVMContextRef ctx;
@@ -150,11 +164,6 @@ typedef struct {
     uint64_t assume_used; /* bit k: opt->assume[k] named a parameter of a kernel compiled */
 } NvptxModule;
 
-/* Reports an error at an op (the kernel's name when op is NULL). Returns false. */
-bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* ---------------------------------------------------------------- kernel.c */
 /* A loop body's argument whose block is kept in shared memory (carried.c):
  * loaded from the slots of the loop's result when the body first uses it. */
 typedef struct {
@@ -165,6 +174,7 @@ typedef struct {
 /* A warp-specialized loop's ring (pipeline.c), as its producer warp and
  * the consumers' side of the protocol see it (warpspec.c). */
 enum { NVPTX_WS_SLOT_SYNC_BYTES = 48 };
+
 typedef struct {
     int stages, nloads;
     int64_t slots_at, slot_bytes; /* slot s at slots_at + s * slot_bytes */
@@ -176,10 +186,10 @@ typedef struct {
     int64_t fill_bytes;           /* one iteration's tiles */
 } NvptxWsRing;
 
-/* ------------------------------------------------------------- schedule.c */
 /* How a pipelined `for` loop runs (pipeline.c decides, once the shared
  * memory is laid out). */
 enum { NVPTX_MAX_PIPE_LOADS = 4 };
+
 typedef struct NvptxLoopSchedule {
     const BirOp *loop;
     const BirOp *async_dot; /* a wgmma dot that leaves its group in flight across iterations, or NULL */
@@ -227,6 +237,9 @@ typedef struct {
     const char *not_wgmma;      /* f16 and bf16 dots not on wgmma: why (NULL on an arch without it) */
     NvptxOperandSource from[2]; /* a's and b's */
     const NvptxLoopSchedule *loop; /* the pipelined loop it is in, or NULL */
+    bool before_loop[2];        /* a, b staged before the loop whose body the dot is in runs (mma.sync:
+                                   fragments loaded; wgmma: the resident copy, where no dot did it already) */
+    bool ends_deferred;         /* the first dot of a loop with a deferred dot: its wait ends that one's too */
     bool in_flight;             /* wgmma: its group left running across iterations (the loop's async_dot) */
     bool deferred;              /* wgmma: its group waited for by the next iteration's first dot */
     int held_regs;              /* wgmma: registers its accumulators and a-fragments hold (and a deferred
@@ -269,18 +282,18 @@ typedef struct NvptxSchedule {
     char notes[4096];        /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
 } NvptxSchedule;
 
-/* Makes g->s, g's schedule, from g->f and the facts g->s holds (every
- * field above). False after reporting an error: shared memory or code
- * over the arch's limits. */
-struct Gen;
-bool nvptx_schedule(struct Gen *g);
-/* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL:
- * out of memory); its notes, --stats' lines (NvptxSchedule.notes). */
-char *nvptx_schedule_text(struct Gen *g);
-void nvptx_schedule_notes(struct Gen *g);
-/* Does op end its block's code (a return, an if whose branches both return)?
- * What follows it is not emitted. */
-bool nvptx_op_ends_block(const BirOp *op);
+/* The schedule of a pipelined loop (NULL: it does not pipeline), of a dot. */
+static inline const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop) {
+    for (int i = 0; i < s->nloops; i++)
+        if (s->loops[i].loop == loop) return &s->loops[i];
+    return NULL;
+}
+
+static inline const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s, const BirOp *op) {
+    for (int i = 0; i < s->ndots; i++)
+        if (s->dots[i].op == op) return &s->dots[i];
+    return NULL;
+}
 
 /* The LLVM types the generator uses (fp8 as i8; gptr: global memory, genptr: generic). */
 typedef struct {
@@ -315,39 +328,31 @@ typedef struct Gen {
     NvptxTypes t;
 } Gen;
 
-/* ---------------------------------------------------------------- carried.c */
-/* Picks the for loops' carried blocks to keep in shared memory (at most
- * free_bytes of it) where the registers would not hold them. */
-void nvptx_carried_plan(Gen *g, int64_t free_bytes);
-/* Before a loop's header: stores the blocks made before it that it keeps,
- * to be loaded in its body where first used; after the loop, leave (with
- * the lazy count from before enter) gives them their registers back. */
-void nvptx_carried_enter(Gen *g, const BirOp *loop);
-void nvptx_carried_leave(Gen *g, int nlazy);
-/* Stores a kept block's registers (in the loop result's layout) to its slots. */
-void nvptx_carried_store(Gen *g, int result, LLVMValueRef *vals);
-/* Binds v (the result, or the body's view of it) to registers loaded from result's slots. */
-void nvptx_carried_load(Gen *g, int v, int result);
-/* Before op: loads the kept blocks op uses that are not loaded yet. */
-void nvptx_carried_load_uses(Gen *g, const BirOp *op);
-
-/* Builds one kernel's function into m; fills info. False after reporting an error. */
+/* ------------------------------------------------------------------ nvptx.c */
+/* nvptx.c: builds one kernel's function into m; fills info. False after reporting an error. */
 bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info);
 
-/* ----------------------------------------------------------------- facts.c */
-/* The facts f is compiled under, one per runtime parameter (NULL: none):
- * the runtime's param_div and --assume's by name. False after reporting an
- * assumption that cannot hold of its parameter. */
-bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts);
-/* False after reporting an --assume that named no parameter of a kernel compiled. */
-bool nvptx_check_assume_used(NvptxModule *m);
-/* --remarks: a remark at each block load and store of g's kernel narrower
- * than it could be, naming what limits it and the facts that would widen it. */
-void nvptx_remark_accesses(Gen *g, const int64_t *given);
-bool nvptx_gen_block(Gen *g, const BirBlock *b);
-bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* --------------------------------------------------------------- schedule.c */
+/* Makes g->s, g's schedule, from g->f and the facts g->s holds (every
+ * field above). False after reporting an error: shared memory or code
+ * over the arch's limits. */
+bool nvptx_schedule(struct Gen *g);
 
-/* ------------------------------------------------------------------ util.c */
+/* --------------------------------------------------------- schedule_print.c */
+/* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL:
+ * out of memory); its notes, --stats' lines (NvptxSchedule.notes). */
+char *nvptx_schedule_text(struct Gen *g);
+void nvptx_schedule_notes(struct Gen *g);
+
+/* ------------------------------------------------------------------- util.c */
+/* Reports an error at an op (the kernel's name when op is NULL). Returns false. */
+bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Does op end its block's code (a return, an if whose branches both return)?
+ * What follows it is not emitted. */
+bool nvptx_op_ends_block(const BirOp *op);
+/* nvptx_error at op of g's kernel. */
+bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
 static inline LLVMTypeRef ty(Gen *g, DType d) {
     if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->t.gptr;
@@ -386,14 +391,6 @@ enum { NVPTX_SWIZZLE_PERIOD = 1024 };
 /* fence.proxy.async: this thread's shared-memory writes (st.shared, cp.async),
  * made through the generic proxy, visible to wgmma's async proxy */
 void nvptx_proxy_fence(Gen *g);
-
-/* The math functions (math.c), one per MATH_OP row of ops.def. */
-#define BIR_OP(...)
-#define MATH_OP(ID, fn) LLVMValueRef gen_math_##fn(Gen *g, LLVMValueRef x);
-#include "ops.def"
-
-LLVMValueRef nvptx_pow(Gen *g, LLVMValueRef x, LLVMValueRef y); /* math.c: numeric.c's blk_pow_f32 */
-
 LLVMValueRef *nvptx_new_regs(Gen *g, int v);
 /* An intrinsic or external function by name, declared on first use. */
 LLVMValueRef nvptx_call(Gen *g, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int n);
@@ -418,20 +415,45 @@ void nvptx_vector_store(Gen *g, LLVMValueRef ptr, const LLVMValueRef *vals, int 
 LLVMValueRef nvptx_thread_base(Gen *g, const Layout *l, int d);
 LLVMValueRef nvptx_coord(Gen *g, const Layout *l, int d, int r);
 LLVMValueRef nvptx_owner(Gen *g, const Layout *l);
+/* The warps' part of a layout's coordinate along d (the lanes' left out). */
+LLVMValueRef nvptx_warp_base(Gen *g, const Layout *l, int d);
+/* How a for loop's variable compares with its bound while it runs (above
+ * it for a negative step). */
+LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop);
 
-/* ----------------------------------------------------------- elementwise.c */
+/* ------------------------------------------------------------------ facts.c */
+/* The facts f is compiled under, one per runtime parameter (NULL: none):
+ * the runtime's param_div and --assume's by name. False after reporting an
+ * assumption that cannot hold of its parameter. */
+bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts);
+/* False after reporting an --assume that named no parameter of a kernel compiled. */
+bool nvptx_check_assume_used(NvptxModule *m);
+/* --remarks: a remark at each block load and store of g's kernel narrower
+ * than it could be, naming what limits it and the facts that would widen it. */
+void nvptx_remark_accesses(Gen *g, const int64_t *given);
+
+/* ------------------------------------------------------------ elementwise.c */
 /* One element of an elementwise op, from its operands' elements. */
 LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x);
 /* All the elements of an elementwise op, into out: x[i] holds operand i in
  * the result's layout (NULL: a scalar, in its one register). */
 void nvptx_elementwise_regs(Gen *g, const BirOp *op, LLVMValueRef **x, LLVMValueRef *out);
-/* masks.c: a select whose mask has a uniform "holds everywhere" test,
- * branching on it; false (nothing emitted) when the mask has none. */
-bool nvptx_gen_tested_select(Gen *g, const BirOp *op, int64_t slot);
 LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to);
 LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, DType d);
 
-/* -------------------------------------------------------------- convert.c */
+/* ------------------------------------------------------------------ masks.c */
+/* masks.c: a select whose mask has a uniform "holds everywhere" test,
+ * branching on it; false (nothing emitted) when the mask has none. */
+bool nvptx_gen_tested_select(Gen *g, const BirOp *op, int64_t slot);
+
+/* ------------------------------------------------------------------- math.c */
+/* The math functions (math.c), one per MATH_OP row of ops.def. */
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) LLVMValueRef gen_math_##fn(Gen *g, LLVMValueRef x);
+#include "ops.def"
+LLVMValueRef nvptx_pow(Gen *g, LLVMValueRef x, LLVMValueRef y); /* math.c: numeric.c's blk_pow_f32 */
+
+/* ---------------------------------------------------------------- convert.c */
 /* v's elements in layout `to` (for register r of `to`, v's element at the
  * projected coordinates): from the thread's registers, recomputed, or
  * through shared memory at smem_at. */
@@ -451,7 +473,7 @@ void nvptx_smem_write(Gen *g, DType d, int64_t smem_at, LLVMValueRef index, LLVM
 LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index);
 LLVMValueRef nvptx_row_major(Gen *g, BlkType t, LLVMValueRef *c); /* the row-major index of coordinates c */
 
-/* ------------------------------------------------- shapes.c, memory.c, ... */
+/* ----------------------------------------------------------------- shapes.c */
 bool nvptx_gen_reshape(Gen *g, const BirOp *op, int64_t smem_at);
 int64_t nvptx_reshape_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at); /* flip, reshape, take, partner */
@@ -464,32 +486,31 @@ LLVMValueRef *nvptx_partner_local(Gen *g, const Layout *l, int axis, int32_t j, 
  * warp, or a basis mixes dimensions). */
 int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg);
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
+
+/* ----------------------------------------------------------------- memory.c */
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
+
+/* ----------------------------------------------------------------- reduce.c */
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
+
+/* ------------------------------------------------------------------- scan.c */
 /* scan.c: cumsum, cumprod, scan (nvptx_gen_scan) and reduce (tree_reduce) */
 int64_t nvptx_scan_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_scan(Gen *g, const BirOp *op, int64_t slot);
 bool nvptx_gen_tree_reduce(Gen *g, const BirOp *op, int64_t slot);
 int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op);
+
+/* ------------------------------------------------------------------ print.c */
 bool nvptx_gen_print(Gen *g, const BirOp *op);
-int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
-bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
-/* The shared memory dot op needs in the loop whose body is `body`: without
- * the loop-invariant operands nvptx_dot_hoist stages once before it. */
-int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body);
+
+/* ---------------------------------------------------------------- staging.c */
 /* Before and after a loop: fragments of its dots' loop-invariant operands. */
 void nvptx_dot_hoist(Gen *g, const BirBlock *body);
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
-/* Operand `which` of dot op as hoisted fragments ([tile * ksteps + k][i],
- * mma.sync's a0..a3 or b0, b1), or NULL when it was not hoisted. */
-LLVMValueRef **nvptx_dot_hoisted_frags(Gen *g, const BirOp *op, int which);
 /* Operand `which` of a wgmma dot as staged once before its loop into the
  * resident region, or NULL. */
 const struct Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which);
-/* Places each loop-invariant wgmma operand in the resident region
- * (resident_off) and returns the region's size. */
-int64_t nvptx_dot_plan_resident(Gen *g);
 /* The layout mma.sync reads operand `which` of dot op in (wgmma's a in registers too). */
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which);
 /* Is operand `which` in its thread's registers in that layout already? */
@@ -500,9 +521,54 @@ bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which);
 int nvptx_dot_a_reg(int p, int k, int tile, int kbits);
 /* Two f16 or bf16 elements as one 32-bit operand register (<2 x half> for f16, i32 for bf16). */
 LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d);
+/* A dot operand staged in shared memory for ldmatrix (dot.c). */
+typedef struct Staged {
+    LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
+    int cd;             /* the dimension rows are stored along (contiguous) */
+    int32_t rows;       /* rows (the other dimension's size) */
+    int32_t slab;       /* elements of a row per slab: the row's length, at most 64 */
+    int per_phase, max_phase;
+} Staged;
+/* An operand's fragments, as mma wants them: 32-bit registers, two elements
+ * each. frag(which, tile, kstep, i): A's a0..a3 of 16 x 16 tile (mi, ki);
+ * B's b0, b1 of 16 x 8 tile (ni, ki). */
+typedef struct Frags {
+    LLVMValueRef *regs; /* in the operand layout (from registers or a conversion) */
+    LLVMValueRef **frag; /* [tile * ksteps + ki][i], from ldmatrix */
+    bool frag_done;      /* all k-steps loaded already (before a loop) */
+} Frags;
+/* Operand `which` of dot op as fragments loaded before its loop (the
+ * schedule's before_loop), or NULL. */
+const Frags *nvptx_dot_hoisted(Gen *g, const BirOp *op, int which);
+/* Loads k-steps k0 .. k1-1 of a staged operand's fragments (ldmatrix.x4)
+ * into f: ntiles tiles along M (a) or N (b) of operand layout lo. */
+void nvptx_load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int ntiles, int ksteps, int k0, int k1,
+                      Frags *f);
+/* Register bits of a layout along dimension d from basis `from` up: the
+ * repetitions of a tile of that size. */
+int nvptx_rep_bits(const Layout *l, int d, int32_t from);
+/* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
+int nvptx_contiguous_dim(Gen *g, int v);
+Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
+/* Byte offset of element (row, col) of a staged block; row along the other
+ * dimension, col along cd. */
+LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
+/* Every thread stores its registers of v (8 elements at a time) where st says. */
+void nvptx_stage_store(Gen *g, int v, const Staged *st);
+
+/* -------------------------------------------------------------------- dot.c */
+int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
+bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
+/* The shared memory dot op needs in the loop whose body is `body`: without
+ * the loop-invariant operands nvptx_dot_hoist stages once before it. */
+int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body);
+/* Places each loop-invariant wgmma operand in the resident region
+ * (resident_off) and returns the region's size. */
+int64_t nvptx_dot_plan_resident(Gen *g);
 /* Once the loops are scheduled: g->s->dots; and the schedule of dot op. */
 void nvptx_dot_schedule_all(Gen *g);
-const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s, const BirOp *op);
+
+/* ------------------------------------------------------------------ wgmma.c */
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
@@ -517,30 +583,8 @@ int nvptx_wgmma_register_floor(const NvptxSchedule *s);
 /* wgmma.wait_group pending, the n accumulator registers at acc tied through
  * it (replaced by its outputs). */
 void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending);
-/* A dot operand staged in shared memory for ldmatrix (dot.c). */
-typedef struct Staged {
-    LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
-    int cd;             /* the dimension rows are stored along (contiguous) */
-    int32_t rows;       /* rows (the other dimension's size) */
-    int32_t slab;       /* elements of a row per slab: the row's length, at most 64 */
-    int per_phase, max_phase;
-} Staged;
-/* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
-int nvptx_contiguous_dim(Gen *g, int v);
-Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
-/* Byte offset of element (row, col) of a staged block; row along the other
- * dimension, col along cd. */
-LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
-/* Every thread stores its registers of v (8 elements at a time) where st says. */
-void nvptx_stage_store(Gen *g, int v, const Staged *st);
-bool nvptx_gen_for(Gen *g, const BirOp *op);
-/* How a for loop's variable compares with its bound while it runs (above
- * it for a negative step). */
-LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop);
-bool nvptx_gen_while(Gen *g, const BirOp *op);
-bool nvptx_gen_if(Gen *g, const BirOp *op);
 
-/* ------------------------------------------------------------- pipeline.c */
+/* --------------------------------------------------------------- pipeline.c */
 typedef struct NvptxPipeline NvptxPipeline;
 /* The shared memory the kernel's pipelined loops' rings take (at ring_at). */
 int64_t nvptx_pipeline_ring_bytes(Gen *g);
@@ -550,7 +594,6 @@ const BirOp *nvptx_pipeline_lost(Gen *g);
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
 /* Once shared memory is laid out: g->s->loops. */
 void nvptx_pipeline_schedule(Gen *g);
-const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop); /* NULL: it does not pipeline */
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);
@@ -566,10 +609,8 @@ void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_head
 /* At the top of the body: refill a slot, wait for this iteration's. */
 void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv);
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* before the back edge */
-/* A loop with a deferred dot (g->deferred_due): the body argument its
- * result becomes, whose registers the first dot's wait makes final; after
- * that wait (wgmma.c), its late refill if it has one. */
-int nvptx_pipeline_deferred_arg(const NvptxPipeline *p);
+/* A loop with a deferred dot (g->deferred_due), once its first dot has
+ * waited for that one too: the late refill, if it has one. */
 void nvptx_pipeline_deferred_waited(Gen *g);
 /* The block an exit edge of the loop goes to: exit, or one on the way
  * that waits for a dot left in flight; vals (the carried values leaving by
@@ -580,23 +621,31 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
 /* The loads a for loop's ring would copy (at most max; 0 when it does not
- * pipeline), and why the loop as a whole would not copy them by TMA (NULL). */
-int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, const char **why_not_tma);
+ * pipeline), the bytes of one iteration's tiles, and whether its one dot
+ * only feeds itself. */
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, int64_t *tile_bytes, bool *dot_alone);
+/* pipeline.c: the ring of g->ws_loop; whether a dot of a loop leaves its
+ * wgmma group in flight past the refill (matmul's lone dot, or a deferred
+ * dot refilled at the top: attention's p V in two or more warpgroups). */
+bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
+bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 
-/* ------------------------------------------------------------------ tma.c */
-/* Before the kernel's function is made: which pipelined loads TMA copies
- * (g->tma_of, g->tma). */
-void nvptx_tma_plan(Gen *g);
+/* -------------------------------------------------------------------- tma.c */
+/* The loads of one pipelined loop: TMA copies them all (g->s->tma_of, a map
+ * each in g->s->tma) if every one can be, else none. */
+void nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
-/* Thread 0's test that a TMA copy of load ld, whose element (0, 0) is at
- * p00, stays within its map (and that the map is usable); *col gets the
- * column the copy starts at. */
-LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */
 const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone);
+
+/* ------------------------------------------------------------------ async.c */
+/* Thread 0's test that a TMA copy of load ld, whose element (0, 0) is at
+ * p00, stays within its map (and that the map is usable); *col gets the
+ * column the copy starts at. */
+LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
 /* Thread 0 asks for the kernel's tensor maps ahead of the first copy (prefetch.tensormap: the
  * copy otherwise waits for its map to be fetched). */
 void nvptx_tma_prefetch_maps(Gen *g);
@@ -609,13 +658,11 @@ void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at);
 void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes);
 void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
-bool nvptx_gen_op(Gen *g, const BirOp *op);
 
-/* ------------------------------------------------------------- warpspec.c */
-/* After nvptx_tma_plan: the loop a producer warp serves, if any (g->ws_loop). */
-void nvptx_ws_plan(Gen *g);
-/* Why a TMA loop gets no producer warp (NULL: it may). */
-const char *nvptx_ws_refusal(Gen *g, const BirOp *loop);
+/* --------------------------------------------------------------- warpspec.c */
+/* Why a TMA loop gets no producer warp (NULL: it may), given whether a dot's
+ * group runs on past its refill and how many loops of the kernel pipeline. */
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int pipelined_loops);
 /* The warps a launch has: the program's, and a producer warpgroup. */
 int nvptx_ws_launch_warps(Gen *g);
 /* The registers a consumer thread gets back from the producer's (setmaxnreg),
@@ -636,13 +683,35 @@ void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
 void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill);
-/* pipeline.c: the ring of g->ws_loop; whether a dot of a loop leaves its
- * wgmma group in flight past the refill (matmul's lone dot, or a deferred
- * dot refilled at the top: attention's p V in two or more warpgroups). */
-bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
-bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 
-/* ----------------------------------------------------------- persistent.c */
+/* ---------------------------------------------------------------- control.c */
+bool nvptx_gen_for(Gen *g, const BirOp *op);
+bool nvptx_gen_while(Gen *g, const BirOp *op);
+bool nvptx_gen_if(Gen *g, const BirOp *op);
+
+/* ---------------------------------------------------------------- carried.c */
+/* Picks the for loops' carried blocks to keep in shared memory (at most
+ * free_bytes of it) where the registers would not hold them. */
+void nvptx_carried_plan(Gen *g, int64_t free_bytes);
+/* Before a loop's header: stores the blocks made before it that it keeps,
+ * to be loaded in its body where first used; after the loop, leave (with
+ * the lazy count from before enter) gives them their registers back. */
+void nvptx_carried_enter(Gen *g, const BirOp *loop);
+void nvptx_carried_leave(Gen *g, int nlazy);
+/* Stores a kept block's registers (in the loop result's layout) to its slots. */
+void nvptx_carried_store(Gen *g, int result, LLVMValueRef *vals);
+/* Binds v (the result, or the body's view of it) to registers loaded from result's slots. */
+void nvptx_carried_load(Gen *g, int v, int result);
+/* Before op: loads the kept blocks op uses that are not loaded yet. */
+void nvptx_carried_load_uses(Gen *g, const BirOp *op);
+
+/* ----------------------------------------------------------------- kernel.c */
+/* kernel.c: emits g's kernel as its schedule says (the function, its parameters, the body). */
+bool nvptx_emit_kernel(Gen *g);
+bool nvptx_gen_block(Gen *g, const BirBlock *b);
+bool nvptx_gen_op(Gen *g, const BirOp *op);
+
+/* ------------------------------------------------------------- persistent.c */
 /* Around the kernel's body: with a producer or --persistent, the block a
  * return goes to (the producer's stop; the next program id), and with
  * --persistent the loop over program ids. The builder is in the body's
@@ -654,7 +723,7 @@ void nvptx_return(Gen *g);
 LLVMValueRef nvptx_program_id(Gen *g, int axis);
 LLVMValueRef nvptx_num_programs(Gen *g, int axis);
 
-/* ------------------------------------------------------------------ emit.c */
+/* ------------------------------------------------------------------- emit.c */
 /* Optimizes the module and writes PTX (or the LLVM IR); malloc'ed, or NULL
  * after reporting an internal error. */
 char *nvptx_emit(NvptxModule *m, bool llvm_ir);

@@ -1,5 +1,5 @@
-/* kernel.c: a kernel's LLVM function: the op dispatch, shared memory
- * planning, parameters, debug locations, and the module around the kernels. */
+/* kernel.c: a kernel's LLVM function, emitted from its schedule: the op
+ * dispatch, the parameters (and tensor maps'), debug locations. */
 #include "gen.h"
 
 /* ------------------------------------------------------------------ ops */
@@ -42,7 +42,11 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
         if (g->staged[r]) return true; /* a pipelined load's view, in its ring slot */
         return nvptx_gen_reshape(g, op, slot);
-    case BIR_DOT: return nvptx_gen_dot(g, op, slot);
+    case BIR_DOT:
+        if (!nvptx_gen_dot(g, op, slot)) return false;
+        /* the first dot of a loop with a deferred dot has waited for that one too: its slot is free */
+        if (nvptx_dot_schedule(g->s, op)->ends_deferred) nvptx_pipeline_deferred_waited(g);
+        return true;
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (nvptx_pipelined_load(g, op)) return true; /* its data is in a ring slot */
         return nvptx_gen_memory(g, op, slot);
@@ -84,14 +88,6 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
 
 /* ------------------------------------------------------------- kernels */
 
-bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return nvptx_error(g->m, g->f, op, "%s", msg);
-}
 
 static void add_annotation(Gen *g, const char *key, int value) {
     LLVMMetadataRef md[3] = {LLVMValueAsMetadata(g->fn), LLVMMDStringInContext2(g->m->ctx, key, strlen(key)),
@@ -134,7 +130,8 @@ static void tensor_map_params(Gen *g) {
     LLVMAddNamedMetadataOperand(g->m->mod, "nvvm.annotations", LLVMMetadataAsValue(g->m->ctx, LLVMMDNodeInContext2(g->m->ctx, md, 3)));
 }
 
-static bool gen_body(Gen *g, const BirFunction *f) {
+bool nvptx_emit_kernel(Gen *g) {
+    const BirFunction *f = g->f;
     LLVMTypeRef params[BLK_MAX_KERNEL_ARGS + NVPTX_MAX_TENSOR_MAPS + 4];
     if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
@@ -184,50 +181,3 @@ static bool gen_body(Gen *g, const BirFunction *f) {
     return true;
 }
 
-bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
-    /* on the heap: it changes between the setjmp and a longjmp back */
-    Gen *g = calloc(1, sizeof *g);
-    if (!g) return nvptx_error(m, f, NULL, "out of memory");
-    *g = (Gen){.m = m, .f = f};
-    g->b = LLVMCreateBuilderInContext(g->m->ctx);
-    jmp_buf oom;
-    g->arena.on_oom = &oom;
-    if (setjmp(oom)) {
-        LLVMDisposeBuilder(g->b);
-        arena_free(&g->arena);
-        free(g);
-        return nvptx_error(m, f, NULL, "out of memory");
-    }
-    g->t.i1 = LLVMInt1TypeInContext(g->m->ctx);
-    g->t.i8 = LLVMInt8TypeInContext(g->m->ctx);
-    g->t.i16 = LLVMInt16TypeInContext(g->m->ctx);
-    g->t.i32 = LLVMInt32TypeInContext(g->m->ctx);
-    g->t.i64 = LLVMInt64TypeInContext(g->m->ctx);
-    g->t.f16 = LLVMHalfTypeInContext(g->m->ctx);
-    g->t.bf16 = LLVMBFloatTypeInContext(g->m->ctx);
-    g->t.f32 = LLVMFloatTypeInContext(g->m->ctx);
-    g->t.f64 = LLVMDoubleTypeInContext(g->m->ctx);
-    g->t.void_t = LLVMVoidTypeInContext(g->m->ctx);
-    g->t.gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
-    g->t.genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
-    g->s = arena_alloc(&g->arena, sizeof *g->s);
-    bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
-    if (ok) {
-        g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
-        g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
-        g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
-        g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
-        ok = nvptx_schedule(g) && gen_body(g, f);
-        *info = (NvptxKernel){.name = f->name, .num_warps = nvptx_ws_launch_warps(g), .shared_bytes = g->s->smem_size,
-                              .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
-                              .min_regs = g->s->wgmma_min_regs};
-        for (int i = 0; g->s->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];
-        info->notes = malloc(strlen(g->s->notes) + 1);
-        if (info->notes) strcpy(info->notes, g->s->notes);
-        if (ok && m->opt->plan && !(info->plan = nvptx_schedule_text(g))) ok = nvptx_error(m, f, NULL, "out of memory");
-    }
-    LLVMDisposeBuilder(g->b);
-    arena_free(&g->arena);
-    free(g);
-    return ok;
-}

@@ -1,13 +1,55 @@
 /* nvptx.c: the backend's entry: one LLVM module for the kernels asked for,
- * built by kernel.c, then optimized and emitted as PTX by emit.c. */
+ * each scheduled (schedule.c) and then built (kernel.c), then optimized and
+ * emitted as PTX by emit.c. */
 #include "gen.h"
 
-bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    diag_vreport(m->de, DIAG_ERROR, f->src, op ? op->span : f->span, fmt, ap);
-    va_end(ap);
-    return false;
+/* One kernel: its schedule, then its code (kernel.c), then what a launcher needs. */
+bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
+    /* on the heap: it changes between the setjmp and a longjmp back */
+    Gen *g = calloc(1, sizeof *g);
+    if (!g) return nvptx_error(m, f, NULL, "out of memory");
+    *g = (Gen){.m = m, .f = f};
+    g->b = LLVMCreateBuilderInContext(g->m->ctx);
+    jmp_buf oom;
+    g->arena.on_oom = &oom;
+    if (setjmp(oom)) {
+        LLVMDisposeBuilder(g->b);
+        arena_free(&g->arena);
+        free(g);
+        return nvptx_error(m, f, NULL, "out of memory");
+    }
+    g->t.i1 = LLVMInt1TypeInContext(g->m->ctx);
+    g->t.i8 = LLVMInt8TypeInContext(g->m->ctx);
+    g->t.i16 = LLVMInt16TypeInContext(g->m->ctx);
+    g->t.i32 = LLVMInt32TypeInContext(g->m->ctx);
+    g->t.i64 = LLVMInt64TypeInContext(g->m->ctx);
+    g->t.f16 = LLVMHalfTypeInContext(g->m->ctx);
+    g->t.bf16 = LLVMBFloatTypeInContext(g->m->ctx);
+    g->t.f32 = LLVMFloatTypeInContext(g->m->ctx);
+    g->t.f64 = LLVMDoubleTypeInContext(g->m->ctx);
+    g->t.void_t = LLVMVoidTypeInContext(g->m->ctx);
+    g->t.gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
+    g->t.genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
+    g->s = arena_alloc(&g->arena, sizeof *g->s);
+    bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
+    if (ok) {
+        g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
+        g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
+        g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
+        g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
+        ok = nvptx_schedule(g) && nvptx_emit_kernel(g);
+        *info = (NvptxKernel){.name = f->name, .num_warps = nvptx_ws_launch_warps(g), .shared_bytes = g->s->smem_size,
+                              .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
+                              .min_regs = g->s->wgmma_min_regs};
+        for (int i = 0; g->s->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];
+        info->notes = malloc(strlen(g->s->notes) + 1);
+        if (info->notes) strcpy(info->notes, g->s->notes);
+        if (ok && m->opt->plan && !(info->plan = nvptx_schedule_text(g))) ok = nvptx_error(m, f, NULL, "out of memory");
+    }
+    LLVMDisposeBuilder(g->b);
+    arena_free(&g->arena);
+    free(g);
+    return ok;
 }
 
 static void module_init(NvptxModule *m, const BirModule *bir) {

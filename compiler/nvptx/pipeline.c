@@ -342,11 +342,11 @@ bool nvptx_pipeline_loop(Gen *g, const BirOp *loop) {
     return plan(g, loop, &pp);
 }
 
-int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, const char **why_not_tma) {
+int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max, int64_t *tile_bytes, bool *dot_alone) {
     PipePlan pp;
     if (!plan(g, loop, &pp) || pp.nloads > max) return 0;
     memcpy(loads, pp.loads, (size_t)pp.nloads * sizeof *loads);
-    *why_not_tma = nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone);
+    *tile_bytes = pp.slot_bytes, *dot_alone = pp.dot_alone;
     return pp.nloads;
 }
 
@@ -380,26 +380,13 @@ int64_t nvptx_pipeline_ring_bytes(Gen *g) {
     return most;
 }
 
-static const char *kept(Gen *g, const char *why) { return why ? arena_strndup(&g->arena, why, strlen(why)) : NULL; }
-
+/* The pipelined loops in program order, each planned once shared memory is laid out. */
 static void schedule_in(Gen *g, const BirBlock *b, NvptxLoopSchedule *loops, int *n) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         PipePlan pp;
         if (op->code == BIR_FOR && plan(g, op, &pp)) {
             pp.loop = op;
-            pp.why_not_tma = g->m->arch->tma ? kept(g, nvptx_tma_loop_refusal(g, pp.slot_bytes, pp.dot_alone)) : NULL;
-            for (int k = 0; k < pp.nloads; k++) {
-                const BirOp *ld = pp.loads[k];
-                NvptxTensorMap unused;
-                const char *why = NULL;
-                if (g->s->tma_of[ld->results[0]] == 0 && g->m->arch->tma) {
-                    why = nvptx_tma_refusal(g, ld, &unused);
-                    if (!why) why = pp.why_not_tma ? pp.why_not_tma : "another load of its loop cannot be";
-                }
-                pp.load_not_tma[k] = kept(g, why);
-            }
-            if (pp.tma && !pp.ws) pp.why_no_producer = kept(g, nvptx_ws_refusal(g, op));
             loops[(*n)++] = pp;
         }
         for (int r = 0; r < op->nregions; r++) schedule_in(g, op->regions[r], loops, n);
@@ -421,12 +408,6 @@ void nvptx_pipeline_schedule(Gen *g) {
     g->s->loops = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof *g->s->loops);
     g->s->nloops = 0;
     schedule_in(g, g->f->body, g->s->loops, &g->s->nloops);
-}
-
-const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop) {
-    for (int i = 0; i < s->nloops; i++)
-        if (s->loops[i].loop == loop) return &s->loops[i];
-    return NULL;
 }
 
 /* ----------------------------------------------------------- emission */
@@ -786,7 +767,6 @@ static void await_slot(Gen *g, NvptxPipeline *p, LLVMValueRef slot, int later) {
     nvptx_barrier(g); /* and everyone's */
 }
 
-int nvptx_pipeline_deferred_arg(const NvptxPipeline *p) { return p->plan.deferred_arg; }
 
 void nvptx_pipeline_deferred_waited(Gen *g) {
     NvptxPipeline *p = g->deferred_due;

@@ -212,6 +212,76 @@ static bool code_size_error(Gen *g, int64_t total) {
                           shape, (long long)n, (long long)total, MAX_UNROLLED_OPS, g->s->plan->num_warps);
 }
 
+/* ------------------------------------------------- TMA and the producer */
+
+/* Which pipelined loads TMA copies: a loop's all or none (tma.c), where the
+ * loop as a whole should copy by TMA. */
+static void plan_tma_in(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
+        int64_t tile_bytes;
+        bool dot_alone;
+        int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
+        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone)) nvptx_tma_plan_loop(g, loads, n);
+        for (int r = 0; r < op->nregions; r++) plan_tma_in(g, op->regions[r]);
+    }
+}
+
+static int pipelined_loops(Gen *g, const BirBlock *b) {
+    int n = 0;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        n += op->code == BIR_FOR && nvptx_pipeline_loop(g, op);
+        for (int r = 0; r < op->nregions; r++) n += pipelined_loops(g, op->regions[r]);
+    }
+    return n;
+}
+
+/* The loop a producer warpgroup serves (warpspec.c says when one may): at
+ * the top level, every load copied by TMA. */
+static void plan_producer(Gen *g) {
+    g->s->ws_loop = NULL;
+    const BirBlock *body = g->f->body;
+    int npipelined = g->s->tma.count ? pipelined_loops(g, body) : 0;
+    for (int i = 0; i < body->ops.len && g->s->tma.count; i++) {
+        const BirOp *op = body->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
+        int64_t tile_bytes;
+        bool dot_alone;
+        if (op->code != BIR_FOR) continue;
+        int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone);
+        bool tma = n > 0;
+        for (int k = 0; k < n; k++) tma &= g->s->tma_of[loads[k]->results[0]] > 0;
+        if (tma && !nvptx_ws_refusal(g, op, nvptx_pipeline_dot_in_flight(g, op), npipelined)) g->s->ws_loop = op;
+    }
+}
+
+static const char *kept(Gen *g, const char *why) { return why ? arena_strndup(&g->arena, why, strlen(why)) : NULL; }
+
+/* Why each pipelined loop's loads are not TMA copies, and a TMA loop has no producer. */
+static void explain_loops(Gen *g) {
+    int npipelined = pipelined_loops(g, g->f->body);
+    for (int i = 0; i < g->s->nloops; i++) {
+        NvptxLoopSchedule *ls = &g->s->loops[i];
+        bool tma = g->m->arch->tma;
+        ls->why_not_tma = tma ? kept(g, nvptx_tma_loop_refusal(g, ls->slot_bytes, ls->dot_alone)) : NULL;
+        for (int k = 0; k < ls->nloads; k++) {
+            const BirOp *ld = ls->loads[k];
+            NvptxTensorMap unused;
+            const char *why = NULL;
+            if (g->s->tma_of[ld->results[0]] == 0 && tma) {
+                why = nvptx_tma_refusal(g, ld, &unused);
+                if (!why) why = ls->why_not_tma ? ls->why_not_tma : "another load of its loop cannot be";
+            }
+            ls->load_not_tma[k] = kept(g, why);
+        }
+        if (ls->tma && !ls->ws)
+            ls->why_no_producer =
+                kept(g, nvptx_ws_refusal(g, ls->loop, nvptx_pipeline_dot_in_flight(g, ls->loop), npipelined));
+    }
+}
+
+/* ------------------------------------------------------------ schedule */
+
 bool nvptx_schedule(Gen *g) {
     const BirFunction *f = g->f;
     NvptxModule *m = g->m;
@@ -221,8 +291,9 @@ bool nvptx_schedule(Gen *g) {
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
     g->s->ring_at = -1;
-    nvptx_tma_plan(g);
-    nvptx_ws_plan(g);
+    g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
+    plan_tma_in(g, f->body);
+    plan_producer(g);
     const BirOp *largest = NULL;
     g->s->in_ring = nvptx_pipeline_marks(g);
     g->s->resident_bytes = nvptx_dot_plan_resident(g);
@@ -276,6 +347,7 @@ bool nvptx_schedule(Gen *g) {
         return nvptx_gen_fail(g, g->s->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
                               "does not pipeline once shared memory is laid out");
     nvptx_pipeline_schedule(g);
+    explain_loops(g);
     nvptx_dot_schedule_all(g);
     g->s->launch_warps = nvptx_ws_launch_warps(g);
     g->s->wgmma_min_regs = nvptx_wgmma_register_floor(g->s);
@@ -283,12 +355,4 @@ bool nvptx_schedule(Gen *g) {
     return true;
 }
 
-static bool region_returns(const BirBlock *b) {
-    for (int i = 0; i < b->ops.len; i++)
-        if (nvptx_op_ends_block(b->ops.items[i])) return true;
-    return false;
-}
 
-bool nvptx_op_ends_block(const BirOp *op) {
-    return op->code == BIR_RETURN || (op->code == BIR_IF && region_returns(op->regions[0]) && region_returns(op->regions[1]));
-}

@@ -1,7 +1,44 @@
-/* util.c: LLVM-C helpers the NVPTX code generator shares: intrinsic and
- * inline-PTX calls, thread-0 sections, shared memory addressing, and the
- * coordinates a thread's registers hold in a blocked layout. */
+/* util.c: what the files of the NVPTX backend share: errors at an op,
+ * questions about the block IR, LLVM-C helpers (intrinsic and inline-PTX
+ * calls, thread-0 sections, shared memory addressing), and the coordinates
+ * a thread's registers hold in a layout. */
 #include "gen.h"
+
+/* ------------------------------------------------------------- errors */
+
+bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_vreport(m->de, DIAG_ERROR, f->src, op ? op->span : f->span, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return nvptx_error(g->m, g->f, op, "%s", msg);
+}
+
+/* ------------------------------------------------------------ the IR */
+
+static bool region_returns(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++)
+        if (nvptx_op_ends_block(b->ops.items[i])) return true;
+    return false;
+}
+
+bool nvptx_op_ends_block(const BirOp *op) {
+    return op->code == BIR_RETURN || (op->code == BIR_IF && region_returns(op->regions[0]) && region_returns(op->regions[1]));
+}
+
+LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
+    DType d = vtype(g, loop->operands[0]).dtype;
+    return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
+}
 
 /* ------------------------------------------------------------- helpers */
 
@@ -166,4 +203,10 @@ LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
     bool fl = d == DT_F32;
     LLVMValueRef args[4] = {ci32(g, -1), v, ci32(g, mask), ci32(g, 31)};
     return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->t.f32 : g->t.i32, args, 4);
+}
+
+LLVMValueRef nvptx_warp_base(Gen *g, const Layout *l, int d) {
+    Layout w = *l;
+    for (int b = 0; b < LAYOUT_LANE_BITS; b++) w.lane[b][0] = w.lane[b][1] = 0;
+    return nvptx_thread_base(g, &w, d);
 }

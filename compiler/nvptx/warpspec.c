@@ -56,15 +56,6 @@ _Static_assert(SLOT_COLS + 4 * 4 <= NVPTX_WS_SLOT_SYNC_BYTES, "a record holds fo
 
 /* ------------------------------------------------------------- planning */
 
-static int pipelined_loops(Gen *g, const BirBlock *b) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        n += op->code == BIR_FOR && nvptx_pipeline_loop(g, op);
-        for (int r = 0; r < op->nregions; r++) n += pipelined_loops(g, op->regions[r]);
-    }
-    return n;
-}
 
 static bool at_top_level(Gen *g, const BirOp *loop) {
     for (int i = 0; i < g->f->body->ops.len; i++)
@@ -72,14 +63,14 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
     return false;
 }
 
-const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int pipelined_loops) {
     int n = g->s->plan->num_warps;
     if (g->m->opt->no_warp_specialize) return "--no-warp-specialize";
     /* measured on the H100: with a dot in flight past the refill, a producer
      * gained 4-10% (matmul, docs/results/warp_specialize_ab_h100.md) and 1-5%
      * (attention's p V, attention_deferred_dot_ab_h100.md); attention whose
      * dots all waited within the iteration lost 1-4% */
-    if (!nvptx_pipeline_dot_in_flight(g, loop))
+    if (!dot_in_flight)
         return "no dot's group runs on past the loop's refill (a producer measured slower there)";
     if (n % 4 || n + PRODUCER_WARPS > 32) {
         snprintf(g->s->tma_why, sizeof g->s->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
@@ -93,23 +84,10 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop) {
         return g->s->tma_why;
     }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
-    if (pipelined_loops(g, g->f->body) != 1) return "the kernel has another pipelined loop";
+    if (pipelined_loops != 1) return "the kernel has another pipelined loop";
     return NULL;
 }
 
-void nvptx_ws_plan(Gen *g) {
-    g->s->ws_loop = NULL;
-    const BirBlock *body = g->f->body;
-    for (int i = 0; i < body->ops.len && g->s->tma.count; i++) {
-        const BirOp *op = body->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
-        const char *why;
-        if (op->code != BIR_FOR) continue;
-        int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &why);
-        bool tma = n > 0;
-        for (int k = 0; k < n; k++) tma &= g->s->tma_of[loads[k]->results[0]] > 0;
-        if (tma && !nvptx_ws_refusal(g, op)) g->s->ws_loop = op;
-    }
-}
 
 /* ------------------------------------------------------------- emission */
 

@@ -292,20 +292,20 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         nvptx_wgmma_wait(g, out, lc->nregs, 1);
         return true;
     }
-    if (!g->deferred_due) {
+    if (!ds->ends_deferred) {
         nvptx_wgmma_wait(g, out, lc->nregs, 0);
         return true;
     }
     /* this wait also ends the last iteration's deferred dot: its result, the
-     * carried registers, is tied through it and read from here on */
-    int v = nvptx_pipeline_deferred_arg(g->deferred_due), n = nregs(g, v);
+     * carried registers, is tied through it and read from here on (the
+     * caller then lets the pipeline refill the slot that dot read) */
+    int v = ds->loop->deferred_arg, n = nregs(g, v);
     LLVMValueRef *both = arena_alloc(&g->arena, (size_t)(lc->nregs + n) * sizeof *both);
     memcpy(both, out, (size_t)lc->nregs * sizeof *both);
     memcpy(both + lc->nregs, g->regs[v], (size_t)n * sizeof *both);
     nvptx_wgmma_wait(g, both, lc->nregs + n, 0);
     memcpy(out, both, (size_t)lc->nregs * sizeof *out);
     g->regs[v] = both + lc->nregs; /* the arena's: lives as long as the kernel's registers */
-    nvptx_pipeline_deferred_waited(g); /* the slot that dot read is free */
     return true;
 }
 
