@@ -28,9 +28,13 @@ static void init_nvptx(void) {
      * warps, 9 of 10 s in the second; with 1, over 300 s in both. The
      * backend writes its vector accesses itself, so the merging gains
      * nothing, and 4 chains keep TokenFactors small: every example's PTX is
-     * the same without them (scripts/ptx-snapshot.sh). */
-    const char *const args[] = {"blkc", "-combiner-store-merging=false", "-combiner-tokenfactor-inline-limit=4"};
-    LLVMParseCommandLineOptions(3, args, NULL);
+     * the same without them (scripts/ptx-snapshot.sh). GVN without memory
+     * dependence analysis: blkc emits each load once, so GVN found no load
+     * to remove in any example (the same PTX), and the analysis was half of
+     * matmul's O3 time on sm_90a (docs/performance.md, "Compile time"). */
+    const char *const args[] = {"blkc", "-combiner-store-merging=false", "-combiner-tokenfactor-inline-limit=4",
+                                "-enable-gvn-memdep=false"};
+    LLVMParseCommandLineOptions(4, args, NULL);
 }
 
 /* An internal error: not the program's fault, so it has no location. */
@@ -55,8 +59,11 @@ char *nvptx_emit(NvptxModule *m, bool llvm_ir) {
         LLVMDisposeMessage(msg);
         return NULL;
     }
+    /* code generation at -O2: -O3 adds only GVN twice to NVPTX's IR passes
+     * (EarlyCSE at -O2), which changed no example's PTX and took a third of
+     * the code generator's time on the dot examples */
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", m->arch->name,
-                                                      m->arch->ptx_features, LLVMCodeGenLevelAggressive,
+                                                      m->arch->ptx_features, LLVMCodeGenLevelDefault,
                                                       LLVMRelocDefault, LLVMCodeModelDefault);
     LLVMPassBuilderOptionsRef popt = LLVMCreatePassBuilderOptions();
     LLVMErrorRef perr = LLVMRunPasses(mod, "default<O3>", tm, popt);
