@@ -124,12 +124,10 @@ static bool movable(Gen *g, int v) {
     return t.rank && dtype_bits(t.dtype) >= 16;
 }
 
-void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
+int nvptx_carried_plan(Gen *g, int64_t free_bytes, NvptxKeptBlock *kept) {
     const BirFunction *f = g->f;
-    g->s->carried_at = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->carried_at);
-    for (int v = 0; v <= f->nvalues; v++) g->s->carried_at[v] = -1;
-    g->s->carried_bytes = 0;
-    g->s->kept_in = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->s->kept_in);
+    int nkept = 0;
+    int64_t used = 0;
     Demand D = {.g = g, .nops = count_ops(f->body)};
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
     D.ops = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.ops);
@@ -162,10 +160,11 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
             }
             if (best < 0) break;
             int64_t bytes = (int64_t)nregs(g, best) * threads * (dtype_bits(vtype(g, best).dtype) / 8);
-            if (g->s->carried_bytes + bytes > free_bytes) break;
-            g->s->carried_at[best] = g->s->carried_bytes;
-            g->s->kept_in[best] = op;
-            g->s->carried_bytes += bytes;
+            if (used + bytes > free_bytes) break;
+            NvptxKeptBlock *k = &kept[nkept++];
+            *k = (NvptxKeptBlock){.value = best, .loop = op, .at = used, .bytes = bytes, .carried = best_carried,
+                                  .demand = demand, .cap = cap};
+            used += bytes;
             minus[best] = 1;
             if (best_carried) { /* and the body's views of it: its argument and the value it yields */
                 int i = 0;
@@ -174,17 +173,10 @@ void nvptx_carried_plan(Gen *g, int64_t free_bytes) {
                 const BirOp *y = bir_block_terminator(op->regions[0]);
                 if (y) minus[y->operands[i]] = 1;
             }
-            int64_t after = peak(&D, n, D.end[n], minus);
-            size_t used = strlen(g->s->notes);
-            const char *name = f->values[best].name ? f->values[best].name : "a block";
-            snprintf(g->s->notes + used, sizeof g->s->notes - used,
-                     "  line %u: %s %s kept in shared memory through the loop (%lld bytes): the loop needs about "
-                     "%lld registers a thread with it in registers, %lld without, of %lld\n",
-                     op->span.line, best_carried ? "loop-carried" : "loop-invariant", name, (long long)bytes,
-                     (long long)demand, (long long)after, (long long)cap);
-            demand = after;
+            demand = k->without = peak(&D, n, D.end[n], minus);
         }
     }
+    return nkept;
 }
 
 void nvptx_carried_enter(Gen *g, const BirOp *loop) {

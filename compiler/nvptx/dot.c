@@ -36,8 +36,10 @@ static int64_t tf32_smem_bytes(BlkType at, BlkType bt) {
     return ((int64_t)at.shape[0] * (at.shape[1] + TF32_PAD_A) + (int64_t)bt.shape[0] * (bt.shape[1] + TF32_PAD_B)) * 4;
 }
 
-int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
-    if (on_tensor_cores(g, op) && !nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_smem_bytes(g, op);
+/* The shared memory dot op needs, its operands where elsewhere[w] staged
+ * by someone else (a ring, or before its loop). */
+static int64_t smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]) {
+    if (on_tensor_cores(g, op) && !nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_smem_bytes(g, op, elsewhere);
     BlkType at = vtype(g, op->operands[0]), bt = vtype(g, op->operands[1]);
     int64_t acc = nvptx_operand_smem_bytes(g, op->operands[2], &g->s->plan->layouts[op->results[0]]);
     if (!on_tensor_cores(g, op)) {
@@ -48,7 +50,7 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
         Layout l = nvptx_dot_operand_layout(g, op, which);
-        if (g->s->in_ring && g->s->in_ring[v]) continue; /* staged by its loop's ring */
+        if (elsewhere[which]) continue; /* staged by its loop's ring */
         if (nvptx_dot_in_registers(g, op, which)) continue;
         if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
@@ -56,6 +58,12 @@ int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
     /* staged operands stay while the other converts, above them */
     if (staged + other > need) need = staged + other;
     return need;
+}
+
+int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op) {
+    bool ring[2];
+    for (int w = 0; w < 2; w++) ring[w] = g->s->in_ring && g->s->in_ring[op->operands[w]];
+    return smem_bytes(g, op, ring);
 }
 
 /* Every thread stores the elements it holds of v, row-major at `at`, rows
@@ -330,22 +338,21 @@ static bool hoistable(Gen *g, const BirOp *op, int w, const char *in) {
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body) {
     char *in = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
     mark_defined(body, in);
-    /* counted as a ring's operands are: not staged by the dot */
-    char saved[2];
-    for (int w = 0; w < 2; w++) {
-        saved[w] = g->s->in_ring[op->operands[w]];
-        if (hoistable(g, op, w, in)) g->s->in_ring[op->operands[w]] = 1;
-    }
-    int64_t need = nvptx_dot_smem_bytes(g, op);
-    for (int w = 1; w >= 0; w--) g->s->in_ring[op->operands[w]] = saved[w];
-    return need;
+    /* counted as a ring's operands are: not staged by the dot (an operand
+     * given twice counts once) */
+    bool elsewhere[2];
+    for (int w = 0; w < 2; w++) elsewhere[w] = g->s->in_ring[op->operands[w]];
+    for (int w = 0; w < 2; w++)
+        if (hoistable(g, op, w, in))
+            for (int u = 0; u < 2; u++) elsewhere[u] |= op->operands[u] == op->operands[w];
+    return smem_bytes(g, op, elsewhere);
 }
 
 /* Each value gets its own place, so loops nested in one another keep theirs. */
-static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
+static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *off, int64_t *bytes) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *loop = b->ops.items[i];
-        for (int r = 0; r < loop->nregions; r++) plan_resident_in(g, loop->regions[r], bytes);
+        for (int r = 0; r < loop->nregions; r++) plan_resident_in(g, loop->regions[r], off, bytes);
         if (loop->code != BIR_FOR) continue;
         const BirBlock *body = loop->regions[0];
         char *in = NULL;
@@ -358,19 +365,18 @@ static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *bytes) {
             }
             for (int w = 0; w < 2; w++) {
                 int v = op->operands[w];
-                if (g->s->resident_off[v] >= 0 || !hoistable(g, op, w, in)) continue;
-                g->s->resident_off[v] = *bytes;
+                if (off[v] >= 0 || !hoistable(g, op, w, in)) continue;
+                off[v] = *bytes;
                 *bytes += nvptx_wgmma_staged_bytes(g, v);
             }
         }
     }
 }
 
-int64_t nvptx_dot_plan_resident(Gen *g) {
-    g->s->resident_off = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->s->resident_off);
-    for (int v = 0; v <= g->f->nvalues; v++) g->s->resident_off[v] = -1;
+int64_t nvptx_dot_plan_resident(Gen *g, int64_t *off) {
+    for (int v = 0; v <= g->f->nvalues; v++) off[v] = -1;
     int64_t bytes = 0;
-    plan_resident_in(g, g->f->body, &bytes);
+    plan_resident_in(g, g->f->body, off, &bytes);
     return bytes;
 }
 
@@ -487,13 +493,13 @@ static int count_dots(const BirBlock *b) {
     return n;
 }
 
-void nvptx_dot_schedule_all(Gen *g) {
+int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots) {
     int most = count_dots(g->f->body);
     DotWalk W = {g, arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof(int)),
                  arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0,
                  arena_alloc(&g->arena, (size_t)(2 * most + 1) * sizeof(DotOperand)), 0};
     walk_dots(&W, g->f->body, NULL, NULL);
-    g->s->dots = W.dots;
-    g->s->ndots = W.n;
+    *dots = W.dots;
+    return W.n;
 }
 

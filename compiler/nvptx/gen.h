@@ -246,6 +246,15 @@ typedef struct {
                                    dot's still in flight) */
 } NvptxDotSchedule;
 
+/* A block a for loop keeps in shared memory instead of registers (carried.c). */
+typedef struct {
+    int value;
+    const BirOp *loop;
+    int64_t at, bytes;   /* its slots: at bytes from the blocks' base */
+    bool carried;        /* a loop-carried block (else one made before the loop and read in it) */
+    int64_t demand, without, cap; /* the loop's register estimate a thread with it and without it, of cap */
+} NvptxKeptBlock;
+
 /* Every decision the backend makes about one kernel, made before its LLVM
  * function exists (nvptx_schedule) and only read while it is emitted: the
  * layouts, the shared-memory map, which loads TMA copies, the producer
@@ -265,11 +274,12 @@ typedef struct NvptxSchedule {
                                 made before it), its offset from carried_base (carried.c); else -1 */
     const BirOp **kept_in;   /* per value: that loop */
     int64_t carried_base, carried_bytes;
+    NvptxKeptBlock *kept;    /* those blocks, in the order chosen */
+    int nkept;
     /* TMA and the producer warpgroup */
     struct TmaMemo *tma_memo; /* tma.c's analysis of pointers */
     int *tma_of;             /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     NvptxTensorMaps tma;     /* parameters after the kernel's own, then their validity bits */
-    char tma_why[160];       /* a refusal's reason, when it is made up */
     const BirOp *ws_loop;    /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
     NvptxWsRing ws_ring;     /* its ring */
     /* loops and dots */
@@ -279,7 +289,7 @@ typedef struct NvptxSchedule {
     /* resources */
     int launch_warps;        /* the program's warps and a producer warpgroup */
     int wgmma_min_regs;      /* the kernel's register floor (NvptxKernel.min_regs): wgmma.c */
-    char notes[4096];        /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
+    const char *notes;       /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
 } NvptxSchedule;
 
 /* The schedule of a pipelined loop (NULL: it does not pipeline), of a dot. */
@@ -340,9 +350,10 @@ bool nvptx_schedule(struct Gen *g);
 
 /* --------------------------------------------------------- schedule_print.c */
 /* schedule_print.c: the schedule as --emit=plan prints it (malloc'ed; NULL:
- * out of memory); its notes, --stats' lines (NvptxSchedule.notes). */
+ * out of memory); its notes, --stats' lines (NvptxSchedule.notes; in the
+ * arena, NULL: out of memory). */
 char *nvptx_schedule_text(struct Gen *g);
-void nvptx_schedule_notes(struct Gen *g);
+const char *nvptx_schedule_notes(struct Gen *g);
 
 /* ------------------------------------------------------------------- util.c */
 /* Reports an error at an op (the kernel's name when op is NULL). Returns false. */
@@ -563,16 +574,16 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
  * the loop-invariant operands nvptx_dot_hoist stages once before it. */
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body);
 /* Places each loop-invariant wgmma operand in the resident region
- * (resident_off) and returns the region's size. */
-int64_t nvptx_dot_plan_resident(Gen *g);
-/* Once the loops are scheduled: g->s->dots; and the schedule of dot op. */
-void nvptx_dot_schedule_all(Gen *g);
+ * (resident_off, per value; -1 for the others) and returns the region's size. */
+int64_t nvptx_dot_plan_resident(Gen *g, int64_t *resident_off);
+/* Once the loops are scheduled: every dot's schedule, in program order (*dots); how many. */
+int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
 
 /* ------------------------------------------------------------------ wgmma.c */
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
-int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op);
+int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]);
 /* Can wgmma read value v staged (rows of at least 16 elements), and the
  * bytes that takes (kept 1024-aligned, the 128-byte swizzle's period). */
 bool nvptx_wgmma_readable(Gen *g, int v);
@@ -592,8 +603,8 @@ int64_t nvptx_pipeline_ring_bytes(Gen *g);
  * out but that has no room for 2 stages at ring_at, or NULL. */
 const BirOp *nvptx_pipeline_lost(Gen *g);
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
-/* Once shared memory is laid out: g->s->loops. */
-void nvptx_pipeline_schedule(Gen *g);
+/* Once shared memory is laid out: every pipelined loop's schedule, in program order (*loops); how many. */
+int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops);
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);
@@ -631,9 +642,11 @@ bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
 bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 
 /* -------------------------------------------------------------------- tma.c */
-/* The loads of one pipelined loop: TMA copies them all (g->s->tma_of, a map
- * each in g->s->tma) if every one can be, else none. */
-void nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n);
+/* The loads of one pipelined loop: TMA copies them all if every one can be
+ * (returns n, their maps in maps), else none (0). */
+int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps);
+/* The pointer analysis tma.c keeps for a kernel (NvptxSchedule.tma_memo). */
+struct TmaMemo *nvptx_tma_memo(Gen *g);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
@@ -690,9 +703,10 @@ bool nvptx_gen_while(Gen *g, const BirOp *op);
 bool nvptx_gen_if(Gen *g, const BirOp *op);
 
 /* ---------------------------------------------------------------- carried.c */
-/* Picks the for loops' carried blocks to keep in shared memory (at most
- * free_bytes of it) where the registers would not hold them. */
-void nvptx_carried_plan(Gen *g, int64_t free_bytes);
+/* Picks the for loops' blocks to keep in shared memory (at most free_bytes
+ * of it) where the registers would not hold them, into kept (room for one
+ * per value); returns how many. */
+int nvptx_carried_plan(Gen *g, int64_t free_bytes, NvptxKeptBlock *kept);
 /* Before a loop's header: stores the blocks made before it that it keeps,
  * to be loaded in its body where first used; after the loop, leave (with
  * the lazy count from before enter) gives them their registers back. */

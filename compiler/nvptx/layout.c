@@ -275,7 +275,7 @@ Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K) {
 }
 
 const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, int num_warps) {
-    static char why[96];
+    static _Thread_local char why[96]; /* compiles run on several threads (the runtime's) */
     if (d != DT_F16 && d != DT_BF16) return "its operands are not f16 or bf16";
     if (num_warps % 4) {
         snprintf(why, sizeof why, "its %d warps are not whole warpgroups of 4", num_warps);

@@ -42,8 +42,9 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
                               .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
                               .min_regs = g->s->wgmma_min_regs};
         for (int i = 0; g->s->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];
-        info->notes = malloc(strlen(g->s->notes) + 1);
-        if (info->notes) strcpy(info->notes, g->s->notes);
+        const char *notes = g->s->notes ? g->s->notes : ""; /* none when scheduling failed */
+        info->notes = malloc(strlen(notes) + 1);
+        if (info->notes) strcpy(info->notes, notes);
         if (ok && m->opt->plan && !(info->plan = nvptx_schedule_text(g))) ok = nvptx_error(m, f, NULL, "out of memory");
     }
     LLVMDisposeBuilder(g->b);

@@ -218,7 +218,9 @@ static bool in_flight_at_refill(const PipePlan *pp) {
     return pp->async_dot || (pp->deferred_dot && !pp->refill_late);
 }
 
-static bool plan(Gen *g, const BirOp *loop, PipePlan *pp);
+static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at);
+/* planned for the rings at g->s->ring_at (-1: while shared memory is laid out) */
+static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) { return plan_at(g, loop, pp, g->s->ring_at); }
 
 /* Does the block return, or hold a loop that pipelines? Then its loop does
  * not: a program must not leave with copies in flight into its shared
@@ -234,7 +236,7 @@ static bool holds_return_or_ring(Gen *g, const BirBlock *b) {
     return false;
 }
 
-static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
+static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
     *pp = (PipePlan){0};
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
@@ -294,10 +296,10 @@ static bool plan(Gen *g, const BirOp *loop, PipePlan *pp) {
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
     int most = in_flight_at_refill(pp) ? PIPE_STAGES + 1 : PIPE_STAGES;
     if (g->m->opt->num_stages >= 2) pp->stages = g->m->opt->num_stages; /* asked for: over the limit is an error */
-    else if (g->s->ring_at < 0) pp->stages = 2;
+    else if (ring_at < 0) pp->stages = 2;
     else
         for (pp->stages = most; pp->stages >= 2; pp->stages--)
-            if (g->s->ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes - g->s->resident_bytes) break;
+            if (ring_at + pp->stages * per_stage <= g->m->arch->max_shared_bytes - g->s->resident_bytes) break;
     if (pp->stages < 3) { /* no room for the slot the dot reads and one to fill */
         pp->async_dot = NULL;
         if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */
@@ -358,11 +360,7 @@ static const BirOp *lost_in(Gen *g, const BirBlock *b) {
         const BirOp *op = b->ops.items[i];
         if (op->code == BIR_FOR) {
             PipePlan pp;
-            int64_t at = g->s->ring_at;
-            g->s->ring_at = -1;
-            bool planned = plan(g, op, &pp);
-            g->s->ring_at = at;
-            if (planned && !plan(g, op, &pp)) return op;
+            if (plan_at(g, op, &pp, -1) && !plan(g, op, &pp)) return op;
         }
         for (int r = 0; r < op->nregions; r++) {
             const BirOp *lost = lost_in(g, op->regions[r]);
@@ -403,11 +401,11 @@ static int count_loops(const BirBlock *b) {
     return n;
 }
 
-void nvptx_pipeline_schedule(Gen *g) {
-    int most = count_loops(g->f->body);
-    g->s->loops = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof *g->s->loops);
-    g->s->nloops = 0;
-    schedule_in(g, g->f->body, g->s->loops, &g->s->nloops);
+int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops) {
+    int most = count_loops(g->f->body), n = 0;
+    *loops = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof **loops);
+    schedule_in(g, g->f->body, *loops, &n);
+    return n;
 }
 
 /* ----------------------------------------------------------- emission */

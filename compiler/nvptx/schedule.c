@@ -222,7 +222,13 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
         int64_t tile_bytes;
         bool dot_alone;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
-        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone)) nvptx_tma_plan_loop(g, loads, n);
+        NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
+        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone) && g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS &&
+            nvptx_tma_plan_loop(g, loads, n, maps))
+            for (int k = 0; k < n; k++) {
+                g->s->tma.map[g->s->tma.count++] = maps[k];
+                g->s->tma_of[loads[k]->results[0]] = g->s->tma.count;
+            }
         for (int r = 0; r < op->nregions; r++) plan_tma_in(g, op->regions[r]);
     }
 }
@@ -292,11 +298,13 @@ bool nvptx_schedule(Gen *g) {
                               BLK_MAX_KERNEL_ARGS);
     g->s->ring_at = -1;
     g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
+    if (m->arch->tma && !m->opt->no_tma) g->s->tma_memo = nvptx_tma_memo(g);
     plan_tma_in(g, f->body);
     plan_producer(g);
     const BirOp *largest = NULL;
     g->s->in_ring = nvptx_pipeline_marks(g);
-    g->s->resident_bytes = nvptx_dot_plan_resident(g);
+    g->s->resident_off = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->resident_off);
+    g->s->resident_bytes = nvptx_dot_plan_resident(g, g->s->resident_off);
     plan_smem(g, f->body, &largest);
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
@@ -339,19 +347,29 @@ bool nvptx_schedule(Gen *g) {
                                   (long long)g->s->resident_at, (long long)max_bytes, g->m->arch->name);
     }
     g->s->carried_base = (g->s->smem_size + 15) / 16 * 16;
-    nvptx_carried_plan(g, max_bytes - g->s->carried_base);
+    size_t nv = (size_t)f->nvalues + 1;
+    g->s->kept = arena_alloc(&g->arena, nv * sizeof *g->s->kept);
+    g->s->nkept = nvptx_carried_plan(g, max_bytes - g->s->carried_base, g->s->kept);
+    g->s->carried_at = arena_alloc(&g->arena, nv * sizeof *g->s->carried_at);
+    g->s->kept_in = arena_alloc(&g->arena, nv * sizeof *g->s->kept_in);
+    for (size_t v = 0; v < nv; v++) g->s->carried_at[v] = -1;
+    for (int k = 0; k < g->s->nkept; k++) {
+        const NvptxKeptBlock *b = &g->s->kept[k];
+        g->s->carried_at[b->value] = b->at, g->s->kept_in[b->value] = b->loop;
+        g->s->carried_bytes = b->at + b->bytes;
+    }
     if (g->s->carried_bytes) g->s->smem_size = g->s->carried_base + g->s->carried_bytes;
     int64_t size = unrolled_ops(g, f->body);
     if (size > MAX_UNROLLED_OPS) return code_size_error(g, size);
     if (g->s->ws_loop && !nvptx_pipeline_ws_ring(g, &g->s->ws_ring))
         return nvptx_gen_fail(g, g->s->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
                               "does not pipeline once shared memory is laid out");
-    nvptx_pipeline_schedule(g);
+    g->s->nloops = nvptx_pipeline_schedule(g, &g->s->loops);
     explain_loops(g);
-    nvptx_dot_schedule_all(g);
+    g->s->ndots = nvptx_dot_schedule_all(g, &g->s->dots);
     g->s->launch_warps = nvptx_ws_launch_warps(g);
     g->s->wgmma_min_regs = nvptx_wgmma_register_floor(g->s);
-    nvptx_schedule_notes(g);
+    if (!(g->s->notes = nvptx_schedule_notes(g))) return nvptx_gen_fail(g, NULL, "out of memory");
     return true;
 }
 

@@ -176,17 +176,15 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
  * pipelined loop how its loads are copied and who issues the copies, and
  * per dot how it runs. */
 
-static void note(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(Gen *g, const char *fmt, ...) {
-    size_t at = strlen(g->s->notes);
-    if (at >= sizeof g->s->notes) return;
+static void note(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(FILE *out, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g->s->notes + at, sizeof g->s->notes - at, fmt, ap);
+    vfprintf(out, fmt, ap);
     va_end(ap);
 }
 
-static void load_note(Gen *g, const NvptxLoopSchedule *ls, int k) {
+static void load_note(Gen *g, FILE *out, const NvptxLoopSchedule *ls, int k) {
     const BirOp *ld = ls->loads[k];
     BlkType t = vtype(g, ld->results[0]);
     char how[200];
@@ -205,17 +203,17 @@ static void load_note(Gen *g, const NvptxLoopSchedule *ls, int k) {
         const char *why = ls->load_not_tma[k];
         snprintf(how, sizeof how, "cp.async%s%s", why ? "; not TMA: " : "", why ? why : "");
     }
-    note(g, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n", ld->span.line, t.shape[0], t.shape[1],
+    note(out, "  line %u: load [%d, %d] %s: a %d-stage ring, copied by %s\n", ld->span.line, t.shape[0], t.shape[1],
          dtype_name(t.dtype), ls->stages, how);
 }
 
-static void loop_notes(Gen *g, const NvptxLoopSchedule *ls) {
-    for (int k = 0; k < ls->nloads; k++) load_note(g, ls, k);
+static void loop_notes(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
+    for (int k = 0; k < ls->nloads; k++) load_note(g, out, ls, k);
     if (ls->ws)
-        note(g, "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
+        note(out, "  line %u: loop: a producer warpgroup issues its TMA copies (warp specialization: %d warps launched)\n",
              ls->loop->span.line, g->s->launch_warps);
     else if (ls->tma)
-        note(g, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n", ls->loop->span.line,
+        note(out, "  line %u: loop: thread 0 issues its TMA copies; no producer warp: %s\n", ls->loop->span.line,
              ls->why_no_producer);
 }
 
@@ -239,7 +237,7 @@ static const char *wgmma_source(NvptxOperandSource s) {
     }
 }
 
-static void wgmma_note(Gen *g, const NvptxDotSchedule *d) {
+static void wgmma_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     const BirOp *op = d->op;
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
     char how[2][96];
@@ -252,15 +250,18 @@ static void wgmma_note(Gen *g, const NvptxDotSchedule *d) {
         } else snprintf(how[w], sizeof how[w], "%s", wgmma_source(src));
     }
     int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = b.shape[1] < 256 ? b.shape[1] : 256;
-    note(g, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
+    note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
          "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype),
          n, d->in_flight ? ", one group left in flight across iterations"
             : d->deferred ? ", its group waited for by the next iteration's first dot" : "",
          groups, groups > 1 ? "s" : "", tiles, tiles > 1 ? "s" : "", how[0], how[1]);
 }
 
-static void dot_note(Gen *g, const NvptxDotSchedule *d) {
-    if (d->path == NVPTX_DOT_WGMMA) return wgmma_note(g, d);
+static void dot_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
+    if (d->path == NVPTX_DOT_WGMMA) {
+        wgmma_note(g, out, d);
+        return;
+    }
     const BirOp *op = d->op;
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
     const Layout *lc = &g->s->plan->layouts[op->results[0]];
@@ -276,24 +277,45 @@ static void dot_note(Gen *g, const NvptxDotSchedule *d) {
     case NVPTX_DOT_TF32X3: snprintf(path, sizeof path, "mma.sync.m16n8k8 tf32, three products per k-step (tf32x3)"); break;
     default: snprintf(path, sizeof path, "FMA, one f32 fma per term in k order"); break;
     }
-    note(g, "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
+    note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
          a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
          nvptx_layout_warps_along(lc, 1), how_a, how_b);
 }
 
-static void notes_in(Gen *g, const BirBlock *b) {
+static void notes_in(Gen *g, FILE *out, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         const NvptxLoopSchedule *ls = op->code == BIR_FOR ? nvptx_loop_schedule(g->s, op) : NULL;
-        if (ls) loop_notes(g, ls);
+        if (ls) loop_notes(g, out, ls);
         const NvptxDotSchedule *d = op->code == BIR_DOT ? nvptx_dot_schedule(g->s, op) : NULL;
-        if (d) dot_note(g, d);
-        for (int r = 0; r < op->nregions; r++) notes_in(g, op->regions[r]);
+        if (d) dot_note(g, out, d);
+        for (int r = 0; r < op->nregions; r++) notes_in(g, out, op->regions[r]);
         if (nvptx_op_ends_block(op)) break; /* what follows is not emitted */
     }
 }
 
-void nvptx_schedule_notes(Gen *g) { notes_in(g, g->f->body); }
+const char *nvptx_schedule_notes(Gen *g) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    for (int k = 0; k < g->s->nkept; k++) {
+        const NvptxKeptBlock *b = &g->s->kept[k];
+        const char *name = g->f->values[b->value].name ? g->f->values[b->value].name : "a block";
+        note(out, "  line %u: %s %s kept in shared memory through the loop (%lld bytes): the loop needs about %lld "
+             "registers a thread with it in registers, %lld without, of %lld\n", b->loop->span.line,
+             b->carried ? "loop-carried" : "loop-invariant", name, (long long)b->bytes, (long long)b->demand,
+             (long long)b->without, (long long)b->cap);
+    }
+    notes_in(g, out, g->f->body);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    char *kept = arena_strndup(&g->arena, text, len);
+    free(text);
+    return kept;
+}
 
 char *nvptx_schedule_text(Gen *g) {
     char *text = NULL;

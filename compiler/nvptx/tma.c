@@ -222,8 +222,7 @@ static void note_args(TmaMemo *M, const BirBlock *b) {
     }
 }
 
-static TmaMemo *memo(Gen *g) {
-    if (g->s->tma_memo) return g->s->tma_memo;
+TmaMemo *nvptx_tma_memo(Gen *g) {
     size_t n = (size_t)g->f->nvalues + 1;
     TmaMemo *M = arena_alloc(&g->arena, sizeof *M);
     M->aff = arena_alloc(&g->arena, n * sizeof *M->aff);
@@ -232,7 +231,7 @@ static TmaMemo *memo(Gen *g) {
     M->arg_loop = arena_alloc(&g->arena, n * sizeof *M->arg_loop);
     M->arg_index = arena_alloc(&g->arena, n * sizeof *M->arg_index);
     note_args(M, g->f->body);
-    return g->s->tma_memo = M;
+    return M;
 }
 
 /* What a multiple of, in bytes for a pointer parameter (launch facts and
@@ -240,19 +239,17 @@ static TmaMemo *memo(Gen *g) {
 static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div; }
 
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
-    char *why = g->s->tma_why;
     if (!g->m->arch->tma) return "the arch has no TMA";
     if (g->m->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
     BlkType t = vtype(g, v);
     int cd = nvptx_contiguous_dim(g, v);
     if (cd < 0) return "its elements are not in 16-byte runs";
-    Affine a = affine(g, memo(g), ld->operands[0]);
+    Affine a = affine(g, g->s->tma_memo, ld->operands[0]);
     if (!a.ok || a.base < 0) return "its pointers are not a parameter plus multiples of arange and parameters";
     Sym inner = a.coef[cd], outer = a.coef[1 - cd];
     if (inner.k != 1 || inner.param >= 0) {
-        snprintf(why, sizeof g->s->tma_why, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
-        return why;
+        return arena_printf(&g->arena, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
     }
     int64_t div = outer.param >= 0 ? param_div(g, outer.param) : 1;
     if (outer.k <= 0 || (outer.k * 2 * div) % 16 || outer.k > ((int64_t)1 << 38))
@@ -261,8 +258,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (param_div(g, a.base) < 16) return "its base pointer is not known to be 16-byte aligned";
     Staged st = nvptx_staging(g, v, NULL);
     if (st.rows > 256 || st.rows % 8 || st.slab < 8) {
-        snprintf(why, sizeof g->s->tma_why, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
-        return why;
+        return arena_printf(&g->arena, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
     }
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
                             .box_inner = st.slab, .box_rows = st.rows,
@@ -284,25 +280,18 @@ enum { TMA_MIN_TILE_BYTES = 32 * 1024, TMA_MIN_WARPS = 8 };
 const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
     if (dot_alone) return NULL;
     if (g->s->plan->num_warps < TMA_MIN_WARPS)
-        snprintf(g->s->tma_why, sizeof g->s->tma_why,
-                 "its loop's dots feed one another and its program is one warpgroup (cp.async is faster there "
-                 "below %d warps)", TMA_MIN_WARPS);
-    else if (tile_bytes < TMA_MIN_TILE_BYTES)
-        snprintf(g->s->tma_why, sizeof g->s->tma_why,
-                 "its loop's dots feed one another and its tiles are %lld bytes an iteration "
-                 "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
-    else return NULL;
-    return g->s->tma_why;
+        return arena_printf(&g->arena, "its loop's dots feed one another and its program is one warpgroup (cp.async is "
+                            "faster there below %d warps)", TMA_MIN_WARPS);
+    if (tile_bytes < TMA_MIN_TILE_BYTES)
+        return arena_printf(&g->arena, "its loop's dots feed one another and its tiles are %lld bytes an iteration "
+                            "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
+    return NULL;
 }
 
 /* The loads of one pipelined loop: TMA copies them all, a map each, if
- * every one qualifies and the maps fit; else none. */
-void nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n) {
-    NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
-    bool all = n > 0 && g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS;
-    for (int k = 0; all && k < n; k++) all = !nvptx_tma_refusal(g, loads[k], &maps[k]);
-    for (int k = 0; all && k < n; k++) {
-        g->s->tma.map[g->s->tma.count++] = maps[k];
-        g->s->tma_of[loads[k]->results[0]] = g->s->tma.count;
-    }
+ * every one qualifies; else none. */
+int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps) {
+    for (int k = 0; k < n; k++)
+        if (nvptx_tma_refusal(g, loads[k], &maps[k])) return 0;
+    return n;
 }

@@ -73,15 +73,13 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int 
     if (!dot_in_flight)
         return "no dot's group runs on past the loop's refill (a producer measured slower there)";
     if (n % 4 || n + PRODUCER_WARPS > 32) {
-        snprintf(g->s->tma_why, sizeof g->s->tma_why, "its %d warps are not whole warpgroups with room for one more", n);
-        return g->s->tma_why;
+        return arena_printf(&g->arena, "its %d warps are not whole warpgroups with room for one more", n);
     }
     if (g->m->opt->min_blocks_per_sm > 1) {
         /* a program's registers are all setmaxnreg can move: with more programs an SM too few for the
          * consumers (ptxas may then fail, C7602) */
-        snprintf(g->s->tma_why, sizeof g->s->tma_why, "its occupancy target is %d programs an SM (a producer is used at one)",
-                 g->m->opt->min_blocks_per_sm);
-        return g->s->tma_why;
+        return arena_printf(&g->arena, "its occupancy target is %d programs an SM (a producer is used at one)",
+                            g->m->opt->min_blocks_per_sm);
     }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
     if (pipelined_loops != 1) return "the kernel has another pipelined loop";

@@ -50,7 +50,6 @@ bool nvptx_wgmma_readable(Gen *g, int v) {
 }
 
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
-    static char why[128];
     if (!g->s->plan->wgmma) return "the arch has no wgmma";
     BlkType at = vtype(g, op->operands[0]), rt = vtype(g, op->results[0]);
     const char *shape = nvptx_wgmma_shape_refusal(rt.shape[0], rt.shape[1], at.shape[1], at.dtype, g->s->plan->num_warps);
@@ -58,11 +57,9 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     const Layout *lc = &g->s->plan->layouts[op->results[0]];
     if (nvptx_layout_warps_along(lc, 0) != g->s->plan->num_warps) return "its accumulator's warps are not all along M";
     int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
-    if (!nvptx_wgmma_readable(g, b)) {
-        snprintf(why, sizeof why, "b %s", nvptx_contiguous_dim(g, b) < 0 ? "has no 8-element runs a thread holds to stage"
-                                                                         : "has rows shorter than 16 elements");
-        return why;
-    }
+    if (!nvptx_wgmma_readable(g, b))
+        return nvptx_contiguous_dim(g, b) < 0 ? "b has no 8-element runs a thread holds to stage"
+                                              : "b has rows shorter than 16 elements";
     return NULL;
 }
 
@@ -70,12 +67,12 @@ int64_t nvptx_wgmma_staged_bytes(Gen *g, int v) {
     return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); /* where descriptors assume it starts */
 }
 
-int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op) {
+int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]) {
     int64_t need = nvptx_operand_smem_bytes(g, op->operands[2], &g->s->plan->layouts[op->results[0]]);
     int64_t staged = 0, other = 0;
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
-        if (g->s->in_ring && g->s->in_ring[v]) continue;
+        if (elsewhere[which]) continue;
         if (which == 0 && nvptx_dot_in_registers(g, op, 0)) continue;
         if (nvptx_wgmma_readable(g, v)) staged += nvptx_wgmma_staged_bytes(g, v);
         else { /* a only: b unstaged is refused */
