@@ -76,6 +76,7 @@ typedef struct {
     int64_t *trial;
     int *candidates; /* integer and pointer parameters a fact could be stated for */
     int ncand;
+    const char **advice; /* per access: its remark, or NULL */
 } Remarks;
 
 static void collect_accesses(Remarks *R, const BirBlock *b, int cap) {
@@ -172,7 +173,7 @@ static void remark_needed(Remarks *R, int i, int now, int widest, int **minus, i
             append(msg, sizeof msg, "%s %s", c ? "," : " facts about", f->params[R->candidates[c]].name);
         }
     append(msg, sizeof msg, " (--assume %s allows %d-byte accesses)", assume, widest * es);
-    diag_report(R->g->m->de, DIAG_REMARK, f->src, op->span, "%s", msg);
+    R->advice[i] = arena_strndup(&R->g->arena, msg, strlen(msg));
 }
 
 /* An access no divisibility fact widens: say what limits it. */
@@ -191,9 +192,8 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
         if (f->params[p].type.dtype == DT_PTR) continue;
         int *w = widths_under(R, facts_for(R, true, p, NVPTX_PARAM_ONE), NULL);
         if (w[i] > now) {
-            diag_report(g->m->de, DIAG_REMARK, f->src, op->span,
-                        "%s: %s not known to be 1 (--assume %s=1 allows %d-byte accesses)", msg, f->params[p].name,
-                        f->params[p].name, w[i] * es);
+            R->advice[i] = arena_printf(&g->arena, "%s: %s not known to be 1 (--assume %s=1 allows %d-byte accesses)", msg,
+                                        f->params[p].name, f->params[p].name, w[i] * es);
             return;
         }
     }
@@ -201,21 +201,23 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
     const Layout *l = &all_plan->layouts[op->operands[0]];
     int vec = nvptx_layout_vec(l);
     if (ax->contig > now && vec <= now)
-        diag_report(g->m->de, DIAG_REMARK, f->src, op->span,
-                    "%s: each thread holds %d consecutive element%s of the block (%d warps spread its %lld "
-                    "elements)", msg, vec, vec == 1 ? "" : "s", g->s->plan->num_warps, (long long)type_numel(pt));
+        R->advice[i] = arena_printf(&g->arena, "%s: each thread holds %d consecutive element%s of the block (%d warps "
+                                    "spread its %lld elements)", msg, vec, vec == 1 ? "" : "s", g->s->plan->num_warps,
+                                    (long long)type_numel(pt));
     else if (ax->contig <= 1)
-        diag_report(g->m->de, DIAG_REMARK, f->src, op->span,
-                    "%s: neighbouring elements of the block are not at consecutive addresses", msg);
+        R->advice[i] = arena_printf(&g->arena, "%s: neighbouring elements of the block are not at consecutive addresses",
+                                    msg);
 }
 
-void nvptx_remark_accesses(Gen *g, const int64_t *given) {
+int nvptx_access_advice(Gen *g, const int64_t *given, const BirOp ***ops, const char ***advice) {
     const BirFunction *f = g->f;
     Remarks R = {.g = g, .given = given};
     int cap = count_ops(f->body);
     R.ops = arena_alloc(&g->arena, (size_t)(cap + 1) * sizeof *R.ops);
+    R.advice = arena_alloc(&g->arena, (size_t)(cap + 1) * sizeof *R.advice);
     collect_accesses(&R, f->body, cap);
-    if (!R.nops) return;
+    *ops = R.ops, *advice = R.advice;
+    if (!R.nops) return 0;
     R.trial = arena_alloc(&g->arena, (size_t)(f->nparams + 1) * sizeof *R.trial);
     R.candidates = arena_alloc(&g->arena, (size_t)(f->nparams + 1) * sizeof *R.candidates);
     for (int i = 0; i < f->nparams; i++) {
@@ -240,4 +242,5 @@ void nvptx_remark_accesses(Gen *g, const int64_t *given) {
         if (widest[i] > now[i]) remark_needed(&R, i, now[i], widest[i], minus, at);
         else remark_limit(&R, i, now[i], all_plan);
     }
+    return R.nops;
 }

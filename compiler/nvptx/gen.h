@@ -282,6 +282,10 @@ typedef struct NvptxSchedule {
     NvptxTensorMaps tma;     /* parameters after the kernel's own, then their validity bits */
     const BirOp *ws_loop;    /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
     NvptxWsRing ws_ring;     /* its ring */
+    /* block loads and stores (with --remarks or --emit=plan): each one's remark, or NULL */
+    int naccesses;
+    const BirOp **accesses;
+    const char **access_advice;
     /* loops and dots */
     int nloops, ndots;
     NvptxLoopSchedule *loops; /* the pipelined ones, in program order */
@@ -439,9 +443,10 @@ LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop);
 bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts);
 /* False after reporting an --assume that named no parameter of a kernel compiled. */
 bool nvptx_check_assume_used(NvptxModule *m);
-/* --remarks: a remark at each block load and store of g's kernel narrower
- * than it could be, naming what limits it and the facts that would widen it. */
-void nvptx_remark_accesses(Gen *g, const int64_t *given);
+/* The block loads and stores of g's kernel in source order (*ops), and per
+ * access (*advice) for one narrower than it could be, what limits it and the
+ * facts that would widen it (--remarks' text), else NULL; how many. */
+int nvptx_access_advice(Gen *g, const int64_t *given, const BirOp ***ops, const char ***advice);
 
 /* ------------------------------------------------------------ elementwise.c */
 /* One element of an elementwise op, from its operands' elements. */

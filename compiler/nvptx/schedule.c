@@ -292,7 +292,12 @@ bool nvptx_schedule(Gen *g) {
     const BirFunction *f = g->f;
     NvptxModule *m = g->m;
     g->s->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->s->facts, m->arch->wgmma);
-    if (m->opt->remarks) nvptx_remark_accesses(g, g->s->facts);
+    if (m->opt->remarks || m->opt->plan) {
+        g->s->naccesses = nvptx_access_advice(g, g->s->facts, &g->s->accesses, &g->s->access_advice);
+        for (int i = 0; m->opt->remarks && i < g->s->naccesses; i++)
+            if (g->s->access_advice[i])
+                diag_report(m->de, DIAG_REMARK, f->src, g->s->accesses[i]->span, "%s", g->s->access_advice[i]);
+    }
     if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);

@@ -165,6 +165,8 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
             fprintf(out, "%s line %u %s: %d byte%s (%d element%s) an access: %s\n", bir_opcode_name(op->code),
                     op->span.line, shape, w * dtype_bytes(pt.elem), w * dtype_bytes(pt.elem) == 1 ? "" : "s", w,
                     w == 1 ? "" : "s", why);
+            for (int k = 0; k < g->s->naccesses; k++)
+                if (g->s->accesses[k] == op && g->s->access_advice[k]) fprintf(out, "  remark: %s\n", g->s->access_advice[k]);
         }
         for (int r = 0; r < op->nregions; r++) print_accesses(g, out, op->regions[r]);
     }
