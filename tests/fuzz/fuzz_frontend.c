@@ -27,7 +27,8 @@ static uint64_t hash_of(const uint8_t *data, size_t size) {
  * stages, the option flags, and half the time the launch facts of a tidy
  * launch for its first kernel (launch_tidy_facts: every pointer 16-byte
  * aligned, every integer a multiple of 16, and 1 for the unit strides its
- * remarks ask for), which TMA copies and producer warpgroups need. */
+ * remarks ask for), which TMA copies and producer warpgroups need; a
+ * quarter of the time the schedule's text (--emit=plan) too. */
 static NvptxOptions backend_options(Compilation *c, uint64_t h, int64_t *facts) {
     static const char *const archs[] = {"sm_90a", "sm_90", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_90a", "sm_90a"};
     static const int warps[] = {0, 0, 0, 1, 2, 4, 8, 16};
@@ -35,7 +36,8 @@ static NvptxOptions backend_options(Compilation *c, uint64_t h, int64_t *facts) 
     NvptxOptions o = {.arch = archs[h & 7], .num_warps = warps[h >> 3 & 7], .num_stages = stages[h >> 6 & 3],
                       .no_tma = (h >> 8 & 7) == 0, .no_warp_specialize = (h >> 11 & 7) == 0,
                       .persistent = (h >> 14 & 3) == 0, .precise_math = (h >> 16 & 7) == 0,
-                      .no_fma = (h >> 19 & 7) == 0, .min_blocks_per_sm = (h >> 22 & 7) == 0 ? 2 : 0};
+                      .no_fma = (h >> 19 & 7) == 0, .min_blocks_per_sm = (h >> 22 & 7) == 0 ? 2 : 0,
+                      .plan = (h >> 26 & 3) == 0}; /* the schedule as text, with every access's advice */
     if ((h >> 25 & 1) && c->bir->nkernels) {
         const BirFunction *f = c->bir->kernels[0];
         o.only_kernel = f->name;
@@ -56,8 +58,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         NvptxOptions opt = backend_options(c, hash_of(data, size), facts);
         NvptxOutput out;
         unsigned long before = fuzz_located_errors;
-        if (!compile_ptx(c, &opt, &out) && fuzz_located_errors == before) abort();
-        nvptx_output_free(&out);
+        if (!compile_ptx(c, &opt, &out)) {
+            if (fuzz_located_errors == before) abort();
+        } else {
+            for (int i = 0; sink && opt.plan && i < out.nkernels; i++) {
+                if (!out.kernels[i].plan) abort(); /* asked for, and the compile succeeded */
+                fputs(out.kernels[i].plan, sink);
+            }
+            nvptx_output_free(&out);
+        }
     }
     compilation_free(c);
     return 0;
