@@ -276,24 +276,6 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     nvptx_output_free(&out);
 }
 
-/* Two dots of a loop read one operand from before it. wgmma: both read its
- * one resident copy; mma.sync: each loads its own fragments before the
- * loop. (The second dot staged it again in every iteration, at the offset
- * where the ring starts, which the plan did not count.) */
-Test(ptx, dots_sharing_a_loop_invariant_operand_load_it_once) {
-    const char *arch[2] = {"sm_90a", "sm_80"};
-    const char *want[2] = {"a staged once before its loop", "a loaded once before its loop"};
-    int64_t shared[2] = {3 * 8192 + 8192, 3 * 8192}; /* 3 stages of y's 8 KiB (wgmma: then x's 8 KiB) */
-    for (int i = 0; i < 2; i++) {
-        NvptxOutput out = output_of(SHARED_OPERAND_DOTS_KERNEL("64"), NULL, (NvptxOptions){.arch = arch[i], .num_warps = 4});
-        const char *notes = out.kernels[0].notes;
-        cr_expect_eq(count_of(notes, want[i]), 2, "%s: %s", arch[i], notes);
-        cr_expect(!strstr(notes, "staged in shared memory"), "%s: %s", arch[i], notes);
-        cr_expect_eq(out.kernels[0].shared_bytes, shared[i], "%s: %s", arch[i], notes);
-        nvptx_output_free(&out);
-    }
-}
-
 /* q of attention D = 256 in 128 x 128 blocks takes 64 KiB of the resident
  * region, leaving no room for 2 stages of k and v (64 KiB each): an error at
  * the loop, where the loop had been taken as pipelined while shared memory
