@@ -6,9 +6,17 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gen.h"
 
+/* A value's layout and, where the schedule puts it in shared memory, where. */
 static void value_layout(void *ctx, int v, char *buf, size_t size) {
     const Gen *g = ctx;
-    nvptx_layout_describe(&g->s->plan->layouts[v], buf, size);
+    const NvptxSchedule *s = g->s;
+    nvptx_layout_describe(&s->plan->layouts[v], buf, size);
+    size_t at = strlen(buf);
+    if (s->in_ring && s->in_ring[v] && at < size) snprintf(buf + at, size - at, " in its loop's ring");
+    else if (s->resident_off && s->resident_off[v] >= 0 && at < size)
+        snprintf(buf + at, size - at, " resident at %lld", (long long)(s->resident_at + s->resident_off[v]));
+    else if (s->carried_at && s->carried_at[v] >= 0 && at < size)
+        snprintf(buf + at, size - at, " kept in shared memory at %lld", (long long)(s->carried_base + s->carried_at[v]));
 }
 
 static const char *path_name(NvptxDotPath p) {
