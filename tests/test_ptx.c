@@ -400,8 +400,8 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     facts[7] = 16;
     out = matmul_sm90a(facts, 0, NULL);
     cr_expect(out.kernels[0].tensor_maps.count == 0 && strstr(out.kernels[0].notes, "a through shared memory") &&
-                  strstr(out.kernels[0].notes, "not TMA: its loop's dots feed one another and its program is one "
-                                               "warpgroup"), "%s", out.kernels[0].notes);
+                  strstr(out.kernels[0].notes, "not TMA: its loop's dot does not stay in flight across iterations and "
+                                               "its program is one warpgroup"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
 
     /* rows gathered through indices: not a parameter plus multiples of arange and parameters, so

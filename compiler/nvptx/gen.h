@@ -366,6 +366,8 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
 /* Does op end its block's code (a return, an if whose branches both return)?
  * What follows it is not emitted. */
 bool nvptx_op_ends_block(const BirOp *op);
+/* The dots in b, its regions' included. */
+int nvptx_dots_in(const BirBlock *b);
 /* nvptx_error at op of g's kernel. */
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
@@ -657,7 +659,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */
-const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone);
+const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone, int ndots);
 
 /* ------------------------------------------------------------------ async.c */
 /* Thread 0's test that a TMA copy of load ld, whose element (0, 0) is at

@@ -134,15 +134,6 @@ static bool zero_other(Gen *g, int v) {
     return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
 }
 
-static int dots_in(const BirBlock *b) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        n += op->code == BIR_DOT;
-        for (int r = 0; r < op->nregions; r++) n += dots_in(op->regions[r]);
-    }
-    return n;
-}
 
 /* Does v come from this loop's ring (a pipelined load, or its transpose)? */
 static bool ringed(const PipePlan *pp, int v) {
@@ -162,7 +153,7 @@ static bool ringed(const PipePlan *pp, int v) {
 static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
-    if (dots_in(body) != 1) return NULL;
+    if (nvptx_dots_in(body) != 1) return NULL;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
@@ -194,7 +185,7 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
         if (!first) first = op, first_at = i;
         last = op, top++;
     }
-    if (top < 2 || top != dots_in(body) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
+    if (top < 2 || top != nvptx_dots_in(body) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
     if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_dot_in_registers(g, last, 0)))
         return NULL;
     int r = last->results[0], k = 0;

@@ -223,7 +223,8 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
         bool dot_alone;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
-        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone) && g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS &&
+        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_dots_in(op->regions[0])) &&
+            g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS &&
             nvptx_tma_plan_loop(g, loads, n, maps))
             for (int k = 0; k < n; k++) {
                 g->s->tma.map[g->s->tma.count++] = maps[k];
@@ -269,7 +270,9 @@ static void explain_loops(Gen *g) {
     for (int i = 0; i < g->s->nloops; i++) {
         NvptxLoopSchedule *ls = &g->s->loops[i];
         bool tma = g->m->arch->tma;
-        ls->why_not_tma = tma ? kept(g, nvptx_tma_loop_refusal(g, ls->slot_bytes, ls->dot_alone)) : NULL;
+        ls->why_not_tma =
+            tma ? kept(g, nvptx_tma_loop_refusal(g, ls->slot_bytes, ls->dot_alone, nvptx_dots_in(ls->loop->regions[0])))
+                : NULL;
         for (int k = 0; k < ls->nloads; k++) {
             const BirOp *ld = ls->loads[k];
             NvptxTensorMap unused;

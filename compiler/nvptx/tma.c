@@ -277,14 +277,15 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
  * 15-25%, the loop then stalling more on the softmax's latencies. */
 enum { TMA_MIN_TILE_BYTES = 32 * 1024, TMA_MIN_WARPS = 8 };
 
-const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone) {
+const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone, int ndots) {
     if (dot_alone) return NULL;
+    const char *dots = ndots > 1 ? "its loop's dots feed one another" : "its loop's dot does not stay in flight across iterations";
     if (g->s->plan->num_warps < TMA_MIN_WARPS)
-        return arena_printf(&g->arena, "its loop's dots feed one another and its program is one warpgroup (cp.async is "
-                            "faster there below %d warps)", TMA_MIN_WARPS);
+        return arena_printf(&g->arena, "%s and its program is one warpgroup (cp.async is faster there below %d warps)",
+                            dots, TMA_MIN_WARPS);
     if (tile_bytes < TMA_MIN_TILE_BYTES)
-        return arena_printf(&g->arena, "its loop's dots feed one another and its tiles are %lld bytes an iteration "
-                            "(cp.async is faster there below %d)", (long long)tile_bytes, TMA_MIN_TILE_BYTES);
+        return arena_printf(&g->arena, "%s and its tiles are %lld bytes an iteration (cp.async is faster there below "
+                            "%d)", dots, (long long)tile_bytes, TMA_MIN_TILE_BYTES);
     return NULL;
 }
 
