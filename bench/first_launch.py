@@ -28,6 +28,7 @@ os.environ["BLK_CACHE_DISABLE"] = "1"
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="first_launch_triton_")
 
 import torch  # noqa: E402
+import triton  # noqa: E402  (after TRITON_CACHE_DIR is set)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -133,8 +134,6 @@ def cases(blk):
                 lambda: [torch.testing.assert_close(o, ref_attn, atol=2e-2, rtol=1e-2) for o in (os_, ot)]))
     return out
 
-
-import triton  # noqa: E402  (after TRITON_CACHE_DIR is set)
 
 
 def main():

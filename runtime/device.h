@@ -142,7 +142,8 @@ char *blk_jit_with_occupancy_target(const char *ptx, int target);
 Compilation *blk_jit_compile(const char *name, const char *text, size_t len, ConstDef *defs, int ndefs, char **diags);
 void blk_jit_release(Compilation *comp);
 /* PTX (or optimized LLVM IR) of one kernel of a compilation, malloc'ed; with
- * what a launch needs to know in *info (notes NULL) when it is not NULL. NULL with the
+ * what a launch needs to know in *info (notes NULL; with opt->plan, the
+ * schedule's text, the caller's to free) when it is not NULL. NULL with the
  * diagnostics (file:line:col, the line and a caret) in err on failure. The
  * caller serializes calls on one compilation. */
 char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *opt, bool llvm_ir, NvptxKernel *info,

@@ -86,7 +86,8 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
     free(t.text);
     if (info) {
         *info = out.kernels[0];
-        info->notes = info->plan = NULL; /* freed with out */
+        info->notes = NULL;         /* freed with out */
+        out.kernels[0].plan = NULL; /* the caller's (with opt->plan) */
     }
     char *text = out.text;
     out.text = NULL;
@@ -96,21 +97,11 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
 
 char *blk_jit_plan(Compilation *comp, const char *kernel, const NvptxOptions *opt, char *err, size_t err_size) {
     NvptxOptions o = *opt;
-    o.only_kernel = kernel;
-    o.plan = o.decisions_only = true;
-    TextBuf t = {0};
-    comp->de = (DiagEngine){collect_diag, &t, 0, false};
-    NvptxOutput out;
-    bool ok = compile_ptx(comp, &o, &out);
-    comp->de = (DiagEngine){0};
-    if (!ok) snprintf(err, err_size, "%s", t.text ? t.text : "the backend failed");
-    free(t.text);
-    if (!ok) return NULL;
-    char *plan = out.kernels[0].plan;
-    out.kernels[0].plan = NULL;
-    nvptx_output_free(&out);
-    if (!plan) snprintf(err, err_size, "out of memory");
-    return plan;
+    o.plan = o.decisions_only = true; /* the text is "": no LLVM pass runs */
+    NvptxKernel info;
+    char *text = blk_jit_emit(comp, kernel, &o, false, &info, err, err_size);
+    free(text);
+    return text ? info.plan : NULL; /* (a compile asked for its plan fails without one) */
 }
 
 char *blk_jit_contract(Compilation *comp, const NvptxOptions *opt, const NvptxKernel *k, bool json, const char *ptx) {

@@ -26,16 +26,6 @@ typedef struct {
     int nops;
 } Demand;
 
-static int count_ops(const BirBlock *b) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        n++;
-        for (int r = 0; r < op->nregions; r++) n += count_ops(op->regions[r]);
-    }
-    return n;
-}
-
 /* Numbers the ops in program order; a region's block arguments are defined
  * at the op that owns it, its results at its last op. */
 static void number(Demand *D, const BirBlock *b, int *next) {
@@ -128,7 +118,7 @@ int nvptx_carried_plan(Gen *g, int64_t free_bytes, NvptxKeptBlock *kept) {
     const BirFunction *f = g->f;
     int nkept = 0;
     int64_t used = 0;
-    Demand D = {.g = g, .nops = count_ops(f->body)};
+    Demand D = {.g = g, .nops = nvptx_ops_in(f->body, BIR_OPCODE_COUNT)};
     D.end = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.end);
     D.ops = arena_alloc(&g->arena, (size_t)(D.nops + 1) * sizeof *D.ops);
     D.def = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *D.def);

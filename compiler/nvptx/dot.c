@@ -483,18 +483,8 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
     }
 }
 
-static int count_dots(const BirBlock *b) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        n += op->code == BIR_DOT;
-        for (int r = 0; r < op->nregions; r++) n += count_dots(op->regions[r]);
-    }
-    return n;
-}
-
 int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots) {
-    int most = count_dots(g->f->body);
+    int most = nvptx_ops_in(g->f->body, BIR_DOT);
     DotWalk W = {g, arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof(int)),
                  arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0,
                  arena_alloc(&g->arena, (size_t)(2 * most + 1) * sizeof(DotOperand)), 0};

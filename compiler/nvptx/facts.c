@@ -90,15 +90,6 @@ static void collect_accesses(Remarks *R, const BirBlock *b, int cap) {
     }
 }
 
-static int count_ops(const BirBlock *b) {
-    int n = b->ops.len;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        for (int r = 0; r < op->nregions; r++) n += count_ops(op->regions[r]);
-    }
-    return n;
-}
-
 /* The trial facts: those given, every candidate raised to WIDEST_FACT
  * (when all), then parameter `which` set to `fact` (when which >= 0). */
 static const int64_t *facts_for(Remarks *R, bool all, int which, int64_t fact) {
@@ -212,7 +203,7 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
 int nvptx_access_advice(Gen *g, const int64_t *given, const BirOp ***ops, const char ***advice) {
     const BirFunction *f = g->f;
     Remarks R = {.g = g, .given = given};
-    int cap = count_ops(f->body);
+    int cap = nvptx_ops_in(f->body, BIR_OPCODE_COUNT);
     R.ops = arena_alloc(&g->arena, (size_t)(cap + 1) * sizeof *R.ops);
     R.advice = arena_alloc(&g->arena, (size_t)(cap + 1) * sizeof *R.advice);
     collect_accesses(&R, f->body, cap);

@@ -366,8 +366,8 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
 /* Does op end its block's code (a return, an if whose branches both return)?
  * What follows it is not emitted. */
 bool nvptx_op_ends_block(const BirOp *op);
-/* The dots in b, its regions' included. */
-int nvptx_dots_in(const BirBlock *b);
+/* The ops of b with this code (BIR_OPCODE_COUNT: every op), its regions' included. */
+int nvptx_ops_in(const BirBlock *b, BirOpcode code);
 /* nvptx_error at op of g's kernel. */
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */

@@ -153,7 +153,7 @@ static bool ringed(const PipePlan *pp, int v) {
 static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
-    if (nvptx_dots_in(body) != 1) return NULL;
+    if (nvptx_ops_in(body, BIR_DOT) != 1) return NULL;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
@@ -185,7 +185,7 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
         if (!first) first = op, first_at = i;
         last = op, top++;
     }
-    if (top < 2 || top != nvptx_dots_in(body) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
+    if (top < 2 || top != nvptx_ops_in(body, BIR_DOT) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
     if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_dot_in_registers(g, last, 0)))
         return NULL;
     int r = last->results[0], k = 0;
@@ -382,18 +382,8 @@ static void schedule_in(Gen *g, const BirBlock *b, NvptxLoopSchedule *loops, int
     }
 }
 
-static int count_loops(const BirBlock *b) {
-    int n = 0;
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        n += op->code == BIR_FOR;
-        for (int r = 0; r < op->nregions; r++) n += count_loops(op->regions[r]);
-    }
-    return n;
-}
-
 int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops) {
-    int most = count_loops(g->f->body), n = 0;
+    int most = nvptx_ops_in(g->f->body, BIR_FOR), n = 0;
     *loops = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof **loops);
     schedule_in(g, g->f->body, *loops, &n);
     return n;

@@ -223,7 +223,7 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
         bool dot_alone;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
-        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_dots_in(op->regions[0])) &&
+        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_ops_in(op->regions[0], BIR_DOT)) &&
             g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS &&
             nvptx_tma_plan_loop(g, loads, n, maps))
             for (int k = 0; k < n; k++) {
@@ -264,14 +264,15 @@ static void plan_producer(Gen *g) {
 
 static const char *kept(Gen *g, const char *why) { return why ? arena_strndup(&g->arena, why, strlen(why)) : NULL; }
 
-/* Why each pipelined loop's loads are not TMA copies, and a TMA loop has no producer. */
+/* Why each pipelined loop's loads are not TMA copies, and a TMA loop has no
+ * producer: from what its schedule says (its dot in flight past the refill,
+ * as nvptx_pipeline_dot_in_flight decides it; the loops that pipeline). */
 static void explain_loops(Gen *g) {
-    int npipelined = pipelined_loops(g, g->f->body);
     for (int i = 0; i < g->s->nloops; i++) {
         NvptxLoopSchedule *ls = &g->s->loops[i];
         bool tma = g->m->arch->tma;
         ls->why_not_tma =
-            tma ? kept(g, nvptx_tma_loop_refusal(g, ls->slot_bytes, ls->dot_alone, nvptx_dots_in(ls->loop->regions[0])))
+            tma ? kept(g, nvptx_tma_loop_refusal(g, ls->slot_bytes, ls->dot_alone, nvptx_ops_in(ls->loop->regions[0], BIR_DOT)))
                 : NULL;
         for (int k = 0; k < ls->nloads; k++) {
             const BirOp *ld = ls->loads[k];
@@ -285,7 +286,7 @@ static void explain_loops(Gen *g) {
         }
         if (ls->tma && !ls->ws)
             ls->why_no_producer =
-                kept(g, nvptx_ws_refusal(g, ls->loop, nvptx_pipeline_dot_in_flight(g, ls->loop), npipelined));
+                kept(g, nvptx_ws_refusal(g, ls->loop, ls->dot_alone || ls->deferred_on, g->s->nloops));
     }
 }
 

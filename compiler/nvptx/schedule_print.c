@@ -76,13 +76,13 @@ static void print_smem(Gen *g, FILE *out) {
     if (s->carried_bytes) {
         fprintf(out, "  [%lld, %lld) loop blocks kept in shared memory\n", (long long)s->carried_base,
                 (long long)(s->carried_base + s->carried_bytes));
-        for (int v = 0; v < g->f->nvalues; v++)
-            if (s->carried_at[v] >= 0) {
-                char shape[48];
-                shape_of(g, v, shape, sizeof shape);
-                fprintf(out, "    %s %s at %lld through the loop at line %u\n", value_name(g, v), shape,
-                        (long long)(s->carried_base + s->carried_at[v]), s->kept_in[v]->span.line);
-            }
+        for (int k = 0; k < s->nkept; k++) {
+            const NvptxKeptBlock *b = &s->kept[k];
+            char shape[48];
+            shape_of(g, b->value, shape, sizeof shape);
+            fprintf(out, "    %s %s at %lld through the loop at line %u\n", value_name(g, b->value), shape,
+                    (long long)(s->carried_base + b->at), b->loop->span.line);
+        }
     }
 }
 

@@ -40,12 +40,12 @@ LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
     return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
 }
 
-int nvptx_dots_in(const BirBlock *b) {
+int nvptx_ops_in(const BirBlock *b, BirOpcode code) {
     int n = 0;
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        n += op->code == BIR_DOT;
-        for (int r = 0; r < op->nregions; r++) n += nvptx_dots_in(op->regions[r]);
+        n += code == BIR_OPCODE_COUNT || op->code == code;
+        for (int r = 0; r < op->nregions; r++) n += nvptx_ops_in(op->regions[r], code);
     }
     return n;
 }
