@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""attention_bench.py: blk's attention forward and backward (dsl_examples/attention.blk,
+attention_bwd.blk, through the Python package) beside PyTorch's scaled_dot_product_attention
+with each backend forced, and Triton's tutorial 06 file as published: one process, one GPU,
+one timer (triton.testing.do_bench: CUDA events, L2 flushed before each run, median).
+
+    BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python \\
+        python3 bench/attention_bench.py [--tutorial PATH] [--quick] [--out FILE] [--kernels]
+
+--tutorial PATH: Triton's python/tutorials/06-fused-attention.py (the triton-lang/triton
+repository; the GPU machine's Triton package has no tutorials, so the file travels with the
+command). Its backward is causal only (its dK/dV loop starts at the diagonal and its dQ loop
+ends there), so it is timed for causal shapes only.
+
+Shapes: fp16, 16k tokens a batch (B = 16384 / S), 2048 / D heads, S in 1k, 4k, 16k, D in 64
+and 128, causal or not. TFLOP/s as the tutorial counts them: forward 4·B·H·S²·D, backward 2.5
+times that, both halved when causal. Every output is checked against SDPA's math backend in
+f32 (per head where S² would not fit) before it is timed; the largest absolute error of each
+provider is printed beside its time. blk's backward is three kernels (Delta, dK/dV, dQ), each
+with the best of its block configurations; --kernels also prints each kernel's time.
+"""
+import argparse
+import importlib.util
+import math
+import os
+import sys
+import types
+
+import torch
+import triton
+import triton.testing
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import blk  # noqa: E402
+
+EXAMPLES = os.path.join(HERE, "..", "dsl_examples")
+LOG2E = 1.4426950408889634
+BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION),
+            ("efficient", SDPBackend.EFFICIENT_ATTENTION)]
+# blk block configurations: forward (BLOCK_M, BLOCK_N, warps); backward dK/dV (BLOCK_N keys a
+# program, BLOCK_M queries a step, warps) and dQ (BLOCK_M queries a program, BLOCK_N keys a step)
+FWD_CONFIGS = [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (128, 32, 4)]
+DKDV_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8)]
+DQ_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8), (128, 128, 8)]
+
+
+def timed(fn):
+    return triton.testing.do_bench(fn, warmup=10, rep=50)
+
+
+def load_tutorial(path):
+    if path is None:
+        return None
+    if importlib.util.find_spec("pytest") is None:  # the tutorial imports it for its test only
+        sys.modules["pytest"] = types.SimpleNamespace(mark=types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f)))
+    spec = importlib.util.spec_from_file_location("triton_tutorial_06", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reference(q, k, v, do, causal):
+    """SDPA's math backend in f32: the output and the three gradients, a few heads at a time."""
+    B, H, S, D = q.shape
+    heads = max(1, min(H, (1 << 31) // (S * S * 4)))
+    out, grads = torch.empty_like(q, dtype=torch.float32), [torch.empty_like(q, dtype=torch.float32) for _ in range(3)]
+    with sdpa_kernel(SDPBackend.MATH):
+        for b in range(B):
+            for h in range(0, H, heads):
+                sl = (b, slice(h, h + heads))
+                qf, kf, vf = (t[sl].float().requires_grad_() for t in (q, k, v))
+                o = torch.nn.functional.scaled_dot_product_attention(qf, kf, vf, is_causal=causal)
+                g = torch.autograd.grad(o, (qf, kf, vf), do[sl].float())
+                out[sl] = o.detach()
+                for dst, src in zip(grads, g):
+                    dst[sl] = src
+    return out, grads
+
+
+def max_err(got, want):
+    return (got.float() - want).abs().max().item()
+
+
+class BlkAttention:
+    def __init__(self):
+        self.fwd = blk.compile(os.path.join(EXAMPLES, "attention.blk"))["attn_fwd"]
+        bwd = blk.compile(os.path.join(EXAMPLES, "attention_bwd.blk"))
+        self.delta, self.dkdv, self.dq = bwd["attn_bwd_delta"], bwd["attn_bwd_dkdv"], bwd["attn_bwd_dq"]
+
+    def forward(self, q, k, v, o, lse, causal, cfg):
+        B, H, S, D = q.shape
+        bm, bn, w = cfg
+        return lambda: self.fwd[(triton.cdiv(S, bm), B * H)](q, k, v, o, lse, 1.0 / math.sqrt(D), S, HEAD_DIM=D,
+                                                            BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w)
+
+    def backward_kernels(self, q, k, v, o, do, lse, delta, dq, dk, dv, causal, kv_cfg, q_cfg):
+        B, H, S, D = q.shape
+        scale = 1.0 / math.sqrt(D)
+        kn, km, kw = kv_cfg
+        qm, qn, qw = q_cfg
+
+        def run_delta():
+            self.delta[(triton.cdiv(S, 128), B * H)](o, do, delta, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+
+        def run_dkdv():
+            self.dkdv[(triton.cdiv(S, kn), B * H)](q, k, v, do, lse, delta, dk, dv, scale, S, HEAD_DIM=D,
+                                                   BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw)
+
+        def run_dq():
+            self.dq[(triton.cdiv(S, qm), B * H)](q, k, v, do, lse, delta, dq, scale, S, HEAD_DIM=D,
+                                                 BLOCK_M=qm, BLOCK_N=qn, CAUSAL=causal, num_warps=qw)
+        return run_delta, run_dkdv, run_dq
+
+
+def compiles(run, what, cfg):
+    """Runs a blk kernel's first launch; False where its configuration does not compile (too
+    much shared memory for its blocks), which is said on stderr."""
+    try:
+        run()
+        return True
+    except blk.BlkError as e:
+        print(f"  blk {what} {fmt_cfg(cfg)}: {str(e).splitlines()[0][:160]}", file=sys.stderr)
+        return False
+
+
+def fmt_cfg(c):
+    return f"{c[0]}x{c[1]} w{c[2]}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tutorial", help="Triton's python/tutorials/06-fused-attention.py")
+    ap.add_argument("--quick", action="store_true", help="S = 4096 only")
+    ap.add_argument("--kernels", action="store_true", help="each blk backward kernel's time and configuration")
+    ap.add_argument("--head-dim", type=int, choices=[64, 128], help="this head dimension only")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    tut = load_tutorial(args.tutorial)
+    ba = BlkAttention()
+    lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; "
+             f"triton.testing.do_bench (L2 flushed, median); fp16, 16k tokens a batch, 2048/D heads; "
+             f"TFLOP/s as tutorial 06 counts them; err: largest |x - SDPA math in f32| over the output "
+             f"(forward) or dQ, dK, dV (backward)", ""]
+    fwd_rows, bwd_rows, kernel_rows = [], [], []
+    sizes = [4096] if args.quick else [1024, 4096, 16384]
+    for D in ([args.head_dim] if args.head_dim else [64, 128]):
+        for S in sizes:
+            for causal in (False, True):
+                B, H = 16384 // S, 2048 // D
+                torch.manual_seed(0)
+                q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
+                do = torch.randn(B, H, S, D, device="cuda", dtype=torch.float16)
+                ref_o, ref_g = reference(q, k, v, do, causal)
+                fwd_flops = 4 * B * H * S * S * D / (2 if causal else 1)
+                bwd_flops = 2.5 * fwd_flops
+                tf = lambda flops, ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+                shape = f"| {S} | {D} | {'yes' if causal else 'no'} |"
+                # ---- SDPA, each backend: forward, then autograd's backward through it
+                sdpa_f, sdpa_b = {}, {}
+                for name, backend in BACKENDS:
+                    try:
+                        qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+                        with sdpa_kernel(backend):
+                            f = lambda: torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)  # noqa: E731
+                            out = f()
+                            err = max_err(out, ref_o)
+                            sdpa_f[name] = (tf(fwd_flops, timed(f)), err)
+                            g = torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True)
+                            gerr = max(max_err(a, b) for a, b in zip(g, ref_g))
+                            ms = timed(lambda: torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True))
+                            sdpa_b[name] = (tf(bwd_flops, ms), gerr)
+                        del out, g, qg, kg, vg
+                    except RuntimeError as e:
+                        sdpa_f.setdefault(name, None)
+                        sdpa_b.setdefault(name, None)
+                        print(f"  SDPA {name} at S={S} D={D}: {str(e).splitlines()[0]}", file=sys.stderr)
+                # ---- blk forward: the best configuration, its output and LSE kept for the backward
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                best = None
+                for cfg in FWD_CONFIGS:
+                    f = ba.forward(q, k, v, o, lse, causal, cfg)
+                    if not compiles(f, "forward", cfg):
+                        continue
+                    err = max_err(o, ref_o)
+                    if not err < 2e-3 + 2e-3 * ref_o.abs().max().item():
+                        raise SystemExit(f"blk forward {fmt_cfg(cfg)} S={S} D={D} causal={causal}: error {err:.3g}")
+                    ms = timed(f)
+                    if best is None or ms < best[0]:
+                        best = (ms, cfg, err)
+                ba.forward(q, k, v, o, lse, causal, best[1])()
+                blk_f = (tf(fwd_flops, best[0]), best[2], best[1])
+                # ---- blk backward: the best configuration of each kernel, then the three timed together
+                delta = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+                run_delta, _, _ = ba.backward_kernels(q, k, v, o, do, lse, delta, dq, dk, dv, causal,
+                                                      DKDV_CONFIGS[0], DQ_CONFIGS[0])
+                run_delta()
+                t_delta = timed(run_delta)
+                best_kv = best_q = None
+                for cfg in DKDV_CONFIGS:
+                    _, run, _ = ba.backward_kernels(q, k, v, o, do, lse, delta, dq, dk, dv, causal, cfg, DQ_CONFIGS[0])
+                    if not compiles(run, "dK/dV", cfg):
+                        continue
+                    err = max(max_err(dk, ref_g[1]), max_err(dv, ref_g[2]))
+                    if not err < 2e-2 + 1e-2 * max(ref_g[1].abs().max().item(), ref_g[2].abs().max().item()):
+                        raise SystemExit(f"blk dK/dV {fmt_cfg(cfg)} S={S} D={D} causal={causal}: error {err:.3g}")
+                    ms = timed(run)
+                    if best_kv is None or ms < best_kv[0]:
+                        best_kv = (ms, cfg)
+                for cfg in DQ_CONFIGS:
+                    _, _, run = ba.backward_kernels(q, k, v, o, do, lse, delta, dq, dk, dv, causal, DKDV_CONFIGS[0], cfg)
+                    if not compiles(run, "dQ", cfg):
+                        continue
+                    err = max_err(dq, ref_g[0])
+                    if not err < 2e-2 + 1e-2 * ref_g[0].abs().max().item():
+                        raise SystemExit(f"blk dQ {fmt_cfg(cfg)} S={S} D={D} causal={causal}: error {err:.3g}")
+                    ms = timed(run)
+                    if best_q is None or ms < best_q[0]:
+                        best_q = (ms, cfg)
+                kernels = ba.backward_kernels(q, k, v, o, do, lse, delta, dq, dk, dv, causal, best_kv[1], best_q[1])
+
+                def blk_bwd(kernels=kernels):
+                    for run in kernels:
+                        run()
+                dq.zero_(), dk.zero_(), dv.zero_()
+                blk_bwd()
+                gerr = max(max_err(a, b) for a, b in zip((dq, dk, dv), ref_g))
+                blk_b = (tf(bwd_flops, timed(blk_bwd)), gerr, f"dKdV {fmt_cfg(best_kv[1])}, dQ {fmt_cfg(best_q[1])}")
+                kernel_rows.append(f"{shape} {t_delta:.3f} | {best_kv[0]:.3f} ({fmt_cfg(best_kv[1])}, "
+                                   f"{tf(2 * fwd_flops, best_kv[0]):.0f} TFLOP/s) | {best_q[0]:.3f} "
+                                   f"({fmt_cfg(best_q[1])}, {tf(1.5 * fwd_flops, best_q[0]):.0f} TFLOP/s) |")
+                # ---- Triton's tutorial: its forward (TMA where it takes it, autotuned) and causal backward
+                tut_f = tut_b = None
+                if tut is not None:
+                    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+                    # its TMA forward where it is right, else its other one (its own switch, supports_tma)
+                    published_supports_tma = tut.supports_tma
+                    for use_tma in (True, False):
+                        tut.supports_tma = published_supports_tma if use_tma else (lambda: False)
+                        f = lambda: tut.attention(qg, kg, vg, causal, 1.0 / math.sqrt(D))  # noqa: E731
+                        try:
+                            out = f()
+                        except Exception as e:  # Triton's compile errors are of several kinds
+                            print(f"  tutorial forward (TMA: {use_tma}) S={S} D={D}: {type(e).__name__}: "
+                                  f"{str(e).splitlines()[-1][:160] if str(e) else ''}", file=sys.stderr)
+                            continue
+                        err = max_err(out, ref_o)
+                        if err < 2e-3 + 2e-3 * ref_o.abs().max().item():
+                            tut_f = (tf(fwd_flops, timed(f)), err, "TMA" if use_tma else "no TMA")
+                            break
+                        print(f"  tutorial forward (TMA: {use_tma}) S={S} D={D} causal={causal}: error {err:.3g}",
+                              file=sys.stderr)
+                    tut.supports_tma = published_supports_tma
+                    if causal and tut_f is not None:
+                        g = torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True)
+                        gerr = max(max_err(a, b) for a, b in zip(g, ref_g))
+                        ms = timed(lambda: torch.autograd.grad(out, (qg, kg, vg), do, retain_graph=True))
+                        tut_b = (tf(bwd_flops, ms), gerr)
+                    del qg, kg, vg
+
+                def cell(x):
+                    return "-" if x is None else f"{x[0]:.0f} ({x[1]:.1e})"
+                best_sdpa_f = max((x[0] for x in sdpa_f.values() if x), default=float("nan"))
+                best_sdpa_b = max((x[0] for x in sdpa_b.values() if x), default=float("nan"))
+                fwd_rows.append(f"{shape} {cell(blk_f)} | {blk_f[2] and fmt_cfg(blk_f[2])} | "
+                                + " | ".join(cell(sdpa_f.get(n)) for n, _ in BACKENDS)
+                                + f" | {cell(tut_f)}{', ' + tut_f[2] if tut_f else ''} | {blk_f[0] / best_sdpa_f:.2f} | "
+                                + (f"{blk_f[0] / tut_f[0]:.2f} |" if tut_f else "- |"))
+                bwd_rows.append(f"{shape} {cell(blk_b)} | {blk_b[2]} | "
+                                + " | ".join(cell(sdpa_b.get(n)) for n, _ in BACKENDS)
+                                + f" | {cell(tut_b)} | {blk_b[0] / best_sdpa_b:.2f} | "
+                                + (f"{blk_b[0] / tut_b[0]:.2f} |" if tut_b else "- |"))
+                for row in (fwd_rows[-1], bwd_rows[-1]):
+                    print(row, flush=True)
+                del q, k, v, do, ref_o, ref_g, o, lse, delta, dq, dk, dv
+                torch.cuda.empty_cache()
+    head = "| S | D | causal | blk TFLOP/s (err) | blk config | " + " | ".join(
+        f"SDPA {n}" for n, _ in BACKENDS) + " | Triton tutorial 06 | blk / best SDPA | blk / tutorial |"
+    sep = "|" + "---|" * 11
+    lines += ["## forward", "", head, sep] + fwd_rows + [""]
+    lines += ["## backward (dQ, dK, dV from dOut; the tutorial's is causal only)", "", head, sep] + bwd_rows + [""]
+    if args.kernels:
+        lines += ["## blk's backward kernels: ms, best configuration, TFLOP/s of the kernel's own products "
+                  "(dK/dV 4, dQ 3)", "", "| S | D | causal | Delta ms | dK/dV | dQ |", "|" + "---|" * 6] + kernel_rows
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
