@@ -252,6 +252,12 @@ static void put_operands(Printer *p, const BirOp *op, int from) {
         put(p, "%s%s", i > from ? ", " : "", vname(p, op->operands[i]));
 }
 
+/* An atomic's sem and scope where they are not the defaults (acq_rel, gpu). */
+static void put_atomic_order(Printer *p, const BirOp *op) {
+    if (atomic_sem_of(op->attr) != ATOMIC_ACQ_REL) put(p, ", sem %s", atomic_sem_names[atomic_sem_of(op->attr)]);
+    if (atomic_scope_of(op->attr) != ATOMIC_GPU) put(p, ", scope %s", atomic_scope_names[atomic_scope_of(op->attr)]);
+}
+
 static void print_op(Printer *p, const BirOp *op, int depth) {
     print_source_line(p, op->span.line, depth);
     indent(p, depth);
@@ -289,8 +295,14 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             put(p, ", mask %s", vname(p, op->operands[fixed]));
         if (op->code == BIR_LOAD && op->noperands > 2 && op->operands[2] != BIR_NONE)
             put(p, ", other %s", vname(p, op->operands[2]));
+        if (op->code != BIR_LOAD && op->code != BIR_STORE) put_atomic_order(p, op);
         break;
     }
+    case BIR_ATOMIC_CAS:
+        put(p, " ");
+        put_operands(p, op, 0);
+        put_atomic_order(p, op);
+        break;
     case BIR_DOT:
         put(p, " ");
         put_operands(p, op, 0);
@@ -637,11 +649,15 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return mask_ok(V, a[2], vt(V, a[1]));
     case BIR_ATOMIC_CAS:
         ARITY(3);
+        NEED(op->attr >= 0 && op->attr < 12 && atomic_sem_of(op->attr) <= ATOMIC_RELAXED &&
+             atomic_scope_of(op->attr) <= ATOMIC_SYS, "an atomic's order is a sem and a scope");
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r) && type_equal(vt(V, a[2]), r), "cmp and val have the pointee type");
         return true;
     case BIR_ATOMIC_RMW_CASES:
         ARITY(3);
+        NEED(op->attr >= 0 && op->attr < 12 && atomic_sem_of(op->attr) <= ATOMIC_RELAXED &&
+             atomic_scope_of(op->attr) <= ATOMIC_SYS, "an atomic's order is a sem and a scope");
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r), "val has the pointee type");
         return mask_ok(V, a[2], r);

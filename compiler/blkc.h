@@ -174,6 +174,14 @@ typedef enum {
  * precision on tensor cores). f16 and bf16 operands always use tensor cores. */
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 
+/* An atomic's memory semantics and scope (docs/language.md §9), packed in
+ * its op's attr as sem | scope << 2; 0 is the default, acq_rel at GPU
+ * scope. */
+typedef enum { ATOMIC_ACQ_REL, ATOMIC_ACQUIRE, ATOMIC_RELEASE, ATOMIC_RELAXED } AtomicSem;
+typedef enum { ATOMIC_GPU, ATOMIC_CTA, ATOMIC_SYS } AtomicScope;
+static inline AtomicSem atomic_sem_of(int64_t attr) { return (AtomicSem)(attr & 3); }
+static inline AtomicScope atomic_scope_of(int64_t attr) { return (AtomicScope)(attr >> 2 & 3); }
+
 /* A row of ops.def. */
 typedef struct {
     const char *name;
@@ -420,7 +428,7 @@ typedef enum {
 
 typedef struct {
     const char *name;
-    const char *params[4]; /* parameter names, for named arguments */
+    const char *params[5]; /* parameter names, for named arguments */
     int min_args, max_args; /* max -1: variadic */
     int math_op;            /* the BirOpcode of a MATH_OP row of ops.def, else -1 */
 } BuiltinSig;
@@ -432,6 +440,11 @@ int builtin_find(const char *name); /* a BuiltinId, or -1 */
 const char *builtin_nearest(const char *name);
 /* dot's input_precision: "ieee", "tf32" or "tf32x3" -> DotPrecision, else -1. */
 int dot_precision_from_name(const char *text, size_t len);
+/* An atomic's sem= ("acq_rel", "acquire", "release", "relaxed") -> AtomicSem,
+ * and scope= ("gpu", "cta", "sys") -> AtomicScope; else -1. */
+int atomic_sem_from_name(const char *text, size_t len);
+int atomic_scope_from_name(const char *text, size_t len);
+extern const char *const atomic_sem_names[4], *const atomic_scope_names[3];
 
 /* ----------------------------------------------------------------- sema.c */
 
@@ -536,7 +549,7 @@ typedef struct {
     BirBlock *regions[2];
     int nregions;
     /* attr: the axis (program_id, num_programs, expand_dims, reductions, scans,
-     * flip, take, partner),
+     * flip, take, partner), an atomic's sem | scope << 2, a dot's precision,
      * arange's start, and for BIR_FOR 1 when the step
      * is a negative constant (the loop runs while iv > end). */
     int64_t attr;

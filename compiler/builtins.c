@@ -51,6 +51,19 @@ const char *builtin_nearest(const char *name) {
     return best;
 }
 
+const char *const atomic_sem_names[4] = {[ATOMIC_ACQ_REL] = "acq_rel", [ATOMIC_ACQUIRE] = "acquire",
+                                         [ATOMIC_RELEASE] = "release", [ATOMIC_RELAXED] = "relaxed"};
+const char *const atomic_scope_names[3] = {[ATOMIC_GPU] = "gpu", [ATOMIC_CTA] = "cta", [ATOMIC_SYS] = "sys"};
+
+static int name_index(const char *const *names, int n, const char *text, size_t len) {
+    for (int i = 0; i < n; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0) return i;
+    return -1;
+}
+
+int atomic_sem_from_name(const char *text, size_t len) { return name_index(atomic_sem_names, 4, text, len); }
+int atomic_scope_from_name(const char *text, size_t len) { return name_index(atomic_scope_names, 3, text, len); }
+
 int dot_precision_from_name(const char *text, size_t len) {
     static const char *const names[] = {[DOT_IEEE] = "ieee", [DOT_TF32] = "tf32", [DOT_TF32X3] = "tf32x3"};
     for (int i = 0; i < 3; i++)

@@ -613,7 +613,12 @@ static int lower_builtin(Lower *L, const Expr *e) {
         int ops[3] = {p, lower_as(L, a1, el, t), BIR_NONE};
         if (code == BIR_ATOMIC_CAS) ops[2] = lower_as(L, a2, el, t);
         else if (a2) ops[2] = lower_as(L, a2, DT_I1, t);
-        return emit(L, code, ops, 3, t);
+        BirOp *op = emit_op(L, code, ops, 3, &t);
+        Expr *sem = e->u.call.args.len > 3 ? e->u.call.args.items[3] : NULL;
+        Expr *scope = e->u.call.args.len > 4 ? e->u.call.args.items[4] : NULL;
+        op->attr = (sem ? atomic_sem_from_name(sem->u.str.text, sem->u.str.len) : ATOMIC_ACQ_REL) |
+                   (scope ? atomic_scope_from_name(scope->u.str.text, scope->u.str.len) : ATOMIC_GPU) << 2;
+        return op->results[0];
     }
     case BI_RAND: case BI_RANDINT: {
         int seed = convert(L, lower_expr(L, a0), DT_I64);

@@ -691,7 +691,7 @@ static bool bind_builtin_args(Sema *S, Expr *e, const BuiltinSig *sig) {
         }
         return true;
     }
-    Expr *slots[4] = {0};
+    Expr *slots[5] = {0};
     bool seen_named = false;
     for (int i = 0; i < nargs; i++) {
         Expr *arg = e->u.call.args.items[i];
@@ -969,6 +969,23 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
         if (!check_literal_fits(S, v, elem)) return;
     }
     if (id != BI_ATOMIC_CAS && !mask_arg(S, e, arg(e, 2), shape)) return;
+    static const struct { const char *name, *choices; int (*parse)(const char *, size_t); } named[2] = {
+        {"sem", "\"acq_rel\" (the default), \"acquire\", \"release\" or \"relaxed\"", atomic_sem_from_name},
+        {"scope", "\"gpu\" (the default), \"cta\" or \"sys\"", atomic_scope_from_name},
+    };
+    for (int i = 0; i < 2; i++) {
+        Expr *s = arg(e, 3 + i);
+        if (!s) continue;
+        if (s->kind != E_STRING) {
+            error(S, s->span, "'%s' of '%s' is a string: %s", named[i].name, e->u.call.name, named[i].choices);
+            return;
+        }
+        if (named[i].parse(s->u.str.text, s->u.str.len) < 0) {
+            error(S, s->span, "unknown %s \"%.*s\" (expected %s)", named[i].name, (int)s->u.str.len, s->u.str.text,
+                  named[i].choices);
+            return;
+        }
+    }
     e->type = shape;
 }
 

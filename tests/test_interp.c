@@ -253,6 +253,27 @@ Test(interp, clamp_umulhi_and_the_math_library) {
     drop(p);
 }
 
+/* sem= and scope= change how the GPU orders an atomic, not what it computes:
+ * the interpreter runs each atomic as it runs the default one. */
+Test(interp, atomic_sem_and_scope_compute_the_same) {
+    Prog *p = build("kernel k(x: *f32, c: *u32) {\n"
+                    "  let o = arange(0, 8);\n"
+                    "  atomic_add(x + o, (program_id(0) + o) as f32, o < 6, sem = \"relaxed\");\n"
+                    "  atomic_add(c, 1 as u32, sem = \"release\", scope = \"cta\");\n"
+                    "  atomic_max(c + 1, program_id(0) as u32, scope = \"sys\", sem = \"acquire\");\n"
+                    "}\n", NULL);
+    float x[8] = {0};
+    uint32_t c[2] = {0};
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(c, 2)};
+    InterpArg args[] = {{.p = x}, {.p = c}};
+    char *err = run(p, args, 5, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int o = 0; o < 8; o++) cr_expect_eq(x[o], o < 6 ? (float)(10 + 5 * o) : 0.0f, "x[%d]", o);
+    cr_expect_eq(c[0], 5u, "a count from 5 programs");
+    cr_expect_eq(c[1], 4u, "the largest program id");
+    drop(p);
+}
+
 /* atomic_max/min/and/or/xor from several programs, masked, on every type
  * they take; each returns the value it found */
 Test(interp, read_modify_write_atomics) {

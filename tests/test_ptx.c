@@ -1150,6 +1150,31 @@ Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
     free(half_ptx);
 }
 
+/* sem= and scope= name the instruction's qualifiers; an atomic whose old
+ * value nothing reads and whose sem has no acquire is a red (no result
+ * register, no wait for the value); acq_rel and acquire stay atom. */
+Test(ptx, atomic_sem_and_scope, .timeout = 60) {
+    const char *src = "kernel k(f: *f32, u: *u32, h: *f16, o: *u32) {\n"
+                      "  let i = arange(0, 128);\n"
+                      "  atomic_add(f + i, 1.0, sem = \"relaxed\");\n"
+                      "  atomic_add(h + i, 1.0, i < 100, sem = \"release\", scope = \"cta\");\n"
+                      "  atomic_max(f + 128 + i, i as f32, sem = \"relaxed\", scope = \"sys\");\n"
+                      "  atomic_or(u + i, 1 as u32, sem = \"acquire\");\n"
+                      "  store(o + i, atomic_add(u + 128 + i, 1 as u32, sem = \"relaxed\"));\n"
+                      "  atomic_add(u + 256, 1 as u32, sem = \"relaxed\");\n"
+                      "  atomic_xchg(u + 257, 1 as u32, sem = \"release\");\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 4);
+    expect_all_in(ptx, "red.relaxed.gpu.global.add.f32 [\0red.release.cta.global.add.noftz.f16 [\0"
+                       "red.relaxed.sys.global.max.s32 [\0red.relaxed.sys.global.min.u32 [\0"
+                       "atom.acquire.gpu.global.or.b32 %\0atom.relaxed.gpu.global.add.u32 %\0"
+                       "red.relaxed.gpu.global.add.u32 [\0atom.release.gpu.global.exch.b32 %\0",
+                  "sm_90");
+    cr_expect_null(strstr(ptx, "acq_rel"), "no atomic keeps the default order");
+    expect_assembles(ptx, "sm_90");
+    free(ptx);
+}
+
 /* The math library's functions are IEEE operations only (no .approx: that
  * is what makes them equal to the interpreter's bit for bit), the rounding
  * functions one cvt each, umulhi a mul.hi; ptxas accepts all of it. */

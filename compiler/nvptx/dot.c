@@ -330,9 +330,12 @@ static void mark_defined(const BirBlock *b, char *in) {
  * body defines), staged once before the loop? */
 static bool hoistable(Gen *g, const BirOp *op, int w, const char *in) {
     int v = op->operands[w];
-    if (!on_tensor_cores(g, op) || in[v]) return false;
-    if (!nvptx_wgmma_refusal(g, op)) return nvptx_wgmma_readable(g, v); /* from registers too */
-    return nvptx_contiguous_dim(g, v) >= 0 && !nvptx_dot_in_registers(g, op, w);
+    if (!on_tensor_cores(g, op)) return false;
+    if (!nvptx_wgmma_refusal(g, op)) { /* from registers too; trans(x) reads x's copy the other way */
+        int r = nvptx_resident_root(g, v, NULL);
+        return !in[r] && nvptx_wgmma_readable(g, r);
+    }
+    return !in[v] && nvptx_contiguous_dim(g, v) >= 0 && !nvptx_dot_in_registers(g, op, w);
 }
 
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body) {
@@ -364,7 +367,7 @@ static void plan_resident_in(Gen *g, const BirBlock *b, int64_t *off, int64_t *b
                 mark_defined(body, in);
             }
             for (int w = 0; w < 2; w++) {
-                int v = op->operands[w];
+                int v = nvptx_resident_root(g, op->operands[w], NULL);
                 if (off[v] >= 0 || !hoistable(g, op, w, in)) continue;
                 off[v] = *bytes;
                 *bytes += nvptx_wgmma_staged_bytes(g, v);
@@ -405,7 +408,7 @@ static NvptxOperandSource source(DotWalk *W, const BirOp *op, int w, NvptxDotPat
     int v = op->operands[w];
     if (path == NVPTX_DOT_TF32 || path == NVPTX_DOT_TF32X3 || path == NVPTX_DOT_FMA) return NVPTX_FROM_SHARED;
     if (path == NVPTX_DOT_WGMMA) {
-        if (W->resident[v]) return NVPTX_FROM_RESIDENT;
+        if (W->resident[nvptx_resident_root(g, v, NULL)]) return NVPTX_FROM_RESIDENT;
         if (g->s->in_ring[v]) return NVPTX_FROM_RING;
         if (w == 0 && nvptx_dot_in_registers(g, op, 0)) return NVPTX_FROM_REGS;
         return nvptx_wgmma_readable(g, v) ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
@@ -469,7 +472,7 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
                 if (d->code != BIR_DOT || !on_tensor_cores(g, d)) continue;
                 bool wgmma = !nvptx_wgmma_refusal(g, d);
                 for (int w = 0; w < 2; w++) {
-                    int v = d->operands[w];
+                    int v = wgmma ? nvptx_resident_root(g, d->operands[w], NULL) : d->operands[w];
                     if (!hoistable(g, d, w, in) || (wgmma && g->s->resident_off[v] < 0)) continue;
                     if (!wgmma || !W->resident[v]) W->hoists[W->nhoists++] = (DotOperand){d, w};
                     if (wgmma) W->resident[v]++, kept[nkept++] = v;

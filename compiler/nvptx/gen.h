@@ -106,6 +106,9 @@ typedef struct {
  * known at launch, as Triton specializes: a pointer's alignment in bytes, an
  * integer's divisibility; 0 adds nothing. */
 KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, const int64_t *param_div, bool wgmma);
+/* The layout a memory op computes in: its pointers', or an atomic's result's
+ * (layout.c: an atomic of a dot's result computes in the result's). */
+const Layout *nvptx_memory_layout(const KernelPlan *p, const BirOp *op);
 /* Runs of equal elements of value v within a thread (Triton's constancy,
  * as far as its vector reaches): register k holds what register
  * k & ~(run - 1) holds, so elementwise code computes it once. */
@@ -527,8 +530,11 @@ bool nvptx_gen_print(Gen *g, const BirOp *op);
 void nvptx_dot_hoist(Gen *g, const BirBlock *body);
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body);
 /* Operand `which` of a wgmma dot as staged once before its loop into the
- * resident region, or NULL. */
-const struct Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which);
+ * resident region (*out; false: it is not there). */
+bool nvptx_dot_resident(Gen *g, const BirOp *op, int which, struct Staged *out);
+/* The value whose resident copy a wgmma operand v reads: v, or x where v is
+ * trans(x) (or trans of trans...), read along the other dimension (*flipped). */
+int nvptx_resident_root(Gen *g, int v, bool *flipped);
 /* The layout mma.sync reads operand `which` of dot op in (wgmma's a in registers too). */
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which);
 /* Is operand `which` in its thread's registers in that layout already? */
@@ -567,11 +573,14 @@ void nvptx_load_frags(Gen *g, const Staged *st, const Layout *lo, int which, int
 int nvptx_rep_bits(const Layout *l, int d, int32_t from);
 /* The dimension a value's registers run along in eights (16-byte chunks), or -1. */
 int nvptx_contiguous_dim(Gen *g, int v);
+/* The dimension a value's registers run along in pairs at least (what
+ * nvptx_stage_store can write), or -1. */
+int nvptx_stageable_dim(Gen *g, int v);
 Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
 /* Byte offset of element (row, col) of a staged block; row along the other
  * dimension, col along cd. */
 LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
-/* Every thread stores its registers of v (8 elements at a time) where st says. */
+/* Every thread stores its registers of v (a run of 2 to 8 elements at a time) where st says. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st);
 
 /* -------------------------------------------------------------------- dot.c */

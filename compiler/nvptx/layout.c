@@ -633,8 +633,16 @@ static void choose_op(Chooser *C, const BirOp *op) {
         break;
     }
     if (r < 0 || rt.rank == 0) return;
-    if (is_memory(op->code)) { /* loads and atomics: the pointers' layout */
-        set_layout(C, r, L[a[0]]);
+    if (is_memory(op->code)) {
+        /* loads and atomics: the pointers' layout; but an atomic of a value
+         * with a layout of its own (a dot's accumulator: attention
+         * backward's dQ) where the pointers have the default one computes
+         * in the value's, its addresses recomputed there from their aranges
+         * (convert.c), where the value would go through shared memory; an
+         * atomic is one element an instruction either way, and a dot's
+         * fragments keep neighbouring lanes on neighbouring addresses */
+        bool value_led = op->code != BIR_LOAD && op->code != BIR_ATOMIC_CAS && is_default(C, a[0]) && !is_default(C, a[1]);
+        set_layout(C, r, value_led ? L[a[1]] : L[a[0]]);
         return;
     }
     /* elementwise ops: the first operand with a layout of its own (an
@@ -700,6 +708,11 @@ int nvptx_equal_run(const KernelPlan *p, int v) {
     int run = 1;
     while (run * 2 <= vec && c % (run * 2) == 0) run *= 2; /* runs start at multiples of c */
     return run;
+}
+
+const Layout *nvptx_memory_layout(const KernelPlan *p, const BirOp *op) {
+    bool atomic = op->code != BIR_LOAD && op->code != BIR_STORE;
+    return atomic && p->layouts[op->results[0]].rank ? &p->layouts[op->results[0]] : &p->layouts[op->operands[0]];
 }
 
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {

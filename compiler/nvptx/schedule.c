@@ -44,7 +44,10 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     switch (op->code) {
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE || op->code == BIR_LOAD ? 0 : 8; /* atomics' slot */
-        return operands_need(g, op, &g->s->plan->layouts[a[0]], 1);
+        {
+            const Layout *l = nvptx_memory_layout(g->s->plan, op);
+            return operands_need(g, op, l, nvptx_layout_equal(l, &g->s->plan->layouts[a[0]]) ? 1 : 0);
+        }
     case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
@@ -77,13 +80,14 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     }
 }
 
-/* The most shared memory any op needs, and that op. */
-static void plan_smem(Gen *g, const BirBlock *b, const BirOp **largest) {
+/* The most shared memory any op needs, and that op; a dot right in a for
+ * loop's body without the operands staged once before the loop. */
+static void plan_smem(Gen *g, const BirBlock *b, bool for_body, const BirOp **largest) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        int64_t need = smem_need(g, op);
+        int64_t need = op->code == BIR_DOT && for_body ? nvptx_dot_smem_bytes_in_loop(g, op, b) : smem_need(g, op);
         if (need > g->s->smem_size) g->s->smem_size = need, *largest = op;
-        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], largest);
+        for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], op->code == BIR_FOR, largest);
     }
 }
 
@@ -314,7 +318,7 @@ bool nvptx_schedule(Gen *g) {
     g->s->in_ring = nvptx_pipeline_marks(g);
     g->s->resident_off = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->resident_off);
     g->s->resident_bytes = nvptx_dot_plan_resident(g, g->s->resident_off);
-    plan_smem(g, f->body, &largest);
+    plan_smem(g, f->body, false, &largest);
     /* pipelined loops' rings above what the ops in those loops need (where
      * wgmma reads them, at the 1024 bytes its 128-byte swizzle repeats in) */
     int64_t region = g->s->smem_size;

@@ -30,21 +30,36 @@ int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (
  * one ldmatrix reads fall in 8 different groups of banks. Slabs of 128, 64
  * and 32 bytes are exactly wgmma's 128-, 64- and 32-byte swizzled layouts. */
 
-int nvptx_contiguous_dim(Gen *g, int v) {
+/* The elements of value v's runs (2^bits of them, consecutive along one
+ * dimension in each thread's first registers), up to 8; 1 where it has none. */
+static int run_length(Gen *g, int v, int *dim) {
     const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
-    if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || l->nreg_bits < 3) return -1;
+    if (t.rank != 2 || dtype_bytes(t.dtype) != 2) return 1;
     for (int d = 0; d < 2; d++) {
-        bool run = true;
-        for (int b = 0; b < 3; b++) run &= l->reg[b][d] == 1 << b && l->reg[b][1 - d] == 0;
-        if (run) return d;
+        int bits = 0;
+        while (bits < 3 && bits < l->nreg_bits && l->reg[bits][d] == 1 << bits && l->reg[bits][1 - d] == 0) bits++;
+        if (bits) {
+            *dim = d;
+            return 1 << bits;
+        }
     }
-    return -1;
+    return 1;
+}
+
+int nvptx_contiguous_dim(Gen *g, int v) {
+    int d = -1;
+    return run_length(g, v, &d) == 8 ? d : -1;
+}
+
+int nvptx_stageable_dim(Gen *g, int v) {
+    int d = -1;
+    return run_length(g, v, &d) >= 2 ? d : -1;
 }
 
 Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
     BlkType t = vtype(g, v);
-    int cd = nvptx_contiguous_dim(g, v);
+    int cd = nvptx_stageable_dim(g, v);
     Staged st = {.base = base, .cd = cd, .rows = t.shape[1 - cd]};
     st.slab = t.shape[cd] < 64 ? t.shape[cd] : 64;
     int slab_bytes = st.slab * 2;
@@ -71,19 +86,23 @@ static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
     return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
 }
 
-/* Every thread stores its registers, 16 bytes (8 elements) at a time. */
+/* Every thread stores its registers a run at a time: 16 bytes (8 elements)
+ * where it holds runs of 8 (loads), 4 bytes where it holds pairs (a dot's
+ * accumulator converted: wgmma's or mma.sync's fragments). A run never
+ * crosses a 16-byte chunk, which the swizzle moves whole. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st) {
     const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
+    int cd = -1, run = run_length(g, v, &cd);
     int32_t copies = nvptx_layout_copy_regs(l);
-    LLVMTypeRef vt = LLVMVectorType(ty(g, t.dtype), 8);
-    for (int r = 0; r < l->nregs; r += 8) {
+    LLVMTypeRef vt = LLVMVectorType(ty(g, t.dtype), (unsigned)run);
+    for (int r = 0; r < l->nregs; r += run) {
         if (r & copies) continue;
         LLVMValueRef vec = LLVMGetUndef(vt);
-        for (int i = 0; i < 8; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
+        for (int i = 0; i < run; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
         LLVMValueRef off = nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
         LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
-        LLVMSetAlignment(store, 16);
+        LLVMSetAlignment(store, (unsigned)run * 2);
     }
 }
 
@@ -221,11 +240,12 @@ void nvptx_dot_hoist(Gen *g, const BirBlock *body) {
         int ksteps = K / 16, mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nvptx_rep_bits(lc, 1, 8);
         const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
         for (int w = 0; w < 2; w++) {
-            int v = op->operands[w];
+            bool resident = ds->path == NVPTX_DOT_WGMMA;
+            int v = resident ? nvptx_resident_root(g, op->operands[w], NULL) : op->operands[w];
             if (!ds->before_loop[w]) continue;
             HoistedFrags *h = arena_alloc(&g->arena, sizeof *h);
             h->dot = op, h->which = w;
-            h->resident = ds->path == NVPTX_DOT_WGMMA;
+            h->resident = resident;
             nvptx_barrier(g); /* earlier readers of the region are done */
             Staged st = nvptx_staging(g, v, ci32(g, h->resident ? g->s->resident_at + g->s->resident_off[v] : 0));
             nvptx_stage_store(g, v, &st);
@@ -251,9 +271,23 @@ const Frags *nvptx_dot_hoisted(Gen *g, const BirOp *op, int which) {
 /* Any dot of the loop (or of a loop inside it) that reads the value reads
  * its resident copy: the staging depends on the value alone, and a second
  * reader staging it again would write shared memory the plan does not count. */
-const Staged *nvptx_dot_resident(Gen *g, const BirOp *op, int which) {
-    HoistedFrags *h = resident_of(g, op->operands[which]);
-    return h ? &h->staged : NULL;
+bool nvptx_dot_resident(Gen *g, const BirOp *op, int which, Staged *out) {
+    bool flipped;
+    HoistedFrags *h = resident_of(g, nvptx_resident_root(g, op->operands[which], &flipped));
+    if (!h) return false;
+    *out = h->staged;
+    if (flipped) out->cd = 1 - out->cd; /* the same rows and slabs, read along the other dimension */
+    return true;
+}
+
+int nvptx_resident_root(Gen *g, int v, bool *flipped) {
+    bool f = false;
+    for (const BirOp *d = g->f->values[v].def; d && d->code == BIR_TRANS; d = g->f->values[v].def) {
+        v = d->operands[0];
+        f = !f;
+    }
+    if (flipped) *flipped = f;
+    return v;
 }
 
 void nvptx_dot_unhoist(Gen *g, const BirBlock *body) {

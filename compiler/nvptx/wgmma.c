@@ -43,9 +43,10 @@ enum { WGMMA_OTHER_REGS = 26 };
 
 
 /* A staged operand wgmma can read: rows of at least 16 elements (a 32-byte
- * slab, the narrowest swizzle). */
+ * slab, the narrowest swizzle), stored a run of 2 to 8 elements at a time
+ * (attention backward's dSᵀ, converted from an accumulator, runs in pairs). */
 bool nvptx_wgmma_readable(Gen *g, int v) {
-    int cd = nvptx_contiguous_dim(g, v);
+    int cd = nvptx_stageable_dim(g, v);
     return cd >= 0 && vtype(g, v).shape[cd] >= 16;
 }
 
@@ -58,7 +59,7 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     if (nvptx_layout_warps_along(lc, 0) != g->s->plan->num_warps) return "its accumulator's warps are not all along M";
     int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
     if (!nvptx_wgmma_readable(g, b))
-        return nvptx_contiguous_dim(g, b) < 0 ? "b has no 8-element runs a thread holds to stage"
+        return nvptx_stageable_dim(g, b) < 0 ? "b has no runs of 2 elements a thread holds to stage"
                                               : "b has rows shorter than 16 elements";
     return NULL;
 }
@@ -222,9 +223,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
             st[w] = *g->staged[v];
         }
         if (src[w] == NVPTX_FROM_RESIDENT) {
-            if (!nvptx_dot_resident(g, op, w))
+            if (!nvptx_dot_resident(g, op, w, &st[w]))
                 return nvptx_gen_fail(g, op, "internal compiler error: operand %d is not resident", w);
-            st[w] = *nvptx_dot_resident(g, op, w);
         }
         if (src[w] != NVPTX_FROM_STAGE) continue;
         if (!fresh) nvptx_barrier(g); /* earlier readers of the region are done */
