@@ -16,8 +16,10 @@ Shapes: fp16, 16k tokens a batch (B = 16384 / S), 2048 / D heads, S in 1k, 4k, 1
 and 128, causal or not. TFLOP/s as the tutorial counts them: forward 4·B·H·S²·D, backward 2.5
 times that, both halved when causal. Every output is checked against SDPA's math backend in
 f32 (per head where S² would not fit) before it is timed; the largest absolute error of each
-provider is printed beside its time. blk's backward is three kernels (Delta, dK/dV, dQ), each
-with the best of its block configurations; --kernels also prints each kernel's time.
+provider is printed beside its time. blk's backward is the faster of its two forms
+(attention_bwd.blk): seven products a step in three kernels (Delta, dK/dV, dQ), each with the best
+of its block configurations ("7: ..."), or five, dQ added into f32 sums by atomics ("5: ...");
+--kernels also prints each kernel's time.
 """
 import argparse
 import importlib.util
@@ -44,6 +46,9 @@ BACKENDS = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_AT
 FWD_CONFIGS = [(128, 64, 4), (128, 64, 8), (128, 128, 8), (64, 64, 4), (128, 32, 4)]
 DKDV_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8)]
 DQ_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8), (128, 128, 8)]
+# the five-product backward's dK/dV/dQ kernel: (BLOCK_N keys a program, BLOCK_M queries a step, warps[,
+# an occupancy target: programs an SM])
+FUSED_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8), (64, 32, 4, 3), (64, 64, 4, 3)]
 
 
 def timed(fn):
@@ -88,6 +93,25 @@ class BlkAttention:
         self.fwd = blk.compile(os.path.join(EXAMPLES, "attention.blk"))["attn_fwd"]
         bwd = blk.compile(os.path.join(EXAMPLES, "attention_bwd.blk"))
         self.delta, self.dkdv, self.dq = bwd["attn_bwd_delta"], bwd["attn_bwd_dkdv"], bwd["attn_bwd_dq"]
+        self.prepare, self.dkdvdq, self.convert = bwd["attn_bwd_prepare"], bwd["attn_bwd_dkdvdq"], bwd["attn_bwd_dq_convert"]
+
+    def fused_kernels(self, q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv, causal, cfg):
+        """The five-product backward: Delta and dQacc's zeros, dK/dV with dQ's shares added, dQ from dQacc."""
+        B, H, S, D = q.shape
+        scale = 1.0 / math.sqrt(D)
+        kn, km, kw = cfg[:3]
+        occupancy = {"min_blocks_per_sm": cfg[3]} if len(cfg) > 3 else {}
+
+        def run_prepare():
+            self.prepare[(triton.cdiv(S, 128), B * H)](o, do, delta, dq_acc, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+
+        def run_main():
+            self.dkdvdq[(triton.cdiv(S, kn), B * H)](q, k, v, do, lse, delta, dk, dv, dq_acc, scale, S, HEAD_DIM=D,
+                                                     BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw, **occupancy)
+
+        def run_convert():
+            self.convert[(triton.cdiv(S, 128), B * H)](dq_acc, dq, scale, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+        return run_prepare, run_main, run_convert
 
     def forward(self, q, k, v, o, lse, causal, cfg):
         B, H, S, D = q.shape
@@ -125,8 +149,18 @@ def compiles(run, what, cfg):
         return False
 
 
+def forward_for_backward(ba, q, k, v, causal):
+    """blk's forward's Out and LSE, and the backward's buffers: Delta, dQ's f32 sums, dQ, dK, dV."""
+    B, H, S, D = q.shape
+    o = torch.empty_like(q)
+    lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+    ba.forward(q, k, v, o, lse, causal, (64, 64, 4))()
+    dq_acc = torch.empty(B, H, S, D, device="cuda", dtype=torch.float32)
+    return (o, lse, torch.empty_like(lse), dq_acc) + tuple(torch.empty_like(q) for _ in range(3))
+
+
 def fmt_cfg(c):
-    return f"{c[0]}x{c[1]} w{c[2]}"
+    return f"{c[0]}x{c[1]} w{c[2]}" + (f" {c[3]}/SM" if len(c) > 3 else "")
 
 
 def main():
@@ -228,10 +262,29 @@ def main():
                 dq.zero_(), dk.zero_(), dv.zero_()
                 blk_bwd()
                 gerr = max(max_err(a, b) for a, b in zip((dq, dk, dv), ref_g))
-                blk_b = (tf(bwd_flops, timed(blk_bwd)), gerr, f"dKdV {fmt_cfg(best_kv[1])}, dQ {fmt_cfg(best_q[1])}")
+                blk_b = (tf(bwd_flops, timed(blk_bwd)), gerr, f"7: dKdV {fmt_cfg(best_kv[1])}, dQ {fmt_cfg(best_q[1])}")
+                # the five-product backward: the best configuration of its main kernel, all three timed together
+                dq_acc = torch.empty(B, H, S, D, device="cuda", dtype=torch.float32)
+                best_f = None
+                for cfg in FUSED_CONFIGS:
+                    runs = ba.fused_kernels(q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv, causal, cfg)
+                    dq.zero_(), dk.zero_(), dv.zero_()
+                    if not compiles(lambda: [run() for run in runs], "dK/dV/dQ", cfg):
+                        continue
+                    err = max(max_err(a, b) for a, b in zip((dq, dk, dv), ref_g))
+                    if not err < 2e-2 + 1e-2 * max(g.abs().max().item() for g in ref_g):
+                        raise SystemExit(f"blk dK/dV/dQ {fmt_cfg(cfg)} S={S} D={D} causal={causal}: error {err:.3g}")
+                    ms = timed(lambda: [run() for run in runs])
+                    if best_f is None or ms < best_f[0]:
+                        best_f = (ms, cfg, err, timed(runs[1]))
+                fused_cell = "-"
+                if best_f:
+                    fused_cell = f"{best_f[3]:.3f} ({fmt_cfg(best_f[1])}), all {best_f[0]:.3f}"
+                    if tf(bwd_flops, best_f[0]) > blk_b[0]:
+                        blk_b = (tf(bwd_flops, best_f[0]), best_f[2], f"5: {fmt_cfg(best_f[1])}")
                 kernel_rows.append(f"{shape} {t_delta:.3f} | {best_kv[0]:.3f} ({fmt_cfg(best_kv[1])}, "
                                    f"{tf(2 * fwd_flops, best_kv[0]):.0f} TFLOP/s) | {best_q[0]:.3f} "
-                                   f"({fmt_cfg(best_q[1])}, {tf(1.5 * fwd_flops, best_q[0]):.0f} TFLOP/s) |")
+                                   f"({fmt_cfg(best_q[1])}, {tf(1.5 * fwd_flops, best_q[0]):.0f} TFLOP/s) | {fused_cell} |")
                 # ---- Triton's tutorial: its forward (TMA where it takes it, autotuned) and causal backward
                 tut_f = tut_b = None
                 if tut is not None:
@@ -275,7 +328,7 @@ def main():
                                 + (f"{blk_b[0] / tut_b[0]:.2f} |" if tut_b else "- |"))
                 for row in (fwd_rows[-1], bwd_rows[-1]):
                     print(row, flush=True)
-                del q, k, v, do, ref_o, ref_g, o, lse, delta, dq, dk, dv
+                del q, k, v, do, ref_o, ref_g, o, lse, delta, dq, dk, dv, dq_acc
                 torch.cuda.empty_cache()
     head = "| S | D | causal | blk TFLOP/s (err) | blk config | " + " | ".join(
         f"SDPA {n}" for n, _ in BACKENDS) + " | Triton tutorial 06 | blk / best SDPA | blk / tutorial |"
@@ -284,7 +337,8 @@ def main():
     lines += ["## backward (dQ, dK, dV from dOut; the tutorial's is causal only)", "", head, sep] + bwd_rows + [""]
     if args.kernels:
         lines += ["## blk's backward kernels: ms, best configuration, TFLOP/s of the kernel's own products "
-                  "(dK/dV 4, dQ 3)", "", "| S | D | causal | Delta ms | dK/dV | dQ |", "|" + "---|" * 6] + kernel_rows
+                  "(dK/dV 4, dQ 3); the five-product backward's main kernel and all three of its kernels, ms",
+                  "", "| S | D | causal | Delta ms | dK/dV | dQ | dK/dV/dQ |", "|" + "---|" * 7] + kernel_rows
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

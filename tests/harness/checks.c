@@ -878,10 +878,10 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
 }
 
 CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
-                                int block_m, int block_n) {
+                                int block_m, int block_n, bool fused) {
     CheckResult r = {0};
-    set_name(&r, "attention bwd Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", Z, H, N, D, tname(dt),
-             causal ? " causal" : "", block_m, block_n);
+    set_name(&r, "attention bwd%s Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", fused ? " (dQ by atomics)" : "", Z, H,
+             N, D, tname(dt), causal ? " causal" : "", block_m, block_n);
     RefRng rng = {11};
     const double sentinel = 1280.0;
     const float sm_scale = 0.5f;
@@ -891,14 +891,15 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     TBuf q = tb_new(dt, total), kk = tb_new(dt, total), v = tb_new(dt, total), dout = tb_new(dt, total);
     TBuf out = tb_new(dt, total), lse = tb_new(DT_F32, rows), delta = tb_new(DT_F32, rows + block_m);
     TBuf dq = tb_new(dt, total + tail), dk = tb_new(dt, total + tail), dv = tb_new(dt, total + tail);
+    TBuf dq_acc = tb_new(DT_F32, total + tail); /* the fused kernels' f32 sums: attn_bwd_prepare zeroes them */
     for (int64_t i = 0; i < total; i++) {
         tb_set(&q, i, 0.5 * ref_normal(&rng));
         tb_set(&kk, i, 0.5 * ref_normal(&rng));
         tb_set(&v, i, 0.5 * ref_normal(&rng));
         tb_set(&dout, i, 0.5 * ref_normal(&rng));
     }
-    TBuf *outputs[] = {&delta, &dq, &dk, &dv};
-    for (int b = 0; b < 4; b++)
+    TBuf *outputs[] = {&delta, &dq, &dk, &dv, &dq_acc};
+    for (int b = 0; b < 5; b++)
         for (int64_t i = 0; i < outputs[b]->n; i++) tb_set(outputs[b], i, sentinel);
     double *ref_out = malloc(total * sizeof(double)), *ref_lse = malloc(rows * sizeof(double));
     double *arrays[8];
@@ -915,12 +916,12 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     for (int64_t i = 0; ok && i < total; i++) tb_set(&out, i, ref_out[i]);
     for (int64_t i = 0; ok && i < rows; i++) tb_set(&lse, i, ref_lse[i]);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
-    ExampleKernel kd = attention_kernel("attention_bwd.blk", "attn_bwd_delta", &defs);
-    ExampleKernel kkv = attention_kernel("attention_bwd.blk", "attn_bwd_dkdv", &defs);
-    ExampleKernel kq = attention_kernel("attention_bwd.blk", "attn_bwd_dq", &defs);
+    ExampleKernel kd = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_prepare" : "attn_bwd_delta", &defs);
+    ExampleKernel kkv = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dkdvdq" : "attn_bwd_dkdv", &defs);
+    ExampleKernel kq = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dq_convert" : "attn_bwd_dq", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"),
                            tb_buf(&dout, "dOut"), tb_buf(&lse, "LSE"), tb_buf(&delta, "Delta"), tb_buf(&dq, "dQ"),
-                           tb_buf(&dk, "dK"), tb_buf(&dv, "dV")};
+                           tb_buf(&dk, "dK"), tb_buf(&dv, "dV"), tb_buf(&dq_acc, "dQacc")};
     uint32_t grid_m[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     uint32_t grid_n[3] = {(uint32_t)((N + block_n - 1) / block_n), (uint32_t)heads, 1};
     InterpArg delta_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.i = N}};
@@ -928,9 +929,18 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
                              {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.f = sm_scale}, {.i = N}};
     InterpArg dq_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
                            {.p = delta.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
-    if (ok && launch_grid(run, &r, &kd, delta_args, 4, grid_m, bufs, 10) &&
-        launch_grid(run, &r, &kkv, dkdv_args, 10, grid_n, bufs, 10) &&
-        launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 10)) {
+    InterpArg prepare_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.p = dq_acc.data}, {.i = N}};
+    InterpArg fused_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+                              {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.p = dq_acc.data}, {.f = sm_scale},
+                              {.i = N}};
+    InterpArg convert_args[] = {{.p = dq_acc.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
+    bool ran = ok && (fused ? launch_grid(run, &r, &kd, prepare_args, 5, grid_m, bufs, 11) &&
+                                  launch_grid(run, &r, &kkv, fused_args, 11, grid_n, bufs, 11) &&
+                                  launch_grid(run, &r, &kq, convert_args, 4, grid_m, bufs, 11)
+                            : launch_grid(run, &r, &kd, delta_args, 4, grid_m, bufs, 11) &&
+                                  launch_grid(run, &r, &kkv, dkdv_args, 10, grid_n, bufs, 11) &&
+                                  launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 11));
+    if (ran) {
         const char *tol = bf16 ? "2^-8 per term+.." : "2^-11 per term+..";
         compare_bound(&r, "dQ", &dq, D, g.dq, g.bound_dq, rows, D, tol, true);
         compare_bound(&r, "dK", &dk, D, g.dk, g.bound_dk, rows, D, tol, true);
@@ -940,11 +950,12 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
         check_tail(&r, "dQ", &dq, total, sentinel);
         check_tail(&r, "dK", &dk, total, sentinel);
         check_tail(&r, "dV", &dv, total, sentinel);
+        if (fused) check_tail(&r, "dQacc", &dq_acc, total, sentinel);
     }
     for (int a = 0; a < 8; a++) free(arrays[a]);
     free(ref_out), free(ref_lse);
-    TBuf *all[] = {&q, &kk, &v, &dout, &out, &lse, &delta, &dq, &dk, &dv};
-    for (int b = 0; b < 10; b++) tb_free(all[b]);
+    TBuf *all[] = {&q, &kk, &v, &dout, &out, &lse, &delta, &dq, &dk, &dv, &dq_acc};
+    for (int b = 0; b < 11; b++) tb_free(all[b]);
     return r;
 }
 
@@ -978,7 +989,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64));
-    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64));
+    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false));
+    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true));
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -1052,10 +1064,12 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16));
         /* the backward: causal and not, N_CTX not a multiple of the blocks,
          * blocks of queries and keys of different sizes, D 128, bf16 */
-        CHECK(check_attention_bwd(r, 1, 1, 100, 64, true, DT_F16, 32, 64));
-        CHECK(check_attention_bwd(r, 2, 1, 77, 64, false, DT_BF16, 64, 32));
-        CHECK(check_attention_bwd(r, 1, 1, 130, 128, true, DT_BF16, 64, 64));
-        CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
+        for (int fused = 0; fused < 2; fused++) {
+            CHECK(check_attention_bwd(r, 1, 1, 100, 64, true, DT_F16, 32, 64, fused));
+            CHECK(check_attention_bwd(r, 2, 1, 77, 64, false, DT_BF16, 64, 32, fused));
+            CHECK(check_attention_bwd(r, 1, 1, 130, 128, true, DT_BF16, 64, 64, fused));
+            CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16, fused));
+        }
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));
