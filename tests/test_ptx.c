@@ -1173,6 +1173,23 @@ Test(ptx, atomic_sem_and_scope, .timeout = 60) {
     cr_expect_null(strstr(ptx, "acq_rel"), "no atomic keeps the default order");
     expect_assembles(ptx, "sm_90");
     free(ptx);
+    /* a 2-D block whose pointers step by constants: one address a thread,
+     * each element's offset written into its instruction */
+    const char *grid = "kernel g(f: *f32) {\n"
+                       "  let r = arange(0, 32); let c = arange(0, 64);\n"
+                       "  atomic_add(f + r[:, None] * 64 + c[None, :], 1.0, sem = \"relaxed\");\n"
+                       "}\n";
+    char *grid_ptx = ptx_of(grid, NULL, "sm_90", 4);
+    int offsets = 0, reds = 0;
+    for (const char *p = strstr(grid_ptx, "red.relaxed"); p; p = strstr(p + 1, "red.relaxed")) {
+        const char *close = strchr(p, ']'), *plus = strchr(p, '+');
+        reds++;
+        offsets += plus && close && plus < close;
+    }
+    cr_expect_eq(reds, 32 * 64 / 128, "one red an element");
+    cr_expect_eq(offsets, reds - 1, "every red but the first at an immediate offset from one address");
+    expect_assembles(grid_ptx, "sm_90");
+    free(grid_ptx);
 }
 
 /* The math library's functions are IEEE operations only (no .approx: that

@@ -289,6 +289,12 @@ typedef struct NvptxSchedule {
     int naccesses;
     const BirOp **accesses;
     const char **access_advice;
+    /* block atomics whose addresses are one pointer a thread plus a constant
+     * per register (memory.c's immediate offsets): the op, and each
+     * register's byte offset from register 0's address */
+    int nconst_atomics;
+    const BirOp **const_atomics;
+    int64_t **const_atomic_offsets;
     /* loops and dots */
     int nloops, ndots;
     NvptxLoopSchedule *loops; /* the pipelined ones, in program order */
@@ -298,6 +304,14 @@ typedef struct NvptxSchedule {
     int wgmma_min_regs;      /* the kernel's register floor (NvptxKernel.min_regs): wgmma.c */
     const char *notes;       /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
 } NvptxSchedule;
+
+/* A block atomic's byte offsets of each register from register 0's address
+ * (NULL: each register has an address of its own). */
+static inline const int64_t *nvptx_const_atomic_offsets(const NvptxSchedule *s, const BirOp *op) {
+    for (int i = 0; i < s->nconst_atomics; i++)
+        if (s->const_atomics[i] == op) return s->const_atomic_offsets[i];
+    return NULL;
+}
 
 /* The schedule of a pipelined loop (NULL: it does not pipeline), of a dot. */
 static inline const NvptxLoopSchedule *nvptx_loop_schedule(const NvptxSchedule *s, const BirOp *loop) {
@@ -509,6 +523,8 @@ int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg);
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
 
 /* ----------------------------------------------------------------- memory.c */
+/* Is atomic op one red instruction an element (its old value unused, its sem relaxed or release)? */
+bool nvptx_atomic_is_red(const BirFunction *f, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 
 /* ----------------------------------------------------------------- reduce.c */
@@ -663,6 +679,9 @@ bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps);
 /* The pointer analysis tma.c keeps for a kernel (NvptxSchedule.tma_memo). */
 struct TmaMemo *nvptx_tma_memo(Gen *g);
+/* Are pointers v (a 2-D block) P(0, 0) + r * steps[0] + c * steps[1]
+ * elements, with constant steps (the analysis TMA's maps use)? */
+bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not

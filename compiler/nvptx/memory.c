@@ -112,30 +112,31 @@ typedef struct {
  * and bf16 travel as their 16 bits, in "h" registers. A red gives no value
  * (NULL). */
 static LLVMValueRef atom(Gen *g, const char *op, const char *type, AtomicOrder order, LLVMValueRef pred, LLVMValueRef p,
-                         LLVMValueRef a, LLVMValueRef b) {
+                         int64_t off, LLVMValueRef a, LLVMValueRef b) {
     LLVMTypeRef t = LLVMTypeOf(a);
     if (t == g->t.f16 || t == g->t.bf16) {
-        LLVMValueRef old = atom(g, op, type, order, pred, p, LLVMBuildBitCast(g->b, a, g->t.i16, ""), NULL);
+        LLVMValueRef old = atom(g, op, type, order, pred, p, off, LLVMBuildBitCast(g->b, a, g->t.i16, ""), NULL);
         return old ? LLVMBuildBitCast(g->b, old, t, "") : NULL;
     }
     const char *rc = t == g->t.f32 ? "f" : t == g->t.i64 ? "l" : t == g->t.i16 ? "h" : "r";
     const char *sem = atomic_sem_names[atomic_sem_of(order.attr)], *scope = atomic_scope_names[atomic_scope_of(order.attr)];
-    char text[128], cons[64];
+    char text[160], cons[64], at[32] = "";
+    if (off) snprintf(at, sizeof at, "+%lld", (long long)off); /* the address's immediate offset */
     if (order.red && !b) {
         LLVMValueRef args[3] = {pred, addr_i64(g, p), a};
-        snprintf(text, sizeof text, "@$0 red.%s.%s.global.%s.%s [$1], $2;", sem, scope, op, type);
+        snprintf(text, sizeof text, "@$0 red.%s.%s.global.%s.%s [$1%s], $2;", sem, scope, op, type, at);
         snprintf(cons, sizeof cons, "b,l,%s,~{memory}", rc);
         nvptx_asm_call(g, LLVMVoidTypeInContext(g->m->ctx), text, cons, args, 3, true);
         return NULL;
     }
     LLVMValueRef args[5] = {pred, addr_i64(g, p), a, b, NULL};
     if (b) {
-        snprintf(text, sizeof text, "@$1 atom.%s.%s.global.%s.%s $0, [$2], $3, $4;", sem, scope, op, type);
+        snprintf(text, sizeof text, "@$1 atom.%s.%s.global.%s.%s $0, [$2%s], $3, $4;", sem, scope, op, type, at);
         snprintf(cons, sizeof cons, "=%s,b,l,%s,%s,0,~{memory}", rc, rc, rc);
         args[4] = LLVMConstNull(t);
         return nvptx_asm_call(g, t, text, cons, args, 5, true);
     }
-    snprintf(text, sizeof text, "@$1 atom.%s.%s.global.%s.%s $0, [$2], $3;", sem, scope, op, type);
+    snprintf(text, sizeof text, "@$1 atom.%s.%s.global.%s.%s $0, [$2%s], $3;", sem, scope, op, type, at);
     snprintf(cons, sizeof cons, "=%s,b,l,%s,0,~{memory}", rc, rc);
     args[3] = LLVMConstNull(t);
     return nvptx_asm_call(g, t, text, cons, args, 4, true);
@@ -143,26 +144,26 @@ static LLVMValueRef atom(Gen *g, const char *op, const char *type, AtomicOrder o
 
 /* One atomic of the block IR on one element (b: cas's new value); NULL
  * where it is a red. */
-static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef pred, LLVMValueRef p, LLVMValueRef a,
-                           LLVMValueRef b, DType d) {
+static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef pred, LLVMValueRef p, int64_t off,
+                           LLVMValueRef a, LLVMValueRef b, DType d) {
     bool wide = dtype_bits(d) == 64;
     const char *bits = wide ? "b64" : "b32";
     switch (code) {
-    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, (AtomicOrder){o.attr, false}, pred, p, a, b);
-    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, (AtomicOrder){o.attr, false}, pred, p, a, NULL);
+    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, (AtomicOrder){o.attr, false}, pred, p, off, a, b);
+    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, (AtomicOrder){o.attr, false}, pred, p, off, a, NULL);
     case BIR_ATOMIC_ADD: {
         const char *type = d == DT_F32 ? "f32" : d == DT_F16 ? "noftz.f16" : d == DT_BF16 ? "noftz.bf16" : wide ? "u64" : "u32";
-        return atom(g, "add", type, o, pred, p, a, NULL);
+        return atom(g, "add", type, o, pred, p, off, a, NULL);
     }
-    case BIR_ATOMIC_AND: return atom(g, "and", bits, o, pred, p, a, NULL);
-    case BIR_ATOMIC_OR: return atom(g, "or", bits, o, pred, p, a, NULL);
-    case BIR_ATOMIC_XOR: return atom(g, "xor", bits, o, pred, p, a, NULL);
+    case BIR_ATOMIC_AND: return atom(g, "and", bits, o, pred, p, off, a, NULL);
+    case BIR_ATOMIC_OR: return atom(g, "or", bits, o, pred, p, off, a, NULL);
+    case BIR_ATOMIC_XOR: return atom(g, "xor", bits, o, pred, p, off, a, NULL);
     default: break; /* max, min */
     }
     bool is_max = code == BIR_ATOMIC_MAX;
     if (d != DT_F32)
         return atom(g, is_max ? "max" : "min", dtype_is_unsigned(d) ? (wide ? "u64" : "u32") : (wide ? "s64" : "s32"), o,
-                    pred, p, a, NULL);
+                    pred, p, off, a, NULL);
     /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
      * integer among all floats, and a negative one as an unsigned integer
      * the other way round (Triton's way; NaN is not supported) */
@@ -170,8 +171,8 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef p
     LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, ibits, ci32(g, 0), "");
     LLVMValueRef pos_pred = LLVMBuildAnd(g->b, pred, LLVMBuildNot(g->b, neg, ""), "");
     LLVMValueRef neg_pred = LLVMBuildAnd(g->b, pred, neg, "");
-    LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", o, pos_pred, p, ibits, NULL);
-    LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", o, neg_pred, p, ibits, NULL);
+    LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", o, pos_pred, p, off, ibits, NULL);
+    LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", o, neg_pred, p, off, ibits, NULL);
     if (!old_pos) return NULL;
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->t.f32, "");
 }
@@ -185,11 +186,13 @@ static bool value_used(const BirBlock *b, int v) {
     return false;
 }
 
-static AtomicOrder atomic_order(Gen *g, const BirOp *op) {
+bool nvptx_atomic_is_red(const BirFunction *f, const BirOp *op) {
     AtomicSem sem = atomic_sem_of(op->attr);
-    return (AtomicOrder){op->attr, (sem == ATOMIC_RELAXED || sem == ATOMIC_RELEASE) &&
-                                       !value_used(g->f->body, op->results[0])};
+    return op->code != BIR_ATOMIC_CAS && op->code != BIR_ATOMIC_XCHG && (sem == ATOMIC_RELAXED || sem == ATOMIC_RELEASE) &&
+           !value_used(f->body, op->results[0]);
 }
+
+static AtomicOrder atomic_order(Gen *g, const BirOp *op) { return (AtomicOrder){op->attr, nvptx_atomic_is_red(g->f, op)}; }
 
 /* A scalar load runs in every thread (one address: the hardware fetches it
  * once per warp), so it costs no barrier. A scalar atomic runs on thread 0,
@@ -231,7 +234,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
      * is needed */
     LLVMValueRef pred = mask ? mask : LLVMConstInt(g->t.i1, 1, 0);
     LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
-    LLVMValueRef v = atomic(g, op->code, atomic_order(g, op), pred, p, x, y, d);
+    LLVMValueRef v = atomic(g, op->code, atomic_order(g, op), pred, p, 0, x, y, d);
     if (!value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */
         nvptx_end_if(g, t0);
         nvptx_new_regs(g, op->results[0])[0] = LLVMGetUndef(ty(g, d));
@@ -269,6 +272,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     if (op->code != BIR_LOAD && op->code != BIR_STORE) { /* an atomic */
         LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
         AtomicOrder order = atomic_order(g, op);
+        const int64_t *imm = nvptx_const_atomic_offsets(g->s, op); /* one address a thread, offsets in the instructions */
         for (int k = 0; k < l->nregs; k++) {
             int canon = k & ~copies;
             if (canon != k) {
@@ -277,7 +281,8 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
             }
             LLVMValueRef pred = mask ? LLVMBuildAnd(g->b, own, mask[k], "") : own;
             LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? in[1][k] : NULL;
-            out[k] = atomic(g, op->code, order, pred, ptr[k], in[0][k], y, d);
+            out[k] = imm ? atomic(g, op->code, order, pred, ptr[0], imm[k], in[0][k], y, d)
+                         : atomic(g, op->code, order, pred, ptr[k], 0, in[0][k], y, d);
             if (!out[k]) out[k] = LLVMGetUndef(ty(g, d)); /* a red: its value is never read */
         }
         return true;

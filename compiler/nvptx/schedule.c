@@ -220,6 +220,49 @@ static bool code_size_error(Gen *g, int64_t total) {
 
 /* Which pipelined loads TMA copies: a loop's all or none (tma.c), where the
  * loop as a whole should copy by TMA. */
+/* A block atomic (one instruction an element) whose pointers step by
+ * constants along both dimensions, in a layout whose register bits and
+ * thread bits never share a coordinate bit (so an element's coordinates are
+ * its register's plus its thread's): each register's byte offset from
+ * register 0's address, else NULL. memory.c then computes one address a
+ * thread and writes the offsets into the instructions. */
+static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
+    int64_t steps[2];
+    if (op->code == BIR_LOAD || op->code == BIR_STORE || !nvptx_pointer_steps(g, op->operands[0], steps)) return NULL;
+    const Layout *l = nvptx_memory_layout(g->s->plan, op);
+    for (int d = 0; d < 2; d++) {
+        int32_t regs = 0, threads = 0;
+        for (int b = 0; b < l->nreg_bits; b++) {
+            if (regs & l->reg[b][d]) return NULL; /* two register bits on one coordinate bit */
+            regs |= l->reg[b][d];
+        }
+        for (int b = 0; b < LAYOUT_LANE_BITS; b++) threads |= l->lane[b][d];
+        for (int b = 0; b < l->nwarp_bits; b++) threads |= l->warp[b][d];
+        if (regs & threads) return NULL;
+    }
+    int64_t *off = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *off);
+    int64_t es = dtype_bytes(vtype(g, op->operands[0]).elem);
+    for (int r = 0; r < l->nregs; r++) {
+        off[r] = (nvptx_layout_coord(l, 0, r, 0, 0) * steps[0] + nvptx_layout_coord(l, 1, r, 0, 0) * steps[1]) * es;
+        if (off[r] < 0 || off[r] > INT32_MAX) return NULL; /* PTX's [reg+imm] */
+    }
+    return off;
+}
+
+static void plan_const_atomics(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        bool block_atomic = bir_op_info(op->code)->kind == BIR_KIND_MEMORY && op->code != BIR_LOAD &&
+                            op->code != BIR_STORE && vtype(g, op->operands[0]).rank == 2;
+        int64_t *off = block_atomic ? const_atomic_offsets(g, op) : NULL;
+        if (off) {
+            g->s->const_atomics[g->s->nconst_atomics] = op;
+            g->s->const_atomic_offsets[g->s->nconst_atomics++] = off;
+        }
+        for (int r = 0; r < op->nregions; r++) plan_const_atomics(g, op->regions[r]);
+    }
+}
+
 static void plan_tma_in(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
@@ -311,8 +354,12 @@ bool nvptx_schedule(Gen *g) {
                               BLK_MAX_KERNEL_ARGS);
     g->s->ring_at = -1;
     g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
-    if (m->arch->tma && !m->opt->no_tma) g->s->tma_memo = nvptx_tma_memo(g);
+    g->s->tma_memo = nvptx_tma_memo(g); /* TMA's loads and the atomics' constant offsets */
     plan_tma_in(g, f->body);
+    int natomics = nvptx_ops_in(f->body, BIR_OPCODE_COUNT);
+    g->s->const_atomics = arena_alloc(&g->arena, (size_t)(natomics + 1) * sizeof *g->s->const_atomics);
+    g->s->const_atomic_offsets = arena_alloc(&g->arena, (size_t)(natomics + 1) * sizeof *g->s->const_atomic_offsets);
+    plan_const_atomics(g, f->body);
     plan_producer(g);
     const BirOp *largest = NULL;
     g->s->in_ring = nvptx_pipeline_marks(g);

@@ -175,6 +175,17 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
                     w == 1 ? "" : "s", why);
             for (int k = 0; k < g->s->naccesses; k++)
                 if (g->s->accesses[k] == op && g->s->access_advice[k]) fprintf(out, "  remark: %s\n", g->s->access_advice[k]);
+        } else if (bir_op_info(op->code)->kind == BIR_KIND_MEMORY && op->code != BIR_LOAD && op->code != BIR_STORE &&
+                   vtype(g, op->operands[0]).rank) {
+            char shape[48];
+            BlkType pt = vtype(g, op->operands[0]);
+            shape_str(pt, shape, sizeof shape);
+            bool two = pt.elem == DT_F32 && (op->code == BIR_ATOMIC_MAX || op->code == BIR_ATOMIC_MIN); /* by sign */
+            fprintf(out, "%s line %u %s %s: %s %s%s an element, %s\n", bir_opcode_name(op->code), op->span.line, shape,
+                    dtype_name(pt.elem), two ? "two" : "one", nvptx_atomic_is_red(g->f, op) ? "red" : "atom",
+                    two ? "s (one for each sign)" : "",
+                    nvptx_const_atomic_offsets(g->s, op) ? "at constant offsets from one address a thread"
+                                                         : "each at an address of its own");
         }
         for (int r = 0; r < op->nregions; r++) print_accesses(g, out, op->regions[r]);
     }

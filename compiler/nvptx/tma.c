@@ -234,6 +234,17 @@ TmaMemo *nvptx_tma_memo(Gen *g) {
     return M;
 }
 
+bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]) {
+    if (vtype(g, v).rank != 2) return false;
+    Affine a = affine(g, g->s->tma_memo, v);
+    if (!a.ok) return false;
+    for (int d = 0; d < 2; d++) {
+        if (a.coef[d].param >= 0) return false;
+        steps[d] = a.coef[d].k;
+    }
+    return true;
+}
+
 /* What a multiple of, in bytes for a pointer parameter (launch facts and
  * attributes included). */
 static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div; }
