@@ -6,6 +6,7 @@ one timer (triton.testing.do_bench: CUDA events, L2 flushed before each run, med
 
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python \\
         python3 bench/attention_bench.py [--tutorial PATH] [--quick] [--out FILE] [--kernels]
+        python3 bench/attention_bench.py --gqa [--out FILE]
 
 --tutorial PATH: Triton's python/tutorials/06-fused-attention.py (the triton-lang/triton
 repository; the GPU machine's Triton package has no tutorials, so the file travels with the
@@ -19,7 +20,8 @@ f32 (per head where S² would not fit) before it is timed; the largest absolute 
 provider is printed beside its time. blk's backward is the faster of its two forms
 (attention_bwd.blk): seven products a step in three kernels (Delta, dK/dV, dQ), each with the best
 of its block configurations ("7: ..."), or five, dQ added into f32 sums by atomics ("5: ...");
---kernels also prints each kernel's time.
+--kernels also prints each kernel's time. --gqa: grouped-query and multi-query forwards instead
+(attention.blk's GROUP: K and V read in place), against SDPA's backends with enable_gqa=True.
 """
 import argparse
 import importlib.util
@@ -116,8 +118,10 @@ class BlkAttention:
     def forward(self, q, k, v, o, lse, causal, cfg):
         B, H, S, D = q.shape
         bm, bn, w = cfg
+        group = H // k.shape[1]  # query heads a K/V head (grouped-query attention)
         return lambda: self.fwd[(triton.cdiv(S, bm), B * H)](q, k, v, o, lse, 1.0 / math.sqrt(D), S, HEAD_DIM=D,
-                                                            BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, num_warps=w)
+                                                            BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, GROUP=group,
+                                                            num_warps=w)
 
     def backward_kernels(self, q, k, v, o, do, lse, delta, dq, dk, dv, causal, kv_cfg, q_cfg):
         B, H, S, D = q.shape
@@ -170,9 +174,14 @@ def main():
     ap.add_argument("--kernels", action="store_true", help="each blk backward kernel's time and configuration")
     ap.add_argument("--head-dim", type=int, choices=[64, 128], help="this head dimension only")
     ap.add_argument("--out")
+    ap.add_argument("--gqa", action="store_true",
+                    help="grouped-query forward only: D = 128, 32 query heads on 8 and on 1 K/V heads, S 4k and 16k, "
+                         "against SDPA's backends with enable_gqa")
     args = ap.parse_args()
-    tut = load_tutorial(args.tutorial)
     ba = BlkAttention()
+    if args.gqa:
+        return gqa(ba, args)
+    tut = load_tutorial(args.tutorial)
     lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; "
              f"triton.testing.do_bench (L2 flushed, median); fp16, 16k tokens a batch, 2048/D heads; "
              f"TFLOP/s as tutorial 06 counts them; err: largest |x - SDPA math in f32| over the output "
@@ -339,6 +348,68 @@ def main():
         lines += ["## blk's backward kernels: ms, best configuration, TFLOP/s of the kernel's own products "
                   "(dK/dV 4, dQ 3); the five-product backward's main kernel and all three of its kernels, ms",
                   "", "| S | D | causal | Delta ms | dK/dV | dQ | dK/dV/dQ |", "|" + "---|" * 7] + kernel_rows
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+def gqa(ba, args):
+    """Grouped-query (and multi-query) attention forward: K and V with fewer heads, read in place."""
+    lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}; triton.testing.do_bench (L2 flushed, "
+             f"median); fp16, D = 128, 32 query heads, 16k tokens a batch; TFLOP/s 4·B·H·S²·D (halved when causal); "
+             f"err: largest |out - SDPA math in f32 on K, V repeated|", "",
+             "| S | K/V heads | causal | blk TFLOP/s (err) | blk config | " + " | ".join(f"SDPA {n}" for n, _ in BACKENDS)
+             + " | blk / best SDPA |", "|" + "---|" * 9]
+    D, H = 128, 32
+    for S in (4096, 16384):
+        for hkv in (8, 1):
+            for causal in (False, True):
+                B = 16384 // S
+                torch.manual_seed(0)
+                q = torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) * 0.5
+                k, v = (torch.randn(B, hkv, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(2))
+                rep = H // hkv
+                ref = torch.empty(B, H, S, D, device="cuda", dtype=torch.float32)
+                with sdpa_kernel(SDPBackend.MATH):
+                    for h in range(H):  # a head at a time: S^2 f32 scores
+                        ref[:, h] = torch.nn.functional.scaled_dot_product_attention(
+                            q[:, h].float(), k[:, h // rep].float(), v[:, h // rep].float(), is_causal=causal)
+                flops = 4 * B * H * S * S * D / (2 if causal else 1)
+                tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
+                cells = []
+                for name, backend in BACKENDS:
+                    try:
+                        with sdpa_kernel(backend):
+                            f = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
+                                q, k, v, is_causal=causal, enable_gqa=True)
+                            err = max_err(f(), ref)
+                            cells.append((tf(timed(f)), err))
+                    except RuntimeError as e:
+                        cells.append(None)
+                        print(f"  SDPA {name} S={S} K/V heads {hkv}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                o = torch.empty_like(q)
+                lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+                best = None
+                for cfg in FWD_CONFIGS:
+                    f = ba.forward(q, k, v, o, lse, causal, cfg)
+                    if not compiles(f, "forward", cfg):
+                        continue
+                    err = max_err(o, ref)
+                    if not err < 2e-3 + 2e-3 * ref.abs().max().item():
+                        raise SystemExit(f"blk GQA forward {fmt_cfg(cfg)} S={S} K/V heads {hkv}: error {err:.3g}")
+                    ms = timed(f)
+                    if best is None or ms < best[0]:
+                        best = (ms, cfg, err)
+                best_sdpa = max((c[0] for c in cells if c), default=float("nan"))
+                row = (f"| {S} | {hkv} | {'yes' if causal else 'no'} | {tf(best[0]):.0f} ({best[2]:.1e}) | {fmt_cfg(best[1])} | "
+                       + " | ".join("-" if c is None else f"{c[0]:.0f} ({c[1]:.1e})" for c in cells)
+                       + f" | {tf(best[0]) / best_sdpa:.2f} |")
+                lines.append(row)
+                print(row, flush=True)
+                del q, k, v, ref, o, lse
+                torch.cuda.empty_cache()
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

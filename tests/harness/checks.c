@@ -778,9 +778,9 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     return r;
 }
 
-/* The const parameters both attention examples take. */
+/* The const parameters both attention examples take (and the forward's GROUP). */
 typedef struct {
-    char text[5][32];
+    char text[6][32];
 } AttentionDefs;
 
 static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, bool causal) {
@@ -790,35 +790,50 @@ static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, b
     snprintf(d.text[2], sizeof d.text[2], "BLOCK_M=%d", block_m);
     snprintf(d.text[3], sizeof d.text[3], "BLOCK_N=%d", block_n);
     snprintf(d.text[4], sizeof d.text[4], "CAUSAL=%s", causal ? "true" : "false");
+    d.text[5][0] = 0;
     return d;
 }
 
 static ExampleKernel attention_kernel(const char *file, const char *kernel, const AttentionDefs *d) {
-    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL}};
+    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL, NULL}};
+    if (d->text[5][0]) k.defs[5] = d->text[5];
     return k;
 }
 
 CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
-                            int block_m, int block_n) {
+                            int block_m, int block_n, int group) {
     CheckResult r = {0};
     set_name(&r, "attention Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", Z, H, N, D, tname(dt),
              causal ? " causal" : "", block_m, block_n);
+    if (group > 1) snprintf(r.name + strlen(r.name), sizeof r.name - strlen(r.name), " GROUP=%d", group);
     RefRng rng = {7};
     const double sentinel = 1280.0;
     const float sm_scale = 0.5f; /* as Triton's test */
     int heads = Z * H;
-    int64_t total = (int64_t)heads * N * D;
-    /* Out and LSE have a block of sentinels past their end: nothing may land there */
-    TBuf q = tb_new(dt, total), kk = tb_new(dt, total), v = tb_new(dt, total);
+    int64_t total = (int64_t)heads * N * D, kv_total = total / group;
+    /* Out and LSE have a block of sentinels past their end: nothing may land there. With
+     * GROUP query heads a K/V head, K and V have H / GROUP heads; the reference gets them
+     * repeated, head h / GROUP as head h (multi-head attention on the copies) */
+    TBuf q = tb_new(dt, total), kk = tb_new(dt, kv_total), v = tb_new(dt, kv_total);
+    TBuf kk_rep = tb_new(dt, total), v_rep = tb_new(dt, total);
     TBuf out = tb_new(dt, total + (int64_t)block_m * D), lse = tb_new(DT_F32, (int64_t)heads * N + block_m);
     for (int64_t i = 0; i < total; i++) {
         tb_set(&q, i, 0.5 * ref_normal(&rng));
-        tb_set(&kk, i, 0.5 * ref_normal(&rng));
-        tb_set(&v, i, 0.5 * ref_normal(&rng));
+        if (i < kv_total) {
+            tb_set(&kk, i, 0.5 * ref_normal(&rng));
+            tb_set(&v, i, 0.5 * ref_normal(&rng));
+        }
+    }
+    int64_t head_elems = (int64_t)N * D;
+    for (int64_t i = 0; i < total; i++) {
+        int64_t from = i / head_elems / group * head_elems + i % head_elems;
+        ((uint16_t *)kk_rep.data)[i] = ((uint16_t *)kk.data)[from];
+        ((uint16_t *)v_rep.data)[i] = ((uint16_t *)v.data)[from];
     }
     for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
     for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
     InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
@@ -831,7 +846,8 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
         RefAttentionMags mags = {malloc(rows * sizeof(double)), malloc(total * sizeof(double)),
                                  malloc(total * sizeof(double))};
         if (ref && ref_lse && bound && bound_lse && mags.score_mag && mags.v_mag && mags.v_abs &&
-            ref_attention(q.data, kk.data, v.data, dt == DT_BF16, heads, N, D, causal, sm_scale, ref, ref_lse, &mags)) {
+            ref_attention(q.data, kk_rep.data, v_rep.data, dt == DT_BF16, heads, N, D, causal, sm_scale, ref, ref_lse,
+                          &mags)) {
             double u = unit_roundoff(dt), sub = subnormal_half(dt), c = sm_scale * 1.4426950408889634;
             for (size_t row = 0; row < rows; row++) {
                 int i = (int)(row % (size_t)N);
@@ -873,7 +889,7 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
         free(ref), free(ref_lse), free(bound), free(bound_lse);
         free(mags.score_mag), free(mags.v_mag), free(mags.v_abs);
     }
-    tb_free(&q), tb_free(&kk), tb_free(&v), tb_free(&out), tb_free(&lse);
+    tb_free(&q), tb_free(&kk), tb_free(&v), tb_free(&kk_rep), tb_free(&v_rep), tb_free(&out), tb_free(&lse);
     return r;
 }
 
@@ -988,7 +1004,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
-    CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64));
+    CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true));
     if (all) {
@@ -1054,14 +1070,17 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 200, 1104, 104, DT_F16, 64, 512, 32, 4, false, 8));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
-        CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32));
-        CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32));
-        CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64));
-        CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64));
-        CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16));
-        CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128));
-        CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16));
-        CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16));
+        CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32, 1));
+        CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32, 1));
+        CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64, 1));
+        CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64, 1));
+        CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16, 1));
+        CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128, 1));
+        CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16, 1));
+        CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16, 1));
+        /* grouped-query: 2 and 4 query heads a K/V head, and multi-query (all 4) */
+        CHECK(check_attention(r, 2, 4, 130, 64, true, DT_F16, 64, 32, 2));
+        CHECK(check_attention(r, 1, 4, 100, 128, false, DT_BF16, 64, 64, 4));
         /* the backward: causal and not, N_CTX not a multiple of the blocks,
          * blocks of queries and keys of different sizes, D 128, bf16 */
         for (int fused = 0; fused < 2; fused++) {
@@ -1087,8 +1106,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 2048, 512, 1024, DT_BF16, 128, 128, 32, 8, false, 0));
         for (int causal = 0; causal <= 1; causal++)
             for (int d = 64; d <= 128; d *= 2)
-                CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32));
-        CHECK(check_attention(r, 2, 4, 1024, 64, true, DT_BF16, 128, 64));
+                CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32, 1));
+        CHECK(check_attention(r, 2, 4, 1024, 64, true, DT_BF16, 128, 64, 1));
     }
 #undef CHECK
     return n;
