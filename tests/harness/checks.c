@@ -780,7 +780,7 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
 
 /* The const parameters both attention examples take (and the forward's GROUP). */
 typedef struct {
-    char text[6][32];
+    char text[7][32];
 } AttentionDefs;
 
 static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, bool causal) {
@@ -790,22 +790,24 @@ static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, b
     snprintf(d.text[2], sizeof d.text[2], "BLOCK_M=%d", block_m);
     snprintf(d.text[3], sizeof d.text[3], "BLOCK_N=%d", block_n);
     snprintf(d.text[4], sizeof d.text[4], "CAUSAL=%s", causal ? "true" : "false");
-    d.text[5][0] = 0;
+    d.text[5][0] = d.text[6][0] = 0;
     return d;
 }
 
 static ExampleKernel attention_kernel(const char *file, const char *kernel, const AttentionDefs *d) {
-    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL, NULL}};
-    if (d->text[5][0]) k.defs[5] = d->text[5];
+    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL, NULL, NULL}};
+    for (int i = 5, n = 5; i < 7; i++)
+        if (d->text[i][0]) k.defs[n++] = d->text[i];
     return k;
 }
 
 CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
-                            int block_m, int block_n, int group) {
+                            int block_m, int block_n, int group, int window) {
     CheckResult r = {0};
     set_name(&r, "attention Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", Z, H, N, D, tname(dt),
              causal ? " causal" : "", block_m, block_n);
     if (group > 1) snprintf(r.name + strlen(r.name), sizeof r.name - strlen(r.name), " GROUP=%d", group);
+    if (window > 0) snprintf(r.name + strlen(r.name), sizeof r.name - strlen(r.name), " WINDOW=%d", window);
     RefRng rng = {7};
     const double sentinel = 1280.0;
     const float sm_scale = 0.5f; /* as Triton's test */
@@ -834,6 +836,7 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
     if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
+    if (window > 0) snprintf(defs.text[6], sizeof defs.text[6], "WINDOW=%d", window);
     ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
     InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
@@ -846,7 +849,7 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
         RefAttentionMags mags = {malloc(rows * sizeof(double)), malloc(total * sizeof(double)),
                                  malloc(total * sizeof(double))};
         if (ref && ref_lse && bound && bound_lse && mags.score_mag && mags.v_mag && mags.v_abs &&
-            ref_attention(q.data, kk_rep.data, v_rep.data, dt == DT_BF16, heads, N, D, causal, sm_scale, ref, ref_lse,
+            ref_attention(q.data, kk_rep.data, v_rep.data, dt == DT_BF16, heads, N, D, causal, window, sm_scale, ref, ref_lse,
                           &mags)) {
             double u = unit_roundoff(dt), sub = subnormal_half(dt), c = sm_scale * 1.4426950408889634;
             for (size_t row = 0; row < rows; row++) {
@@ -925,7 +928,7 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     bool bf16 = dt == DT_BF16;
     double u = unit_roundoff(dt), sub = subnormal_half(dt);
     /* the forward's outputs as the backward gets them: Out in T, LSE in f32 */
-    ok = ok && ref_attention(q.data, kk.data, v.data, bf16, heads, N, D, causal, sm_scale, ref_out, ref_lse, NULL) &&
+    ok = ok && ref_attention(q.data, kk.data, v.data, bf16, heads, N, D, causal, 0, sm_scale, ref_out, ref_lse, NULL) &&
          ref_attention_bwd(q.data, kk.data, v.data, dout.data, bf16, heads, N, D, causal, sm_scale, u, sub, ref_out,
                            ref_lse, &g);
     if (!ok) failf(&r, "out of memory for the reference");
@@ -1004,7 +1007,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
-    CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1));
+    CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true));
     if (all) {
@@ -1070,17 +1073,20 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 200, 1104, 104, DT_F16, 64, 512, 32, 4, false, 8));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
-        CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32, 1));
-        CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32, 1));
-        CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64, 1));
-        CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64, 1));
-        CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16, 1));
-        CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128, 1));
-        CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16, 1));
-        CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16, 1));
+        CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32, 1, 0));
+        CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32, 1, 0));
+        CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64, 1, 0));
+        CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64, 1, 0));
+        CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16, 1, 0));
+        CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128, 1, 0));
+        CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16, 1, 0));
+        CHECK(check_attention(r, 1, 2, 16, 64, false, DT_BF16, 16, 16, 1, 0));
         /* grouped-query: 2 and 4 query heads a K/V head, and multi-query (all 4) */
-        CHECK(check_attention(r, 2, 4, 130, 64, true, DT_F16, 64, 32, 2));
-        CHECK(check_attention(r, 1, 4, 100, 128, false, DT_BF16, 64, 64, 4));
+        CHECK(check_attention(r, 2, 4, 130, 64, true, DT_F16, 64, 32, 2, 0));
+        CHECK(check_attention(r, 1, 4, 100, 128, false, DT_BF16, 64, 64, 4, 0));
+        /* a causal sliding window: shorter than a block, and spanning several */
+        CHECK(check_attention(r, 1, 2, 300, 64, true, DT_F16, 64, 32, 1, 50));
+        CHECK(check_attention(r, 1, 2, 257, 128, true, DT_BF16, 64, 64, 2, 100));
         /* the backward: causal and not, N_CTX not a multiple of the blocks,
          * blocks of queries and keys of different sizes, D 128, bf16 */
         for (int fused = 0; fused < 2; fused++) {
@@ -1106,8 +1112,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 2048, 512, 1024, DT_BF16, 128, 128, 32, 8, false, 0));
         for (int causal = 0; causal <= 1; causal++)
             for (int d = 64; d <= 128; d *= 2)
-                CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32, 1));
-        CHECK(check_attention(r, 2, 4, 1024, 64, true, DT_BF16, 128, 64, 1));
+                CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32, 1, 0));
+        CHECK(check_attention(r, 2, 4, 1024, 64, true, DT_BF16, 128, 64, 1, 0));
     }
 #undef CHECK
     return n;

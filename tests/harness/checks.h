@@ -68,9 +68,10 @@ CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, 
 CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad);
 /* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
- * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]) */
+ * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
+ * window > 0 (causal): each query sees its window latest keys */
 CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal, DType dtype,
-                            int block_m, int block_n, int group);
+                            int block_m, int block_n, int group, int window);
 
 /* dQ, dK, dV (and Delta) of attention_bwd.blk on the same data plus dOut ~
  * N(0, 0.5^2), given the forward's Out and LSE from the C reference; fused:

@@ -166,7 +166,7 @@ bool ref_matmul(const uint16_t *a, const uint16_t *b, bool bf16, int M, int N, i
 }
 
 bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool bf16, int heads, int N, int D,
-                   bool causal, double sm_scale, double *out, double *lse, RefAttentionMags *mags) {
+                   bool causal, int window, double sm_scale, double *out, double *lse, RefAttentionMags *mags) {
     size_t total = (size_t)heads * N * D;
     double *qd = malloc(total * sizeof *qd), *kd = malloc(total * sizeof *kd), *vd = malloc(total * sizeof *vd);
     double *x = malloc((size_t)N * sizeof *x);
@@ -180,9 +180,10 @@ bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool
         const double *qh = qd + (size_t)h * N * D, *kh = kd + (size_t)h * N * D, *vh = vd + (size_t)h * N * D;
         for (int i = 0; i < N; i++) {
             int keys = causal ? i + 1 : N; /* keys j <= i under the causal mask */
+            int first = window > 0 && i - window + 1 > 0 ? i - window + 1 : 0; /* and j > i - window */
             size_t row = (size_t)h * N + i;
             double mx = -INFINITY, smag = 0, sum = 0;
-            for (int j = 0; j < keys; j++) {
+            for (int j = first; j < keys; j++) {
                 double s = 0, m = 0;
                 for (int d = 0; d < D; d++) {
                     double p = qh[(size_t)i * D + d] * kh[(size_t)j * D + d];
@@ -193,7 +194,7 @@ bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool
                 mx = fmax(mx, x[j]);
                 smag = fmax(smag, m);
             }
-            for (int j = 0; j < keys; j++) sum += (x[j] = exp(x[j] - mx));
+            for (int j = first; j < keys; j++) sum += (x[j] = exp(x[j] - mx));
             /* the weighted sums, key by key, so v is read along its rows */
             double *o = out + row * D, *vmag = mags ? mags->v_mag + row * D : NULL;
             double *vabs = mags ? mags->v_abs + row * D : NULL;
@@ -201,7 +202,7 @@ bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool
                 o[d] = 0;
                 if (mags) vmag[d] = vabs[d] = 0;
             }
-            for (int j = 0; j < keys; j++) {
+            for (int j = first; j < keys; j++) {
                 double w = x[j] / sum;
                 const double *vj = vh + (size_t)j * D;
                 for (int d = 0; d < D; d++) o[d] += w * vj[d];

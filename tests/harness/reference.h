@@ -69,12 +69,13 @@ typedef struct {
 
 /* Attention forward on `heads` (batch x head) slices of N x D, contiguous
  * [heads, N, D] f16 (or bf16) bits: out = softmax(q k^T sm_scale) v, row by
- * row; causal: query i attends to keys j <= i only. lse[row] = log2 of
+ * row; causal: query i attends to keys j <= i only, and with window > 0
+ * only to the window latest of them (j > i - window). lse[row] = log2 of
  * sum_j exp(s_ij sm_scale), i.e. (max + ln sum exp(s sm_scale - max)) in
  * base-2 units. out dense [heads, N, D]; lse [heads, N]; mags may be NULL.
  * False when out of memory. */
 bool ref_attention(const uint16_t *q, const uint16_t *k, const uint16_t *v, bool bf16, int heads, int N, int D,
-                   bool causal, double sm_scale, double *out, double *lse, RefAttentionMags *mags);
+                   bool causal, int window, double sm_scale, double *out, double *lse, RefAttentionMags *mags);
 
 /* Attention backward, for q, k, v and dout as in ref_attention (dout the
  * gradient of out): with s = q k^T sm_scale, p = softmax(s) row by row,
