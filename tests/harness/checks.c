@@ -897,28 +897,40 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
 }
 
 CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
-                                int block_m, int block_n, bool fused) {
+                                int block_m, int block_n, bool fused, int group) {
     CheckResult r = {0};
     set_name(&r, "attention bwd%s Z=%d H=%d N_CTX=%d D=%d %s%s BLOCK_M/N=%d/%d", fused ? " (dQ by atomics)" : "", Z, H,
              N, D, tname(dt), causal ? " causal" : "", block_m, block_n);
+    if (group > 1) snprintf(r.name + strlen(r.name), sizeof r.name - strlen(r.name), " GROUP=%d", group);
     RefRng rng = {11};
     const double sentinel = 1280.0;
     const float sm_scale = 0.5f;
     int heads = Z * H;
-    int64_t total = (int64_t)heads * N * D, rows = (int64_t)heads * N;
+    int64_t total = (int64_t)heads * N * D, rows = (int64_t)heads * N, kv_total = total / group;
     int64_t tail = (int64_t)(block_m > block_n ? block_m : block_n) * D; /* sentinels past the ends */
-    TBuf q = tb_new(dt, total), kk = tb_new(dt, total), v = tb_new(dt, total), dout = tb_new(dt, total);
+    /* K and V have heads / group heads; the reference gets them repeated per query head, and
+     * its dK and dV (per query head: each head's share) summed over each group */
+    TBuf q = tb_new(dt, total), kk = tb_new(dt, kv_total), v = tb_new(dt, kv_total), dout = tb_new(dt, total);
+    TBuf kk_rep = tb_new(dt, total), v_rep = tb_new(dt, total);
     TBuf out = tb_new(dt, total), lse = tb_new(DT_F32, rows), delta = tb_new(DT_F32, rows + block_m);
     TBuf dq = tb_new(dt, total + tail), dk = tb_new(dt, total + tail), dv = tb_new(dt, total + tail);
     TBuf dq_acc = tb_new(DT_F32, total + tail); /* the fused kernels' f32 sums: attn_bwd_prepare zeroes them */
+    TBuf dk_sum = tb_new(dt, kv_total + tail), dv_sum = tb_new(dt, kv_total + tail); /* attn_bwd_group_sum's */
     for (int64_t i = 0; i < total; i++) {
         tb_set(&q, i, 0.5 * ref_normal(&rng));
-        tb_set(&kk, i, 0.5 * ref_normal(&rng));
-        tb_set(&v, i, 0.5 * ref_normal(&rng));
+        if (i < kv_total) {
+            tb_set(&kk, i, 0.5 * ref_normal(&rng));
+            tb_set(&v, i, 0.5 * ref_normal(&rng));
+        }
         tb_set(&dout, i, 0.5 * ref_normal(&rng));
     }
-    TBuf *outputs[] = {&delta, &dq, &dk, &dv, &dq_acc};
-    for (int b = 0; b < 5; b++)
+    for (int64_t i = 0; i < total; i++) {
+        int64_t from = i / ((int64_t)N * D) / group * ((int64_t)N * D) + i % ((int64_t)N * D);
+        ((uint16_t *)kk_rep.data)[i] = ((uint16_t *)kk.data)[from];
+        ((uint16_t *)v_rep.data)[i] = ((uint16_t *)v.data)[from];
+    }
+    TBuf *outputs[] = {&delta, &dq, &dk, &dv, &dq_acc, &dk_sum, &dv_sum};
+    for (int b = 0; b < 7; b++)
         for (int64_t i = 0; i < outputs[b]->n; i++) tb_set(outputs[b], i, sentinel);
     double *ref_out = malloc(total * sizeof(double)), *ref_lse = malloc(rows * sizeof(double));
     double *arrays[8];
@@ -928,19 +940,23 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     bool bf16 = dt == DT_BF16;
     double u = unit_roundoff(dt), sub = subnormal_half(dt);
     /* the forward's outputs as the backward gets them: Out in T, LSE in f32 */
-    ok = ok && ref_attention(q.data, kk.data, v.data, bf16, heads, N, D, causal, 0, sm_scale, ref_out, ref_lse, NULL) &&
-         ref_attention_bwd(q.data, kk.data, v.data, dout.data, bf16, heads, N, D, causal, sm_scale, u, sub, ref_out,
-                           ref_lse, &g);
+    ok = ok &&
+         ref_attention(q.data, kk_rep.data, v_rep.data, bf16, heads, N, D, causal, 0, sm_scale, ref_out, ref_lse, NULL) &&
+         ref_attention_bwd(q.data, kk_rep.data, v_rep.data, dout.data, bf16, heads, N, D, causal, sm_scale, u, sub,
+                           ref_out, ref_lse, &g);
     if (!ok) failf(&r, "out of memory for the reference");
     for (int64_t i = 0; ok && i < total; i++) tb_set(&out, i, ref_out[i]);
     for (int64_t i = 0; ok && i < rows; i++) tb_set(&lse, i, ref_lse[i]);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     ExampleKernel kd = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_prepare" : "attn_bwd_delta", &defs);
+    ExampleKernel ksum = attention_kernel("attention_bwd.blk", "attn_bwd_group_sum", &defs);
     ExampleKernel kkv = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dkdvdq" : "attn_bwd_dkdv", &defs);
     ExampleKernel kq = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dq_convert" : "attn_bwd_dq", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"),
                            tb_buf(&dout, "dOut"), tb_buf(&lse, "LSE"), tb_buf(&delta, "Delta"), tb_buf(&dq, "dQ"),
-                           tb_buf(&dk, "dK"), tb_buf(&dv, "dV"), tb_buf(&dq_acc, "dQacc")};
+                           tb_buf(&dk, "dK"), tb_buf(&dv, "dV"), tb_buf(&dq_acc, "dQacc"), tb_buf(&dk_sum, "dK (summed)"),
+                           tb_buf(&dv_sum, "dV (summed)")};
     uint32_t grid_m[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     uint32_t grid_n[3] = {(uint32_t)((N + block_n - 1) / block_n), (uint32_t)heads, 1};
     InterpArg delta_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.i = N}};
@@ -953,17 +969,47 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
                               {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.p = dq_acc.data}, {.f = sm_scale},
                               {.i = N}};
     InterpArg convert_args[] = {{.p = dq_acc.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
-    bool ran = ok && (fused ? launch_grid(run, &r, &kd, prepare_args, 5, grid_m, bufs, 11) &&
-                                  launch_grid(run, &r, &kkv, fused_args, 11, grid_n, bufs, 11) &&
-                                  launch_grid(run, &r, &kq, convert_args, 4, grid_m, bufs, 11)
-                            : launch_grid(run, &r, &kd, delta_args, 4, grid_m, bufs, 11) &&
-                                  launch_grid(run, &r, &kkv, dkdv_args, 10, grid_n, bufs, 11) &&
-                                  launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 11));
+    bool ran = ok && (fused ? launch_grid(run, &r, &kd, prepare_args, 5, grid_m, bufs, 13) &&
+                                  launch_grid(run, &r, &kkv, fused_args, 11, grid_n, bufs, 13) &&
+                                  launch_grid(run, &r, &kq, convert_args, 4, grid_m, bufs, 13)
+                            : launch_grid(run, &r, &kd, delta_args, 4, grid_m, bufs, 13) &&
+                                  launch_grid(run, &r, &kkv, dkdv_args, 10, grid_n, bufs, 13) &&
+                                  launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 13));
+    /* the group's shares of dK and dV summed into the K/V heads' */
+    uint32_t grid_kv[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)(heads / group), 1};
+    InterpArg sum_k_args[] = {{.p = dk.data}, {.p = dk_sum.data}, {.i = N}};
+    InterpArg sum_v_args[] = {{.p = dv.data}, {.p = dv_sum.data}, {.i = N}};
+    ran = ran && (group == 1 || (launch_grid(run, &r, &ksum, sum_k_args, 3, grid_kv, bufs, 13) &&
+                                 launch_grid(run, &r, &ksum, sum_v_args, 3, grid_kv, bufs, 13)));
     if (ran) {
         const char *tol = bf16 ? "2^-8 per term+.." : "2^-11 per term+..";
         compare_bound(&r, "dQ", &dq, D, g.dq, g.bound_dq, rows, D, tol, true);
-        compare_bound(&r, "dK", &dk, D, g.dk, g.bound_dk, rows, D, tol, true);
-        compare_bound(&r, "dV", &dv, D, g.dv, g.bound_dv, rows, D, tol, true);
+        if (group == 1) {
+            compare_bound(&r, "dK", &dk, D, g.dk, g.bound_dk, rows, D, tol, true);
+            compare_bound(&r, "dV", &dv, D, g.dv, g.bound_dv, rows, D, tol, true);
+        } else {
+            /* each share's bound (its rounding to T included), the f32 sum's group
+             * roundings of the shares' sizes, and the sum's rounding to T */
+            double *sums[4] = {g.dk, g.bound_dk, g.dv, g.bound_dv};
+            for (int w = 0; w < 4; w += 2) {
+                double *ref_sum = calloc((size_t)kv_total, sizeof *ref_sum), *bound_sum = calloc((size_t)kv_total, sizeof *bound_sum);
+                if (!ref_sum || !bound_sum) {
+                    failf(&r, "out of memory for the reference");
+                    free(ref_sum), free(bound_sum);
+                    break;
+                }
+                for (int64_t i = 0; i < total; i++) {
+                    int64_t to = i / ((int64_t)N * D) / group * ((int64_t)N * D) + i % ((int64_t)N * D);
+                    ref_sum[to] += sums[w][i];
+                    bound_sum[to] += sums[w + 1][i] + group * 0x1p-23 * fabs(sums[w][i]);
+                }
+                for (int64_t i = 0; i < kv_total; i++) bound_sum[i] += u * fabs(ref_sum[i]) + sub;
+                compare_bound(&r, w ? "dV (summed)" : "dK (summed)", w ? &dv_sum : &dk_sum, D, ref_sum, bound_sum,
+                              kv_total / D, D, tol, true);
+                check_tail(&r, w ? "dV (summed)" : "dK (summed)", w ? &dv_sum : &dk_sum, kv_total, sentinel);
+                free(ref_sum), free(bound_sum);
+            }
+        }
         compare_bound(&r, "Delta", &delta, 1, g.delta, g.bound_delta, rows, 1, tol, false);
         check_tail(&r, "Delta", &delta, rows, sentinel);
         check_tail(&r, "dQ", &dq, total, sentinel);
@@ -973,8 +1019,8 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     }
     for (int a = 0; a < 8; a++) free(arrays[a]);
     free(ref_out), free(ref_lse);
-    TBuf *all[] = {&q, &kk, &v, &dout, &out, &lse, &delta, &dq, &dk, &dv, &dq_acc};
-    for (int b = 0; b < 11; b++) tb_free(all[b]);
+    TBuf *all[] = {&q, &kk, &v, &kk_rep, &v_rep, &dout, &out, &lse, &delta, &dq, &dk, &dv, &dq_acc, &dk_sum, &dv_sum};
+    for (int b = 0; b < 15; b++) tb_free(all[b]);
     return r;
 }
 
@@ -1008,8 +1054,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
-    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false));
-    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true));
+    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
+    CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -1090,10 +1136,13 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* the backward: causal and not, N_CTX not a multiple of the blocks,
          * blocks of queries and keys of different sizes, D 128, bf16 */
         for (int fused = 0; fused < 2; fused++) {
-            CHECK(check_attention_bwd(r, 1, 1, 100, 64, true, DT_F16, 32, 64, fused));
-            CHECK(check_attention_bwd(r, 2, 1, 77, 64, false, DT_BF16, 64, 32, fused));
-            CHECK(check_attention_bwd(r, 1, 1, 130, 128, true, DT_BF16, 64, 64, fused));
-            CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16, fused));
+            CHECK(check_attention_bwd(r, 1, 1, 100, 64, true, DT_F16, 32, 64, fused, 1));
+            CHECK(check_attention_bwd(r, 2, 1, 77, 64, false, DT_BF16, 64, 32, fused, 1));
+            CHECK(check_attention_bwd(r, 1, 1, 130, 128, true, DT_BF16, 64, 64, fused, 1));
+            CHECK(check_attention_bwd(r, 1, 1, 1, 64, true, DT_F16, 16, 16, fused, 1));
+            /* grouped-query: 2 query heads a K/V head, and multi-query */
+            CHECK(check_attention_bwd(r, 2, 4, 100, 64, true, DT_F16, 32, 64, fused, 2));
+            CHECK(check_attention_bwd(r, 1, 4, 77, 128, false, DT_BF16, 64, 64, fused, 4));
         }
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */

@@ -76,9 +76,9 @@ CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int
 /* dQ, dK, dV (and Delta) of attention_bwd.blk on the same data plus dOut ~
  * N(0, 0.5^2), given the forward's Out and LSE from the C reference; fused:
  * its five-product kernels (dQ added into f32 sums), else its seven-product
- * ones */
+ * ones; group query heads a K/V head (dK and dV summed over each group) */
 CheckResult check_attention_bwd(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal,
-                                DType dtype, int block_m, int block_n, bool fused);
+                                DType dtype, int block_m, int block_n, bool fused, int group);
 
 /* The example checks: level 0, one tutorial shape per example (matmul
  * 256^3 f16, attention Z=1 H=2 N_CTX=256 D=64); 1, every shape the
