@@ -80,12 +80,15 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     }
 }
 
-/* The most shared memory any op needs, and that op; a dot right in a for
- * loop's body without the operands staged once before the loop. */
+/* The most shared memory any op needs, and that op; a wgmma dot right in a
+ * for loop's body without the operands staged once before the loop (into
+ * the resident region; mma.sync's are staged here, at 0, so their dots
+ * count them). */
 static void plan_smem(Gen *g, const BirBlock *b, bool for_body, const BirOp **largest) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        int64_t need = op->code == BIR_DOT && for_body ? nvptx_dot_smem_bytes_in_loop(g, op, b) : smem_need(g, op);
+        bool wgmma = op->code == BIR_DOT && !nvptx_wgmma_refusal(g, op);
+        int64_t need = wgmma && for_body ? nvptx_dot_smem_bytes_in_loop(g, op, b) : smem_need(g, op);
         if (need > g->s->smem_size) g->s->smem_size = need, *largest = op;
         for (int r = 0; r < op->nregions; r++) plan_smem(g, op->regions[r], op->code == BIR_FOR, largest);
     }
