@@ -85,9 +85,9 @@ ParameterizedTest(int *index, plan, decisions) {
 
 /* Every example, on every arch: a schedule per kernel. */
 Test(plan, every_example_every_arch) {
-    static const char *const examples[] = {"activations", "add", "attention", "attention_bwd", "cross_entropy",
-                                           "cumsum", "dropout", "groupnorm", "layernorm", "matmul", "quantize",
-                                           "rmsnorm", "softmax", "softmax_online"};
+    static const char *const examples[] = {"activations", "add", "attention", "attention_bwd", "attention_decode",
+                                           "cross_entropy", "cumsum", "dropout", "groupnorm", "layernorm", "matmul",
+                                           "quantize", "rmsnorm", "softmax", "softmax_online"};
     static const char *const archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t e = 0; e < sizeof examples / sizeof *examples; e++)
         for (size_t a = 0; a < 3; a++) {

@@ -1024,6 +1024,89 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     return r;
 }
 
+CheckResult check_attention_decode(const ExampleRunner *run, int B, int H_KV, int group, int max_ctx, int D, DType dt,
+                                   int block_n, int split) {
+    CheckResult r = {0};
+    set_name(&r, "attention decode B=%d H_KV=%d GROUP=%d MAX_CTX=%d D=%d %s BLOCK_N=%d SPLIT=%d", B, H_KV, group, max_ctx, D,
+             tname(dt), block_n, split);
+    RefRng rng = {13};
+    const double sentinel = 1280.0;
+    const float sm_scale = 0.125f;
+    int H = H_KV * group, parts = (max_ctx + split - 1) / split, max_parts = 1;
+    while (max_parts < parts) max_parts *= 2;
+    int64_t nq = (int64_t)B * H * D, nkv = (int64_t)B * H_KV * max_ctx * D;
+    TBuf q = tb_new(dt, nq), kk = tb_new(dt, nkv), v = tb_new(dt, nkv), lens = tb_new(DT_I32, B);
+    TBuf part_out = tb_new(DT_F32, (int64_t)B * H * parts * D), part_lse = tb_new(DT_F32, (int64_t)B * H * parts);
+    TBuf out = tb_new(dt, nq + D); /* a row of sentinels past the end */
+    for (int64_t i = 0; i < nq; i++) tb_set(&q, i, 0.5 * ref_normal(&rng));
+    for (int64_t i = 0; i < nkv; i++) {
+        tb_set(&kk, i, 0.5 * ref_normal(&rng));
+        tb_set(&v, i, 0.5 * ref_normal(&rng));
+    }
+    /* lengths: the whole cache, one token, and ends inside a part and a block */
+    for (int b = 0; b < B; b++) {
+        int len = b == 0 ? max_ctx : b == 1 ? 1 : max_ctx / 2 + 3 + 37 * b;
+        tb_set(&lens, b, len < max_ctx ? len : max_ctx - 5);
+    }
+    for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
+    char defs[6][32];
+    snprintf(defs[0], sizeof defs[0], "T=%s", tname(dt));
+    snprintf(defs[1], sizeof defs[1], "HEAD_DIM=%d", D);
+    snprintf(defs[2], sizeof defs[2], "GROUP=%d", group);
+    snprintf(defs[3], sizeof defs[3], "BLOCK_N=%d", block_n);
+    snprintf(defs[4], sizeof defs[4], "SPLIT=%d", split);
+    snprintf(defs[5], sizeof defs[5], "MAX_PARTS=%d", max_parts);
+    ExampleKernel kpart = {"attention_decode.blk", "attn_decode_part", {defs[0], defs[1], defs[2], defs[3], defs[4], NULL}};
+    ExampleKernel kcomb = {"attention_decode.blk", "attn_decode_combine", {defs[0], defs[1], defs[5], NULL}};
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&lens, "SeqLen"),
+                           tb_buf(&part_out, "PartOut"), tb_buf(&part_lse, "PartLse"), tb_buf(&out, "Out")};
+    InterpArg part_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = lens.data}, {.p = part_out.data},
+                             {.p = part_lse.data}, {.f = sm_scale}, {.i = max_ctx}, {.i = H_KV}, {.i = parts}};
+    InterpArg comb_args[] = {{.p = part_out.data}, {.p = part_lse.data}, {.p = out.data}, {.i = parts}};
+    uint32_t grid_part[3] = {(uint32_t)parts, (uint32_t)H_KV, (uint32_t)B}, grid_comb[3] = {(uint32_t)(B * H), 1, 1};
+    if (launch_grid(run, &r, &kpart, part_args, 10, grid_part, bufs, 7) &&
+        launch_grid(run, &r, &kcomb, comb_args, 4, grid_comb, bufs, 7)) {
+        /* the reference in double: each query head against its K/V head's first len keys */
+        double *ref = malloc((size_t)nq * sizeof *ref), *bound = malloc((size_t)nq * sizeof *bound);
+        double *w = malloc((size_t)max_ctx * sizeof *w);
+        double u = unit_roundoff(dt), sub = subnormal_half(dt);
+        for (int64_t row = 0; ref && bound && w && row < (int64_t)B * H; row++) {
+            int b = (int)(row / H), h = (int)(row % H), len = (int)tb_get(&lens, b);
+            int64_t kv = ((int64_t)b * H_KV + h / group) * max_ctx * D;
+            double mx = -INFINITY, sum = 0;
+            for (int j = 0; j < len; j++) {
+                double s = 0;
+                for (int d = 0; d < D; d++) s += tb_get(&q, row * D + d) * tb_get(&kk, kv + (int64_t)j * D + d);
+                w[j] = s * sm_scale;
+                mx = fmax(mx, w[j]);
+            }
+            for (int j = 0; j < len; j++) sum += (w[j] = exp(w[j] - mx));
+            for (int d = 0; d < D; d++) {
+                double o = 0, a = 0;
+                for (int j = 0; j < len; j++) {
+                    double x = tb_get(&v, kv + (int64_t)j * D + d);
+                    o += w[j] / sum * x;
+                    a += w[j] / sum * fabs(x);
+                }
+                /* p rounded to T before its product (u A), Out's rounding (u |o|), the f32
+                 * sums, exp2's and the parts' weights' few ulp (2^-20 A) */
+                ref[row * D + d] = o;
+                bound[row * D + d] = 2 * u * (fabs(o) + a) + 0x1p-20 * a + sub;
+            }
+        }
+        if (ref && bound && w) {
+            compare_bound(&r, "Out", &out, D, ref, bound, (int64_t)B * H, D, "2u(|o|+A)+..", true);
+            check_tail(&r, "Out", &out, nq, sentinel);
+        } else {
+            failf(&r, "out of memory for the reference");
+        }
+        free(ref), free(bound), free(w);
+    }
+    TBuf *all[] = {&q, &kk, &v, &lens, &part_out, &part_lse, &out};
+    for (int b = 0; b < 7; b++) tb_free(all[b]);
+    return r;
+}
+
 /* --------------------------------------------------------------- suite */
 
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max) {
@@ -1056,6 +1139,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
+    CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128));
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -1144,6 +1228,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
             CHECK(check_attention_bwd(r, 2, 4, 100, 64, true, DT_F16, 32, 64, fused, 2));
             CHECK(check_attention_bwd(r, 1, 4, 77, 128, false, DT_BF16, 64, 64, fused, 4));
         }
+        /* decode: multi-head (GROUP 1), multi-query-like (GROUP 8), bf16, D 128, one part */
+        CHECK(check_attention_decode(r, 2, 3, 1, 200, 64, DT_F16, 32, 64));
+        CHECK(check_attention_decode(r, 4, 1, 8, 517, 128, DT_BF16, 64, 256));
+        CHECK(check_attention_decode(r, 2, 2, 2, 60, 64, DT_F16, 64, 512));
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));

@@ -80,6 +80,12 @@ CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int
 CheckResult check_attention_bwd(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal,
                                 DType dtype, int block_m, int block_n, bool fused, int group);
 
+/* Out of attention_decode.blk (flash-decoding): one query token a sequence
+ * for B sequences of lengths from 1 to max_ctx, H_KV K/V heads each shared by
+ * group query heads, the cache split into parts of `split` keys */
+CheckResult check_attention_decode(const ExampleRunner *r, int B, int H_KV, int group, int max_ctx, int head_dim,
+                                   DType dtype, int block_n, int split);
+
 /* The example checks: level 0, one tutorial shape per example (matmul
  * 256^3 f16, attention Z=1 H=2 N_CTX=256 D=64); 1, every shape the
  * interpreter tests (plus N not a power of two, N below and above the block,
