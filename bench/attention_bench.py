@@ -7,6 +7,7 @@ one timer (triton.testing.do_bench: CUDA events, L2 flushed before each run, med
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python \\
         python3 bench/attention_bench.py [--tutorial PATH] [--quick] [--out FILE] [--kernels]
         python3 bench/attention_bench.py --gqa [--out FILE]
+        python3 bench/attention_bench.py --decode [--out FILE]
 
 --tutorial PATH: Triton's python/tutorials/06-fused-attention.py (the triton-lang/triton
 repository; the GPU machine's Triton package has no tutorials, so the file travels with the
@@ -22,6 +23,8 @@ provider is printed beside its time. blk's backward is the faster of its two for
 of its block configurations ("7: ..."), or five, dQ added into f32 sums by atomics ("5: ...");
 --kernels also prints each kernel's time. --gqa: grouped-query and multi-query forwards instead
 (attention.blk's GROUP: K and V read in place), against SDPA's backends with enable_gqa=True.
+--decode: decode attention (attention_decode.blk), one query token a sequence against caches of
+4k-32k tokens, in GB/s of K and V read, against SDPA's backends the same way.
 """
 import argparse
 import importlib.util
@@ -177,10 +180,15 @@ def main():
     ap.add_argument("--gqa", action="store_true",
                     help="grouped-query forward only: D = 128, 32 query heads on 8 and on 1 K/V heads, S 4k and 16k, "
                          "against SDPA's backends with enable_gqa")
+    ap.add_argument("--decode", action="store_true",
+                    help="decode attention only (attention_decode.blk): one query token a sequence, D = 128, 32 "
+                         "query heads on 8 K/V heads, caches of 4k-32k tokens, against SDPA with enable_gqa")
     args = ap.parse_args()
     ba = BlkAttention()
     if args.gqa:
         return gqa(ba, args)
+    if args.decode:
+        return decode(args)
     tut = load_tutorial(args.tutorial)
     lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; "
              f"triton.testing.do_bench (L2 flushed, median); fp16, 16k tokens a batch, 2048/D heads; "
@@ -410,6 +418,73 @@ def gqa(ba, args):
                 print(row, flush=True)
                 del q, k, v, ref, o, lse
                 torch.cuda.empty_cache()
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+def decode(args):
+    """Decode attention: GB/s of K and V read (the kernel is bound by them), blk's parts at 1 and 2
+    warps and a few part sizes, against SDPA's backends on a query of one token."""
+    mod = blk.compile(os.path.join(EXAMPLES, "attention_decode.blk"))
+    part_k, combine_k = mod["attn_decode_part"], mod["attn_decode_combine"]
+    D, H, H_KV = 128, 32, 8
+    group = H // H_KV
+    lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}; triton.testing.do_bench (L2 flushed, "
+             f"median); fp16, D = {D}, {H} query heads on {H_KV} K/V heads; GB/s: K and V bytes read / time; err: "
+             f"largest |out - SDPA math in f32|", "",
+             "| B | cache | blk GB/s (err) | blk config | " + " | ".join(f"SDPA {n}" for n, _ in BACKENDS)
+             + " | blk / best SDPA |", "|" + "---|" * 8]
+    for B, L in ((1, 16384), (1, 32768), (16, 4096), (16, 16384), (64, 4096)):
+        torch.manual_seed(0)
+        q = torch.randn(B, H, 1, D, device="cuda", dtype=torch.float16) * 0.5
+        k, v = (torch.randn(B, H_KV, L, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(2))
+        scale = 1.0 / math.sqrt(D)
+        with sdpa_kernel(SDPBackend.MATH):
+            ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), enable_gqa=True)
+        gbs = lambda ms: 2 * B * H_KV * L * D * 2 / (ms * 1e-3) / 1e9  # noqa: E731
+        cells = []
+        for name, backend in BACKENDS:
+            try:
+                with sdpa_kernel(backend):
+                    f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
+                    err = max_err(f(), ref)
+                    cells.append((gbs(timed(f)), err))
+            except RuntimeError as e:
+                cells.append(None)
+                print(f"  SDPA {name} B={B} L={L}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+        lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
+        out = torch.empty(B, H, D, device="cuda", dtype=torch.float16)
+        best = None
+        for split in (256, 512, 1024, 2048):
+            parts = triton.cdiv(L, split)
+            max_parts = triton.next_power_of_2(parts)
+            part_out = torch.empty(B, H, parts, D, device="cuda", dtype=torch.float32)
+            part_lse = torch.empty(B, H, parts, device="cuda", dtype=torch.float32)
+            for warps in (1, 2):
+                def run(split=split, parts=parts, max_parts=max_parts, part_out=part_out, part_lse=part_lse,
+                        warps=warps):
+                    part_k[(parts, H_KV, B)](q, k, v, lens, part_out, part_lse, scale, L, H_KV, parts, HEAD_DIM=D,
+                                             GROUP=group, BLOCK_N=64, SPLIT=split, num_warps=warps)
+                    combine_k[(B * H,)](part_out, part_lse, out, parts, HEAD_DIM=D, MAX_PARTS=max_parts, num_warps=4)
+                if not compiles(run, "decode", (split, 64, warps)):
+                    continue
+                err = max_err(out.view(B, H, 1, D), ref)
+                if not err < 2e-3 + 2e-3 * ref.abs().max().item():
+                    raise SystemExit(f"blk decode split {split} w{warps} B={B} L={L}: error {err:.3g}")
+                ms = timed(run)
+                if best is None or ms < best[0]:
+                    best = (ms, f"split {split} w{warps}", err)
+        best_sdpa = max((c[0] for c in cells if c), default=float("nan"))
+        row = (f"| {B} | {L} | {gbs(best[0]):.0f} ({best[2]:.1e}) | {best[1]} | "
+               + " | ".join("-" if c is None else f"{c[0]:.0f} ({c[1]:.1e})" for c in cells)
+               + f" | {gbs(best[0]) / best_sdpa:.2f} |")
+        lines.append(row)
+        print(row, flush=True)
+        del q, k, v, ref, out
+        torch.cuda.empty_cache()
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
