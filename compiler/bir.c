@@ -295,7 +295,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             put(p, ", mask %s", vname(p, op->operands[fixed]));
         if (op->code == BIR_LOAD && op->noperands > 2 && op->operands[2] != BIR_NONE)
             put(p, ", other %s", vname(p, op->operands[2]));
-        if (op->code != BIR_LOAD && op->code != BIR_STORE) put_atomic_order(p, op);
+        if (bir_is_atomic(op->code)) put_atomic_order(p, op);
         break;
     }
     case BIR_ATOMIC_CAS:
@@ -649,15 +649,13 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return mask_ok(V, a[2], vt(V, a[1]));
     case BIR_ATOMIC_CAS:
         ARITY(3);
-        NEED(op->attr >= 0 && op->attr < 12 && atomic_sem_of(op->attr) <= ATOMIC_RELAXED &&
-             atomic_scope_of(op->attr) <= ATOMIC_SYS, "an atomic's order is a sem and a scope");
+        NEED(atomic_order_valid(op->attr), "an atomic's order is a sem and a scope");
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r) && type_equal(vt(V, a[2]), r), "cmp and val have the pointee type");
         return true;
     case BIR_ATOMIC_RMW_CASES:
         ARITY(3);
-        NEED(op->attr >= 0 && op->attr < 12 && atomic_sem_of(op->attr) <= ATOMIC_RELAXED &&
-             atomic_scope_of(op->attr) <= ATOMIC_SYS, "an atomic's order is a sem and a scope");
+        NEED(atomic_order_valid(op->attr), "an atomic's order is a sem and a scope");
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(r, pointee(vt(V, a[0]))), "gives the pointee type");
         NEED(type_equal(vt(V, a[1]), r), "val has the pointee type");
         return mask_ok(V, a[2], r);

@@ -162,6 +162,12 @@ typedef enum {
 #define BIR_ATOMIC_RMW_CASES \
     BIR_ATOMIC_XCHG: case BIR_ATOMIC_ADD: case BIR_ATOMIC_MAX: case BIR_ATOMIC_MIN: case BIR_ATOMIC_AND: \
     case BIR_ATOMIC_OR: case BIR_ATOMIC_XOR
+static inline bool bir_is_atomic(int code) {
+    switch (code) {
+    case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES: return true;
+    default: return false;
+    }
+}
 
 typedef enum {
     BIR_KIND_LEAF, BIR_KIND_SHAPE, BIR_KIND_ELEMENTWISE, BIR_KIND_MATH, BIR_KIND_MEMORY, BIR_KIND_REDUCE,
@@ -181,6 +187,9 @@ typedef enum { ATOMIC_ACQ_REL, ATOMIC_ACQUIRE, ATOMIC_RELEASE, ATOMIC_RELAXED } 
 typedef enum { ATOMIC_GPU, ATOMIC_CTA, ATOMIC_SYS } AtomicScope;
 static inline AtomicSem atomic_sem_of(int64_t attr) { return (AtomicSem)(attr & 3); }
 static inline AtomicScope atomic_scope_of(int64_t attr) { return (AtomicScope)(attr >> 2 & 3); }
+static inline bool atomic_order_valid(int64_t attr) {
+    return attr >= 0 && attr < 12 && atomic_scope_of(attr) <= ATOMIC_SYS;
+}
 
 /* A row of ops.def. */
 typedef struct {

@@ -66,7 +66,5 @@ int atomic_scope_from_name(const char *text, size_t len) { return name_index(ato
 
 int dot_precision_from_name(const char *text, size_t len) {
     static const char *const names[] = {[DOT_IEEE] = "ieee", [DOT_TF32] = "tf32", [DOT_TF32X3] = "tf32x3"};
-    for (int i = 0; i < 3; i++)
-        if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0) return i;
-    return -1;
+    return name_index(names, 3, text, len);
 }

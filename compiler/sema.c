@@ -940,6 +940,14 @@ static void check_dot(Sema *S, Expr *e) {
     e->type = result;
 }
 
+/* A string argument's choices as an error lists them, from its table: "a"
+ * (the default), "b", "c" or "d". */
+static const char *choices_text(Sema *S, const char *const *names, int n) {
+    char *t = arena_printf(S->a, "\"%s\" (the default)", names[0]);
+    for (int i = 1; i < n; i++) t = arena_printf(S->a, "%s%s\"%s\"", t, i + 1 == n ? " or " : ", ", names[i]);
+    return t;
+}
+
 static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
     Expr *p = arg(e, 0);
     if (!require_value(S, p) || !pointer_arg(S, e, p)) return;
@@ -969,20 +977,26 @@ static void check_atomic(Sema *S, Expr *e, BuiltinId id) {
         if (!check_literal_fits(S, v, elem)) return;
     }
     if (id != BI_ATOMIC_CAS && !mask_arg(S, e, arg(e, 2), shape)) return;
-    static const struct { const char *name, *choices; int (*parse)(const char *, size_t); } named[2] = {
-        {"sem", "\"acq_rel\" (the default), \"acquire\", \"release\" or \"relaxed\"", atomic_sem_from_name},
-        {"scope", "\"gpu\" (the default), \"cta\" or \"sys\"", atomic_scope_from_name},
+    static const struct {
+        const char *name;
+        const char *const *names; /* the first the default */
+        int n;
+        int (*parse)(const char *, size_t);
+    } named[2] = {
+        {"sem", atomic_sem_names, 4, atomic_sem_from_name},
+        {"scope", atomic_scope_names, 3, atomic_scope_from_name},
     };
     for (int i = 0; i < 2; i++) {
         Expr *s = arg(e, 3 + i);
         if (!s) continue;
         if (s->kind != E_STRING) {
-            error(S, s->span, "'%s' of '%s' is a string: %s", named[i].name, e->u.call.name, named[i].choices);
+            error(S, s->span, "'%s' of '%s' is a string: %s", named[i].name, e->u.call.name,
+                  choices_text(S, named[i].names, named[i].n));
             return;
         }
         if (named[i].parse(s->u.str.text, s->u.str.len) < 0) {
             error(S, s->span, "unknown %s \"%.*s\" (expected %s)", named[i].name, (int)s->u.str.len, s->u.str.text,
-                  named[i].choices);
+                  choices_text(S, named[i].names, named[i].n));
             return;
         }
     }

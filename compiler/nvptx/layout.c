@@ -711,8 +711,8 @@ int nvptx_equal_run(const KernelPlan *p, int v) {
 }
 
 const Layout *nvptx_memory_layout(const KernelPlan *p, const BirOp *op) {
-    bool atomic = op->code != BIR_LOAD && op->code != BIR_STORE;
-    return atomic && p->layouts[op->results[0]].rank ? &p->layouts[op->results[0]] : &p->layouts[op->operands[0]];
+    bool own = bir_is_atomic(op->code) && p->layouts[op->results[0]].rank;
+    return own ? &p->layouts[op->results[0]] : &p->layouts[op->operands[0]];
 }
 
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {

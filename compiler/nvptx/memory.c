@@ -122,7 +122,7 @@ static LLVMValueRef atom(Gen *g, const char *op, const char *type, AtomicOrder o
     const char *sem = atomic_sem_names[atomic_sem_of(order.attr)], *scope = atomic_scope_names[atomic_scope_of(order.attr)];
     char text[160], cons[64], at[32] = "";
     if (off) snprintf(at, sizeof at, "+%lld", (long long)off); /* the address's immediate offset */
-    if (order.red && !b) {
+    if (order.red) {
         LLVMValueRef args[3] = {pred, addr_i64(g, p), a};
         snprintf(text, sizeof text, "@$0 red.%s.%s.global.%s.%s [$1%s], $2;", sem, scope, op, type, at);
         snprintf(cons, sizeof cons, "b,l,%s,~{memory}", rc);
@@ -149,8 +149,8 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef p
     bool wide = dtype_bits(d) == 64;
     const char *bits = wide ? "b64" : "b32";
     switch (code) {
-    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, (AtomicOrder){o.attr, false}, pred, p, off, a, b);
-    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, (AtomicOrder){o.attr, false}, pred, p, off, a, NULL);
+    case BIR_ATOMIC_CAS: return atom(g, "cas", bits, o, pred, p, off, a, b);
+    case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, o, pred, p, off, a, NULL);
     case BIR_ATOMIC_ADD: {
         const char *type = d == DT_F32 ? "f32" : d == DT_F16 ? "noftz.f16" : d == DT_BF16 ? "noftz.bf16" : wide ? "u64" : "u32";
         return atom(g, "add", type, o, pred, p, off, a, NULL);
@@ -260,8 +260,8 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     DType d = pt.elem;
     const Layout *l = nvptx_memory_layout(g->s->plan, op);
     int w = nvptx_access_width(g->s->plan, g->f, op);
-    LLVMValueRef *ptr = nvptx_layout_equal(l, &g->s->plan->layouts[a[0]]) ? g->regs[a[0]] : nvptx_operand(g, a[0], l, slot);
-    /* the other operands in the pointers' layout */
+    LLVMValueRef *ptr = nvptx_operand(g, a[0], l, slot); /* an atomic's may be recomputed in the value's layout */
+    /* the other operands in the op's layout (the pointers', or an atomic value's) */
     LLVMValueRef *in[3] = {NULL, NULL, NULL};
     for (int i = 1; i < op->noperands && i < 4; i++)
         if (a[i] != BIR_NONE) in[i - 1] = nvptx_operand(g, a[i], l, slot);
@@ -269,7 +269,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef *mask = mask_at >= 1 && a[mask_at] != BIR_NONE ? in[mask_at - 1] : NULL;
     LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
     int32_t copies = nvptx_layout_copy_regs(l); /* registers that repeat others: written once */
-    if (op->code != BIR_LOAD && op->code != BIR_STORE) { /* an atomic */
+    if (bir_is_atomic(op->code)) {
         LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
         AtomicOrder order = atomic_order(g, op);
         const int64_t *imm = nvptx_const_atomic_offsets(g->s, op); /* one address a thread, offsets in the instructions */

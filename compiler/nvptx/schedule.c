@@ -44,10 +44,7 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     switch (op->code) {
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (vtype(g, a[0]).rank == 0) return op->code == BIR_STORE || op->code == BIR_LOAD ? 0 : 8; /* atomics' slot */
-        {
-            const Layout *l = nvptx_memory_layout(g->s->plan, op);
-            return operands_need(g, op, l, nvptx_layout_equal(l, &g->s->plan->layouts[a[0]]) ? 1 : 0);
-        }
+        return operands_need(g, op, nvptx_memory_layout(g->s->plan, op), 0);
     case BIR_DOT: return nvptx_dot_smem_bytes(g, op);
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS: return nvptx_reshape_smem_bytes(g, op);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN:
@@ -221,8 +218,6 @@ static bool code_size_error(Gen *g, int64_t total) {
 
 /* ------------------------------------------------- TMA and the producer */
 
-/* Which pipelined loads TMA copies: a loop's all or none (tma.c), where the
- * loop as a whole should copy by TMA. */
 /* A block atomic (one instruction an element) whose pointers step by
  * constants along both dimensions, in a layout whose register bits and
  * thread bits never share a coordinate bit (so an element's coordinates are
@@ -231,7 +226,7 @@ static bool code_size_error(Gen *g, int64_t total) {
  * thread and writes the offsets into the instructions. */
 static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
     int64_t steps[2];
-    if (op->code == BIR_LOAD || op->code == BIR_STORE || !nvptx_pointer_steps(g, op->operands[0], steps)) return NULL;
+    if (!nvptx_pointer_steps(g, op->operands[0], steps)) return NULL;
     const Layout *l = nvptx_memory_layout(g->s->plan, op);
     for (int d = 0; d < 2; d++) {
         int32_t regs = 0, threads = 0;
@@ -255,9 +250,7 @@ static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
 static void plan_const_atomics(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        bool block_atomic = bir_op_info(op->code)->kind == BIR_KIND_MEMORY && op->code != BIR_LOAD &&
-                            op->code != BIR_STORE && vtype(g, op->operands[0]).rank == 2;
-        int64_t *off = block_atomic ? const_atomic_offsets(g, op) : NULL;
+        int64_t *off = bir_is_atomic(op->code) ? const_atomic_offsets(g, op) : NULL;
         if (off) {
             g->s->const_atomics[g->s->nconst_atomics] = op;
             g->s->const_atomic_offsets[g->s->nconst_atomics++] = off;
@@ -266,6 +259,8 @@ static void plan_const_atomics(Gen *g, const BirBlock *b) {
     }
 }
 
+/* Which pipelined loads TMA copies: a loop's all or none (tma.c), where the
+ * loop as a whole should copy by TMA. */
 static void plan_tma_in(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i], *loads[NVPTX_MAX_TENSOR_MAPS];
@@ -359,9 +354,9 @@ bool nvptx_schedule(Gen *g) {
     g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
     g->s->tma_memo = nvptx_tma_memo(g); /* TMA's loads and the atomics' constant offsets */
     plan_tma_in(g, f->body);
-    int natomics = nvptx_ops_in(f->body, BIR_OPCODE_COUNT);
-    g->s->const_atomics = arena_alloc(&g->arena, (size_t)(natomics + 1) * sizeof *g->s->const_atomics);
-    g->s->const_atomic_offsets = arena_alloc(&g->arena, (size_t)(natomics + 1) * sizeof *g->s->const_atomic_offsets);
+    int nops = nvptx_ops_in(f->body, BIR_OPCODE_COUNT); /* room for every op: the atomics are some */
+    g->s->const_atomics = arena_alloc(&g->arena, (size_t)(nops + 1) * sizeof *g->s->const_atomics);
+    g->s->const_atomic_offsets = arena_alloc(&g->arena, (size_t)(nops + 1) * sizeof *g->s->const_atomic_offsets);
     plan_const_atomics(g, f->body);
     plan_producer(g);
     const BirOp *largest = NULL;

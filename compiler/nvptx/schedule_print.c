@@ -175,8 +175,7 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
                     w == 1 ? "" : "s", why);
             for (int k = 0; k < g->s->naccesses; k++)
                 if (g->s->accesses[k] == op && g->s->access_advice[k]) fprintf(out, "  remark: %s\n", g->s->access_advice[k]);
-        } else if (bir_op_info(op->code)->kind == BIR_KIND_MEMORY && op->code != BIR_LOAD && op->code != BIR_STORE &&
-                   vtype(g, op->operands[0]).rank) {
+        } else if (bir_is_atomic(op->code) && vtype(g, op->operands[0]).rank) {
             char shape[48];
             BlkType pt = vtype(g, op->operands[0]);
             shape_str(pt, shape, sizeof shape);
