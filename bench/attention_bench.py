@@ -156,6 +156,50 @@ def compiles(run, what, cfg):
         return False
 
 
+def cell(x):
+    """A provider's table cell: its rate (its error), or - where it did not run."""
+    return "-" if x is None else f"{x[0]:.0f} ({x[1]:.1e})"
+
+
+def report(lines, out):
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+
+
+def sdpa_cells(call, ref, rate, what):
+    """Each SDPA backend's (rate, error) running call() (None where the backend refuses)."""
+    cells = []
+    for name, backend in BACKENDS:
+        try:
+            with sdpa_kernel(backend):
+                err = max_err(call(), ref)
+                cells.append((rate(timed(call)), err))
+        except RuntimeError as e:
+            cells.append(None)
+            print(f"  SDPA {name} {what}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+    return cells
+
+
+def best_forward(ba, q, k, v, o, lse, causal, ref, what):
+    """blk's forward in each configuration that compiles, each output checked against ref before it
+    is timed: (ms, configuration, error) of the fastest."""
+    best = None
+    for cfg in FWD_CONFIGS:
+        f = ba.forward(q, k, v, o, lse, causal, cfg)
+        if not compiles(f, "forward", cfg):
+            continue
+        err = max_err(o, ref)
+        if not err < 2e-3 + 2e-3 * ref.abs().max().item():
+            raise SystemExit(f"blk forward {fmt_cfg(cfg)} {what}: error {err:.3g}")
+        ms = timed(f)
+        if best is None or ms < best[0]:
+            best = (ms, cfg, err)
+    return best
+
+
 def forward_for_backward(ba, q, k, v, causal):
     """blk's forward's Out and LSE, and the backward's buffers: Delta, dQ's f32 sums, dQ, dK, dV."""
     B, H, S, D = q.shape
@@ -230,17 +274,7 @@ def main():
                 # ---- blk forward: the best configuration, its output and LSE kept for the backward
                 o = torch.empty_like(q)
                 lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-                best = None
-                for cfg in FWD_CONFIGS:
-                    f = ba.forward(q, k, v, o, lse, causal, cfg)
-                    if not compiles(f, "forward", cfg):
-                        continue
-                    err = max_err(o, ref_o)
-                    if not err < 2e-3 + 2e-3 * ref_o.abs().max().item():
-                        raise SystemExit(f"blk forward {fmt_cfg(cfg)} S={S} D={D} causal={causal}: error {err:.3g}")
-                    ms = timed(f)
-                    if best is None or ms < best[0]:
-                        best = (ms, cfg, err)
+                best = best_forward(ba, q, k, v, o, lse, causal, ref_o, f"S={S} D={D} causal={causal}")
                 ba.forward(q, k, v, o, lse, causal, best[1])()
                 blk_f = (tf(fwd_flops, best[0]), best[2], best[1])
                 # ---- blk backward: the best configuration of each kernel, then the three timed together
@@ -331,8 +365,6 @@ def main():
                         tut_b = (tf(bwd_flops, ms), gerr)
                     del qg, kg, vg
 
-                def cell(x):
-                    return "-" if x is None else f"{x[0]:.0f} ({x[1]:.1e})"
                 best_sdpa_f = max((x[0] for x in sdpa_f.values() if x), default=float("nan"))
                 best_sdpa_b = max((x[0] for x in sdpa_b.values() if x), default=float("nan"))
                 fwd_rows.append(f"{shape} {cell(blk_f)} | {blk_f[2] and fmt_cfg(blk_f[2])} | "
@@ -356,11 +388,7 @@ def main():
         lines += ["## blk's backward kernels: ms, best configuration, TFLOP/s of the kernel's own products "
                   "(dK/dV 4, dQ 3); the five-product backward's main kernel and all three of its kernels, ms",
                   "", "| S | D | causal | Delta ms | dK/dV | dQ | dK/dV/dQ |", "|" + "---|" * 7] + kernel_rows
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    report(lines, args.out)
 
 
 def gqa(ba, args):
@@ -386,43 +414,20 @@ def gqa(ba, args):
                             q[:, h].float(), k[:, h // rep].float(), v[:, h // rep].float(), is_causal=causal)
                 flops = 4 * B * H * S * S * D / (2 if causal else 1)
                 tf = lambda ms: flops / (ms * 1e-3) / 1e12  # noqa: E731
-                cells = []
-                for name, backend in BACKENDS:
-                    try:
-                        with sdpa_kernel(backend):
-                            f = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa: E731
-                                q, k, v, is_causal=causal, enable_gqa=True)
-                            err = max_err(f(), ref)
-                            cells.append((tf(timed(f)), err))
-                    except RuntimeError as e:
-                        cells.append(None)
-                        print(f"  SDPA {name} S={S} K/V heads {hkv}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+                what = f"S={S} K/V heads {hkv} causal={causal}"
+                cells = sdpa_cells(lambda: torch.nn.functional.scaled_dot_product_attention(
+                    q, k, v, is_causal=causal, enable_gqa=True), ref, tf, what)
                 o = torch.empty_like(q)
                 lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
-                best = None
-                for cfg in FWD_CONFIGS:
-                    f = ba.forward(q, k, v, o, lse, causal, cfg)
-                    if not compiles(f, "forward", cfg):
-                        continue
-                    err = max_err(o, ref)
-                    if not err < 2e-3 + 2e-3 * ref.abs().max().item():
-                        raise SystemExit(f"blk GQA forward {fmt_cfg(cfg)} S={S} K/V heads {hkv}: error {err:.3g}")
-                    ms = timed(f)
-                    if best is None or ms < best[0]:
-                        best = (ms, cfg, err)
+                best = best_forward(ba, q, k, v, o, lse, causal, ref, what)
                 best_sdpa = max((c[0] for c in cells if c), default=float("nan"))
-                row = (f"| {S} | {hkv} | {'yes' if causal else 'no'} | {tf(best[0]):.0f} ({best[2]:.1e}) | {fmt_cfg(best[1])} | "
-                       + " | ".join("-" if c is None else f"{c[0]:.0f} ({c[1]:.1e})" for c in cells)
-                       + f" | {tf(best[0]) / best_sdpa:.2f} |")
+                row = (f"| {S} | {hkv} | {'yes' if causal else 'no'} | {cell((tf(best[0]), best[2]))} | {fmt_cfg(best[1])} | "
+                       + " | ".join(cell(c) for c in cells) + f" | {tf(best[0]) / best_sdpa:.2f} |")
                 lines.append(row)
                 print(row, flush=True)
                 del q, k, v, ref, o, lse
                 torch.cuda.empty_cache()
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    report(lines, args.out)
 
 
 def decode(args):
@@ -445,16 +450,8 @@ def decode(args):
         with sdpa_kernel(SDPBackend.MATH):
             ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), enable_gqa=True)
         gbs = lambda ms: 2 * B * H_KV * L * D * 2 / (ms * 1e-3) / 1e9  # noqa: E731
-        cells = []
-        for name, backend in BACKENDS:
-            try:
-                with sdpa_kernel(backend):
-                    f = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
-                    err = max_err(f(), ref)
-                    cells.append((gbs(timed(f)), err))
-            except RuntimeError as e:
-                cells.append(None)
-                print(f"  SDPA {name} B={B} L={L}: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+        cells = sdpa_cells(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=True), ref,
+                           gbs, f"B={B} L={L}")
         lens = torch.full((B,), L, device="cuda", dtype=torch.int32)
         out = torch.empty(B, H, D, device="cuda", dtype=torch.float16)
         best = None
@@ -478,18 +475,13 @@ def decode(args):
                 if best is None or ms < best[0]:
                     best = (ms, f"split {split} w{warps}", err)
         best_sdpa = max((c[0] for c in cells if c), default=float("nan"))
-        row = (f"| {B} | {L} | {gbs(best[0]):.0f} ({best[2]:.1e}) | {best[1]} | "
-               + " | ".join("-" if c is None else f"{c[0]:.0f} ({c[1]:.1e})" for c in cells)
+        row = (f"| {B} | {L} | {cell((gbs(best[0]), best[2]))} | {best[1]} | " + " | ".join(cell(c) for c in cells)
                + f" | {gbs(best[0]) / best_sdpa:.2f} |")
         lines.append(row)
         print(row, flush=True)
         del q, k, v, ref, out
         torch.cuda.empty_cache()
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -801,6 +801,22 @@ static ExampleKernel attention_kernel(const char *file, const char *kernel, cons
     return k;
 }
 
+/* Grouped-query attention: element i of a tensor shaped as Q ([heads, N, D],
+ * heads of N x D elements) is element kv_index(i) of K and V, which have one
+ * head for each `group` query heads. */
+static int64_t kv_index(int64_t i, int64_t head_elems, int group) {
+    return i / head_elems / group * head_elems + i % head_elems;
+}
+
+/* K and V repeated per query head, for references written for multi-head attention. */
+static void repeat_kv(TBuf *k_rep, TBuf *v_rep, const TBuf *k, const TBuf *v, int64_t head_elems, int group) {
+    for (int64_t i = 0; i < k_rep->n; i++) {
+        int64_t from = kv_index(i, head_elems, group);
+        ((uint16_t *)k_rep->data)[i] = ((uint16_t *)k->data)[from];
+        ((uint16_t *)v_rep->data)[i] = ((uint16_t *)v->data)[from];
+    }
+}
+
 CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
                             int block_m, int block_n, int group, int window) {
     CheckResult r = {0};
@@ -826,12 +842,7 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
             tb_set(&v, i, 0.5 * ref_normal(&rng));
         }
     }
-    int64_t head_elems = (int64_t)N * D;
-    for (int64_t i = 0; i < total; i++) {
-        int64_t from = i / head_elems / group * head_elems + i % head_elems;
-        ((uint16_t *)kk_rep.data)[i] = ((uint16_t *)kk.data)[from];
-        ((uint16_t *)v_rep.data)[i] = ((uint16_t *)v.data)[from];
-    }
+    repeat_kv(&kk_rep, &v_rep, &kk, &v, (int64_t)N * D, group);
     for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
     for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
@@ -924,11 +935,7 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
         }
         tb_set(&dout, i, 0.5 * ref_normal(&rng));
     }
-    for (int64_t i = 0; i < total; i++) {
-        int64_t from = i / ((int64_t)N * D) / group * ((int64_t)N * D) + i % ((int64_t)N * D);
-        ((uint16_t *)kk_rep.data)[i] = ((uint16_t *)kk.data)[from];
-        ((uint16_t *)v_rep.data)[i] = ((uint16_t *)v.data)[from];
-    }
+    repeat_kv(&kk_rep, &v_rep, &kk, &v, (int64_t)N * D, group);
     TBuf *outputs[] = {&delta, &dq, &dk, &dv, &dq_acc, &dk_sum, &dv_sum};
     for (int b = 0; b < 7; b++)
         for (int64_t i = 0; i < outputs[b]->n; i++) tb_set(outputs[b], i, sentinel);
@@ -999,7 +1006,7 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
                     break;
                 }
                 for (int64_t i = 0; i < total; i++) {
-                    int64_t to = i / ((int64_t)N * D) / group * ((int64_t)N * D) + i % ((int64_t)N * D);
+                    int64_t to = kv_index(i, (int64_t)N * D, group);
                     ref_sum[to] += sums[w][i];
                     bound_sum[to] += sums[w + 1][i] + group * 0x1p-23 * fabs(sums[w][i]);
                 }
