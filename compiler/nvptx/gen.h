@@ -262,6 +262,17 @@ typedef struct {
  * function exists (nvptx_schedule) and only read while it is emitted: the
  * layouts, the shared-memory map, which loads TMA copies, the producer
  * warpgroup, the blocks kept in shared memory, the resource bounds. */
+/* An atomic's schedule (schedule.c): whether it is a red (nothing reads its
+ * old value and its sem is relaxed or release: no result to wait for), and
+ * for a block whose pointers step by constants, each register's byte offset
+ * from register 0's address (memory.c then computes one address a thread and
+ * writes the offsets into the instructions; NULL: an address each). */
+typedef struct {
+    const BirOp *op;
+    bool red;
+    const int64_t *offsets;
+} NvptxAtomicSchedule;
+
 typedef struct NvptxSchedule {
     const KernelPlan *plan;  /* layouts and axis facts per value (layout.c) */
     const int64_t *facts;    /* launch facts per runtime parameter (facts.c), or NULL */
@@ -289,12 +300,10 @@ typedef struct NvptxSchedule {
     int naccesses;
     const BirOp **accesses;
     const char **access_advice;
-    /* block atomics whose addresses are one pointer a thread plus a constant
-     * per register (memory.c's immediate offsets): the op, and each
-     * register's byte offset from register 0's address */
-    int nconst_atomics;
-    const BirOp **const_atomics;
-    int64_t **const_atomic_offsets;
+    /* every atomic: one red instruction an element, or atom; a block's
+     * addresses at constant offsets from one a thread, or each its own */
+    int natomics;
+    NvptxAtomicSchedule *atomics;
     /* loops and dots */
     int nloops, ndots;
     NvptxLoopSchedule *loops; /* the pipelined ones, in program order */
@@ -305,11 +314,10 @@ typedef struct NvptxSchedule {
     const char *notes;       /* how each dot was lowered and which loop blocks went to shared memory, for --stats */
 } NvptxSchedule;
 
-/* A block atomic's byte offsets of each register from register 0's address
- * (NULL: each register has an address of its own). */
-static inline const int64_t *nvptx_const_atomic_offsets(const NvptxSchedule *s, const BirOp *op) {
-    for (int i = 0; i < s->nconst_atomics; i++)
-        if (s->const_atomics[i] == op) return s->const_atomic_offsets[i];
+/* The schedule of an atomic op. */
+static inline const NvptxAtomicSchedule *nvptx_atomic_schedule(const NvptxSchedule *s, const BirOp *op) {
+    for (int i = 0; i < s->natomics; i++)
+        if (s->atomics[i].op == op) return &s->atomics[i];
     return NULL;
 }
 
@@ -385,6 +393,8 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
 bool nvptx_op_ends_block(const BirOp *op);
 /* The ops of b with this code (BIR_OPCODE_COUNT: every op), its regions' included. */
 int nvptx_ops_in(const BirBlock *b, BirOpcode code);
+/* Does an op of b (or of its regions) read value v? */
+bool nvptx_value_used(const BirBlock *b, int v);
 /* nvptx_error at op of g's kernel. */
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
@@ -523,8 +533,6 @@ int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg);
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
 
 /* ----------------------------------------------------------------- memory.c */
-/* Is atomic op one red instruction an element (its old value unused, its sem relaxed or release)? */
-bool nvptx_atomic_is_red(const BirFunction *f, const BirOp *op);
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 
 /* ----------------------------------------------------------------- reduce.c */

@@ -177,22 +177,9 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef p
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->t.f32, "");
 }
 
-static bool value_used(const BirBlock *b, int v) {
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        for (int k = 0; k < op->noperands; k++) if (op->operands[k] == v) return true;
-        for (int k = 0; k < op->nregions; k++) if (value_used(op->regions[k], v)) return true;
-    }
-    return false;
+static AtomicOrder atomic_order(Gen *g, const BirOp *op) {
+    return (AtomicOrder){op->attr, nvptx_atomic_schedule(g->s, op)->red};
 }
-
-bool nvptx_atomic_is_red(const BirFunction *f, const BirOp *op) {
-    AtomicSem sem = atomic_sem_of(op->attr);
-    return op->code != BIR_ATOMIC_CAS && op->code != BIR_ATOMIC_XCHG && (sem == ATOMIC_RELAXED || sem == ATOMIC_RELEASE) &&
-           !value_used(f->body, op->results[0]);
-}
-
-static AtomicOrder atomic_order(Gen *g, const BirOp *op) { return (AtomicOrder){op->attr, nvptx_atomic_is_red(g->f, op)}; }
 
 /* A scalar load runs in every thread (one address: the hardware fetches it
  * once per warp), so it costs no barrier. A scalar atomic runs on thread 0,
@@ -235,7 +222,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef pred = mask ? mask : LLVMConstInt(g->t.i1, 1, 0);
     LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
     LLVMValueRef v = atomic(g, op->code, atomic_order(g, op), pred, p, 0, x, y, d);
-    if (!value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */
+    if (!nvptx_value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */
         nvptx_end_if(g, t0);
         nvptx_new_regs(g, op->results[0])[0] = LLVMGetUndef(ty(g, d));
         return true;
@@ -272,7 +259,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     if (bir_is_atomic(op->code)) {
         LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
         AtomicOrder order = atomic_order(g, op);
-        const int64_t *imm = nvptx_const_atomic_offsets(g->s, op); /* one address a thread, offsets in the instructions */
+        const int64_t *imm = nvptx_atomic_schedule(g->s, op)->offsets; /* one address a thread, offsets in the instructions */
         for (int k = 0; k < l->nregs; k++) {
             int canon = k & ~copies;
             if (canon != k) {

@@ -222,8 +222,7 @@ static bool code_size_error(Gen *g, int64_t total) {
  * constants along both dimensions, in a layout whose register bits and
  * thread bits never share a coordinate bit (so an element's coordinates are
  * its register's plus its thread's): each register's byte offset from
- * register 0's address, else NULL. memory.c then computes one address a
- * thread and writes the offsets into the instructions. */
+ * register 0's address, else NULL. */
 static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
     int64_t steps[2];
     if (!nvptx_pointer_steps(g, op->operands[0], steps)) return NULL;
@@ -247,15 +246,18 @@ static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
     return off;
 }
 
-static void plan_const_atomics(Gen *g, const BirBlock *b) {
+/* Each atomic's schedule: a red where nothing reads its old value and its
+ * sem has no acquire (cas and exch have no red), and its constant offsets. */
+static void plan_atomics(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
-        int64_t *off = bir_is_atomic(op->code) ? const_atomic_offsets(g, op) : NULL;
-        if (off) {
-            g->s->const_atomics[g->s->nconst_atomics] = op;
-            g->s->const_atomic_offsets[g->s->nconst_atomics++] = off;
+        if (bir_is_atomic(op->code)) {
+            AtomicSem sem = atomic_sem_of(op->attr);
+            bool red = op->code != BIR_ATOMIC_CAS && op->code != BIR_ATOMIC_XCHG &&
+                       (sem == ATOMIC_RELAXED || sem == ATOMIC_RELEASE) && !nvptx_value_used(g->f->body, op->results[0]);
+            g->s->atomics[g->s->natomics++] = (NvptxAtomicSchedule){op, red, const_atomic_offsets(g, op)};
         }
-        for (int r = 0; r < op->nregions; r++) plan_const_atomics(g, op->regions[r]);
+        for (int r = 0; r < op->nregions; r++) plan_atomics(g, op->regions[r]);
     }
 }
 
@@ -355,9 +357,8 @@ bool nvptx_schedule(Gen *g) {
     g->s->tma_memo = nvptx_tma_memo(g); /* TMA's loads and the atomics' constant offsets */
     plan_tma_in(g, f->body);
     int nops = nvptx_ops_in(f->body, BIR_OPCODE_COUNT); /* room for every op: the atomics are some */
-    g->s->const_atomics = arena_alloc(&g->arena, (size_t)(nops + 1) * sizeof *g->s->const_atomics);
-    g->s->const_atomic_offsets = arena_alloc(&g->arena, (size_t)(nops + 1) * sizeof *g->s->const_atomic_offsets);
-    plan_const_atomics(g, f->body);
+    g->s->atomics = arena_alloc(&g->arena, (size_t)(nops + 1) * sizeof *g->s->atomics);
+    plan_atomics(g, f->body);
     plan_producer(g);
     const BirOp *largest = NULL;
     g->s->in_ring = nvptx_pipeline_marks(g);

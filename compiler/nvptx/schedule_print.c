@@ -181,10 +181,10 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
             shape_str(pt, shape, sizeof shape);
             bool two = pt.elem == DT_F32 && (op->code == BIR_ATOMIC_MAX || op->code == BIR_ATOMIC_MIN); /* by sign */
             fprintf(out, "%s line %u %s %s: %s %s%s an element, %s\n", bir_opcode_name(op->code), op->span.line, shape,
-                    dtype_name(pt.elem), two ? "two" : "one", nvptx_atomic_is_red(g->f, op) ? "red" : "atom",
+                    dtype_name(pt.elem), two ? "two" : "one", nvptx_atomic_schedule(g->s, op)->red ? "red" : "atom",
                     two ? "s (one for each sign)" : "",
-                    nvptx_const_atomic_offsets(g->s, op) ? "at constant offsets from one address a thread"
-                                                         : "each at an address of its own");
+                    nvptx_atomic_schedule(g->s, op)->offsets ? "at constant offsets from one address a thread"
+                                                             : "each at an address of its own");
         }
         for (int r = 0; r < op->nregions; r++) print_accesses(g, out, op->regions[r]);
     }

@@ -40,6 +40,15 @@ LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
     return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
 }
 
+bool nvptx_value_used(const BirBlock *b, int v) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->noperands; k++) if (op->operands[k] == v) return true;
+        for (int k = 0; k < op->nregions; k++) if (nvptx_value_used(op->regions[k], v)) return true;
+    }
+    return false;
+}
+
 int nvptx_ops_in(const BirBlock *b, BirOpcode code) {
     int n = 0;
     for (int i = 0; i < b->ops.len; i++) {
