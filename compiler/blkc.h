@@ -471,6 +471,8 @@ struct Symbol {
     ConstVal cv;
     int id;          /* unique within its kernel, for the lowering */
     Param *param;    /* for SYM_PARAM / SYM_CONST */
+    const Expr *quotient; /* sema: the truncating integer division whose quotient the binding
+                             holds (Triton's '/' would have made it a float), or NULL */
 };
 
 typedef struct {

@@ -492,17 +492,54 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
 }
 
 /* Triton's '/' on two integers gives a float; blk's truncates toward zero,
- * as C's does. They differ where arithmetic then turns the integer quotient
- * into a float (`x * (i / n)`, `1 / 2 * x`): warn there, unless the quotient is
- * a constant that divides exactly. '(a / b) as f32' says truncation is meant. */
-static void warn_truncating_division(Sema *S, const Expr *q, DType to) {
-    if (q->kind != E_BINARY || q->u.binary.op != OP_DIV || !dtype_is_int((DType)q->type.dtype) || !dtype_is_float(to))
-        return;
-    const Expr *a = q->u.binary.lhs, *b = q->u.binary.rhs;
-    if (a->is_const && b->is_const && b->cv.i != 0 && a->cv.i % b->cv.i == 0) return;
-    warning(S, q->span, "integer division truncates in blk, and the quotient then becomes %s (Triton's '/' gives "
-            "the exact quotient): write 'a as %s / b' for that, or '(a / b) as %s' to keep the truncation",
-            dtype_name(to), dtype_name(to), dtype_name(to));
+ * as C's does. The two differ wherever the quotient then reaches a float
+ * through integer arithmetic (`x * (i / n)`, `-(1 / n) * v`, `let q = i / n;
+ * ... x * q`): the truncating division on that path, or NULL (none, a
+ * constant that divides exactly, or an 'as' on the way, which says what is
+ * meant). */
+static const Expr *truncating_quotient(const Expr *e) {
+    if (!e || !dtype_is_int((DType)e->type.dtype)) return NULL;
+    switch (e->kind) {
+    case E_NAME: return e->u.name.sym ? e->u.name.sym->quotient : NULL;
+    case E_UNARY: return e->u.binary.op == OP_NEG ? truncating_quotient(e->u.binary.lhs) : NULL;
+    case E_BINARY: {
+        OpKind op = e->u.binary.op;
+        const Expr *a = e->u.binary.lhs, *b = e->u.binary.rhs;
+        if (op == OP_DIV && !(a->is_const && b->is_const && b->cv.i != 0 && a->cv.i % b->cv.i == 0)) return e;
+        if (op != OP_DIV && op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_MOD) return NULL;
+        const Expr *q = truncating_quotient(a);
+        return q ? q : truncating_quotient(b);
+    }
+    default: return NULL;
+    }
+}
+
+/* The quotient a binding keeps for the check above: only a constant divided by
+ * an integer (`let inv_n = 1 / n`, Triton's habit for a reciprocal, which
+ * blk makes 0 or 1). A binding of a runtime quotient (`let channels = C /
+ * groups`) is an integer count in a port (Triton's would be a float that
+ * could not index) and stays one, whatever it later divides. */
+static const Expr *held_quotient(const Expr *v) {
+    const Expr *q = truncating_quotient(v);
+    return q && q->u.binary.lhs->is_const ? q : NULL;
+}
+
+static bool span_contains(Span outer, Span inner) {
+    return inner.offset >= outer.offset && inner.offset + inner.len <= outer.offset + outer.len;
+}
+
+/* An error where an integer quotient becomes a float implicitly: Triton would
+ * compute something else there, and blk never compiles a Triton spelling to a
+ * different result silently. */
+static void reject_truncating_quotient(Sema *S, const Expr *v, DType to) {
+    if (!dtype_is_float(to)) return;
+    const Expr *q = truncating_quotient(v);
+    if (!q) return;
+    bool here = span_contains(v->span, q->span);
+    error(S, here ? q->span : v->span, "integer division truncates in blk, and %s quotient then becomes %s (Triton's "
+          "'/' gives the exact quotient): write 'a as %s / b' for that, or '(a / b) as %s' to keep the truncation",
+          here ? "the" : "this", dtype_name(to), dtype_name(to), dtype_name(to));
+    if (!here) note(S, q->span, "the integer division is here");
 }
 
 static void check_binary(Sema *S, Expr *e) {
@@ -541,8 +578,8 @@ static void check_binary(Sema *S, Expr *e) {
     }
 
     operand = dtype_promote(ld, l->weak, rd, r->weak);
-    warn_truncating_division(S, l, operand);
-    warn_truncating_division(S, r, operand);
+    reject_truncating_quotient(S, l, operand);
+    reject_truncating_quotient(S, r, operand);
     switch (op) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         if (ld == DT_I1 || rd == DT_I1) {
@@ -1394,6 +1431,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             return;
         }
         DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
+        reject_truncating_quotient(S, a0, d);
+        reject_truncating_quotient(S, a1, d);
         if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
         if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
             error(S, e->span, "'join' of two %s blocks would exceed the limit of %d elements", sstr(S, shape),
@@ -1438,6 +1477,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             t = type_ptr(a1->type.elem);
         } else {
             t = type_scalar(dtype_promote(a1->type.dtype, a1->weak, a2->type.dtype, a2->weak));
+            reject_truncating_quotient(S, a1, t.dtype);
+            reject_truncating_quotient(S, a2, t.dtype);
             if (!check_literal_fits(S, a1, t.dtype) || !check_literal_fits(S, a2, t.dtype)) return;
         }
         e->type = type_with_shape(t, shape.rank, shape.shape);
@@ -1458,7 +1499,10 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
                   "are sqrt, floor, ceil, trunc, rint and round)", sig->name, sig->name);
             return;
         }
-        if (id != BI_ABS && dtype_is_int(d)) d = DT_F32;
+        if (id != BI_ABS && dtype_is_int(d)) {
+            d = DT_F32;
+            reject_truncating_quotient(S, a0, d);
+        }
         e->type = type_with_shape(type_scalar(d), a0->type.rank, a0->type.shape);
         if (a0->is_const && a0->type.rank == 0 && d == DT_F32 && id != BI_ABS) {
             /* the interpreter's f32 semantics, so a folded call equals a computed one */
@@ -1496,8 +1540,10 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             error(S, e->span, "'pow' computes in f32 and has no f64 version yet: convert its operands with 'as f32'");
             return;
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
+            reject_truncating_quotient(S, ops[i], d);
             if (!check_literal_fits(S, ops[i], d)) return;
+        }
         e->type = type_with_shape(type_scalar(d), shape.rank, shape.shape);
         if (id == BI_CDIV && a0->is_const && a1->is_const && shape.rank == 0) {
             if (a1->cv.i <= 0) {
@@ -1661,6 +1707,7 @@ static void inline_helper(Sema *S, Expr *e, HelperDef *h) {
         Param *prm = h->params.items[i];
         Expr *a = e->u.call.args.items[i];
         Symbol *sym = declare(S, SYM_LET, prm->name, prm->name_span, a->type);
+        sym->quotient = held_quotient(a);
         sym->is_const = a->is_const;
         sym->weak = a->weak;
         sym->cv = a->cv;
@@ -1845,6 +1892,7 @@ static void check_let(Sema *S, Stmt *s) {
     Symbol *sym = declare(S, s->u.let.is_var ? SYM_VAR : SYM_LET, s->u.let.name,
                           s->u.let.name_span, t);
     s->u.let.sym = sym;
+    if (ok) sym->quotient = held_quotient(init);
     if (!s->u.let.is_var && ok) {
         sym->is_const = init->is_const && !s->u.let.has_type;
         sym->weak = init->weak && !s->u.let.has_type;
@@ -1883,7 +1931,8 @@ static void check_assign(Sema *S, Stmt *s) {
     }
     check_expr(S, s->u.assign.value);
     if (sym->type.dtype == DT_ERROR || s->u.assign.value->type.dtype == DT_ERROR) return;
-    assignable(S, s->u.assign.value, sym->type, sym->name, s->span);
+    if (assignable(S, s->u.assign.value, sym->type, sym->name, s->span) && !sym->quotient)
+        sym->quotient = held_quotient(s->u.assign.value);
 }
 
 static bool check_condition(Sema *S, Expr *cond, const char *what) {
@@ -2147,12 +2196,15 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
     S.defs = defs;
     S.ndefs = ndefs;
     int errors_before = de->errors;
-    /* Module-level names: kernels and helpers must be unique, helpers must
-     * not hide builtins. */
+    /* Module-level names: kernels and helpers must be unique. A helper may
+     * take a builtin's name (calls in this file then call the helper), so a
+     * builtin added to the language never breaks a kernel that already
+     * defined one of that name. */
     for (int i = 0; i < m->helpers.len; i++) {
         HelperDef *h = m->helpers.items[i];
         if (builtin_find(h->name) >= 0)
-            error(&S, h->name_span, "helper '%s' has the name of a builtin", h->name);
+            note(&S, h->name_span, "helper '%s' hides the builtin of that name: calls of '%s' in this file call the "
+                 "helper", h->name, h->name);
         for (int j = 0; j < i; j++) {
             HelperDef *o = m->helpers.items[j];
             if (strcmp(o->name, h->name) == 0) {

@@ -94,6 +94,10 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
 blk_status blk_module_create_from_file(blk_context *ctx, const char *path, const blk_compile_options *opt,
                                        blk_module **out);
 void blk_module_destroy(blk_module *module);
+/* The notes and warnings a successful compile gave, as blkc prints them
+ * ("file:line:col: note: ..." with the line and a caret), or NULL when there
+ * were none; owned by the module. Python raises them as a BlkWarning. */
+const char *blk_module_diagnostics(const blk_module *module);
 
 blk_status blk_module_get_kernel(blk_module *module, const char *name, blk_kernel **out);
 const char *blk_kernel_name(const blk_kernel *kernel);

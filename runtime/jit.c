@@ -56,8 +56,7 @@ Compilation *blk_jit_compile(const char *name, const char *text, size_t len, Con
     CompileRequest req = {name, text, len, defs, ndefs, collect_diag, &t};
     Compilation *comp = compile_front(&req);
     if (comp && compile_lower(comp)) {
-        free(t.text);
-        *diags = NULL;
+        *diags = t.text; /* its notes and warnings, or NULL */
         comp->de = (DiagEngine){0}; /* t is gone; blk_jit_emit sets its own */
         return comp;
     }

@@ -198,6 +198,7 @@ struct blk_module {
     blk_kernel *kernels;
     int nkernels;
     char *cache_key;      /* what the code depends on: compiler, options, defines, source */
+    char *diagnostics;    /* the compile's notes and warnings, or NULL */
     size_t cache_key_len;
     pthread_mutex_t lock; /* variants and the lazily made texts */
 };
@@ -289,11 +290,13 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
         free(m);
         free(key);
         free(kernels);
+        free(diags);
         blk_jit_release(comp);
         return blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     m->cache_key = key;
     m->cache_key_len = key_len;
+    m->diagnostics = diags;
     m->ctx = ctx;
     m->dev = ctx->dev;
     m->comp = comp;
@@ -360,6 +363,7 @@ static void module_free(blk_module *m, bool ctx_live) {
     }
     free(m->kernels);
     free(m->cache_key);
+    free(m->diagnostics);
     blk_jit_release(m->comp);
     pthread_mutex_destroy(&m->lock);
     free(m);
@@ -384,6 +388,10 @@ blk_status blk_module_get_kernel(blk_module *m, const char *name, blk_kernel **o
     for (int i = 0; i < m->nkernels; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", m->kernels[i].f->name);
     return blk_fail(BLK_ERROR_NOT_FOUND, "no kernel named '%s' in the module (it has: %s)", name, names);
+}
+
+const char *blk_module_diagnostics(const blk_module *m) {
+    return m && blk_handle_live(m, BLK_HANDLE_MODULE) ? m->diagnostics : NULL;
 }
 
 /* A kernel that is still one: NULL, destroyed with its module, or foreign, it is not. */

@@ -172,6 +172,34 @@ Test(runtime, the_plan_of_a_kernel_and_of_a_launch) {
     teardown(&fx);
 }
 
+Test(runtime, a_successful_compile_keeps_its_notes_and_a_helper_may_take_a_builtins_name) {
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    const char *src = "fn tanh(v) {\n  return 2.0 * v;\n}\n"
+                      "kernel k(x: *f32) {\n  store(x, tanh(load(x)) + 1.0);\n}\n";
+    blk_module *m;
+    blk_kernel *k = compile_k(ctx, src, "mine.blk", &m);
+    const char *said = blk_module_diagnostics(m);
+    cr_assert_not_null(said);
+    cr_expect(strstr(said, "mine.blk:1:4: note: helper 'tanh' hides the builtin of that name"), "%s", said);
+    blk_ptr x;
+    float v = 3.0f;
+    cr_assert_eq(blk_malloc(ctx, 4, &x), BLK_SUCCESS);
+    cr_assert_eq(blk_memcpy_to_device(ctx, x, &v, 4), BLK_SUCCESS);
+    blk_arg args[] = {blk_arg_ptr(x)};
+    cr_assert_eq(blk_launch(k, 1, 1, 1, args, 1, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_memcpy_to_host(ctx, &v, x, 4), BLK_SUCCESS);
+    cr_expect_eq(v, 7.0f, "the helper's 2 v + 1, not the builtin tanh: %g", v);
+    blk_module *plain;
+    compile_k(ctx, "kernel k(x: *f32) {\n  store(x, 1.0);\n}\n", "plain.blk", &plain);
+    cr_expect_null(blk_module_diagnostics(plain), "a compile with nothing to say keeps nothing");
+    blk_module_destroy(plain);
+    blk_module_destroy(m);
+    cr_expect_null(blk_module_diagnostics(m), "a destroyed module has none");
+    blk_free(ctx, x);
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, compile_errors_carry_the_diagnostics) {
     blk_context *ctx;
     blk_context_create_cpu(&ctx);

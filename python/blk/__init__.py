@@ -13,12 +13,13 @@ before the launch and back after it.
 """
 import ctypes
 import threading
+import warnings
 
 from . import _lib
 from ._args import Marshal, Param, as_integer, device_of, is_bool, packer, what
-from ._lib import BlkError
+from ._lib import BlkError, BlkWarning
 
-__all__ = ["compile", "Module", "Kernel", "BlkError", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
+__all__ = ["compile", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
            "testing"]
 __version__ = "0.1.0"  # the runtime's BLK_VERSION (a test keeps them equal)
 
@@ -202,6 +203,9 @@ class Module:
             data = self.text.encode()
             _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
                                                   ctypes.byref(opt), ctypes.byref(mod)))
+            said = _lib.lib.blk_module_diagnostics(mod)
+            if said:
+                warnings.warn(said.decode(errors="replace").rstrip("\n"), BlkWarning, stacklevel=2)
             self._compiled[key] = mod
         return self._compiled[key]
 

@@ -15,6 +15,10 @@ class BlkError(RuntimeError):
         self.status = status
 
 
+class BlkWarning(UserWarning):
+    """A successful compile's notes and warnings (blk_module_diagnostics), as blkc prints them."""
+
+
 class CompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
@@ -65,6 +69,7 @@ for name, res, args in [
     ("blk_module_create", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(CompileOptions),
                                          ctypes.POINTER(_P)]),
     ("blk_module_destroy", None, [_P]),
+    ("blk_module_diagnostics", ctypes.c_char_p, [_P]),
     ("blk_module_get_kernel", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P)]),
     ("blk_kernel_num_args", ctypes.c_int, [_P]),
     ("blk_kernel_arg_name", ctypes.c_char_p, [_P, ctypes.c_int]),

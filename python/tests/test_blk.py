@@ -218,6 +218,24 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(blk.BlkError, r"bad.blk:2:\d+: error: .*nope"):
             bad["k"][(1,)](self.x)
 
+    def test_a_triton_integer_division_is_an_error_not_a_different_result(self):
+        # Triton's '/' of two integers is a float; blk's truncates, so -(1 / n) * v is refused
+        bad = blk.compile("kernel k(x: *f32, n: i32) {\n  store(x, -(1 / n) * load(x));\n}\n", device="cpu",
+                          name="mean.blk")
+        with self.assertRaisesRegex(blk.BlkError, r"mean.blk:2:\d+: error: integer division truncates in blk"):
+            bad["k"][(1,)](self.x, 4)
+
+    def test_a_helper_with_a_builtins_name_wins_and_says_so(self):
+        src = "fn tanh(v) {\n  return 2.0 * v;\n}\nkernel k(x: *f32) {\n  store(x, tanh(load(x)) + 1.0);\n}\n"
+        x = np.array([3.0], np.float32)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            blk.compile(src, device="cpu", name="mine.blk")["k"][(1,)](x)
+        self.assertEqual(x[0], 7.0)  # the helper's 2 v + 1, not the builtin tanh
+        notes = [w for w in said if issubclass(w.category, blk.BlkWarning)]
+        self.assertEqual(len(notes), 1)
+        self.assertRegex(str(notes[0].message), r"mine.blk:1:4: note: helper 'tanh' hides the builtin of that name")
+
     def test_unknown_kernel_and_device(self):
         with self.assertRaisesRegex(blk.BlkError, r"add"):
             example("add.blk")["nope"][(1,)](self.x)
