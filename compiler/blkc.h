@@ -275,6 +275,7 @@ typedef struct {
     bool is_type_kw;      /* `type` */
     DType dtype;          /* builtin name, or DT_ERROR when `name` is used */
     const char *name;     /* a const type parameter, e.g. T */
+    bool triton_constexpr; /* Triton's `tl.constexpr`, refused (parser); read as i32 */
 } TypeSyntax;
 
 typedef union {

@@ -89,6 +89,39 @@ static void leave(Parser *p) { p->depth--; }
 
 /* ---- types ---- */
 
+/* Triton's `tl.float16` or `tl.constexpr` where blk wants a type (after a
+ * parameter's ':', after 'as'): one error with blk's spelling, and parsing
+ * goes on as if it had been written (tl.constexpr as i32; the parameter is
+ * made const by parse_param), without the parser's panic, so the rest of a
+ * parameter list is still read. */
+static TypeSyntax parse_triton_type(Parser *p, TypeSyntax t) {
+    advance(p); /* the '.' */
+    if (!check(p, TOK_IDENT) && !check(p, TOK_DTYPE)) {
+        error_at(p, p->tok.span, "expected a type after 'tl.', found %s (blk's types have no 'tl.' prefix)",
+                 tok_desc(p, p->tok));
+        return t;
+    }
+    const char *name = tok_str(p, p->tok);
+    advance(p);
+    t.span = span_from(p, t.span);
+    t.name = NULL;
+    const char *type = dtype_name_for_triton(name);
+    if (type) {
+        diag_report(p->de, DIAG_ERROR, p->src, t.span, "blk's type names are short and have no 'tl.' prefix: "
+                    "write '%s'", type);
+        dtype_from_name(type, strlen(type), &t.dtype);
+    } else if (strcmp(name, "constexpr") == 0) {
+        diag_report(p->de, DIAG_ERROR, p->src, t.span, "a compile-time parameter is written 'const NAME: TYPE' in "
+                    "blk (Triton's tl.constexpr), e.g. 'const BLOCK: i32 = 128' or 'const T: type = f16'");
+        t.dtype = DT_I32;
+        t.triton_constexpr = true;
+    } else {
+        diag_report(p->de, DIAG_ERROR, p->src, t.span, "unknown type 'tl.%s' (blk's types have no 'tl.' prefix)",
+                    name);
+    }
+    return t;
+}
+
 /* type = "*" scalar_type | "*" IDENT | scalar_type | IDENT | "type" */
 static TypeSyntax parse_type(Parser *p) {
     TypeSyntax t = {0};
@@ -105,6 +138,7 @@ static TypeSyntax parse_type(Parser *p) {
         t.dtype = dt;
     } else if (accept(p, TOK_IDENT)) {
         t.name = tok_str(p, p->prev);
+        if (strcmp(t.name, "tl") == 0 && check(p, TOK_DOT)) return parse_triton_type(p, t);
     } else {
         error_at(p, p->tok.span, "expected a type, found %s", tok_desc(p, p->tok));
         return t;
@@ -280,6 +314,27 @@ static const char *source_text(Parser *p, Span s) {
     return arena_strndup(p->arena, p->src->text + s.offset, s.len);
 }
 
+/* Triton's tl.cast(x, tl.float16): one error giving blk's 'x as f16', read
+ * on as that cast. */
+static Expr *parse_triton_cast(Parser *p, Token member, Span whole) {
+    bool outer = p->in_to_call;
+    p->in_to_call = true; /* its tl.float16 is named in this one error */
+    Expr *args = parse_call(p, member);
+    p->in_to_call = outer;
+    Span all = span_join(whole, p->prev.span);
+    const Expr *x = args->u.call.args.len >= 1 ? args->u.call.args.items[0] : NULL;
+    const Expr *to = args->u.call.args.len == 2 ? args->u.call.args.items[1] : NULL;
+    bool typed = x && to && to->kind == E_DTYPE && to->u.dtype_lit != DT_ERROR;
+    error_at(p, all, "blk converts with 'as': write '%s as %s'", x ? source_text(p, x->span) : "x",
+             typed ? dtype_name((DType)to->u.dtype_lit) : "TYPE");
+    if (!typed) return error_expr(p, all);
+    Expr *c = expr_new(p->arena, E_CAST, all);
+    c->u.cast.operand = (Expr *)x;
+    c->u.cast.to.span = to->span;
+    c->u.cast.to.dtype = to->u.dtype_lit;
+    return c;
+}
+
 /* member = "." IDENT [ call ]: not blk, but what Triton code says (x.to(T),
  * tl.program_id(0), v.shape[0], x.sum()). Each gets one error that gives the
  * blk spelling, and parsing goes on as if it had been written that way. */
@@ -302,6 +357,7 @@ static Expr *parse_member(Parser *p, Expr *base) {
                 error_at(p, whole, "blk's type names are short and have no 'tl.' prefix: write '%s'", type);
             return dtype_expr(p, type, whole);
         }
+        if (call && strcmp(name, "cast") == 0) return parse_triton_cast(p, member, whole);
         error_at(p, whole, "blk's builtins have no 'tl.' prefix: write '%s'", name);
         if (call) return parse_call(p, member);
         Expr *e = expr_new(p->arena, E_NAME, member.span);
@@ -329,6 +385,8 @@ static Expr *parse_member(Parser *p, Expr *base) {
         error_at(p, whole, "blocks have no '.shape' in blk: write 'shape(x, axis)' (a compile-time constant)");
     else if (strcmp(name, "dtype") == 0)
         error_at(p, whole, "blocks have no '.dtype' in blk: name the type (a const type parameter such as T)");
+    else if (strcmp(name, "T") == 0)
+        error_at(p, whole, "blocks have no '.T' in blk: write 'trans(%s)'", source_text(p, base->span));
     else
         error_at(p, whole, "blk has no methods or attributes: for '.%s', call the builtin with the block "
                            "as its first argument ('%s(x, ...)')", name, name);
@@ -751,6 +809,7 @@ static Param *parse_param(Parser *p) {
     prm->name_span = p->prev.span;
     if (!expect(p, TOK_COLON, "after the parameter name (parameters need a type)")) return prm;
     prm->type = parse_type(p);
+    prm->is_const = prm->is_const || prm->type.triton_constexpr; /* said: read on as if written const */
     while (check(p, TOK_AT)) parse_attribute(p, prm);
     if (accept(p, TOK_ASSIGN)) {
         Span eq = p->prev.span;

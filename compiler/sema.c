@@ -174,6 +174,13 @@ static void collect_decls(Sema *S, const Stmt *s) {
     }
 }
 
+/* Is `name` declared somewhere in the body being checked (if not in scope here)? */
+static bool declared_later(Sema *S, const char *name) {
+    for (int i = 0; i < S->decls.len; i++)
+        if (strcmp(((DeclSite *)S->decls.items[i])->name, name) == 0) return true;
+    return false;
+}
+
 static void report_unknown_name(Sema *S, const char *name, Span use) {
     for (int i = 0; i < S->decls.len; i++) {
         DeclSite *d = S->decls.items[i];
@@ -1742,6 +1749,36 @@ static void inline_helper(Sema *S, Expr *e, HelperDef *h) {
     e->u.call.inline_result = result;
 }
 
+/* Python's functions in Triton code (`float("inf")`, `int(x)`, `tl.cast` once
+ * its prefix is gone, `len(x)`): an error with blk's spelling. False for
+ * other names. */
+static bool python_call_hint(Sema *S, const Expr *e) {
+    const char *name = e->u.call.name;
+    const Expr *a0 = e->u.call.args.len == 1 ? e->u.call.args.items[0] : NULL;
+    if (strcmp(name, "float") == 0 && a0 && a0->kind == E_STRING) {
+        const char *t = a0->u.str.text;
+        const char *blk = !strcmp(t, "inf") || !strcmp(t, "+inf") ? "inf" : !strcmp(t, "-inf") ? "-inf"
+                          : !strcmp(t, "nan") ? "nan" : NULL;
+        if (blk) {
+            error(S, e->span, "'float(\"%s\")' is Python's: blk writes it '%s'", t, blk);
+            return true;
+        }
+    }
+    static const struct { const char *name, *hint; } hints[] = {
+        {"float", "blk converts with 'as' ('x as f32') and writes the float constants 'inf', '-inf' and 'nan'"},
+        {"int", "blk converts with 'as': write 'x as i32'"},
+        {"cast", "blk converts with 'as': write 'x as TYPE'"},
+        {"len", "a block's size along an axis is 'shape(x, axis)', a compile-time constant"},
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++) {
+        if (strcmp(name, hints[i].name) == 0) {
+            error(S, e->u.call.name_span, "call to unknown function '%s': %s", name, hints[i].hint);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void check_call(Sema *S, Expr *e) {
     HelperDef *h = find_helper(S, e->u.call.name);
     if (h) {
@@ -1757,6 +1794,8 @@ static void check_call(Sema *S, Expr *e) {
     if (is_kernel_name(S, e->u.call.name))
         error(S, e->u.call.name_span, "kernel '%s' cannot be called; move shared code into a 'fn' helper",
               e->u.call.name);
+    else if (python_call_hint(S, e))
+        return;
     else if (builtin_nearest(e->u.call.name))
         error(S, e->u.call.name_span, "call to unknown function '%s'; did you mean '%s'?", e->u.call.name,
               builtin_nearest(e->u.call.name));
@@ -1907,6 +1946,15 @@ static void check_assign(Sema *S, Stmt *s) {
     Symbol *sym = lookup(S, s->u.assign.name);
     if (!sym) {
         check_expr(S, s->u.assign.value);
+        const Expr *v = s->u.assign.value;
+        if (s->u.assign.op == ASSIGN_PLAIN && !declared_later(S, s->u.assign.name)) {
+            /* Python's `x = ...`: one error, and x is known from here on (no error at each use) */
+            error(S, s->u.assign.name_span, "'%s' is not declared: blk declares a name with 'let %s = ...' (or "
+                  "'var %s = ...' to assign it again)", s->u.assign.name, s->u.assign.name, s->u.assign.name);
+            declare(S, SYM_VAR, s->u.assign.name, s->u.assign.name_span,
+                    v->type.dtype == DT_VOID ? type_scalar(DT_ERROR) : v->type);
+            return;
+        }
         report_unknown_name(S, s->u.assign.name, s->u.assign.name_span);
         return;
     }
@@ -1942,6 +1990,10 @@ static bool check_condition(Sema *S, Expr *cond, const char *what) {
         if (cond->type.rank != 0)
             error(S, cond->span, "the condition of '%s' must be a scalar i1, got a %s block (use "
                   "where() to choose per element)", what, tstr(S, cond->type));
+        else if (cond->type.dtype == DT_PTR)
+            error(S, cond->span, "the condition of '%s' must be i1, got the pointer %s: a pointer is never absent "
+                  "in blk (no None); for Triton's 'if ptr is not None', pass a const bool parameter ('const "
+                  "HAS_X: bool') and test it", what, tstr(S, cond->type));
         else
             error(S, cond->span, "the condition of '%s' must be i1, got %s (compare it, e.g. x != 0)",
                   what, tstr(S, cond->type));
@@ -2108,8 +2160,9 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
             ok = false;
         }
     } else if (ok) {
-        error(S, prm->name_span, "const parameter '%s' of kernel '%s' has no value: give it a "
-              "default or pass -D %s=...", prm->name, k->name, prm->name);
+        if (!prm->type.triton_constexpr) /* that error said how to write it */
+            error(S, prm->name_span, "const parameter '%s' of kernel '%s' has no value: give it a "
+                  "default or pass -D %s=...", prm->name, k->name, prm->name);
         ok = false;
     } else if (def) {
         def->used = true;
