@@ -61,6 +61,8 @@ Expr *expr_clone(Arena *a, const Expr *e) {
     return c;
 }
 
+Stmt *ast_const_if_taken(const Stmt *s) { return s->u.if_.cond->cv.i ? s->u.if_.then_ : s->u.if_.else_; }
+
 Stmt *stmt_clone(Arena *a, const Stmt *s) {
     if (!s) return NULL;
     Stmt *c = stmt_new(a, s->kind, s->span);
@@ -228,16 +230,22 @@ static void dump_stmt(FILE *out, const Stmt *s, int depth) {
         dump_expr(out, s->u.while_.cond, depth + 1, "cond");
         dump_stmt(out, s->u.while_.body, depth + 1);
         break;
-    case S_IF:
+    case S_IF: {
         fprintf(out, "if  (line %u)\n", s->span.line);
         dump_expr(out, s->u.if_.cond, depth + 1, "cond");
-        dump_stmt(out, s->u.if_.then_, depth + 1);
+        /* a compile-time condition's other branch was not checked: it has no types to show */
+        bool pruned = s->u.if_.cond && s->u.if_.cond->is_const;
+        const Stmt *taken = pruned ? ast_const_if_taken(s) : NULL;
+        if (!pruned || taken == s->u.if_.then_) dump_stmt(out, s->u.if_.then_, depth + 1);
+        else indent(out, depth + 1), fputs("(not taken: the condition is false at compile time)\n", out);
         if (s->u.if_.else_) {
             indent(out, depth);
             fputs("else\n", out);
-            dump_stmt(out, s->u.if_.else_, depth + 1);
+            if (!pruned || taken == s->u.if_.else_) dump_stmt(out, s->u.if_.else_, depth + 1);
+            else indent(out, depth + 1), fputs("(not taken: the condition is true at compile time)\n", out);
         }
         break;
+    }
     case S_RETURN:
         fprintf(out, "return  (line %u)\n", s->span.line);
         if (s->u.ret.value) dump_expr(out, s->u.ret.value, depth + 1, NULL);

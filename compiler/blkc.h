@@ -409,6 +409,9 @@ typedef struct {
 Expr *expr_new(Arena *a, ExprKind kind, Span span);
 Stmt *stmt_new(Arena *a, StmtKind kind, Span span);
 Stmt *stmt_clone(Arena *a, const Stmt *s);
+/* The branch an `if` with a compile-time condition takes (NULL: none), the
+ * only one sema checks and lowering keeps. */
+Stmt *ast_const_if_taken(const Stmt *s);
 Expr *expr_clone(Arena *a, const Expr *e);
 const char *op_name(OpKind op);
 /* --emit=ast: the typed tree; only_kernel NULL for all kernels. */

@@ -176,6 +176,10 @@ static void collect_assigned(Lower *L, const Stmt *s, PtrVec *out) {
         collect_assigned(L, s->u.while_.body, out);
         return;
     case S_IF:
+        if (s->u.if_.cond->is_const) { /* only the branch taken exists (and was checked) */
+            collect_assigned(L, ast_const_if_taken(s), out);
+            return;
+        }
         collect_assigned_expr(L, s->u.if_.cond, out);
         collect_assigned(L, s->u.if_.then_, out);
         collect_assigned(L, s->u.if_.else_, out);
@@ -753,7 +757,7 @@ static void lower_if(Lower *L, const Stmt *s) {
     const Expr *cond = s->u.if_.cond;
     if (cond->is_const) {
         /* a compile-time condition: only the branch taken exists */
-        const Stmt *taken = cond->cv.i ? s->u.if_.then_ : s->u.if_.else_;
+        const Stmt *taken = ast_const_if_taken(s);
         if (taken) lower_stmt(L, taken);
         return;
     }

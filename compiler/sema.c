@@ -1090,6 +1090,7 @@ static bool combine_stmt_ok(Sema *S, const Stmt *s, const char *fn) {
                combine_expr_ok(S, s->u.for_.step, fn) && combine_stmt_ok(S, s->u.for_.body, fn);
     case S_WHILE: return combine_expr_ok(S, s->u.while_.cond, fn) && combine_stmt_ok(S, s->u.while_.body, fn);
     case S_IF:
+        if (s->u.if_.cond && s->u.if_.cond->is_const) return combine_stmt_ok(S, ast_const_if_taken(s), fn);
         return combine_expr_ok(S, s->u.if_.cond, fn) && combine_stmt_ok(S, s->u.if_.then_, fn) &&
                combine_stmt_ok(S, s->u.if_.else_, fn);
     case S_RETURN: return combine_expr_ok(S, s->u.ret.value, fn);
@@ -2044,11 +2045,20 @@ static void check_stmt(Sema *S, Stmt *s) {
         if (s->u.while_.cond) check_condition(S, s->u.while_.cond, "while");
         if (s->u.while_.body) check_stmt(S, s->u.while_.body);
         return;
-    case S_IF:
-        if (s->u.if_.cond) check_condition(S, s->u.if_.cond, "if");
+    case S_IF: {
+        const Expr *cond = s->u.if_.cond;
+        if (cond && check_condition(S, s->u.if_.cond, "if") && cond->is_const) {
+            /* a compile-time condition: only the branch taken is checked (and lowered), as
+             * Triton prunes a constexpr `if` before checking it, so `if HAS_BIAS { ... }` may
+             * use what exists only when HAS_BIAS is true */
+            Stmt *taken = ast_const_if_taken(s);
+            if (taken) check_stmt(S, taken);
+            return;
+        }
         if (s->u.if_.then_) check_stmt(S, s->u.if_.then_);
         if (s->u.if_.else_) check_stmt(S, s->u.if_.else_);
         return;
+    }
     case S_RETURN:
         if (S->helper_depth > 0) {
             error(S, s->span, "a helper may 'return' only as its last statement (helpers are inlined)");

@@ -298,3 +298,39 @@ Test(sema_rules, large_scopes_resolve_like_small_ones) {
     cr_expect(strstr(cap.text, "'v40'"), "%s", cap.text);
     compilation_free(c);
 }
+
+/* An `if` on a compile-time condition checks only the branch taken (Triton
+ * prunes a constexpr `if` before checking it): the other may name what does
+ * not exist in this specialization, and a static_assert there does not fire. */
+Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
+    const char *src = "kernel k(x: *f32, n: i32, const HAS_B: bool = false, const MODE: i32 = 0) {\n"
+                      "    let o = arange(0, 16);\n"
+                      "    var v = load(x + o, o < n);\n"
+                      "    if HAS_B {\n"
+                      "        v += load(bias + o);\n"
+                      "    } else {\n"
+                      "        v = v * 2.0;\n"
+                      "    }\n"
+                      "    if MODE == 1 {\n"
+                      "        v = v + \"text\";\n"
+                      "    } else if MODE == 2 {\n"
+                      "        static_assert(false, \"mode 2 is not supported\");\n"
+                      "    }\n"
+                      "    store(x + o, v, o < n);\n"
+                      "}\n";
+    struct { const char *name, *value, *error; } cases[] = {
+        {"MODE", "0", NULL},
+        {"HAS_B", "true", "5:19: error: use of undeclared name 'bias'"},
+        {"MODE", "1", "10:17: error: a string literal is not allowed here"},
+        {"MODE", "2", "12:23: error: static assertion failed: mode 2 is not supported"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        static Captured cap;
+        memset(&cap, 0, sizeof cap);
+        ConstDef def = {cases[i].name, cases[i].value, false};
+        Compilation *c = compile_defs(src, &def, 1, &cap);
+        if (!cases[i].error) cr_expect(c->ok, "%s=%s: %s", cases[i].name, cases[i].value, cap.text);
+        else cr_expect(!c->ok && strstr(cap.text, cases[i].error), "%s=%s: %s", cases[i].name, cases[i].value, cap.text);
+        compilation_free(c);
+    }
+}
