@@ -9,7 +9,7 @@
 
 typedef CheckResult (*Bench)(const ExampleRunner *r);
 
-static CheckResult ln_fwd(const ExampleRunner *r) { return check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024); }
+static CheckResult ln_fwd(const ExampleRunner *r) { return check_layer_norm_fwd(r, LN_AFFINE, 1151, 8192, 8192, DT_F16, 1024); }
 static CheckResult ln_bwd(const ExampleRunner *r) { return check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, false); }
 static CheckResult softmax(const ExampleRunner *r) { return check_softmax(r, 1823, 781, 781, DT_F32, 1024, false); }
 static CheckResult dropout(const ExampleRunner *r) { return check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024); }

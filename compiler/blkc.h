@@ -378,6 +378,8 @@ typedef struct {
     int64_t align;       /* @align(A), 0 if absent */
     int64_t multiple_of; /* @multiple_of(D), 0 if absent */
     bool equal_one;      /* @equal(1): the integer is 1 at every launch (a unit stride) */
+    bool is_none;        /* sema: a pointer passed None in this build (-D NAME=None): absent, its
+                          * argument a null pointer, `NAME == None` true */
     Symbol *sym;         /* filled by sema */
 } Param;
 
@@ -589,6 +591,8 @@ typedef struct {
     BlkType type;
     int64_t align, multiple_of; /* attributes, 0 when absent */
     bool equal_one;             /* @equal(1) */
+    bool is_none;               /* a pointer passed None in this build (-D NAME=None): its argument is
+                                 * a null pointer, never read */
     int value;                  /* its value: the body's argument of the same index */
 } BirParam;
 

@@ -94,7 +94,9 @@ static void param_facts(const BirParam *p, int64_t fact, char *type, size_t size
 static const char *requirement_text(const BirParam *p, const LaunchRequirement *r, char *buf, size_t size) {
     buf[0] = 0;
     size_t n = 0;
-    if (p->type.dtype == DT_PTR) {
+    if (p->type.dtype == DT_PTR && p->is_none) {
+        snprintf(buf, size, "null: built with it None, never read");
+    } else if (p->type.dtype == DT_PTR) {
         n += (size_t)snprintf(buf, size, "not null, aligned to %lld bytes", (long long)r->align);
         if (r->align > dtype_bytes(p->type.elem))
             snprintf(buf + n, size - n, " (%s)", r->align_declared ? "declared @align" : "compiled assuming it");
@@ -233,7 +235,9 @@ void launch_contract_json(FILE *out, const LaunchBuild *b) {
             json_string(out, prm->name);
             fprintf(out, ", \"type\": \"%s\", \"ptx_type\": \"%s\", \"bytes\": %d", type, launch_ptx_type(prm->type.dtype),
                     launch_param_bytes(prm->type.dtype));
-            if (prm->type.dtype == DT_PTR)
+            if (prm->type.dtype == DT_PTR && prm->is_none)
+                fputs(", \"none\": true", out);
+            else if (prm->type.dtype == DT_PTR)
                 fprintf(out, ", \"align\": %lld, \"declared\": %s", (long long)r.align, r.align_declared ? "true" : "false");
             else if (dtype_is_int(prm->type.dtype))
                 fprintf(out, ", \"multiple_of\": %lld, \"equal_one\": %s", (long long)r.multiple, r.one ? "true" : "false");

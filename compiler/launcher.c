@@ -342,6 +342,11 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         LaunchRequirement r;
         launch_requirement(prm, 0, &r);
         snprintf(name, sizeof name, "blk_p%d", p);
+        if (prm->type.dtype == DT_PTR && prm->is_none) {
+            fprintf(out, "    if (%s) %s\"kernel '%s', argument %d ('%s'): built with it None, so it must be a null "
+                    "pointer\");\n", name, fail, K, p, prm->name);
+            continue;
+        }
         if (prm->type.dtype == DT_PTR) {
             fprintf(out, "    if (!%s) %s\"kernel '%s', argument %d ('%s'): a null pointer\");\n", name, fail, K, p,
                     prm->name);

@@ -868,6 +868,7 @@ static BirFunction *lower_kernel(Arena *a, const Module *m, const KernelDef *k) 
         bp->align = p->align;
         bp->multiple_of = p->multiple_of;
         bp->equal_one = p->equal_one;
+        bp->is_none = p->is_none;
         bp->value = bir_block_add_arg(f, f->body, p->sym->type, p->name);
         env_set(&L, p->sym, bp->value);
     }

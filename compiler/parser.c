@@ -293,10 +293,12 @@ static Expr *parse_primary(Parser *p) {
         e->span = span_from(p, t.span);
         return e;
     }
-    case TOK_NONE:
-        error_at(p, t.span, "'None' is only allowed inside an index such as x[:, None]");
+    case TOK_NONE: { /* sema allows it where a pointer parameter is compared with it */
         advance(p);
-        return error_expr(p, t.span);
+        Expr *e = expr_new(p->arena, E_NAME, t.span);
+        e->u.name.name = "None";
+        return e;
+    }
     default:
         error_at(p, t.span, "expected an expression, found %s", tok_desc(p, t));
         return error_expr(p, t.span);

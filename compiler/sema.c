@@ -379,7 +379,17 @@ static void check_name(Sema *S, Expr *e) {
             e->type = type_scalar(DT_HELPER);
             return;
         }
+        if (strcmp(e->u.name.name, "None") == 0) {
+            error(S, e->span, "'None' is only allowed inside an index such as x[:, None], or compared with a "
+                  "pointer parameter ('p != None')");
+            return;
+        }
         report_unknown_name(S, e->u.name.name, e->span);
+        return;
+    }
+    if (sym->kind == SYM_PARAM && sym->param->is_none) {
+        error(S, e->span, "'%s' is None in this build (passed None): use it only where '%s != None' is tested "
+              "first ('if %s != None { ... }' is checked only where it is not None)", sym->name, sym->name, sym->name);
         return;
     }
     e->u.name.sym = sym;
@@ -549,8 +559,34 @@ static void reject_truncating_quotient(Sema *S, const Expr *v, DType to) {
     if (!here) note(S, q->span, "the integer division is here");
 }
 
+static bool is_none_literal(const Expr *e) { return e->kind == E_NAME && strcmp(e->u.name.name, "None") == 0; }
+
+/* `p == None` / `p != None` on a pointer parameter: a compile-time constant,
+ * whether p was passed None in this build (Triton's `p is None` on a
+ * pointer argument, which its specialization makes a constexpr). */
+static void check_none_comparison(Sema *S, Expr *e) {
+    Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    Expr *p = is_none_literal(l) ? r : l;
+    OpKind op = e->u.binary.op;
+    Symbol *sym = p->kind == E_NAME ? lookup(S, p->u.name.name) : NULL;
+    if ((op != OP_EQ && op != OP_NE) || !sym || sym->kind != SYM_PARAM || sym->type.dtype != DT_PTR) {
+        error(S, e->span, "'None' compares only with a pointer parameter of the kernel, by '==' or '!=' (a "
+              "pointer passed None is absent in that build)");
+        return;
+    }
+    p->u.name.sym = sym; /* the name is not a use of the pointer: no load, nothing to pass */
+    p->type = sym->type;
+    e->type = type_scalar(DT_I1);
+    e->u.binary.operand_dtype = DT_PTR;
+    set_const_int(e, sym->param->is_none == (op == OP_EQ));
+}
+
 static void check_binary(Sema *S, Expr *e) {
     Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    if (is_none_literal(l) || is_none_literal(r)) {
+        check_none_comparison(S, e);
+        return;
+    }
     check_expr(S, l);
     check_expr(S, r);
     if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
@@ -1992,9 +2028,9 @@ static bool check_condition(Sema *S, Expr *cond, const char *what) {
             error(S, cond->span, "the condition of '%s' must be a scalar i1, got a %s block (use "
                   "where() to choose per element)", what, tstr(S, cond->type));
         else if (cond->type.dtype == DT_PTR)
-            error(S, cond->span, "the condition of '%s' must be i1, got the pointer %s: a pointer is never absent "
-                  "in blk (no None); for Triton's 'if ptr is not None', pass a const bool parameter ('const "
-                  "HAS_X: bool') and test it", what, tstr(S, cond->type));
+            error(S, cond->span, "the condition of '%s' must be i1, got the pointer %s: for Triton's 'if ptr is not "
+                  "None', write 'if %s != None' (a pointer passed None is absent from that build)", what,
+                  tstr(S, cond->type), cond->kind == E_NAME ? cond->u.name.name : "ptr");
         else
             error(S, cond->span, "the condition of '%s' must be i1, got %s (compare it, e.g. x != 0)",
                   what, tstr(S, cond->type));
@@ -2100,6 +2136,20 @@ static ConstDef *find_def(Sema *S, const char *name) {
     for (int i = 0; i < S->ndefs; i++)
         if (strcmp(S->defs[i].name, name) == 0) return &S->defs[i];
     return NULL;
+}
+
+/* -D KERNEL.NAME=None (this kernel's pointer only: the other kernels of a
+ * module may use a parameter of the same name unconditionally), else -D
+ * NAME=None (every kernel's). */
+static ConstDef *find_none_def(Sema *S, const char *name) {
+    for (int i = 0; i < S->ndefs; i++) {
+        const char *d = S->defs[i].name, *dot = strchr(d, '.');
+        if (dot && strcmp(dot + 1, name) == 0 && strlen(S->kernel->name) == (size_t)(dot - d) &&
+            strncmp(d, S->kernel->name, (size_t)(dot - d)) == 0 && strcmp(S->defs[i].value, "None") == 0)
+            return &S->defs[i];
+    }
+    ConstDef *def = find_def(S, name);
+    return def && strcmp(def->value, "None") == 0 ? def : NULL;
 }
 
 /* Parse a -D value against the parameter's type. */
@@ -2214,6 +2264,10 @@ static void bind_runtime_param(Sema *S, Param *prm) {
               tstr(S, t));
         ok = false;
     }
+    /* -D [KERNEL.]NAME=None on a pointer: passed None in this build (Python does it for a None argument) */
+    ConstDef *def = ok && t.dtype == DT_PTR ? find_none_def(S, prm->name) : NULL;
+    prm->is_none = def != NULL;
+    if (def) def->used = true;
     Symbol *sym = declare(S, SYM_PARAM, prm->name, prm->name_span, ok ? t : type_scalar(DT_ERROR));
     sym->param = prm;
     prm->sym = sym;

@@ -185,7 +185,8 @@ static blk_status cpu_launch(blk_context *ctx, const BlkLaunch *l) {
     }
     pthread_mutex_lock(&st->lock);
     for (int i = 0; i < f->nparams; i++) {
-        if (f->params[i].type.dtype != DT_PTR || find_alloc(st, l->args[i].value.ptr, 0) >= 0) continue;
+        if (f->params[i].type.dtype != DT_PTR || f->params[i].is_none || find_alloc(st, l->args[i].value.ptr, 0) >= 0)
+            continue; /* (a pointer passed None is null, never read: the runtime checked it) */
         pthread_mutex_unlock(&st->lock);
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): 0x%llx is not memory from blk_malloc",
                         f->name, i, f->params[i].name, (unsigned long long)l->args[i].value.ptr);

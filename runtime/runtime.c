@@ -567,8 +567,13 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_ar
         if (a->kind != BLK_ARG_PTR)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a pointer (%s), got %s",
                         k->f->name, i, p->name, want, arg_kind_name(a->kind));
-        if (a->value.ptr == 0)
-            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): a null pointer", k->f->name, i, p->name);
+        if (p->is_none && a->value.ptr != 0)
+            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): the module was built with '%s' "
+                            "None (-D %s.%s=None), so its argument must be a null pointer", k->f->name, i, p->name,
+                            p->name, k->f->name, p->name);
+        if (a->value.ptr == 0 && !p->is_none)
+            return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): a null pointer", k->f->name, i,
+                            p->name);
         int es = dtype_bytes(p->type.elem);
         if (a->value.ptr % (uint64_t)es)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): 0x%llx is not aligned to its %s elements",

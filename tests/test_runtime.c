@@ -200,6 +200,52 @@ Test(runtime, a_successful_compile_keeps_its_notes_and_a_helper_may_take_a_built
     blk_context_destroy(ctx);
 }
 
+/* A pointer passed None (-D NAME=None, as Python does for a None argument):
+ * 'b != None' is false at compile time, its argument must be null, and the
+ * build with it given still refuses a null one. */
+Test(runtime, a_pointer_passed_none_is_absent_from_its_build) {
+    const char *src = "kernel k(x: *f32, b: *f32, y: *f32) {\n"
+                      "    var v = load(x) * 2.0;\n"
+                      "    if b != None { v += load(b); }\n"
+                      "    store(y, v);\n"
+                      "}\n";
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    blk_ptr x, b, y;
+    float three = 3.0f, ten = 10.0f, out = 0.0f;
+    cr_assert_eq(blk_malloc(ctx, 4, &x), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, 4, &b), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, 4, &y), BLK_SUCCESS);
+    cr_assert_eq(blk_memcpy_to_device(ctx, x, &three, 4), BLK_SUCCESS);
+    cr_assert_eq(blk_memcpy_to_device(ctx, b, &ten, 4), BLK_SUCCESS);
+    const char *none[] = {"k.b=None"};
+    for (int absent = 0; absent < 2; absent++) {
+        blk_compile_options opt = {.defines = none, .num_defines = absent, .name = "bias.blk"};
+        blk_module *m;
+        cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
+        blk_kernel *k;
+        cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+        blk_arg args[] = {blk_arg_ptr(x), blk_arg_ptr(absent ? 0 : b), blk_arg_ptr(y)};
+        cr_assert_eq(blk_launch(k, 1, 1, 1, args, 3, NULL), BLK_SUCCESS, "%s", blk_last_error());
+        cr_assert_eq(blk_memcpy_to_host(ctx, &out, y, 4), BLK_SUCCESS);
+        cr_expect_eq(out, absent ? 6.0f : 16.0f, "absent %d: %g", absent, out);
+        /* the other pointer value is refused, naming the argument */
+        args[1] = blk_arg_ptr(absent ? b : 0);
+        cr_expect_eq(blk_launch(k, 1, 1, 1, args, 3, NULL), BLK_ERROR_BAD_ARGUMENT);
+        cr_expect(strstr(blk_last_error(), absent ? "argument 1 ('b'): the module was built with 'b' None (-D k.b=None)"
+                                                  : "argument 1 ('b'): a null pointer"),
+                  "%s", blk_last_error());
+        const char *ptx;
+        if (blk_kernel_ptx(k, &ptx) == BLK_SUCCESS) /* (the cpu device compiles PTX too, where LLVM is built in) */
+            cr_expect(!absent || strstr(ptx, "null: built with it None, never read"), "%.600s", ptx);
+        blk_module_destroy(m);
+    }
+    blk_free(ctx, x);
+    blk_free(ctx, b);
+    blk_free(ctx, y);
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, compile_errors_carry_the_diagnostics) {
     blk_context *ctx;
     blk_context_create_cpu(&ctx);

@@ -248,10 +248,15 @@ class Kernel:
     def __getitem__(self, grid):
         return lambda *args, **consts: self.run(grid, *args, **consts)
 
-    def _key(self, consts, ordinal):
+    def _key(self, consts, ordinal, args=()):
         """The Module's key for these const parameters (num_warps, num_stages,
         min_blocks_per_sm, no_tma, no_warp_specialize and persistent among them) on CUDA
-        device `ordinal`."""
+        device `ordinal`; a pointer argument given as None (Triton's optional pointer) adds
+        `NAME=None`, a build where that pointer is absent (`NAME != None` false there)."""
+        if any(a is None for a in args):
+            params = self.module._kernel(self.name, self._key(consts, ordinal))[1]
+            nones = {f"{self.name}.{p.name}": "None" for p, a in zip(params, args) if a is None and p.kind == _lib.PTR}
+            consts = {**consts, **nones}
         consts = dict(consts)
         m = self.module
         num_warps, num_stages, min_blocks, no_tma, no_ws, persistent = _options(
@@ -293,7 +298,7 @@ class Kernel:
                 _lib.check(_lib.lib.blk_kernel_plan(k, None, 0, ctypes.byref(out)))
             return out.value.decode()
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
-        k, params = self.module._kernel(self.name, self._key(consts, ordinal))
+        k, params = self.module._kernel(self.name, self._key(consts, ordinal, args))
         launch = _Launch(self.name, self.module.device, ordinal, k, params)
         return launch.ptx(args) if what == "ptx" else launch.plan(args)
 
@@ -304,10 +309,11 @@ class Kernel:
 
     def run(self, grid, *args, **consts):
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
-        cached = (tuple(consts.items()), ordinal)  # as given: another order of the same consts is one more entry
+        # as given: another order of the same consts is one more entry; a None argument another build
+        cached = (tuple(consts.items()), ordinal, tuple(i for i, a in enumerate(args) if a is None))
         launch = self._launches.get(cached)
         if launch is None:
-            k, params = self.module._kernel(self.name, self._key(consts, ordinal))
+            k, params = self.module._kernel(self.name, self._key(consts, ordinal, args))
             launch = self._launches[cached] = _Launch(self.name, self.module.device, ordinal, k, params)
         if callable(grid):
             launch(_grid(self.name, grid(consts), called=True), args)

@@ -197,7 +197,9 @@ class Marshal:
             kind = p.kind
             values.append(kind)
             if kind == _lib.PTR:
-                if gpu and isinstance(a, tensor) and a.is_cuda and a.dtype is p.torch_dtype(torch) \
+                if a is None:  # a pointer the build has absent (Kernel._key): null, which the runtime checks
+                    values.append(0)
+                elif gpu and isinstance(a, tensor) and a.is_cuda and a.dtype is p.torch_dtype(torch) \
                         and a.get_device() == self.ordinal:  # the common case, checked without a call
                     if self.stream is None:
                         self.stream = _current_stream(self.ordinal)

@@ -236,6 +236,23 @@ class Errors(unittest.TestCase):
         self.assertEqual(len(notes), 1)
         self.assertRegex(str(notes[0].message), r"mine.blk:1:4: note: helper 'tanh' hides the builtin of that name")
 
+    def test_a_pointer_given_none_is_absent_from_that_build(self):
+        # Triton's optional pointer: `if b != None` is decided at compile time, per build
+        src = ("kernel k(x: *f32, b: *f32, y: *f32, n: i32) {\n  let o = arange(0, 64);\n"
+               "  var v = load(x + o, o < n) * 2.0;\n  if b != None {\n    v += load(b + o, o < n);\n  }\n"
+               "  store(y + o, v, o < n);\n}\n")
+        k = blk.compile(src, device="cpu", name="bias.blk")["k"]
+        x = np.arange(50, dtype=np.float32)
+        b = np.full(50, 0.5, np.float32)
+        y = np.zeros(50, np.float32)
+        k[(1,)](x, None, y, 50)
+        np.testing.assert_array_equal(y, 2 * x)
+        k[(1,)](x, b, y, 50)
+        np.testing.assert_array_equal(y, 2 * x + 0.5)
+        self.assertIn("null: built with it None", k.ptx(x, None, y, 50))
+        with self.assertRaisesRegex(TypeError, r"argument 3 \('n'\): expects an integer"):
+            k[(1,)](x, b, y, None)  # None is for pointers only
+
     def test_unknown_kernel_and_device(self):
         with self.assertRaisesRegex(blk.BlkError, r"add"):
             example("add.blk")["nope"][(1,)](self.x)

@@ -532,9 +532,14 @@ CheckResult check_cross_entropy(const ExampleRunner *run, int M, int N, int stri
     return r;
 }
 
-CheckResult check_layer_norm_fwd(const ExampleRunner *run, int M, int N, int stride, DType dt, int block) {
+/* terms: W and B given, or B (or both) passed None, which the build leaves
+ * out; the reference then uses 1 and 0 for them. */
+CheckResult check_layer_norm_fwd(const ExampleRunner *run, LayerNormTerms terms, int M, int N, int stride, DType dt,
+                                 int block) {
     CheckResult r = {0};
-    set_name(&r, "layer_norm_fwd M=%d N=%d stride=%d %s BLOCK=%d", M, N, stride, tname(dt), block);
+    bool has_w = terms != LN_NO_AFFINE, has_b = terms == LN_AFFINE;
+    set_name(&r, "layer_norm_fwd M=%d N=%d stride=%d %s BLOCK=%d%s", M, N, stride, tname(dt), block,
+             terms == LN_NO_BIAS ? " B=None" : terms == LN_NO_AFFINE ? " W=B=None" : "");
     RefRng rng = {3};
     const double sentinel = 1234.0, eps = 1e-5;
     int64_t total = (int64_t)M * stride;
@@ -545,18 +550,21 @@ CheckResult check_layer_norm_fwd(const ExampleRunner *run, int M, int N, int str
         tb_set(&y, i, sentinel);
     }
     for (int c = 0; c < N; c++) {
-        tb_set(&w, c, ref_uniform(&rng));
-        tb_set(&b, c, ref_uniform(&rng));
+        double wc = ref_uniform(&rng), bc = ref_uniform(&rng);
+        tb_set(&w, c, has_w ? wc : 1.0);
+        tb_set(&b, c, has_b ? bc : 0.0);
     }
     char t[16], bs[32];
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block);
-    ExampleKernel k = {"layernorm.blk", "layer_norm_fwd", {t, bs, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&b, "B"),
-                           tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd")};
-    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = w.data}, {.p = b.data}, {.p = mean.data},
-                        {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = eps}};
-    if (launch(run, &r, &k, args, 9, (uint32_t)M, bufs, 6)) {
+    ExampleKernel k = {"layernorm.blk", "layer_norm_fwd",
+                       {t, bs, has_b ? NULL : "layer_norm_fwd.B=None", has_w ? NULL : "layer_norm_fwd.W=None", NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd"),
+                           tb_buf(&w, "W"), tb_buf(&b, "B")};
+    /* a term passed None: a null pointer, and its buffer is not the kernel's */
+    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = has_w ? w.data : NULL}, {.p = has_b ? b.data : NULL},
+                        {.p = mean.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = eps}};
+    if (launch(run, &r, &k, args, 9, (uint32_t)M, bufs, 4 + has_w + has_b)) {
         float *xf = tb_floats(&x), *wf = tb_floats(&w), *bf = tb_floats(&b);
         double *ry = malloc((size_t)M * N * sizeof *ry), *rm = malloc((size_t)M * sizeof *rm);
         double *rr = malloc((size_t)M * sizeof *rr);
@@ -1129,7 +1137,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     } while (0)
     CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
     CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024, false)); /* the tutorial's test shape */
-    CHECK(check_layer_norm_fwd(r, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
+    CHECK(check_layer_norm_fwd(r, LN_AFFINE, 1151, 8192, 8192, DT_F16, 1024)); /* the tutorial's; N > block */
+    CHECK(check_layer_norm_fwd(r, LN_NO_BIAS, 37, 781, 781, DT_F16, 1024));     /* B passed None */
+    CHECK(check_layer_norm_fwd(r, LN_NO_AFFINE, 20, 1000, 1024, DT_F32, 128)); /* W and B passed None */
     CHECK(check_layer_norm_bwd(r, 1151, 8192, 8192, DT_F16, 8192, 96, false));
     CHECK(check_dropout(r, 1 << 20, 0.5f, 123, DT_F32, 1024));
     CHECK(check_softmax(r, 64, 20000, 20000, DT_F32, 1024, true)); /* rows longer than the block */
@@ -1155,10 +1165,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_softmax(r, 33, 1000, 1100, DT_F32, 1024, false)); /* stride > N */
         CHECK(check_softmax(r, 7, 5, 5, DT_F32, 8, false)); /* tiny rows */
         CHECK(check_softmax(r, 64, 300, 320, DT_F16, 512, false));
-        CHECK(check_layer_norm_fwd(r, 37, 781, 781, DT_F16, 1024)); /* N < block, not 2^k */
-        CHECK(check_layer_norm_fwd(r, 50, 500, 640, DT_F16, 256)); /* stride > N */
-        CHECK(check_layer_norm_fwd(r, 1, 3000, 3000, DT_F32, 512)); /* M = 1, f32 */
-        CHECK(check_layer_norm_fwd(r, 20, 1000, 1024, DT_F32, 128));
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 37, 781, 781, DT_F16, 1024)); /* N < block, not 2^k */
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 50, 500, 640, DT_F16, 256)); /* stride > N */
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 1, 3000, 3000, DT_F32, 512)); /* M = 1, f32 */
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 20, 1000, 1024, DT_F32, 128));
         CHECK(check_layer_norm_bwd(r, 37, 781, 800, DT_F32, 1024, 8, false));
         CHECK(check_layer_norm_bwd(r, 1, 100, 100, DT_F16, 128, 4, false));
         CHECK(check_layer_norm_bwd(r, 200, 781, 800, DT_F32, 1024, 16, false));
@@ -1242,8 +1252,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));
-        CHECK(check_layer_norm_fwd(r, 4096, 15872, 15872, DT_F16, 16384));
-        CHECK(check_layer_norm_fwd(r, 4096, 16384, 16384, DT_F16, 1024));
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 4096, 15872, 15872, DT_F16, 16384));
+        CHECK(check_layer_norm_fwd(r, LN_AFFINE, 4096, 16384, 16384, DT_F16, 1024));
         CHECK(check_layer_norm_bwd(r, 4096, 15872, 15872, DT_F16, 16384, 64, false));
         CHECK(check_layer_norm_bwd(r, 4096, 16384, 16384, DT_F16, 16384, 64, false));
         /* deterministic at 16384 columns: w, dW and dB kept in shared memory through the row loop */

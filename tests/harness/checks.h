@@ -56,7 +56,10 @@ CheckResult check_group_norm(const ExampleRunner *r, int batch, int C, int HW, i
 CheckResult check_quantize(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_cumsum(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
 CheckResult check_cross_entropy(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
-CheckResult check_layer_norm_fwd(const ExampleRunner *r, int M, int N, int stride, DType dtype, int block);
+/* Which of layer norm's W and B the launch passes (the others None: no term) */
+typedef enum { LN_AFFINE, LN_NO_BIAS, LN_NO_AFFINE } LayerNormTerms;
+CheckResult check_layer_norm_fwd(const ExampleRunner *r, LayerNormTerms terms, int M, int N, int stride, DType dtype,
+                                 int block);
 /* dx kernel with the lock, then the dW/dB kernel; block_n >= N */
 CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int stride, DType dtype,
                                  int block_n, int group_m, bool deterministic);
