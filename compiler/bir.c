@@ -313,6 +313,11 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
             vname(p, op->operands[1]), vname(p, op->operands[2]));
         if (op->attr) put(p, " descending");
         break;
+    case BIR_RAND: case BIR_RANDINT:
+        put(p, " ");
+        put_operands(p, op, 0);
+        if (op->attr) put(p, ", word %lld", (long long)op->attr);
+        break;
     case BIR_PRINT:
         put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
         put_operands(p, op, 0);
@@ -634,6 +639,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(type_equal(vt(V, a[0]), type_scalar(DT_I64)), "the seed is an i64 scalar");
         NEED(dtype_is_int(vt(V, a[1]).dtype) && shape_equal(vt(V, a[1]), r), "offsets are integers of the result's shape");
         NEED(r.dtype == (op->code == BIR_RAND ? DT_F32 : DT_U32), "rand gives f32, randint u32");
+        NEED(op->attr >= 0 && op->attr <= 3, "the word of the Philox draw is 0 to 3");
         return true;
     case BIR_LOAD:
         ARITY(3);

@@ -495,6 +495,11 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
 /* Triton's tl.randint / tl.rand for one element (design-notes §2). */
 uint32_t philox_randint(int64_t seed, uint64_t offset);
 float philox_rand(int64_t seed, uint64_t offset);
+/* The 4 words of one Philox4x32-10 draw (Triton's randint4x); philox_randint is word 0. */
+void philox_randint4x(int64_t seed, uint64_t offset, uint32_t out[4]);
+uint32_t philox_word(int64_t seed, uint64_t offset, int word);
+/* A word as a uniform f32 in [0, 1) (Triton's uint_to_uniform_float): rand is word 0's. */
+float philox_uniform(uint32_t word);
 /* IEEE half and bfloat16 <-> f32; to the narrow types rounds to nearest even. */
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);

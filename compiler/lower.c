@@ -21,6 +21,7 @@ typedef struct {
 } Lower;
 
 static int lower_expr(Lower *L, const Expr *e);
+static int lower_random(Lower *L, const Expr *e);
 static void lower_stmt(Lower *L, const Stmt *s);
 
 /* ------------------------------------------------------------ environment */
@@ -624,11 +625,8 @@ static int lower_builtin(Lower *L, const Expr *e) {
                    (scope ? atomic_scope_from_name(scope->u.str.text, scope->u.str.len) : ATOMIC_GPU) << 2;
         return op->results[0];
     }
-    case BI_RAND: case BI_RANDINT: {
-        int seed = convert(L, lower_expr(L, a0), DT_I64);
-        int off = lower_expr(L, a1);
-        return emit2(L, e->u.call.builtin == BI_RAND ? BIR_RAND : BIR_RANDINT, seed, off, t);
-    }
+    case BI_RAND: case BI_RANDINT: case BI_RANDN: case BI_RAND4X: case BI_RANDINT4X: case BI_RANDN4X:
+        return lower_random(L, e);
     case BI_DEBUG_BARRIER: emit_op(L, BIR_BARRIER, NULL, 0, NULL); return BIR_NONE;
     case BI_STATIC_ASSERT: return BIR_NONE; /* checked by sema */
     case BI_DEVICE_PRINT: {
@@ -687,6 +685,55 @@ static int lower_expr_at(Lower *L, const Expr *e) {
     case E_CALL: return lower_call(L, e);
     default: return BIR_NONE; /* strings, types and shapes are arguments, not values */
     }
+}
+
+/* Word `word` of the Philox draw at (seed, offset): a u32, or as a uniform f32 (rand). */
+static int random_word(Lower *L, bool uniform, int seed, int off, int word, BlkType t) {
+    int ops[2] = {seed, off};
+    BirOp *op = emit_op(L, uniform ? BIR_RAND : BIR_RANDINT, ops, 2, &t);
+    op->attr = word;
+    return op->results[0];
+}
+
+/* Two normal samples from the uniforms u1, u2 (Box-Muller, as Triton's
+ * pair_uniform_to_normal): r cos(2 pi u2) and r sin(2 pi u2), r = sqrt(-2 log(max(u1, 1e-7))). */
+static void pair_to_normal(Lower *L, int u1, int u2, BlkType t, int out[2]) {
+    int lo = broadcast(L, emit_const(L, DT_F32, (ConstVal){.f = 1.0e-7}), t);
+    int two_pi = broadcast(L, emit_const(L, DT_F32, (ConstVal){.f = 6.283185307179586}), t);
+    int minus_two = broadcast(L, emit_const(L, DT_F32, (ConstVal){.f = -2.0}), t);
+    int th = emit2(L, BIR_MUL, two_pi, u2, t);
+    int r = emit1(L, BIR_SQRT, emit2(L, BIR_MUL, minus_two, emit1(L, BIR_LOG, emit2(L, BIR_MAX, lo, u1, t), t), t), t);
+    out[0] = emit2(L, BIR_MUL, r, emit1(L, BIR_COS, th, t), t);
+    out[1] = emit2(L, BIR_MUL, r, emit1(L, BIR_SIN, th, t), t);
+}
+
+/* rand, randint, randn and their 4-wide forms (Triton's tl.random): words of
+ * one Philox4x32-10 draw per offset. randn is words 0 and 1 through
+ * Box-Muller; randn4x words 0-1 and 2-3. */
+static int lower_random(Lower *L, const Expr *e) {
+    BuiltinId id = (BuiltinId)e->u.call.builtin;
+    const Expr *a1 = e->u.call.args.items[1];
+    int seed = convert(L, lower_expr(L, e->u.call.args.items[0]), DT_I64);
+    int off = lower_expr(L, a1);
+    bool ints = id == BI_RANDINT || id == BI_RANDINT4X;
+    BlkType t = type_with_shape(type_scalar(ints ? DT_U32 : DT_F32), a1->type.rank, a1->type.shape);
+    if (id == BI_RAND || id == BI_RANDINT) return random_word(L, !ints, seed, off, 0, t);
+    int u[4];
+    int words = id == BI_RANDN ? 2 : 4;
+    for (int w = 0; w < words; w++) u[w] = random_word(L, !ints, seed, off, w, t);
+    if (id == BI_RANDN) {
+        int n[2];
+        pair_to_normal(L, u[0], u[1], t, n);
+        return n[0];
+    }
+    L->values = arena_alloc(L->a, 4 * sizeof(int));
+    if (id == BI_RANDN4X) {
+        pair_to_normal(L, u[0], u[1], t, L->values);
+        pair_to_normal(L, u[2], u[3], t, L->values + 2);
+    } else {
+        memcpy(L->values, u, sizeof u);
+    }
+    return BIR_NONE;
 }
 
 static int lower_expr(Lower *L, const Expr *e) {

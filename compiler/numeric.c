@@ -11,7 +11,7 @@
 
 static uint32_t mulhi32(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
 
-uint32_t philox_randint(int64_t seed, uint64_t offset) {
+void philox_randint4x(int64_t seed, uint64_t offset, uint32_t out[4]) {
     /* design-notes §2: key from the (sign-extended) seed, counter from the offset */
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)((uint64_t)seed >> 32);
     uint32_t c0 = (uint32_t)offset, c1 = (uint32_t)(offset >> 32), c2 = 0, c3 = 0;
@@ -27,14 +27,24 @@ uint32_t philox_randint(int64_t seed, uint64_t offset) {
         k0 += 0x9E3779B9u;
         k1 += 0xBB67AE85u;
     }
-    return c0;
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
 }
 
-float philox_rand(int64_t seed, uint64_t offset) {
-    int32_t x = (int32_t)philox_randint(seed, offset);
+uint32_t philox_word(int64_t seed, uint64_t offset, int word) {
+    uint32_t w[4];
+    philox_randint4x(seed, offset, w);
+    return w[word & 3];
+}
+
+uint32_t philox_randint(int64_t seed, uint64_t offset) { return philox_word(seed, offset, 0); }
+
+float philox_uniform(uint32_t word) {
+    int32_t x = (int32_t)word;
     if (x < 0) x = ~x; /* -x - 1, without overflow at INT32_MIN */
     return (float)x * 4.6566127342e-10f;
 }
+
+float philox_rand(int64_t seed, uint64_t offset) { return philox_uniform(philox_randint(seed, offset)); }
 
 static uint32_t f32_bits(float f) {
     uint32_t u;

@@ -1614,8 +1614,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
         return;
-    case BI_RAND:
-    case BI_RANDINT: {
+    case BI_RAND: case BI_RANDINT: case BI_RANDN: case BI_RAND4X: case BI_RANDINT4X: case BI_RANDN4X: {
         if (!require_value(S, a0) || !require_value(S, a1)) return;
         if (a0->type.rank != 0 || !dtype_is_int(a0->type.dtype)) {
             error(S, a0->span, "the seed of '%s' must be a scalar integer, got %s", sig->name,
@@ -1627,8 +1626,14 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
                   tstr(S, a1->type));
             return;
         }
-        BlkType t = type_scalar(id == BI_RAND ? DT_F32 : DT_U32);
-        e->type = type_with_shape(t, a1->type.rank, a1->type.shape);
+        BlkType t = type_with_shape(type_scalar(id == BI_RANDINT || id == BI_RANDINT4X ? DT_U32 : DT_F32),
+                                    a1->type.rank, a1->type.shape);
+        if (id == BI_RAND4X || id == BI_RANDINT4X || id == BI_RANDN4X) {
+            BlkType ts[4] = {t, t, t, t}; /* let (a, b, c, d) = randint4x(seed, offset) */
+            set_values(S, e, ts, 4);
+        } else {
+            e->type = t;
+        }
         return;
     }
     case BI_DEBUG_BARRIER:

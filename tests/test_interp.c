@@ -456,6 +456,46 @@ Test(interp, rand_in_a_kernel_matches_numeric_for_32_and_64_bit_offsets) {
     drop(p);
 }
 
+/* randint4x / rand4x: the four words of each draw; randn / randn4x: Box-Muller
+ * of words (0, 1) and (2, 3), against the same in f64 (the interpreter's f32
+ * log, sqrt, cos and sin round; near a zero crossing the error is absolute). */
+Test(interp, the_four_words_of_a_philox_draw_and_normals_from_them) {
+    Prog *p = build("kernel k(w: *u32, u: *f32, n: *f32, n4: *f32, seed: i32) {\n"
+                    "  let r = arange(0, 128);\n"
+                    "  let (a, b, c, d) = randint4x(seed, r);\n"
+                    "  store(w + r, a); store(w + 128 + r, b); store(w + 256 + r, c); store(w + 384 + r, d);\n"
+                    "  let (u0, u1, u2, u3) = rand4x(seed, r);\n"
+                    "  store(u + r, u0); store(u + 128 + r, u1); store(u + 256 + r, u2); store(u + 384 + r, u3);\n"
+                    "  store(n + r, randn(seed, r));\n"
+                    "  let (n0, n1, n2, n3) = randn4x(seed, r);\n"
+                    "  store(n4 + r, n0); store(n4 + 128 + r, n1); store(n4 + 256 + r, n2); store(n4 + 384 + r, n3);\n"
+                    "}\n", NULL);
+    static uint32_t w[512];
+    static float u[512], n[128], n4[512];
+    InterpBuffer bufs[] = {BUF(w, 512), BUF(u, 512), BUF(n, 128), BUF(n4, 512)};
+    InterpArg args[] = {{.p = w}, {.p = u}, {.p = n}, {.p = n4}, {.i = 77}};
+    char *err = run(p, args, 1, bufs, 4);
+    cr_assert_null(err, "%s", err);
+    for (int k = 0; k < 128; k++) {
+        uint32_t want[4];
+        philox_randint4x(77, (uint64_t)k, want);
+        double normal[4];
+        for (int pair = 0; pair < 2; pair++) {
+            double u1 = fmax(1e-7, philox_uniform(want[2 * pair])), th = 6.283185307179586 * philox_uniform(want[2 * pair + 1]);
+            double r = sqrt(-2.0 * log(u1));
+            normal[2 * pair] = r * cos(th), normal[2 * pair + 1] = r * sin(th);
+        }
+        for (int i = 0; i < 4; i++) {
+            cr_expect_eq(w[128 * i + k], want[i], "randint4x word %d at %d", i, k);
+            cr_expect_eq(u[128 * i + k], philox_uniform(want[i]), "rand4x word %d at %d", i, k);
+            cr_expect(fabs(n4[128 * i + k] - normal[i]) <= 2e-6 * (1 + fabs(normal[i])), "randn4x %d at %d: %.9g, f64 %.9g",
+                      i, k, n4[128 * i + k], normal[i]);
+        }
+        cr_expect_eq(n[k], n4[k], "randn is randn4x's first at %d", k);
+    }
+    drop(p);
+}
+
 Test(interp, loops_branches_early_return_and_short_circuit) {
     Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
                     "kernel k(o: *i32, n: i32) {\n"

@@ -42,6 +42,18 @@ Test(numeric, rand_matches_triton_bit_for_bit) {
     cr_expect_eq(rows, 60);
 }
 
+/* Random123's known-answer vector for Philox4x32-10 (key 0, counter 0: seed 0,
+ * offset 0), all four words: randint4x is that draw, randint its first word. */
+Test(numeric, philox_4x32_10_matches_random123s_known_answer) {
+    uint32_t w[4];
+    philox_randint4x(0, 0, w);
+    const uint32_t want[4] = {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u};
+    for (int i = 0; i < 4; i++) cr_expect_eq(w[i], want[i], "word %d: %#x", i, w[i]);
+    for (int i = 0; i < 4; i++) cr_expect_eq(philox_word(0, 0, i), want[i]);
+    cr_expect_eq(philox_randint(0, 0), want[0]);
+    cr_expect_eq(bits(philox_uniform(want[0])), bits(philox_rand(0, 0)));
+}
+
 Test(numeric, rand_check_values_from_the_design_notes) {
     const uint32_t want[4] = {0x3e091be6, 0x3f387fd6, 0x3eb06d6a, 0x3e7336a6};
     for (int i = 0; i < 4; i++) cr_expect_eq(bits(philox_rand(123, (uint64_t)i)), want[i]);

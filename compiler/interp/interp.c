@@ -1104,8 +1104,9 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         bool wide = vtype(I, a[1]).dtype == DT_I64; /* 32-bit offsets leave the high counter 0 */
         for (int64_t k = 0; k < n; k++) {
             uint64_t o = wide ? (uint64_t)off[k].i : (uint32_t)off[k].i;
-            if (op->code == BIR_RAND) out[k].f = philox_rand(seed, o);
-            else out[k].i = philox_randint(seed, o);
+            uint32_t w = philox_word(seed, o, (int)op->attr); /* attr: which of the draw's 4 words */
+            if (op->code == BIR_RAND) out[k].f = philox_uniform(w);
+            else out[k].i = w;
         }
         return FLOW_NEXT;
     }

@@ -139,7 +139,9 @@ static LLVMValueRef mulhi(Gen *g, uint32_t a, LLVMValueRef b) {
 }
 
 /* Philox4x32-10 of (seed, offset) -> the first output word (design-notes §2). */
-static LLVMValueRef philox(Gen *g, LLVMValueRef seed, LLVMValueRef offset, DType off_dt) {
+/* Word `word` (0-3) of the Philox4x32-10 draw; LLVM merges the rounds of two
+ * words of one draw (randn takes two). */
+static LLVMValueRef philox(Gen *g, LLVMValueRef seed, LLVMValueRef offset, DType off_dt, int word) {
     LLVMValueRef k0 = LLVMBuildTrunc(g->b, seed, g->t.i32, "");
     LLVMValueRef k1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, seed, ci64(g, 32), ""), g->t.i32, "");
     LLVMValueRef c0, c1, c2 = ci32(g, 0), c3 = ci32(g, 0);
@@ -159,7 +161,8 @@ static LLVMValueRef philox(Gen *g, LLVMValueRef seed, LLVMValueRef offset, DType
         k0 = LLVMBuildAdd(g->b, k0, ci32(g, (int32_t)0x9E3779B9u), "");
         k1 = LLVMBuildAdd(g->b, k1, ci32(g, (int32_t)0xBB67AE85u), "");
     }
-    return c0;
+    LLVMValueRef words[4] = {c0, c1, c2, c3};
+    return words[word & 3];
 }
 
 static LLVMValueRef rand_float(Gen *g, LLVMValueRef word) {
@@ -232,7 +235,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_SELECT: return LLVMBuildSelect(b, x[0], x[1], x[2], "");
     case BIR_FMA: return nvptx_call(g, d == DT_F64 ? "llvm.fma.f64" : "llvm.fma.f32", ty(g, d), x, 3);
     case BIR_RAND: case BIR_RANDINT: {
-        LLVMValueRef w = philox(g, x[0], x[1], f->values[op->operands[1]].type.dtype);
+        LLVMValueRef w = philox(g, x[0], x[1], f->values[op->operands[1]].type.dtype, (int)op->attr);
         return op->code == BIR_RAND ? rand_float(g, w) : w;
     }
     default: return NULL;
