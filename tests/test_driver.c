@@ -302,9 +302,9 @@ Test(driver, emit_bir_prints_ops_with_types_and_lines) {
     cr_expect(strstr(r.out, "kernel @layer_norm_bwd_dwdb("), "%s", r.out);
     cr_expect_not(strstr(r.out, "kernel @layer_norm_fwd"));
     /* the source line as a comment, then its ops with types and line numbers */
-    cr_expect(strstr(r.out, "// 115: let mask = (rows[:, None] < M) & (cols[None, :] < N);"), "%s", r.out);
+    cr_expect(strstr(r.out, "// 117: let mask = (rows[:, None] < M) & (cols[None, :] < N);"), "%s", r.out);
     cr_expect(strstr(r.out, "= expand_dims %rows, axis 1 : [32, 1] i32"), "%s", r.out);
-    cr_expect(strstr(r.out, "; line 115"), "%s", r.out);
+    cr_expect(strstr(r.out, "; line 117"), "%s", r.out);
     free_run(&r);
 }
 
