@@ -503,6 +503,32 @@ static int lower_join(Lower *L, const Expr *e) {
     return emit(L, BIR_SELECT, (int[]){first, ab[0], ab[1]}, 3, t);
 }
 
+/* cat and interleave, through join on the operands made flat: joining a and
+ * b of n elements gives [n, 2], a and b side by side; read row by row that
+ * interleaves them (reshaped to [..., 2N]), and transposed first ([2, n]) it
+ * is a, then b (reshaped to [2M, ...]). */
+static int lower_cat_or_interleave(Lower *L, const Expr *e) {
+    BlkType t = e->type;
+    bool cat = e->u.call.builtin == BI_CAT;
+    int32_t dims[BLK_MAX_RANK];
+    for (int i = 0; i < t.rank; i++) dims[i] = t.shape[i];
+    dims[cat ? 0 : t.rank - 1] /= 2;
+    BlkType base = type_with_shape(t, t.rank, dims);
+    int64_t n = type_numel(base);
+    BlkType flat = type_with_shape(t, 1, (int32_t[]){(int32_t)n});
+    BlkType joined = type_with_shape(t, 2, (int32_t[]){(int32_t)n, 2});
+    int ab[2];
+    for (int i = 0; i < 2; i++) {
+        int v = lower_as(L, arg(e, i), t.dtype, base);
+        if (base.rank != 1) v = emit1(L, BIR_RESHAPE, v, flat);
+        ab[i] = broadcast(L, expand_at(L, v, 1), joined);
+    }
+    int first = bit_clear(L, indices_along(L, joined, 1), 1);
+    int j = emit(L, BIR_SELECT, (int[]){first, ab[0], ab[1]}, 3, joined);
+    if (cat) j = emit1(L, BIR_TRANS, j, type_with_shape(t, 2, (int32_t[]){2, (int32_t)n}));
+    return emit1(L, BIR_RESHAPE, j, t);
+}
+
 static int lower_builtin(Lower *L, const Expr *e) {
     const Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
     BlkType t = e->type;
@@ -552,6 +578,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return shape_equal(vtype(L, x), t) ? x : emit1(L, BIR_RESHAPE, x, t);
     }
     case BI_JOIN: return lower_join(L, e);
+    case BI_CAT: case BI_INTERLEAVE: return lower_cat_or_interleave(L, e);
     case BI_SPLIT: {
         int x = lower_expr(L, a0), last = a0->type.rank - 1;
         BlkType half = type_with_shape(a0->type, last, a0->type.shape);

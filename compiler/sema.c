@@ -1456,6 +1456,48 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = t;
         return;
     }
+    case BI_CAT: case BI_INTERLEAVE: {
+        /* cat(a, b): a's elements, then b's, along axis 0 ([M, N] and [M, N] give [2M, N]);
+         * interleave(a, b): a[..., 0], b[..., 0], a[..., 1], ... along the last axis */
+        BlkType shape = {0};
+        bool cat = id == BI_CAT;
+        const char *name = cat ? "cat" : "interleave";
+        if (!require_value(S, a0) || !require_value(S, a1) || reject_fp8(S, a0, name) || reject_fp8(S, a1, name))
+            return;
+        if (cat && a2 && (!a2->is_const || a2->type.dtype != DT_I1)) {
+            error(S, a2->span, "'can_reorder' of 'cat' is a compile-time i1 (blk keeps the order either way)");
+            return;
+        }
+        if (cat ? !shape_equal(a0->type, a1->type) : !broadcast_or_error(S, e->span, a0->type, a1->type, &shape)) {
+            if (cat)
+                error(S, e->span, "'cat' takes two blocks of one shape, got %s and %s", sstr(S, a0->type),
+                      sstr(S, a1->type));
+            return;
+        }
+        if (cat) shape = a0->type;
+        if (shape.rank == 0) {
+            error(S, e->span, "'%s' takes blocks, not scalars", name);
+            return;
+        }
+        if ((!is_numeric(a0->type.dtype) && a0->type.dtype != DT_I1) || (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1)) {
+            error(S, e->span, "'%s' takes numbers and i1, got %s and %s", name, tstr(S, a0->type), tstr(S, a1->type));
+            return;
+        }
+        DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
+        reject_truncating_quotient(S, a0, d);
+        reject_truncating_quotient(S, a1, d);
+        if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
+        if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
+            error(S, e->span, "'%s' of two %s blocks would exceed the limit of %d elements", name, sstr(S, shape),
+                  BLK_MAX_NUMEL);
+            return;
+        }
+        int32_t dims[BLK_MAX_RANK];
+        for (int i = 0; i < shape.rank; i++) dims[i] = shape.shape[i];
+        dims[cat ? 0 : shape.rank - 1] *= 2;
+        e->type = type_with_shape(type_scalar(d), shape.rank, dims);
+        return;
+    }
     case BI_JOIN: {
         BlkType shape = {0};
         if (!require_value(S, a0) || !require_value(S, a1) || reject_fp8(S, a0, "join") || reject_fp8(S, a1, "join"))

@@ -496,6 +496,40 @@ Test(interp, the_four_words_of_a_philox_draw_and_normals_from_them) {
     drop(p);
 }
 
+/* cat: a then b along axis 0; interleave: a and b alternating along the last
+ * axis; rank 1 and 2, an i32 operand promoted to f32. */
+Test(interp, cat_and_interleave_keep_their_order) {
+    Prog *p = build("kernel k(x: *f32, y: *i32, o1: *f32, o2: *f32, o3: *f32, o4: *f32) {\n"
+                    "  let r = arange(0, 8);\n"
+                    "  let a = load(x + r);\n"
+                    "  let b = load(y + r);\n"
+                    "  store(o1 + arange(0, 16), cat(a, b as f32));\n"
+                    "  store(o2 + arange(0, 16), interleave(a, b as f32));\n"
+                    "  let m = load(x + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :]);\n"
+                    "  let n = load(y + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :]) as f32;\n"
+                    "  store(o3 + arange(0, 8)[:, None] * 2 + arange(0, 2)[None, :], cat(m, n, can_reorder = true));\n"
+                    "  store(o4 + arange(0, 4)[:, None] * 4 + arange(0, 4)[None, :], interleave(m, n));\n"
+                    "}\n", NULL);
+    float x[8], o1[16], o2[16], o3[16], o4[16];
+    int32_t y[8];
+    for (int i = 0; i < 8; i++) x[i] = (float)i + 0.5f, y[i] = 100 + i;
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(y, 8), BUF(o1, 16), BUF(o2, 16), BUF(o3, 16), BUF(o4, 16)};
+    InterpArg args[] = {{.p = x}, {.p = y}, {.p = o1}, {.p = o2}, {.p = o3}, {.p = o4}};
+    char *err = run(p, args, 1, bufs, 6);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 16; i++) {
+        float a = x[i % 8], b = (float)y[i % 8];
+        cr_expect_eq(o1[i], i < 8 ? a : b, "cat [%d]", i);
+        cr_expect_eq(o2[i], i % 2 ? (float)y[i / 2] : x[i / 2], "interleave [%d]", i);
+        /* [4, 2] and [4, 2]: cat gives rows 0-3 of x, then rows 0-3 of y, as [8, 2] */
+        cr_expect_eq(o3[i], i < 8 ? a : b, "cat 2-D [%d, %d]", i / 2, i % 2);
+        /* interleave along the last axis: row r is x[r, 0], y[r, 0], x[r, 1], y[r, 1] */
+        int r = i / 4, c = i % 4;
+        cr_expect_eq(o4[i], c % 2 ? (float)y[r * 2 + c / 2] : x[r * 2 + c / 2], "interleave 2-D [%d, %d]", r, c);
+    }
+    drop(p);
+}
+
 Test(interp, loops_branches_early_return_and_short_circuit) {
     Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
                     "kernel k(o: *i32, n: i32) {\n"

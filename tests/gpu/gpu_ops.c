@@ -198,6 +198,29 @@ static const OpCase cases[] = {
      "  store(r + i, randint(seed, base + (i as i64)));\n"
      "}\n",
      2, {DT_F32, DT_U32}, {1024, 1024}, {1, 1}, 2, {-98765, 0x10000000005LL}, 4, 0, 0, 0, 0},
+    {"randint4x and rand4x (bit for bit), cat and interleave of them, in rank 1 and 2",
+     "kernel k(x: *f32, w: *u32, u: *f32, seed: i32) {\n"
+     "  let i = program_id(0) * 128 + arange(0, 128);\n"
+     "  let (a, b, c, d) = randint4x(seed, i);\n"
+     "  store(w + i, a); store(w + 512 + i, b); store(w + 1024 + i, c); store(w + 1536 + i, d);\n"
+     "  let (u0, u1, u2, u3) = rand4x(seed, i);\n"
+     "  let j = program_id(0) * 256 + arange(0, 256);\n"
+     "  store(u + j, cat(u0, u3)); store(u + 1024 + j, interleave(u1, u2));\n"
+     "  let m = load(x + (program_id(0) * 8 + arange(0, 8))[:, None] * 16 + arange(0, 16)[None, :]);\n"
+     "  let rows = program_id(0) * 16 + arange(0, 16);\n"
+     "  store(u + 2048 + rows[:, None] * 16 + arange(0, 16)[None, :], cat(m, m * 2.0));\n"
+     "  store(u + 3072 + (program_id(0) * 8 + arange(0, 8))[:, None] * 32 + arange(0, 32)[None, :], interleave(m, m + 1.0));\n"
+     "}\n",
+     3, {DT_F32, DT_U32, DT_F32}, {512, 2048, 4096}, {0, 1, 1}, 1, {-4321}, 4, 0, 0, 0, 0},
+    {"randn and randn4x (Box-Muller through the approximate log and sqrt)",
+     "kernel k(o: *f32, seed: i32, base: i64) {\n"
+     "  let i = program_id(0) * 256 + arange(0, 256);\n"
+     "  let off = base + (i as i64);\n"
+     "  store(o + i, randn(seed, off));\n"
+     "  let (n0, n1, n2, n3) = randn4x(seed, off);\n"
+     "  store(o + 1024 + i, n0); store(o + 2048 + i, n1); store(o + 3072 + i, n2); store(o + 4096 + i, n3);\n"
+     "}\n",
+     1, {DT_F32}, {5120}, {1}, 2, {77, 0x10000000005LL}, 4, 1e-5, 1e-5, 0, 0},
     {"approximate math: exp, exp2, log, log2, sqrt, rsqrt, division",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let i = arange(0, 512);\n"
