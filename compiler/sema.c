@@ -1300,6 +1300,29 @@ static void check_sort(Sema *S, Expr *e) {
     e->type = x->type;
 }
 
+/* The element type join, cat and interleave give two blocks of numbers or i1
+ * (promoted like where), whose result has twice the elements of `shape`;
+ * DT_ERROR after an error. */
+static DType pair_dtype(Sema *S, const Expr *e, Expr *a0, Expr *a1, BlkType shape, const char *name) {
+    for (int i = 0; i < 2; i++) {
+        const Expr *a = i ? a1 : a0;
+        if (!is_numeric(a->type.dtype) && a->type.dtype != DT_I1) {
+            error(S, a->span, "'%s' takes numbers and i1, got %s", name, tstr(S, a->type));
+            return DT_ERROR;
+        }
+    }
+    DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
+    reject_truncating_quotient(S, a0, d);
+    reject_truncating_quotient(S, a1, d);
+    if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return DT_ERROR;
+    if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
+        error(S, e->span, "'%s' of two %s blocks would exceed the limit of %d elements", name, sstr(S, shape),
+              BLK_MAX_NUMEL);
+        return DT_ERROR;
+    }
+    return d;
+}
+
 static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     for (int i = 0; i < e->u.call.args.len; i++) check_expr(S, e->u.call.args.items[i]);
     for (int i = 0; i < e->u.call.args.len; i++)
@@ -1479,19 +1502,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             error(S, e->span, "'%s' takes blocks, not scalars", name);
             return;
         }
-        if ((!is_numeric(a0->type.dtype) && a0->type.dtype != DT_I1) || (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1)) {
-            error(S, e->span, "'%s' takes numbers and i1, got %s and %s", name, tstr(S, a0->type), tstr(S, a1->type));
-            return;
-        }
-        DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
-        reject_truncating_quotient(S, a0, d);
-        reject_truncating_quotient(S, a1, d);
-        if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
-        if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
-            error(S, e->span, "'%s' of two %s blocks would exceed the limit of %d elements", name, sstr(S, shape),
-                  BLK_MAX_NUMEL);
-            return;
-        }
+        DType d = pair_dtype(S, e, a0, a1, shape, name);
+        if (d == DT_ERROR) return;
         int32_t dims[BLK_MAX_RANK];
         for (int i = 0; i < shape.rank; i++) dims[i] = shape.shape[i];
         dims[cat ? 0 : shape.rank - 1] *= 2;
@@ -1508,23 +1520,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
                   BLK_MAX_RANK);
             return;
         }
-        if (!is_numeric(a0->type.dtype) && a0->type.dtype != DT_I1) {
-            error(S, a0->span, "'join' takes numbers and i1, got %s", tstr(S, a0->type));
-            return;
-        }
-        if (!is_numeric(a1->type.dtype) && a1->type.dtype != DT_I1) {
-            error(S, a1->span, "'join' takes numbers and i1, got %s", tstr(S, a1->type));
-            return;
-        }
-        DType d = dtype_promote(a0->type.dtype, a0->weak, a1->type.dtype, a1->weak);
-        reject_truncating_quotient(S, a0, d);
-        reject_truncating_quotient(S, a1, d);
-        if (!check_literal_fits(S, a0, d) || !check_literal_fits(S, a1, d)) return;
-        if (type_numel(shape) * 2 > BLK_MAX_NUMEL) {
-            error(S, e->span, "'join' of two %s blocks would exceed the limit of %d elements", sstr(S, shape),
-                  BLK_MAX_NUMEL);
-            return;
-        }
+        DType d = pair_dtype(S, e, a0, a1, shape, "join");
+        if (d == DT_ERROR) return;
         int32_t dims[BLK_MAX_RANK];
         for (int i = 0; i < shape.rank; i++) dims[i] = shape.shape[i];
         dims[shape.rank] = 2;
