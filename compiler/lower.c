@@ -365,6 +365,7 @@ static const Expr *arg(const Expr *e, int i) {
 
 static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     int x = lower_expr(L, arg(e, 0));
+    if (arg(e, 3)) x = convert(L, x, arg(e, 3)->cv.dtype); /* sum's dtype: x in it first */
     DType d = vtype(L, x).dtype;
     if (code == BIR_REDUCE_SUM && (d == DT_F16 || d == DT_BF16)) x = convert(L, x, DT_F32);
     /* the backends reduce 32- and 64-bit values: an i1 block reduces as 0/1
@@ -373,11 +374,19 @@ static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     DType wide = d == DT_I1 || dtype_is_signed(d) ? DT_I32 : DT_U32;
     bool narrow = d == DT_I1 || (dtype_is_int(d) && dtype_bits(d) < 32);
     if (narrow) x = convert(L, x, wide);
+    int axis = arg(e, 1) ? (int)arg(e, 1)->cv.i : 0;
+    bool keep = arg(e, 2) && arg(e, 2)->cv.i; /* keep_dims: the reduced axis stays, of size 1 */
     BlkType t = e->type;
+    if (keep) { /* the reduction's own type, without the axis */
+        for (int i = axis; i + 1 < t.rank; i++) t.shape[i] = t.shape[i + 1];
+        t.rank--;
+    }
     if (narrow && (code == BIR_REDUCE_MAX || code == BIR_REDUCE_MIN)) t.dtype = wide;
     BirOp *op = emit_op(L, code, &x, 1, &t);
-    op->attr = arg(e, 1) ? arg(e, 1)->cv.i : 0;
-    return convert(L, op->results[0], e->type.dtype);
+    op->attr = axis;
+    int r = convert(L, op->results[0], e->type.dtype);
+    if (!keep) return r;
+    return t.rank ? expand_at(L, r, axis) : broadcast(L, r, e->type); /* a scalar: splat to [1] */
 }
 
 /* One op with several results, of types ts. */
@@ -561,10 +570,13 @@ static int lower_builtin(Lower *L, const Expr *e) {
     }
     case BI_SUM: return lower_reduction(L, e, BIR_REDUCE_SUM);
     case BI_CUMSUM: case BI_CUMPROD: { /* in the result's dtype (f32 for f16, i32 for i8 ...) */
-        BirOp *op = emit_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD,
-                            (int[]){convert(L, lower_expr(L, a0), t.dtype)}, 1, &t);
-        op->attr = a1 ? a1->cv.i : 0;
-        return op->results[0];
+        int axis = a1 ? (int)a1->cv.i : 0;
+        bool reverse = a2 && a2->cv.i; /* from the end: flipped, scanned, flipped back */
+        int x = convert(L, lower_expr(L, a0), t.dtype);
+        if (reverse) x = emit_axis_op(L, BIR_FLIP, x, axis, 0, t);
+        BirOp *op = emit_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD, &x, 1, &t);
+        op->attr = axis;
+        return reverse ? emit_axis_op(L, BIR_FLIP, op->results[0], axis, 0, t) : op->results[0];
     }
     case BI_MAX: return lower_reduction(L, e, BIR_REDUCE_MAX);
     case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);

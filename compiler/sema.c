@@ -946,16 +946,36 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     if (!axis_arg(S, e, ax, x->type, &axis)) return;
     DType d = x->type.dtype;
     bool scan = id == BI_CUMSUM || id == BI_CUMPROD;
+    /* keep_dims (sum, max, min, argmax, argmin) or reverse (cumsum, cumprod): a const i1; dtype
+     * (sum, cumsum, cumprod): the type x is converted to first, as Triton's */
+    Expr *flag = arg(e, 2), *to = arg(e, 3);
+    if (flag && (!flag->is_const || flag->type.dtype != DT_I1 || flag->type.rank != 0)) {
+        error(S, flag->span, "'%s' of '%s' must be a compile-time i1 (true or false)", scan ? "reverse" : "keep_dims",
+              e->u.call.name);
+        return;
+    }
+    if (to) {
+        if (to->type.dtype != DT_TYPE || !to->is_const) {
+            error(S, to->span, "'dtype' of '%s' must be a type (f32, i64, a const type parameter, ...)", e->u.call.name);
+            return;
+        }
+        if (!is_numeric(to->cv.dtype) || dtype_is_fp8(to->cv.dtype)) {
+            error(S, to->span, "'%s' cannot compute in %s", e->u.call.name, dtype_name(to->cv.dtype));
+            return;
+        }
+        d = to->cv.dtype;
+    }
     if (id == BI_SUM || scan) { /* as Triton: f16/bf16 sum in f32, integers narrower than 32 bits in (u)i32 */
         if (d == DT_F16 || d == DT_BF16) d = DT_F32;
         if (d == DT_I1 || (dtype_is_int(d) && dtype_bits(d) < 32)) d = dtype_is_unsigned(d) ? DT_U32 : DT_I32;
     } else if (id == BI_ARGMAX || id == BI_ARGMIN) {
         d = DT_I32;
     }
+    bool keep = !scan && flag && flag->cv.i;
     int32_t shape[BLK_MAX_RANK];
     int n = 0;
     for (int i = 0; i < x->type.rank; i++)
-        if (i != axis || scan) shape[n++] = x->type.shape[i];
+        if (i != axis || scan || keep) shape[n++] = i == axis && keep ? 1 : x->type.shape[i];
     e->type = type_with_shape(type_scalar(d), n, shape);
 }
 

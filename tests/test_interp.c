@@ -530,6 +530,56 @@ Test(interp, cat_and_interleave_keep_their_order) {
     drop(p);
 }
 
+/* Triton's reduction arguments: keep_dims (the axis stays, of size 1), dtype (x
+ * converted first: an i32 sum in i64 does not wrap), cumsum's reverse. */
+Test(interp, reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse) {
+    Prog *p = build("kernel k(x: *f32, n: *i32, o: *f32, oi: *i64, am: *i32) {\n"
+                    "  let r = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
+                    "  let v = load(x + r);\n"
+                    "  let m = max(v, axis = 1, keep_dims = true);\n"
+                    "  store(o + r, v - m);\n"
+                    "  store(o + 32 + arange(0, 1)[:, None] * 8 + arange(0, 8)[None, :], sum(v, 0, true));\n"
+                    "  store(oi + arange(0, 4), sum(load(n + r), axis = 1, dtype = i64));\n"
+                    "  store(o + 40 + r, cumsum(v, axis = 1, reverse = true));\n"
+                    "  store(o + 72 + arange(0, 1), sum(load(x + arange(0, 8)), keep_dims = true));\n"
+                    "  store(am + arange(0, 4)[:, None] + arange(0, 1)[None, :], argmax(v, 1, keep_dims = true));\n"
+                    "}\n", NULL);
+    float x[32], o[73];
+    int32_t n[32], am[4];
+    int64_t oi[4];
+    for (int i = 0; i < 32; i++) x[i] = (float)((i * 7) % 11) - 3.0f, n[i] = 2000000000 - i;
+    InterpBuffer bufs[] = {BUF(x, 32), BUF(n, 32), BUF(o, 73), BUF(oi, 4), BUF(am, 4)};
+    InterpArg args[] = {{.p = x}, {.p = n}, {.p = o}, {.p = oi}, {.p = am}};
+    char *err = run(p, args, 1, bufs, 5);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 4; i++) {
+        float m = -INFINITY;
+        int at = 0;
+        int64_t s = 0;
+        for (int j = 0; j < 8; j++) {
+            if (x[i * 8 + j] > m) m = x[i * 8 + j], at = j;
+            s += n[i * 8 + j];
+        }
+        for (int j = 0; j < 8; j++) {
+            cr_expect_eq(o[i * 8 + j], x[i * 8 + j] - m, "x - max [%d, %d]", i, j);
+            float tail = 0; /* integers: exact in any order */
+            for (int k = j; k < 8; k++) tail += x[i * 8 + k];
+            cr_expect_eq(o[40 + i * 8 + j], tail, "reverse cumsum [%d, %d]", i, j);
+        }
+        cr_expect_eq(oi[i], s, "i64 sum of row %d: %lld", i, (long long)oi[i]);
+        cr_expect_eq(am[i], at, "argmax of row %d", i);
+    }
+    for (int j = 0; j < 8; j++) {
+        float c = 0;
+        for (int i = 0; i < 4; i++) c += x[i * 8 + j];
+        cr_expect_eq(o[32 + j], c, "column sum %d", j);
+    }
+    float first = 0;
+    for (int j = 0; j < 8; j++) first += x[j];
+    cr_expect_eq(o[72], first, "sum of [8] kept as [1]");
+    drop(p);
+}
+
 Test(interp, loops_branches_early_return_and_short_circuit) {
     Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
                     "kernel k(o: *i32, n: i32) {\n"
