@@ -318,6 +318,9 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put_operands(p, op, 0);
         if (op->attr) put(p, ", word %lld", (long long)op->attr);
         break;
+    case BIR_READ_COUNTER:
+        put(p, " %s", op->attr == COUNTER_GLOBALTIMER ? "globaltimer" : op->attr == COUNTER_CLOCK ? "clock" : "smid");
+        break;
     case BIR_PRINT:
         put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
         put_operands(p, op, 0);
@@ -737,6 +740,10 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_CONDITION:
         ARITY(1);
         NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
+        return true;
+    case BIR_READ_COUNTER:
+        NEED(op->attr >= COUNTER_GLOBALTIMER && op->attr <= COUNTER_SMID, "a known counter");
+        NEED(type_equal(r, type_scalar(op->attr == COUNTER_SMID ? DT_U32 : DT_U64)), "smid is a u32, the others u64");
         return true;
     case BIR_YIELD: case BIR_RETURN: case BIR_BARRIER: case BIR_PRINT:
         NEED(op->code != BIR_RETURN || n == 0, "return takes no operands");

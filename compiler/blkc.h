@@ -180,6 +180,11 @@ typedef enum {
  * precision on tensor cores). f16 and bf16 operands always use tensor cores. */
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 
+/* The hardware counters read_counter reads (its attr), the builtins of the
+ * same names: globaltimer (u64 ns), clock (u64 cycles of the SM, %clock64),
+ * smid (u32, the SM the program runs on). */
+typedef enum { COUNTER_GLOBALTIMER, COUNTER_CLOCK, COUNTER_SMID } BirCounter;
+
 /* An atomic's memory semantics and scope (docs/language.md §9), packed in
  * its op's attr as sem | scope << 2; 0 is the default, acq_rel at GPU
  * scope. */

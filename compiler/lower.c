@@ -667,6 +667,13 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_RAND: case BI_RANDINT: case BI_RANDN: case BI_RAND4X: case BI_RANDINT4X: case BI_RANDN4X:
         return lower_random(L, e);
     case BI_DEBUG_BARRIER: emit_op(L, BIR_BARRIER, NULL, 0, NULL); return BIR_NONE;
+    case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID: {
+        BirOp *op = emit_op(L, BIR_READ_COUNTER, NULL, 0, &t);
+        op->attr = e->u.call.builtin == BI_GLOBALTIMER ? COUNTER_GLOBALTIMER
+                   : e->u.call.builtin == BI_CLOCK     ? COUNTER_CLOCK
+                                                       : COUNTER_SMID;
+        return op->results[0];
+    }
     case BI_STATIC_ASSERT: return BIR_NONE; /* checked by sema */
     case BI_DEVICE_PRINT: {
         int n = e->u.call.args.len - 1;

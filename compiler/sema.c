@@ -1698,6 +1698,9 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     case BI_DEBUG_BARRIER:
         e->type = type_scalar(DT_VOID);
         return;
+    case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID:
+        e->type = type_scalar(id == BI_SMID ? DT_U32 : DT_U64);
+        return;
     case BI_STATIC_ASSERT: {
         if (a1 && a1->kind != E_STRING) {
             error(S, a1->span, "the message of 'static_assert' must be a string literal");

@@ -580,6 +580,27 @@ Test(interp, reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse) {
     drop(p);
 }
 
+/* The hardware counters on the interpreter: one SM (0), and clocks that do not
+ * go back between two reads. */
+Test(interp, counters_read_on_the_interpreter) {
+    Prog *p = build("kernel k(t: *u64, s: *u32) {\n"
+                    "  let t0 = globaltimer();\n"
+                    "  let c0 = clock();\n"
+                    "  store(t, t0); store(t + 1, globaltimer()); store(t + 2, c0); store(t + 3, clock());\n"
+                    "  store(s + program_id(0), smid());\n"
+                    "}\n", NULL);
+    uint64_t t[4] = {0};
+    uint32_t s[3] = {7, 7, 7};
+    InterpBuffer bufs[] = {BUF(t, 4), BUF(s, 3)};
+    InterpArg args[] = {{.p = t}, {.p = s}};
+    char *err = run(p, args, 3, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    cr_expect(t[0] > 0 && t[1] >= t[0], "globaltimer: %llu then %llu", (unsigned long long)t[0], (unsigned long long)t[1]);
+    cr_expect(t[2] > 0 && t[3] >= t[2], "clock: %llu then %llu", (unsigned long long)t[2], (unsigned long long)t[3]);
+    for (int i = 0; i < 3; i++) cr_expect_eq(s[i], 0u, "smid of program %d", i);
+    drop(p);
+}
+
 Test(interp, loops_branches_early_return_and_short_circuit) {
     Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
                     "kernel k(o: *i32, n: i32) {\n"

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "interp.h"
 
@@ -1131,6 +1132,12 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_YIELD: case BIR_CONDITION: return FLOW_NEXT; /* the parent reads the operands */
     case BIR_BARRIER: return FLOW_NEXT; /* a program's elements already move in lockstep */
     case BIR_PRINT: exec_print(I, op); return FLOW_NEXT;
+    case BIR_READ_COUNTER: { /* the interpreter is one "SM" (0); both clocks are the host's ns (C11's clock) */
+        struct timespec ts = {0};
+        timespec_get(&ts, TIME_UTC);
+        out[0].i = op->attr == COUNTER_SMID ? 0 : (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        return FLOW_NEXT;
+    }
     case BIR_OPCODE_COUNT: break;
     }
     return fail(I, op, "internal error: cannot run op '%s'", bir_opcode_name(op->code));

@@ -62,6 +62,13 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_RETURN: nvptx_return(g); return true;
     case BIR_BARRIER: nvptx_barrier(g); return true;
     case BIR_PRINT: return nvptx_gen_print(g, op);
+    case BIR_READ_COUNTER: {
+        /* not readnone in LLVM (the clocks), so each read stays where it is */
+        static const char *const reads[] = {"llvm.nvvm.read.ptx.sreg.globaltimer", "llvm.nvvm.read.ptx.sreg.clock64",
+                                            "llvm.nvvm.read.ptx.sreg.smid"};
+        nvptx_new_regs(g, r)[0] = nvptx_call(g, reads[op->attr], op->attr == COUNTER_SMID ? g->t.i32 : g->t.i64, NULL, 0);
+        return true;
+    }
     default:
         if (bir_is_elementwise(op->code)) {
             if (op->code == BIR_SELECT && vtype(g, r).rank && nvptx_gen_tested_select(g, op, slot)) return true;

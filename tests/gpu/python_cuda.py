@@ -73,5 +73,33 @@ try:
 except TypeError as err:
     expect("compiled for the cpu device" in str(err), f"a CUDA tensor on the cpu device: {err}")
 
+# the hardware counters: each program's SM, and the time and cycles of a loop it runs
+timers = blk.compile("""
+kernel k(x: *f32, t: *i64, s: *i32, n: i32) {
+    let t0 = globaltimer();
+    let c0 = clock();
+    var acc = 0.0;
+    for i in range(0, n) {
+        acc += load(x + i);
+    }
+    store(x + program_id(0) + n, acc);
+    store(t + program_id(0) * 2, (globaltimer() - t0) as i64);
+    store(t + program_id(0) * 2 + 1, (clock() - c0) as i64);
+    store(s + program_id(0), smid() as i32);
+}
+""", name="timers.blk")["k"]
+xs = torch.ones(2000 + 264, device="cuda")
+ts = torch.zeros(2 * 264, dtype=torch.int64, device="cuda")
+sm = torch.full((264,), -1, dtype=torch.int32, device="cuda")
+timers[(264,)](xs, ts, sm, 2000)
+torch.cuda.synchronize()
+sms = torch.cuda.get_device_properties(0).multi_processor_count
+expect(bool(((sm >= 0) & (sm < sms)).all()) and len(set(sm.tolist())) > 1,
+       f"smid(): every program's SM in [0, {sms}), {len(set(sm.tolist()))} distinct")
+ns, cycles = ts[0::2], ts[1::2]
+expect(bool(((ns > 0) & (ns < 10**9)).all()), f"globaltimer(): a loop of 2000 loads took {ns.min().item()}-{ns.max().item()} ns")
+expect(bool((cycles > 2000).all()), f"clock(): {cycles.min().item()}-{cycles.max().item()} cycles (more than one a load)")
+expect(bool((xs[2000:] == 2000).all()), "the loop's sums, with the counters read around it")
+
 print(f"\n{failures} failure{'s' * (failures != 1)}")
 sys.exit(failures != 0)
