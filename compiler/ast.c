@@ -275,6 +275,8 @@ void ast_dump_module(FILE *out, const Module *m, const char *only_kernel) {
                 fprintf(out, "const %s", p->name);
                 if (p->sym && p->sym->type.dtype == DT_TYPE)
                     fprintf(out, " : type = %s", dtype_name(p->sym->cv.dtype));
+                else if (p->sym && p->sym->type.dtype == DT_STRING)
+                    fprintf(out, " : str = \"%s\"", p->sym->cv.str);
                 else if (p->sym && dtype_is_float(p->sym->type.dtype))
                     fprintf(out, " : %s = %g", dtype_name(p->sym->type.dtype), p->sym->cv.f);
                 else if (p->sym && p->sym->type.dtype != DT_ERROR)

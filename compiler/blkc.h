@@ -287,6 +287,7 @@ typedef union {
     int64_t i; /* integers and i1 */
     double f;  /* floats, exactly representable in the value's dtype */
     DType dtype;
+    const char *str; /* a const str parameter's text (NUL-terminated, in the arena) */
 } ConstVal;
 
 struct Expr {

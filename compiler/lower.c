@@ -933,6 +933,7 @@ static const char *describe_consts(Arena *a, const KernelDef *k) {
         const char *sep = *text ? ", " : "";
         DType d = s->type.dtype;
         if (d == DT_TYPE) text = arena_printf(a, "%s%s%s = %s", text, sep, p->name, dtype_name(s->cv.dtype));
+        else if (d == DT_STRING) text = arena_printf(a, "%s%s%s = \"%s\"", text, sep, p->name, s->cv.str);
         else if (dtype_is_float(d)) text = arena_printf(a, "%s%s%s = %.9g", text, sep, p->name, s->cv.f);
         else if (d == DT_I1) text = arena_printf(a, "%s%s%s = %s", text, sep, p->name, s->cv.i ? "true" : "false");
         else text = arena_printf(a, "%s%s%s = %lld", text, sep, p->name, (long long)s->cv.i);

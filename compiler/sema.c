@@ -286,7 +286,10 @@ static bool require_value(Sema *S, const Expr *e) {
     case DT_ERROR: return false;
     case DT_VOID: error(S, e->span, "this call produces no value"); return false;
     case DT_TYPE: error(S, e->span, "a type is not a value here"); return false;
-    case DT_STRING: error(S, e->span, "a string literal is not allowed here"); return false;
+    case DT_STRING:
+        error(S, e->span, e->kind == E_STRING ? "a string literal is not allowed here"
+                                             : "a string is only compared, with == or != at compile time");
+        return false;
     case DT_SHAPE:
         error(S, e->span, "a shape list is only allowed as the shape of zeros or full");
         return false;
@@ -338,6 +341,10 @@ static bool resolve_type(Sema *S, const TypeSyntax *ts, BlkType *out) {
         return true;
     }
     DType dt = ts->dtype;
+    if (ts->name && !ts->is_ptr && strcmp(ts->name, "str") == 0 && !lookup(S, "str")) {
+        *out = type_scalar(DT_STRING); /* a const parameter's only (bind_const_param) */
+        return true;
+    }
     if (ts->name) {
         Symbol *sym = lookup(S, ts->name);
         if (!sym || sym->type.dtype != DT_TYPE) {
@@ -581,6 +588,38 @@ static void check_none_comparison(Sema *S, Expr *e) {
     set_const_int(e, sym->param->is_none == (op == OP_EQ));
 }
 
+/* A string literal's or a const str parameter's text, or NULL. */
+static const char *const_string(const Expr *e, size_t *len) {
+    if (e->kind == E_STRING) {
+        *len = e->u.str.len;
+        return e->u.str.text;
+    }
+    if (e->type.dtype == DT_STRING && e->is_const && e->cv.str) {
+        *len = strlen(e->cv.str);
+        return e->cv.str;
+    }
+    return NULL;
+}
+
+/* `MODE == "mean"` with MODE a const str parameter (Triton's string
+ * constexpr): a compile-time i1, so `if MODE == "mean"` keeps one branch. */
+static void check_string_comparison(Sema *S, Expr *e) {
+    const Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
+    OpKind op = e->u.binary.op;
+    if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
+    size_t ln = 0, rn = 0;
+    const char *ls = const_string(l, &ln), *rs = const_string(r, &rn);
+    if ((op != OP_EQ && op != OP_NE) || !ls || !rs) {
+        error(S, e->span, "strings compare only with each other, by '==' or '!=' (a const str parameter with a "
+              "literal: MODE == \"mean\")");
+        return;
+    }
+    e->type = type_scalar(DT_I1);
+    e->u.binary.operand_dtype = DT_STRING;
+    bool equal = ln == rn && memcmp(ls, rs, ln) == 0;
+    set_const_int(e, equal == (op == OP_EQ));
+}
+
 static void check_binary(Sema *S, Expr *e) {
     Expr *l = e->u.binary.lhs, *r = e->u.binary.rhs;
     if (is_none_literal(l) || is_none_literal(r)) {
@@ -589,6 +628,12 @@ static void check_binary(Sema *S, Expr *e) {
     }
     check_expr(S, l);
     check_expr(S, r);
+    OpKind bop = e->u.binary.op;
+    bool comparison = bop == OP_EQ || bop == OP_NE || bop == OP_LT || bop == OP_LE || bop == OP_GT || bop == OP_GE;
+    if (comparison && (l->type.dtype == DT_STRING || r->type.dtype == DT_STRING)) {
+        check_string_comparison(S, e);
+        return;
+    }
     if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
     if (!require_value(S, l) || !require_value(S, r)) return;
     OpKind op = e->u.binary.op;
@@ -2251,8 +2296,9 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
         ok = false;
     } else if (!resolve_type(S, &prm->type, &t)) {
         ok = false;
-    } else if (!(t.dtype == DT_TYPE || t.dtype == DT_I1 || dtype_is_int(t.dtype) || t.dtype == DT_F32)) {
-        error(S, prm->type.span, "const parameters must be an integer type, i1, f32 or type; got %s",
+    } else if (!(t.dtype == DT_TYPE || t.dtype == DT_I1 || dtype_is_int(t.dtype) || t.dtype == DT_F32 ||
+                 t.dtype == DT_STRING)) {
+        error(S, prm->type.span, "const parameters must be an integer type, i1, f32, str or type; got %s",
               tstr(S, t));
         ok = false;
     }
@@ -2262,7 +2308,10 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
     }
     ConstVal cv = {0};
     ConstDef *def = find_def(S, prm->name);
-    if (ok && def) {
+    if (ok && def && t.dtype == DT_STRING) {
+        def->used = true;
+        cv.str = arena_strndup(S->a, def->value, strlen(def->value));
+    } else if (ok && def) {
         def->used = true;
         if (!parse_def_value(def->value, t.dtype, &cv)) {
             error(S, prm->name_span, "-D %s=%s: '%s' is not a valid %s value for kernel '%s'",
@@ -2280,6 +2329,13 @@ static void bind_const_param(Sema *S, KernelDef *k, Param *prm) {
                 ok = false;
             }
             cv = d->cv;
+        } else if (t.dtype == DT_STRING) {
+            if (d->kind != E_STRING) {
+                error(S, d->span, "the default of str parameter '%s' must be a string literal", prm->name);
+                ok = false;
+            } else {
+                cv.str = arena_strndup(S->a, d->u.str.text, d->u.str.len);
+            }
         } else if (!d->is_const || d->type.rank != 0) {
             error(S, d->span, "the default of const '%s' is not a compile-time constant", prm->name);
             ok = false;

@@ -334,3 +334,28 @@ Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
         compilation_free(c);
     }
 }
+
+/* A const str parameter (Triton's string constexpr): compared with a literal
+ * at compile time, so each value keeps its own branch; from its default or
+ * -D. */
+Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
+    const char *src = "kernel k(x: *f32, const ACT: str = \"relu\") {\n"
+                      "    var v = load(x);\n"
+                      "    if ACT == \"relu\" {\n"
+                      "        v = maximum(v, 0.0);\n"
+                      "    } else if ACT != \"silu\" {\n"
+                      "        static_assert(false, \"unknown activation\");\n"
+                      "    }\n"
+                      "    store(x, v);\n"
+                      "}\n";
+    struct { const char *value; bool ok; } cases[] = {{NULL, true}, {"silu", true}, {"gelu", false}, {"relu", true}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        static Captured cap;
+        memset(&cap, 0, sizeof cap);
+        ConstDef def = {"ACT", cases[i].value, false};
+        Compilation *c = compile_defs(src, &def, cases[i].value ? 1 : 0, &cap);
+        cr_expect_eq(c->ok, cases[i].ok, "ACT=%s: %s", cases[i].value ? cases[i].value : "(default)", cap.text);
+        if (!cases[i].ok) cr_expect(strstr(cap.text, "6:23: error: static assertion failed: unknown activation"), "%s", cap.text);
+        compilation_free(c);
+    }
+}

@@ -253,6 +253,16 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, r"argument 3 \('n'\): expects an integer"):
             k[(1,)](x, b, y, None)  # None is for pointers only
 
+    def test_a_string_const_picks_the_branch(self):
+        src = ("kernel k(x: *f32, const ACT: str = \"relu\") {\n  var v = load(x + arange(0, 4));\n"
+               "  if ACT == \"relu\" {\n    v = maximum(v, 0.0);\n  } else if ACT == \"neg\" {\n    v = -v;\n  }\n"
+               "  store(x + arange(0, 4), v);\n}\n")
+        k = blk.compile(src, device="cpu", name="act.blk")["k"]
+        for act, want in ((None, [0, 0, 1, 2]), ("neg", [1, 0, -1, -2]), ("none", [-1, 0, 1, 2])):
+            x = np.array([-1, 0, 1, 2], np.float32)
+            k[(1,)](x) if act is None else k[(1,)](x, ACT=act)
+            np.testing.assert_array_equal(x, want)
+
     def test_unknown_kernel_and_device(self):
         with self.assertRaisesRegex(blk.BlkError, r"add"):
             example("add.blk")["nope"][(1,)](self.x)
