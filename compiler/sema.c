@@ -2481,8 +2481,16 @@ bool sema_check_module(Arena *a, Module *m, DiagEngine *de, ConstDef *defs, int 
     for (int i = 0; i < ndefs; i++) {
         if (!defs[i].used) {
             Span none = {0};
-            error(&S, none, "-D %s: no kernel in this module has a const parameter named '%s'",
-                  defs[i].name, defs[i].name);
+            const char *dot = strchr(defs[i].name, '.');
+            if (strcmp(defs[i].value, "None") == 0 && dot)
+                error(&S, none, "-D %s=None: the module has no kernel '%.*s' with a pointer parameter '%s'",
+                      defs[i].name, (int)(dot - defs[i].name), defs[i].name, dot + 1);
+            else if (strcmp(defs[i].value, "None") == 0)
+                error(&S, none, "-D %s=None: no kernel in this module has a pointer parameter named '%s'",
+                      defs[i].name, defs[i].name);
+            else
+                error(&S, none, "-D %s: no kernel in this module has a const parameter named '%s'",
+                      defs[i].name, defs[i].name);
         }
     }
     return de->errors == errors_before;

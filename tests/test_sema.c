@@ -359,3 +359,23 @@ Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
         compilation_free(c);
     }
 }
+
+/* -D NAME=None that names no pointer: an error naming what is missing. */
+Test(sema, a_none_define_without_its_pointer_is_an_error) {
+    const char *src = "kernel k(x: *f32, b: *f32) {\n    if b != None { store(x, load(b)); }\n}\n";
+    struct { const char *name, *error; } cases[] = {
+        {"k.b", NULL},
+        {"k.c", "-D k.c=None: the module has no kernel 'k' with a pointer parameter 'c'"},
+        {"other.b", "-D other.b=None: the module has no kernel 'other' with a pointer parameter 'b'"},
+        {"zz", "-D zz=None: no kernel in this module has a pointer parameter named 'zz'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        static Captured cap;
+        memset(&cap, 0, sizeof cap);
+        ConstDef def = {cases[i].name, "None", false};
+        Compilation *c = compile_defs(src, &def, 1, &cap);
+        if (!cases[i].error) cr_expect(c->ok, "%s: %s", cases[i].name, cap.text);
+        else cr_expect(!c->ok && strstr(cap.text, cases[i].error), "%s: %s", cases[i].name, cap.text);
+        compilation_free(c);
+    }
+}
