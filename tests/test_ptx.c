@@ -1229,3 +1229,20 @@ Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
         free(ptx);
     }
 }
+
+/* Masked accesses of two 8-bit elements a thread (2 bytes): both move through
+ * one 32-bit register as a u16. They once bitcast the first element alone to
+ * i16 (invalid LLVM IR, an internal error: fuzz_frontend found it on
+ * quantize.blk with 16 warps under launch facts; tests/fuzz/regressions). */
+Test(ptx, masked_accesses_of_two_bytes_a_thread_pack_both) {
+    const char *src = "kernel k(x: *i8 @align(16), y: *i8 @align(16), n: i32 @multiple_of(16)) {\n"
+                      "  let i = arange(0, 1024);\n"
+                      "  store(y + i, load(x + i, i < n, other = 3) + 1, i < n);\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 16); /* 1024 elements over 512 threads: 2 a thread */
+    cr_expect(strstr(ptx, "ld.global.u16"), "%s", ptx);
+    cr_expect(strstr(ptx, "st.global.u16"), "%s", ptx);
+    char out[4096];
+    cr_expect_eq(ptxas(ptx, "sm_90", out, sizeof out), 0, "%s", out);
+    free(ptx);
+}

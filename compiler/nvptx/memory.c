@@ -22,6 +22,25 @@ static void unpack_words(Gen *g, LLVMValueRef *words, int nwords, DType d, int w
     for (int i = 0; i < w; i++) elems[i] = from_mem(g, LLVMBuildExtractElement(g->b, vec, ci32(g, i), ""), d);
 }
 
+/* Under 4 bytes, w elements (one 16-bit, or one or two 8-bit ones) as one
+ * integer of their bytes, and back: a masked access moves them through one
+ * 32-bit register. */
+static LLVMValueRef pack_subword(Gen *g, LLVMValueRef *elems, int w, DType d, LLVMTypeRef word) {
+    if (w == 1) return LLVMBuildBitCast(g->b, to_mem(g, elems[0], d), word, "");
+    LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(mem_ty(g, d), (unsigned)w));
+    for (int i = 0; i < w; i++) vec = LLVMBuildInsertElement(g->b, vec, to_mem(g, elems[i], d), ci32(g, i), "");
+    return LLVMBuildBitCast(g->b, vec, word, "");
+}
+
+static void unpack_subword(Gen *g, LLVMValueRef v, int w, DType d, LLVMValueRef *elems) {
+    if (w == 1) {
+        elems[0] = from_mem(g, LLVMBuildBitCast(g->b, v, mem_ty(g, d), ""), d);
+        return;
+    }
+    LLVMValueRef vec = LLVMBuildBitCast(g->b, v, LLVMVectorType(mem_ty(g, d), (unsigned)w), "");
+    for (int i = 0; i < w; i++) elems[i] = from_mem(g, LLVMBuildExtractElement(g->b, vec, ci32(g, i), ""), d);
+}
+
 static const char *vsuffix(int n) { return n == 4 ? ".v4" : n == 2 ? ".v2" : ""; }
 
 static void reg_list(char *buf, size_t size, int first, int n) {
@@ -35,14 +54,13 @@ static void reg_list(char *buf, size_t size, int first, int n) {
 static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *other, int w, DType d,
                         LLVMValueRef *out) {
     int bytes = w * dtype_bytes(d);
-    if (bytes < 4) { /* one sub-word element: through a 32-bit register */
-        LLVMValueRef init = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, other[0], d),
-                                                                  bytes == 2 ? g->t.i16 : g->t.i8, ""), g->t.i32, "");
+    if (bytes < 4) { /* sub-word elements: through a 32-bit register */
+        LLVMTypeRef word = bytes == 2 ? g->t.i16 : g->t.i8;
+        LLVMValueRef init = LLVMBuildZExt(g->b, pack_subword(g, other, w, d, word), g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), init};
         LLVMValueRef v = nvptx_asm_call(g, g->t.i32, bytes == 2 ? "@$1 ld.global.u16 $0, [$2];" : "@$1 ld.global.u8 $0, [$2];",
                                   "=r,b,l,0", args, 3, true);
-        v = LLVMBuildTrunc(g->b, v, bytes == 2 ? g->t.i16 : g->t.i8, "");
-        out[0] = from_mem(g, LLVMBuildBitCast(g->b, v, mem_ty(g, d), ""), d);
+        unpack_subword(g, LLVMBuildTrunc(g->b, v, word, ""), w, d, out);
         return;
     }
     int nwords = bytes / 4;
@@ -70,9 +88,8 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
 
 static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w, DType d) {
     int bytes = w * dtype_bytes(d);
-    if (bytes < 4) {
-        LLVMValueRef v = LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, to_mem(g, vals[0], d), bytes == 2 ? g->t.i16 : g->t.i8, ""),
-                                       g->t.i32, "");
+    if (bytes < 4) { /* sub-word elements: through a 32-bit register */
+        LLVMValueRef v = LLVMBuildZExt(g->b, pack_subword(g, vals, w, d, bytes == 2 ? g->t.i16 : g->t.i8), g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), v};
         nvptx_asm_call(g, g->t.void_t, bytes == 2 ? "@$0 st.global.u16 [$1], $2;" : "@$0 st.global.u8 [$1], $2;",
                  "b,l,r,~{memory}", args, 3, true);
