@@ -224,17 +224,19 @@ static const OpCase cases[] = {
      "  store(oi + arange(0, 32), sum(load(n + r) * 1000, axis = 1, dtype = i64));\n"
      "}\n",
      4, {DT_F32, DT_I32, DT_F32, DT_I64}, {2048, 2048, 8192, 32}, {0, 0, 1, 1}, 0, {0}, 1, 1e-6, 1e-6, 0, 0},
-    /* 8 warps (the f32 block's), so the [512] i8 block is two bytes a thread: masked u16 accesses */
+    /* 8 warps (the f32 block's), so the [512] i8 blocks are two bytes a thread: masked u16
+     * accesses (the store to q and the loads of p: a program reading back what its other
+     * threads stored would race, without debug_barrier) */
     {"masked i8 loads and stores of two elements a thread",
-     "kernel k(x: *f32, q: *i8, o: *f32, n: i32) {\n"
+     "kernel k(x: *f32, p: *i8, q: *i8, o: *f32, n: i32) {\n"
      "  let i = arange(0, 2048);\n"
      "  let v = load(x + i);\n"
      "  let j = arange(0, 512);\n"
      "  store(q + j, (load(x + j, j < n) * 20.0) as i8, j < n);\n"
-     "  store(o + i, v + (load(q + i / 4, i / 4 < n, other = 5) as f32));\n"
-     "  store(o + 2048 + j, load(q + j, j < n, other = 9) as f32);\n"
+     "  store(o + i, v + (load(p + i / 4, i / 4 < n, other = 5) as f32));\n"
+     "  store(o + 2048 + j, load(p + j, j < n, other = 9) as f32);\n"
      "}\n",
-     3, {DT_F32, DT_I8, DT_F32}, {2048, 512, 2560}, {0, 1, 1}, 1, {400}, 1, 0, 0, 0, 0},
+     4, {DT_F32, DT_I8, DT_I8, DT_F32}, {2048, 512, 512, 2560}, {0, 0, 1, 1}, 1, {400}, 1, 0, 0, 0, 0},
     {"randn and randn4x (Box-Muller through the approximate log and sqrt)",
      "kernel k(o: *f32, seed: i32, base: i64) {\n"
      "  let i = program_id(0) * 256 + arange(0, 256);\n"
@@ -452,6 +454,7 @@ static void fill(void *p, DType d, int n, RefRng *rng) {
         case DT_F16: ((uint16_t *)p)[i] = f32_to_f16((float)v); break;
         case DT_BF16: ((uint16_t *)p)[i] = f32_to_bf16((float)v); break;
         case DT_I32: case DT_U32: ((int32_t *)p)[i] = (int32_t)(v * 1e6); break;
+        case DT_I8: ((int8_t *)p)[i] = (int8_t)(v * 40); break;
         default: /* the cases fill only the types above */
             memset((char *)p + (size_t)i * esize(d), 0, esize(d));
             break;
