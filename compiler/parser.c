@@ -316,25 +316,29 @@ static const char *source_text(Parser *p, Span s) {
     return arena_strndup(p->arena, p->src->text + s.offset, s.len);
 }
 
-/* Triton's tl.cast(x, tl.float16): one error giving blk's 'x as f16', read
- * on as that cast. */
-static Expr *parse_triton_cast(Parser *p, Token member, Span whole) {
-    bool outer = p->in_to_call;
-    p->in_to_call = true; /* its tl.float16 is named in this one error */
-    Expr *args = parse_call(p, member);
-    p->in_to_call = outer;
-    Span all = span_join(whole, p->prev.span);
-    const Expr *x = args->u.call.args.len >= 1 ? args->u.call.args.items[0] : NULL;
-    const Expr *to = args->u.call.args.len == 2 ? args->u.call.args.items[1] : NULL;
+/* Triton's conversion of x to `to` (x.to(T), tl.cast(x, T)), spanning `all`:
+ * one error giving blk's 'x as T', read on as that cast (x NULL: none given). */
+static Expr *triton_conversion(Parser *p, Expr *x, const Expr *to, Span all) {
     bool typed = x && to && to->kind == E_DTYPE && to->u.dtype_lit != DT_ERROR;
     error_at(p, all, "blk converts with 'as': write '%s as %s'", x ? source_text(p, x->span) : "x",
              typed ? dtype_name((DType)to->u.dtype_lit) : "TYPE");
     if (!typed) return error_expr(p, all);
     Expr *c = expr_new(p->arena, E_CAST, all);
-    c->u.cast.operand = (Expr *)x;
+    c->u.cast.operand = x;
     c->u.cast.to.span = to->span;
     c->u.cast.to.dtype = to->u.dtype_lit;
     return c;
+}
+
+/* Triton's tl.cast(x, tl.float16). */
+static Expr *parse_triton_cast(Parser *p, Token member, Span whole) {
+    bool outer = p->in_to_call;
+    p->in_to_call = true; /* its tl.float16 is named in the conversion's one error */
+    Expr *args = parse_call(p, member);
+    p->in_to_call = outer;
+    Expr *x = args->u.call.args.len >= 1 ? args->u.call.args.items[0] : NULL;
+    const Expr *to = args->u.call.args.len == 2 ? args->u.call.args.items[1] : NULL;
+    return triton_conversion(p, x, to, span_join(whole, p->prev.span));
 }
 
 /* member = "." IDENT [ call ]: not blk, but what Triton code says (x.to(T),
@@ -370,19 +374,8 @@ static Expr *parse_member(Parser *p, Expr *base) {
     p->in_to_call = strcmp(name, "to") == 0;
     Expr *args = call ? parse_call(p, member) : NULL;
     p->in_to_call = outer;
-    if (strcmp(name, "to") == 0 && args && args->u.call.args.len == 1) {
-        Expr *to = args->u.call.args.items[0];
-        bool typed = to->kind == E_DTYPE && to->u.dtype_lit != DT_ERROR;
-        const char *type = typed ? dtype_name((DType)to->u.dtype_lit) : "TYPE";
-        error_at(p, span_from(p, base->span), "blk converts with 'as': write '%s as %s'",
-                 source_text(p, base->span), type);
-        if (!typed) return error_expr(p, span_from(p, base->span));
-        Expr *c = expr_new(p->arena, E_CAST, span_from(p, base->span));
-        c->u.cast.operand = base;
-        c->u.cast.to.span = to->span;
-        c->u.cast.to.dtype = to->u.dtype_lit;
-        return c;
-    }
+    if (strcmp(name, "to") == 0 && args && args->u.call.args.len == 1)
+        return triton_conversion(p, base, args->u.call.args.items[0], span_from(p, base->span));
     if (strcmp(name, "shape") == 0)
         error_at(p, whole, "blocks have no '.shape' in blk: write 'shape(x, axis)' (a compile-time constant)");
     else if (strcmp(name, "dtype") == 0)

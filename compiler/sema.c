@@ -45,7 +45,8 @@ typedef struct {
  * call, long before memory runs out. */
 enum { MAX_INLINE_DEPTH = 32, MAX_INLINED_CALLS = 10000 };
 
-/* Every diagnostic of sema; error(), warning() and note() name the severity. */
+/* Every diagnostic of sema; error() and note() name the severity (sema has
+ * no warnings: a Triton spelling that means something else in blk is an error). */
 static void report(Sema *S, DiagSeverity severity, Span span, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void report(Sema *S, DiagSeverity severity, Span span, const char *fmt, ...) {
@@ -55,7 +56,6 @@ static void report(Sema *S, DiagSeverity severity, Span span, const char *fmt, .
     va_end(ap);
 }
 #define error(S, ...) report(S, DIAG_ERROR, __VA_ARGS__)
-#define warning(S, ...) report(S, DIAG_WARNING, __VA_ARGS__)
 #define note(S, ...) report(S, DIAG_NOTE, __VA_ARGS__)
 
 /* Shape only, for messages: "[16]", "[4, 8]" or "scalar". */
@@ -174,17 +174,16 @@ static void collect_decls(Sema *S, const Stmt *s) {
     }
 }
 
-/* Is `name` declared somewhere in the body being checked (if not in scope here)? */
-static bool declared_later(Sema *S, const char *name) {
+/* Where `name` is declared in the body being checked (if not in scope here), or NULL. */
+static const DeclSite *find_decl(Sema *S, const char *name) {
     for (int i = 0; i < S->decls.len; i++)
-        if (strcmp(((DeclSite *)S->decls.items[i])->name, name) == 0) return true;
-    return false;
+        if (strcmp(((DeclSite *)S->decls.items[i])->name, name) == 0) return S->decls.items[i];
+    return NULL;
 }
 
 static void report_unknown_name(Sema *S, const char *name, Span use) {
-    for (int i = 0; i < S->decls.len; i++) {
-        DeclSite *d = S->decls.items[i];
-        if (strcmp(d->name, name) != 0) continue;
+    const DeclSite *d = find_decl(S, name);
+    if (d) {
         if (d->span.offset > use.offset) {
             error(S, use, "'%s' is used before its definition", name);
             note(S, d->span, "'%s' is defined here", name);
@@ -426,6 +425,8 @@ static int compare_result(OpKind op, bool lt, bool eq, bool gt) {
     }
 }
 
+static bool is_comparison(OpKind op) { return compare_result(op, false, false, false) >= 0; }
+
 static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     if (!l->is_const || !r->is_const || e->type.rank != 0) return;
     DType od = e->u.binary.operand_dtype;
@@ -628,15 +629,13 @@ static void check_binary(Sema *S, Expr *e) {
     }
     check_expr(S, l);
     check_expr(S, r);
-    OpKind bop = e->u.binary.op;
-    bool comparison = bop == OP_EQ || bop == OP_NE || bop == OP_LT || bop == OP_LE || bop == OP_GT || bop == OP_GE;
-    if (comparison && (l->type.dtype == DT_STRING || r->type.dtype == DT_STRING)) {
+    OpKind op = e->u.binary.op;
+    if (is_comparison(op) && (l->type.dtype == DT_STRING || r->type.dtype == DT_STRING)) {
         check_string_comparison(S, e);
         return;
     }
     if (l->type.dtype == DT_ERROR || r->type.dtype == DT_ERROR) return;
     if (!require_value(S, l) || !require_value(S, r)) return;
-    OpKind op = e->u.binary.op;
     if (reject_fp8(S, l, op_name(op)) || reject_fp8(S, r, op_name(op))) return;
     BlkType shape = {0};
     if (!broadcast_or_error(S, e->span, l->type, r->type, &shape)) return;
@@ -2096,7 +2095,7 @@ static void check_assign(Sema *S, Stmt *s) {
     if (!sym) {
         check_expr(S, s->u.assign.value);
         const Expr *v = s->u.assign.value;
-        if (s->u.assign.op == ASSIGN_PLAIN && !declared_later(S, s->u.assign.name)) {
+        if (s->u.assign.op == ASSIGN_PLAIN && !find_decl(S, s->u.assign.name)) {
             /* Python's `x = ...`: one error, and x is known from here on (no error at each use) */
             error(S, s->u.assign.name_span, "'%s' is not declared: blk declares a name with 'let %s = ...' (or "
                   "'var %s = ...' to assign it again)", s->u.assign.name, s->u.assign.name, s->u.assign.name);

@@ -137,11 +137,9 @@ int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, i
  * or NULL: compile it again (nvptx_with_occupancy_target). */
 char *blk_jit_with_occupancy_target(const char *ptx, int target);
 /* Front end and block IR of a source (name: what diagnostics show; defs:
- * the -D values): the compilation, or NULL with the diagnostics (malloc'ed,
- * file:line:col with the line and a caret; NULL if there were none) in *diags. */
-/* The checked and lowered source, or NULL; *diags (the caller's to free) holds
- * the diagnostics: the errors, or a successful compile's notes and warnings
- * (NULL when there are none). */
+ * the -D values): the compilation, or NULL. *diags (malloc'ed, the caller's
+ * to free; file:line:col with the line and a caret) holds the errors, or a
+ * successful compile's notes and warnings; NULL when there are none. */
 Compilation *blk_jit_compile(const char *name, const char *text, size_t len, ConstDef *defs, int ndefs, char **diags);
 void blk_jit_release(Compilation *comp);
 /* PTX (or optimized LLVM IR) of one kernel of a compilation, malloc'ed; with

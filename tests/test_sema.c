@@ -299,6 +299,18 @@ Test(sema_rules, large_scopes_resolve_like_small_ones) {
     compilation_free(c);
 }
 
+/* src compiled with -D name=value (no define when value is NULL): it must
+ * compile when error is NULL, else fail with `error` among its diagnostics. */
+static void expect_compile_with(const char *src, const char *name, const char *value, const char *error) {
+    static Captured cap; /* large: not on the stack */
+    memset(&cap, 0, sizeof cap);
+    ConstDef def = {name, value, false};
+    Compilation *c = compile_defs(src, &def, value ? 1 : 0, &cap);
+    if (!error) cr_expect(c->ok, "%s=%s: %s", name, value ? value : "(default)", cap.text);
+    else cr_expect(!c->ok && strstr(cap.text, error), "%s=%s: %s", name, value ? value : "(default)", cap.text);
+    compilation_free(c);
+}
+
 /* An `if` on a compile-time condition checks only the branch taken (Triton
  * prunes a constexpr `if` before checking it): the other may name what does
  * not exist in this specialization, and a static_assert there does not fire. */
@@ -324,15 +336,8 @@ Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
         {"MODE", "1", "10:17: error: a string literal is not allowed here"},
         {"MODE", "2", "12:23: error: static assertion failed: mode 2 is not supported"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        static Captured cap;
-        memset(&cap, 0, sizeof cap);
-        ConstDef def = {cases[i].name, cases[i].value, false};
-        Compilation *c = compile_defs(src, &def, 1, &cap);
-        if (!cases[i].error) cr_expect(c->ok, "%s=%s: %s", cases[i].name, cases[i].value, cap.text);
-        else cr_expect(!c->ok && strstr(cap.text, cases[i].error), "%s=%s: %s", cases[i].name, cases[i].value, cap.text);
-        compilation_free(c);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_compile_with(src, cases[i].name, cases[i].value, cases[i].error);
 }
 
 /* A const str parameter (Triton's string constexpr): compared with a literal
@@ -348,16 +353,9 @@ Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
                       "    }\n"
                       "    store(x, v);\n"
                       "}\n";
-    struct { const char *value; bool ok; } cases[] = {{NULL, true}, {"silu", true}, {"gelu", false}, {"relu", true}};
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        static Captured cap;
-        memset(&cap, 0, sizeof cap);
-        ConstDef def = {"ACT", cases[i].value, false};
-        Compilation *c = compile_defs(src, &def, cases[i].value ? 1 : 0, &cap);
-        cr_expect_eq(c->ok, cases[i].ok, "ACT=%s: %s", cases[i].value ? cases[i].value : "(default)", cap.text);
-        if (!cases[i].ok) cr_expect(strstr(cap.text, "6:23: error: static assertion failed: unknown activation"), "%s", cap.text);
-        compilation_free(c);
-    }
+    const char *unknown = "6:23: error: static assertion failed: unknown activation";
+    struct { const char *value, *error; } cases[] = {{NULL, NULL}, {"silu", NULL}, {"gelu", unknown}, {"relu", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) expect_compile_with(src, "ACT", cases[i].value, cases[i].error);
 }
 
 /* -D NAME=None that names no pointer: an error naming what is missing. */
@@ -369,13 +367,6 @@ Test(sema, a_none_define_without_its_pointer_is_an_error) {
         {"other.b", "-D other.b=None: the module has no kernel 'other' with a pointer parameter 'b'"},
         {"zz", "-D zz=None: no kernel in this module has a pointer parameter named 'zz'"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        static Captured cap;
-        memset(&cap, 0, sizeof cap);
-        ConstDef def = {cases[i].name, "None", false};
-        Compilation *c = compile_defs(src, &def, 1, &cap);
-        if (!cases[i].error) cr_expect(c->ok, "%s: %s", cases[i].name, cap.text);
-        else cr_expect(!c->ok && strstr(cap.text, cases[i].error), "%s: %s", cases[i].name, cap.text);
-        compilation_free(c);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_compile_with(src, cases[i].name, "None", cases[i].error);
 }
