@@ -3,7 +3,7 @@
 Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
 PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
-    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|attention|attention_bwd] [--out FILE]
+    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|ragged|attention|attention_bwd] [--out FILE]
         [--min-blocks-per-sm N]
     ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
@@ -313,7 +313,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("libblk")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["matmul", "attention", "attention_bwd"])
+    ap.add_argument("--only", choices=["matmul", "ragged", "attention", "attention_bwd"],
+                    help="ragged: matmuls whose dimensions are no multiple of a tile (some of 16 or 8)")
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3, 128x256x64, 8 warps) and attention (S=4096, D=128, 128x128, "
                          "8 warps; D=64, 64x64, 4 warps) once each, for ncu")
@@ -355,6 +356,12 @@ def main():
     shapes += [(torch.bfloat16, s) for s in squares]
     if args.quick:
         shapes = [(torch.float16, (4096, 4096, 4096))]
+    if args.only == "ragged":
+        # no dimension a multiple of the tiles: rows of 16 bytes' multiples (8 f16: TMA can copy them),
+        # of 8 bytes (4100), and odd (4095: no 16-byte access at all)
+        ragged = [(3000, 5000, 4000), (1000, 1000, 1000), (2000, 3000, 1500), (4104, 4104, 4104), (4100, 4100, 4100),
+                  (4095, 4095, 4095), (8000, 6000, 2000), (520, 1000, 4000)]
+        shapes = [(torch.float16, s) for s in ragged] + [(torch.bfloat16, (3000, 5000, 4000))]
     if args.only in ("attention", "attention_bwd"):
         shapes = []
     for dtype, (M, N, K) in shapes:
@@ -398,7 +405,7 @@ def main():
     cases = [(S, D, c) for D in (64, 128) for S in (4096, 16384) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False), (4096, 128, True)]
-    if args.only in ("matmul", "attention_bwd"):
+    if args.only in ("matmul", "ragged", "attention_bwd"):
         cases = []
     for S, D, causal in cases:
         Z, H = 4, 32 if D == 64 else 16
@@ -440,7 +447,7 @@ def main():
     cases = [(4096, D, c) for D in (64, 128) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False)]
-    if args.only in ("matmul", "attention"):
+    if args.only in ("matmul", "ragged", "attention"):
         cases = []
     for S, D, causal in cases:
         Z, H = 4, 32 if D == 64 else 16

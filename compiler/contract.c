@@ -85,6 +85,24 @@ const char *launch_swizzle_name(int bytes) {
 }
 
 /* A parameter's type as blk spells it, and what its argument must satisfy. */
+/* A tensor map's extent along its columns (axis 1) or rows (axis 0), as
+ * nvptx_tma_extents computes it: a bound of the kernel's mask (a parameter
+ * times a scale, or a constant), else 2^31 columns, and rows 2^31 / stride
+ * with bounded columns or the box's rows. */
+static void bound_text(const BirFunction *f, int param, int64_t scale, char *buf, size_t size) {
+    if (param < 0) snprintf(buf, size, "%lld", (long long)scale);
+    else if (scale == 1) snprintf(buf, size, "%s", f->params[param].name);
+    else snprintf(buf, size, "%s x %lld", f->params[param].name, (long long)scale);
+}
+
+static void extent_text(const BirFunction *f, const NvptxTensorMap *t, int axis, char *buf, size_t size) {
+    if (axis == 1 && t->cols_scale) bound_text(f, t->cols_param, t->cols_scale, buf, size);
+    else if (axis == 1) snprintf(buf, size, "2^31");
+    else if (t->rows_scale) bound_text(f, t->rows_param, t->rows_scale, buf, size);
+    else if (t->cols_scale) snprintf(buf, size, "2^31 / the stride in elements");
+    else snprintf(buf, size, "%d", t->box_rows);
+}
+
 static void param_facts(const BirParam *p, int64_t fact, char *type, size_t size, LaunchRequirement *r) {
     type_str(p->type, type, size);
     launch_requirement(p, fact, r);
@@ -152,9 +170,12 @@ void launch_contract_comment(FILE *out, const LaunchBuild *b) {
         int next = f->nparams;
         for (int m = 0; m < k->tensor_maps.count; m++) {
             const NvptxTensorMap *t = &k->tensor_maps.map[m];
+            char cols[96], rows[96];
+            extent_text(f, t, 1, cols, sizeof cols);
+            extent_text(f, t, 0, rows, sizeof rows);
             fprintf(out, "//     %2d tensor map %d: a CUtensorMap (128 bytes, by value), cuTensorMapEncodeTiled("
-                         "UINT16, rank 2,\n//        address %s, dims {2^31, %d}, strides {", next++, m,
-                    f->params[t->base_param].name, t->box_rows);
+                         "UINT16, rank 2,\n//        address %s, dims {%s, %s}, strides {", next++, m,
+                    f->params[t->base_param].name, cols, rows);
             if (t->stride_param >= 0)
                 fprintf(out, "%s x %lld x 2 bytes", f->params[t->stride_param].name, (long long)t->stride_scale);
             else
@@ -195,6 +216,26 @@ static void json_string(FILE *out, const char *s) {
     }
     fputc('"', out);
 }
+
+/* The same as JSON: a number, {"param": NAME or null, "scale": K} for a
+ * bound, or {"elements_over_stride": 2^31}. */
+static void extent_json(FILE *out, const BirFunction *f, const NvptxTensorMap *t, int axis) {
+    int param = axis ? t->cols_param : t->rows_param;
+    int64_t scale = axis ? t->cols_scale : t->rows_scale;
+    if (scale) {
+        fputs("{\"param\": ", out);
+        if (param >= 0) json_string(out, f->params[param].name);
+        else fputs("null", out);
+        fprintf(out, ", \"scale\": %lld}", (long long)scale);
+    } else if (axis) {
+        fprintf(out, "%lld", (long long)NVPTX_TMA_COLUMNS);
+    } else if (t->cols_scale) {
+        fprintf(out, "{\"elements_over_stride\": %lld}", (long long)NVPTX_TMA_COLUMNS);
+    } else {
+        fprintf(out, "%d", t->box_rows);
+    }
+}
+
 
 void launch_contract_json(FILE *out, const LaunchBuild *b) {
     const NvptxOptions *o = b->options;
@@ -252,10 +293,11 @@ void launch_contract_json(FILE *out, const LaunchBuild *b) {
             fputs(", \"stride\": ", out);
             if (t->stride_param >= 0) json_string(out, f->params[t->stride_param].name);
             else fputs("null", out);
-            fprintf(out, ", \"stride_scale\": %lld, \"element_bytes\": 2, \"dims\": [%lld, %d], \"box\": [%d, %d], "
-                         "\"swizzle_bytes\": %d}",
-                    (long long)t->stride_scale, (long long)NVPTX_TMA_COLUMNS, t->box_rows, t->box_inner, t->box_rows,
-                    t->swizzle_bytes);
+            fprintf(out, ", \"stride_scale\": %lld, \"element_bytes\": 2, \"dims\": [", (long long)t->stride_scale);
+            extent_json(out, f, t, 1);
+            fputs(", ", out);
+            extent_json(out, f, t, 0);
+            fprintf(out, "], \"box\": [%d, %d], \"swizzle_bytes\": %d}", t->box_inner, t->box_rows, t->swizzle_bytes);
         }
         if (k->tensor_maps.count)
             fprintf(out, "%s{\"index\": %d, \"kind\": \"tensor_maps_made\", \"ptx_type\": \".u32\"}",

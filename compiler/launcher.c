@@ -231,13 +231,20 @@ static void helpers(FILE *out) {
 "    return (uint16_t)(x >> 16);\n"
 "}\n"
 "\n"
-"/* A tensor map of 16-bit elements over rows `stride` elements apart (contract.c); false when the\n"
-"   driver cannot make it: the kernel then copies by cp.async. */\n"
+"/* A tensor map of 16-bit elements over rows `stride` elements apart (contract.c), its extents\n"
+"   bounds of the kernel's masks where it has them (scale 0: none); false when the driver cannot\n"
+"   make it: the kernel then copies by cp.async. As the runtime computes them (nvptx.h). */\n"
 "static inline bool %1$stensor_map(CUtensorMap *map, CUdeviceptr base, long long count, long long scale,\n"
-"                                      unsigned box_inner, unsigned box_rows, CUtensorMapSwizzle swizzle) {\n"
-"    long long stride; /* elements between rows: count x scale, as the runtime computes it */\n"
+"                                      long long rows_count, long long rows_scale, long long cols_count,\n"
+"                                      long long cols_scale, unsigned box_inner, unsigned box_rows,\n"
+"                                      CUtensorMapSwizzle swizzle) {\n"
+"    long long stride, cols = 1ll << 31, rows; /* elements between rows: count x scale */\n"
 "    if (__builtin_mul_overflow(count, scale, &stride) || stride <= 0 || stride >= (1ll << 39)) return false;\n"
-"    cuuint64_t dims[2] = {(cuuint64_t)1 << 31, box_rows}, strides[1] = {(cuuint64_t)stride * 2};\n"
+"    if (cols_scale && __builtin_mul_overflow(cols_count, cols_scale, &cols)) return false;\n"
+"    rows = cols_scale ? (1ll << 31) / stride : (long long)box_rows;\n"
+"    if (rows_scale && __builtin_mul_overflow(rows_count, rows_scale, &rows)) return false;\n"
+"    if (cols < 1 || cols > (1ll << 32) || rows < 1 || rows > (1ll << 32)) return false;\n"
+"    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * 2};\n"
 "    cuuint32_t box[2] = {box_inner, box_rows}, steps[2] = {1, 1};\n"
 "    return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)(uintptr_t)base, dims, strides, box,\n"
 "                                  steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
@@ -400,11 +407,16 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         fprintf(out, "    case %d:\n", v);
         for (int m = 0; m < k->tensor_maps.count; m++) {
             const NvptxTensorMap *t = &k->tensor_maps.map[m];
-            char stride[200];
-            if (t->stride_param >= 0)
-                snprintf(stride, sizeof stride, "(long long)blk_p%d, %lldll", t->stride_param, (long long)t->stride_scale);
-            else
-                snprintf(stride, sizeof stride, "1ll, %lldll", (long long)t->stride_scale);
+            char stride[600];
+            int params[3] = {t->stride_param, t->rows_param, t->cols_param};
+            long long scales[3] = {t->stride_scale, t->rows_scale, t->cols_scale};
+            size_t len = 0;
+            for (int q = 0; q < 3; q++) {
+                char count[32] = "1ll";
+                if (params[q] >= 0) snprintf(count, sizeof count, "(long long)blk_p%d", params[q]);
+                len += (size_t)snprintf(stride + len, sizeof stride - len, "%s%s, %lldll", q ? ", " : "", count,
+                                        scales[q]);
+            }
             fprintf(out, "        if (%stensor_map(&blk_maps[%d], blk_p%d, %s, %d, %d, %s)) blk_made |= 1u << %d;\n"
                          "        else memset(&blk_maps[%d], 0, sizeof blk_maps[%d]);\n"
                          "        blk_params[blk_n++] = &blk_maps[%d];\n",

@@ -2,11 +2,12 @@
  * said: the magic (which names the format: bump it whenever the layout
  * changes, so that older entries read as misses and are rewritten), key
  * length, key, warps (u32), shared-memory bytes, PTX length, PTX, the
- * number of tensor maps and each map's six fields (base parameter, stride
- * parameter + 1, stride scale, box inner, box rows, swizzle bytes), then
+ * number of tensor maps and each map's ten fields (base parameter, stride
+ * parameter + 1, stride scale, box inner, box rows, swizzle bytes, rows
+ * parameter + 1, rows scale, columns parameter + 1, columns scale), then
  * FNV-1a-64 of everything before it. Format 1 ("BLKCACHE") had no
  * shared-memory bytes; format 2 ("BLKC0002") a cubin, never written, where
- * the maps are. */
+ * the maps are; format 3 ("BLKC0003") maps of six fields, no bounds. */
 #define _POSIX_C_SOURCE 200809L
 #include "cache.h"
 
@@ -22,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC "BLKC0003"
+#define MAGIC "BLKC0004"
+enum { MAP_FIELDS = 10 };
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = data;
@@ -144,11 +146,15 @@ static unsigned char *read_entry(const char *path, size_t *len) {
 }
 
 /* A tensor map's fields as nvptx.h allows them. */
-static bool map_ok(const uint64_t f[6]) {
+/* A bound's scale: 0 (none) or at most 2^32 either way (nvptx.h's extents go to 2^32). */
+static bool scale_ok(uint64_t f) { return (int64_t)f >= -((int64_t)1 << 32) && (int64_t)f <= (int64_t)1 << 32; }
+
+static bool map_ok(const uint64_t f[MAP_FIELDS]) {
     uint64_t inner = f[3], swizzle = f[5];
     return f[0] < BLK_MAX_KERNEL_ARGS && f[1] <= BLK_MAX_KERNEL_ARGS && f[2] >= 1 && f[2] <= (uint64_t)1 << 38 &&
            (inner == 8 || inner == 16 || inner == 32 || inner == 64) && f[4] >= 8 && f[4] <= 256 && f[4] % 8 == 0 &&
-           swizzle == (uint64_t)nvptx_tma_swizzle_bytes((int)inner);
+           swizzle == (uint64_t)nvptx_tma_swizzle_bytes((int)inner) && f[6] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[7]) &&
+           f[8] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[9]);
 }
 
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
@@ -180,11 +186,16 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
         if (ok) out->ptx[plen] = 0, out->ptx_len = plen;
     }
     uint64_t nmaps = 0;
-    ok = ok && take_u64(&r, &nmaps) && nmaps <= NVPTX_MAX_TENSOR_MAPS && r.left == nmaps * 48;
+    ok = ok && take_u64(&r, &nmaps) && nmaps <= NVPTX_MAX_TENSOR_MAPS && r.left == nmaps * MAP_FIELDS * 8;
     for (uint64_t i = 0; ok && i < nmaps; i++) {
-        uint64_t f[6] = {0};
+        uint64_t f[MAP_FIELDS] = {0};
         ok = take(&r, f, sizeof f) && map_ok(f);
-        if (ok) out->tensor_maps.map[i] = (NvptxTensorMap){(int)f[0], (int)f[1] - 1, (int64_t)f[2], (int)f[3], (int)f[4], (int)f[5]};
+        if (ok)
+            out->tensor_maps.map[i] = (NvptxTensorMap){.base_param = (int)f[0], .stride_param = (int)f[1] - 1,
+                                                       .stride_scale = (int64_t)f[2], .box_inner = (int)f[3],
+                                                       .box_rows = (int)f[4], .swizzle_bytes = (int)f[5],
+                                                       .rows_param = (int)f[6] - 1, .rows_scale = (int64_t)f[7],
+                                                       .cols_param = (int)f[8] - 1, .cols_scale = (int64_t)f[9]};
     }
     if (ok) {
         out->tensor_maps.count = (int)nmaps;
@@ -223,8 +234,11 @@ bool blk_cache_store(const char *dir, const char *key, size_t key_len, const Blk
               put(f, e->ptx, e->ptx_len, &sum) && put(f, &nmaps, 8, &sum);
     for (int i = 0; ok && i < e->tensor_maps.count; i++) {
         const NvptxTensorMap *m = &e->tensor_maps.map[i];
-        uint64_t fields[6] = {(uint64_t)m->base_param, (uint64_t)(m->stride_param + 1), (uint64_t)m->stride_scale,
-                              (uint64_t)m->box_inner, (uint64_t)m->box_rows, (uint64_t)m->swizzle_bytes};
+        uint64_t fields[MAP_FIELDS] = {(uint64_t)m->base_param, (uint64_t)(m->stride_param + 1),
+                                       (uint64_t)m->stride_scale, (uint64_t)m->box_inner, (uint64_t)m->box_rows,
+                                       (uint64_t)m->swizzle_bytes, (uint64_t)(m->rows_param + 1),
+                                       (uint64_t)m->rows_scale, (uint64_t)(m->cols_param + 1),
+                                       (uint64_t)m->cols_scale};
         ok = put(f, fields, sizeof fields, &sum);
     }
     ok = ok && fwrite(&sum, 1, 8, f) == 8;

@@ -27,16 +27,21 @@ struct blk_context {
     uint64_t shuffle_seed; /* cpu device: programs in a seeded random order; 0: in order */
 };
 
-/* What a launch's arguments let the code assume (Triton's specialization):
- * bit i of div16 when argument i is a 16-byte aligned pointer or an integer
- * divisible by 16; of one when it is the integer 1. */
+/* What a launch's arguments let the code assume (Triton's specialization,
+ * finer): bit i of div16 when argument i is a 16-byte aligned pointer or an
+ * integer divisible by 16; of div8 / div4 when it is an integer divisible by
+ * 8 / 4 and no more (so a 16-byte row of f16 / f32 elements is a fact, as a
+ * ragged matmul's strides need for TMA and wide accesses); of one when it is
+ * the integer 1. */
 typedef struct {
-    uint64_t div16, one;
+    uint64_t div16, div8, div4, one;
 } BlkFacts;
 
-/* One specialization of a kernel to load: the kernel, the launch facts
- * (bit i: argument i is a 16-byte aligned pointer / an integer divisible by
- * 16), and the module's cache key (compiler version, arch, warps, defines,
+static inline bool blk_facts_equal(BlkFacts a, BlkFacts b) {
+    return a.div16 == b.div16 && a.div8 == b.div8 && a.div4 == b.div4 && a.one == b.one;
+}
+
+/* One specialization of a kernel to load: the kernel, the launch facts, and the module's cache key (compiler version, arch, warps, defines,
  * source: everything the code depends on but the kernel, facts and device). */
 typedef struct {
     blk_kernel *kernel;

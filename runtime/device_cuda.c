@@ -290,8 +290,9 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
                         "(set BLK_CACHE_DIR shorter, or BLK_CACHE_DISABLE=1)", spec->name, sizeof dirbuf - 1);
     }
     /* "image ptx": entries of the runtime that stored cuLink's cubins are not reused */
-    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx\ndriver %d\nimage ptx\n", spec->name,
-                            (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.one,
+    int tail_len = snprintf(tail, sizeof tail, "\nkernel %s\nfacts %llx %llx %llx %llx\ndriver %d\nimage ptx\n",
+                            spec->name, (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.div8,
+                            (unsigned long long)spec->facts.div4, (unsigned long long)spec->facts.one,
                             st->driver_version);
     size_t key_len = spec->key_len + (size_t)tail_len;
     char *key = malloc(key_len);
@@ -365,19 +366,31 @@ static void cuda_unload(blk_context *ctx, void *code) {
 
 static const char *cuda_code_ptx(void *code) { return ((CudaCode *)code)->ptx; }
 
+/* An integer parameter's argument, where p names one (-1: none, 0). */
+static bool int_arg(const BlkLaunch *l, int p, int64_t *v) {
+    *v = 0;
+    if (p < 0) return true;
+    if (p >= l->f->nparams || !dtype_is_int(l->f->params[p].type.dtype)) return false;
+    *v = l->args[p].value.i;
+    return true;
+}
+
 /* Tensor map j of a launch (nvptx.h's NvptxTensorMap), from its arguments;
  * false (the kernel then copies by cp.async) when the driver cannot make it:
- * a stride of 0 or below, or beyond TMA's 2^40 bytes, a driver without TMA. */
+ * a stride or an extent out of TMA's range (nvptx_tma_extents), a driver
+ * without TMA. */
 static bool make_tensor_map(const CudaDriver *d, const NvptxTensorMap *m, const BlkLaunch *l, CUtensorMap *out) {
     const BirFunction *f = l->f;
     /* a map from the cache names parameters of the kernel it was built for; never trust it further */
+    int64_t stride_arg, rows_arg, cols_arg;
     if (m->base_param >= f->nparams || f->params[m->base_param].type.dtype != DT_PTR ||
-        (m->stride_param >= 0 && (m->stride_param >= f->nparams || !dtype_is_int(f->params[m->stride_param].type.dtype))))
+        !int_arg(l, m->stride_param, &stride_arg) || !int_arg(l, m->rows_param, &rows_arg) ||
+        !int_arg(l, m->cols_param, &cols_arg))
         return false;
-    int64_t stride = m->stride_scale;
-    if (m->stride_param >= 0 && __builtin_mul_overflow(stride, l->args[m->stride_param].value.i, &stride)) return false;
-    if (!d->TensorMapEncodeTiled || stride <= 0 || stride >= (int64_t)1 << 39) return false;
-    cuuint64_t dims[2] = {(cuuint64_t)NVPTX_TMA_COLUMNS, (cuuint64_t)m->box_rows}, strides[1] = {(cuuint64_t)stride * 2};
+    uint64_t stride, rows, cols;
+    if (!d->TensorMapEncodeTiled || !nvptx_tma_extents(m, stride_arg, rows_arg, cols_arg, &stride, &rows, &cols))
+        return false;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * 2};
     cuuint32_t box[2] = {(cuuint32_t)m->box_inner, (cuuint32_t)m->box_rows}, steps[2] = {1, 1};
     CUtensorMapSwizzle swizzle = m->swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                  : m->swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B

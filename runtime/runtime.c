@@ -465,6 +465,8 @@ static void facts_div(const BirFunction *f, BlkFacts facts, int64_t *div) {
     for (int i = 0; i < f->nparams && i < 64; i++) {
         div[i] = 0;
         if (facts.div16 >> i & 1) div[i] = 16;
+        if (facts.div8 >> i & 1) div[i] = 8;
+        if (facts.div4 >> i & 1) div[i] = 4;
         if (facts.one >> i & 1) div[i] = NVPTX_PARAM_ONE;
     }
 }
@@ -507,8 +509,9 @@ void blk_dump_variant(const BlkVariantSpec *spec, const BlkKernelCode *code, con
     uint64_t h = 1469598103934665603ull;
     for (const char *c = ptx_with_contract; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     char name[256];
-    snprintf(name, sizeof name, "%.150s-%llx-%llx-%016llx.ptx", spec->name, (unsigned long long)spec->facts.div16,
-             (unsigned long long)spec->facts.one, (unsigned long long)h);
+    snprintf(name, sizeof name, "%.120s-%llx-%llx-%llx-%llx-%016llx.ptx", spec->name,
+             (unsigned long long)spec->facts.div16, (unsigned long long)spec->facts.div8,
+             (unsigned long long)spec->facts.div4, (unsigned long long)spec->facts.one, (unsigned long long)h);
     dump_file(dir, name, ptx_with_contract);
     char *json = blk_variant_contract(spec, code, true);
     if (json) {
@@ -619,12 +622,19 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_ar
 
 /* The facts of these arguments that the code may use (BlkFacts). */
 static BlkFacts launch_facts(const BirFunction *f, const blk_arg *args) {
-    BlkFacts facts = {0, 0};
+    BlkFacts facts = {0};
     for (int i = 0; i < f->nparams && i < 64; i++) {
-        bool is_int = dtype_is_int(f->params[i].type.dtype);
-        bool div16 = f->params[i].type.dtype == DT_PTR ? args[i].value.ptr % 16 == 0 : is_int && args[i].value.i % 16 == 0;
-        if (div16) facts.div16 |= UINT64_C(1) << i;
-        if (is_int && args[i].value.i == 1) facts.one |= UINT64_C(1) << i;
+        uint64_t bit = UINT64_C(1) << i;
+        if (f->params[i].type.dtype == DT_PTR) {
+            if (args[i].value.ptr % 16 == 0) facts.div16 |= bit;
+            continue;
+        }
+        if (!dtype_is_int(f->params[i].type.dtype)) continue;
+        uint64_t v = args[i].value.u; /* the remainders of 4, 8 and 16 are the same read as signed or unsigned */
+        if (v % 16 == 0) facts.div16 |= bit;
+        else if (v % 8 == 0) facts.div8 |= bit;
+        else if (v % 4 == 0) facts.div4 |= bit;
+        if (args[i].value.i == 1) facts.one |= bit;
     }
     return facts;
 }
@@ -634,7 +644,7 @@ static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
     blk_module *m = k->module;
     pthread_mutex_lock(&m->lock);
     for (int v = 0; v < k->nvariants; v++) {
-        if (k->variants[v].facts.div16 == facts.div16 && k->variants[v].facts.one == facts.one) {
+        if (blk_facts_equal(k->variants[v].facts, facts)) {
             *code = k->variants[v].code;
             pthread_mutex_unlock(&m->lock);
             return BLK_SUCCESS;
@@ -709,7 +719,7 @@ blk_status blk_kernel_plan(blk_kernel *k, const blk_arg *args, int nargs, const 
     if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
     *plan = NULL;
     blk_module *m = k->module;
-    BlkFacts facts = {0, 0};
+    BlkFacts facts = {0};
     if (args) {
         blk_status s = enter(m->ctx);
         blk_arg checked[BLK_MAX_KERNEL_ARGS];
@@ -718,7 +728,7 @@ blk_status blk_kernel_plan(blk_kernel *k, const blk_arg *args, int nargs, const 
     }
     pthread_mutex_lock(&m->lock);
     PlanText *p = k->plans;
-    while (p && (p->facts.div16 != facts.div16 || p->facts.one != facts.one)) p = p->next;
+    while (p && !blk_facts_equal(p->facts, facts)) p = p->next;
     blk_status s = BLK_SUCCESS;
     if (!p) {
         int64_t div[64] = {0};

@@ -32,12 +32,16 @@ static void remove_dir(void) {
 
 TestSuite(cache, .init = make_dir, .fini = remove_dir);
 
-/* Two maps: one with a stride parameter and one without (stride_param -1,
- * stored as 0), so both encodings of it are exercised. */
+/* A map without bounds (nvptx.h's fields in order). */
+#define MAP(base, sp, ss, inner, rows, swizzle) {base, sp, ss, inner, rows, swizzle, -1, -1, 0, 0}
+
+/* Two maps: one with a stride parameter and both bounds, one without
+ * (parameters -1, stored as 0), so both encodings are exercised. */
 static BlkCacheEntry sample(void) {
     static char ptx[] = ".version 7.8\n.target sm_90\n";
     return (BlkCacheEntry){ptx, strlen(ptx), 4, 100 * 1024,
-                           {2, {{0, 6, 1, 64, 128, 128}, {1, -1, 64, 32, 64, 64}}}};
+                           {2, {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = 1, .cols_param = 5, .cols_scale = -7},
+                                 MAP(1, -1, 64, 32, 64, 64)}}};
 }
 
 /* Field by field: the structs' padding is not part of an entry. */
@@ -51,6 +55,10 @@ static void expect_same_maps(const BlkCacheEntry *got, const BlkCacheEntry *want
         cr_expect_eq(g->box_inner, w->box_inner, "map %d", i);
         cr_expect_eq(g->box_rows, w->box_rows, "map %d", i);
         cr_expect_eq(g->swizzle_bytes, w->swizzle_bytes, "map %d", i);
+        cr_expect_eq(g->rows_param, w->rows_param, "map %d", i);
+        cr_expect_eq(g->rows_scale, w->rows_scale, "map %d", i);
+        cr_expect_eq(g->cols_param, w->cols_param, "map %d", i);
+        cr_expect_eq(g->cols_scale, w->cols_scale, "map %d", i);
     }
 }
 
@@ -79,9 +87,10 @@ Test(cache, an_entry_round_trips) {
     for (int i = 0; i < NVPTX_MAX_TENSOR_MAPS; i++) {
         bool lo = i % 2 == 0;
         int inner = 8 << (i % 4);
-        e.tensor_maps.map[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, lo ? -1 : BLK_MAX_KERNEL_ARGS - 1,
-                                            lo ? 1 : (int64_t)1 << 38, inner, lo ? 8 : 256,
-                                            inner == 8 ? 0 : inner * 2};
+        int edge = lo ? -1 : BLK_MAX_KERNEL_ARGS - 1;
+        int64_t scale = lo ? -((int64_t)1 << 32) : (int64_t)1 << 32;
+        e.tensor_maps.map[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, edge, lo ? 1 : (int64_t)1 << 38, inner,
+                                                lo ? 8 : 256, inner == 8 ? 0 : inner * 2, edge, edge, scale, scale};
     }
     cr_assert(blk_cache_store(dir, key, strlen(key), &e));
     cr_assert(blk_cache_load(dir, key, strlen(key), &got));
@@ -99,10 +108,10 @@ Test(cache, damaged_entries_are_misses) {
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fclose(f);
-    /* the last map's box_rows (maps are 48 bytes, before the 8-byte checksum)
+    /* the last map's box_rows (maps are 80 bytes, before the 8-byte checksum)
      * from 64 to 72: still a valid map, so only the checksum can tell */
     f = fopen(path, "r+b");
-    fseek(f, size - 8 - 48 + 4 * 8, SEEK_SET);
+    fseek(f, size - 8 - 80 + 4 * 8, SEEK_SET);
     fputc(72, f);
     fclose(f);
     cr_expect_not(blk_cache_load(dir, key, 1, &got), "a corrupt entry must not load");
@@ -341,22 +350,26 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
         NvptxTensorMap map;
         const char *what;
     } bad_maps[] = {
-        {{64, -1, 1, 64, 128, 128}, "base_param 64 (past the last argument)"},
-        {{-1, -1, 1, 64, 128, 128}, "base_param -1"},
-        {{0, 64, 1, 64, 128, 128}, "stride_param 64 (past the last argument)"},
-        {{0, -2, 1, 64, 128, 128}, "stride_param -2"},
-        {{0, 6, 0, 64, 128, 128}, "stride_scale 0"},
-        {{0, 6, ((int64_t)1 << 38) + 1, 64, 128, 128}, "stride_scale 2^38 + 1"},
-        {{0, 6, 1, 24, 128, 128}, "box_inner 24"},
-        {{0, 6, 1, 128, 128, 256}, "box_inner 128"},
-        {{0, 6, 1, 64, 0, 128}, "box_rows 0"},
-        {{0, 6, 1, 64, 4, 128}, "box_rows 4"},
-        {{0, 6, 1, 64, 12, 128}, "box_rows 12 (not a multiple of 8)"},
-        {{0, 6, 1, 64, 264, 128}, "box_rows 264"},
-        {{0, 6, 1, 32, 128, 128}, "swizzle 128 with box_inner 32"},
-        {{0, 6, 1, 64, 128, 0}, "swizzle 0 with box_inner 64"},
-        {{0, 6, 1, 8, 128, 32}, "swizzle 32 with box_inner 8"},
-        {{0, 6, 1, 8, 128, 16}, "swizzle 16 (no such mode) with box_inner 8"},
+        {MAP(64, -1, 1, 64, 128, 128), "base_param 64 (past the last argument)"},
+        {MAP(-1, -1, 1, 64, 128, 128), "base_param -1"},
+        {MAP(0, 64, 1, 64, 128, 128), "stride_param 64 (past the last argument)"},
+        {MAP(0, -2, 1, 64, 128, 128), "stride_param -2"},
+        {MAP(0, 6, 0, 64, 128, 128), "stride_scale 0"},
+        {MAP(0, 6, ((int64_t)1 << 38) + 1, 64, 128, 128), "stride_scale 2^38 + 1"},
+        {MAP(0, 6, 1, 24, 128, 128), "box_inner 24"},
+        {MAP(0, 6, 1, 128, 128, 256), "box_inner 128"},
+        {MAP(0, 6, 1, 64, 0, 128), "box_rows 0"},
+        {MAP(0, 6, 1, 64, 4, 128), "box_rows 4"},
+        {MAP(0, 6, 1, 64, 12, 128), "box_rows 12 (not a multiple of 8)"},
+        {MAP(0, 6, 1, 64, 264, 128), "box_rows 264"},
+        {MAP(0, 6, 1, 32, 128, 128), "swizzle 128 with box_inner 32"},
+        {MAP(0, 6, 1, 64, 128, 0), "swizzle 0 with box_inner 64"},
+        {MAP(0, 6, 1, 8, 128, 32), "swizzle 32 with box_inner 8"},
+        {MAP(0, 6, 1, 8, 128, 16), "swizzle 16 (no such mode) with box_inner 8"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = 64, .rows_scale = 1, .cols_param = -1}, "rows_param 64 (past the last argument)"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = -2, .cols_scale = 1}, "cols_param -2"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = ((int64_t)1 << 32) + 1, .cols_param = -1}, "rows_scale 2^32 + 1"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = 3, .cols_scale = -((int64_t)1 << 32) - 1}, "cols_scale -2^32 - 1"},
     };
     for (size_t i = 0; i < sizeof bad_maps / sizeof *bad_maps; i++) {
         e = sample();
@@ -370,10 +383,10 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
         uint32_t warps = 4;
         const char *ptx = ".version 7.8\n";
         Raw r = {.n = 0};
-        raw_put(&r, "BLKC0003", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put(&r, "BLKC0004", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
         raw_put_u64(&r, 0), raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx)), raw_put_u64(&r, (uint64_t)nmaps);
         for (int i = 0; i < nmaps; i++) {
-            uint64_t fields[6] = {(uint64_t)i, 0, 1, 64, 128, 128};
+            uint64_t fields[10] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0};
             raw_put(&r, fields, sizeof fields);
         }
         raw_write(&r, key);
@@ -390,10 +403,10 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     for (int bias = -1; bias <= 1; bias += 2) {
         uint32_t warps = 4;
         Raw r = {.n = 0};
-        raw_put(&r, "BLKC0003", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put(&r, "BLKC0004", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
         raw_put_u64(&r, 0), raw_put_u64(&r, 0), raw_put_u64(&r, (uint64_t)(2 + bias));
         for (int i = 0; i < 2; i++) {
-            uint64_t fields[6] = {(uint64_t)i, 0, 1, 64, 128, 128};
+            uint64_t fields[10] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0};
             raw_put(&r, fields, sizeof fields);
         }
         raw_write(&r, key);

@@ -97,8 +97,9 @@ Test(launcher, softmax_launches_as_the_runtime) {
     blk_kernel *k = runtime_kernel(&m, "softmax.blk", "softmax", defs, 2, 0);
     blk_ptr out = alloc(4 << 20), in = alloc(4 << 20);
     int count = fake_cuda_launches();
-    /* a tidy launch (the div16 variant) and a ragged one (the build without facts) */
-    int cols[] = {1024, 1000};
+    /* a tidy launch (the div16 variant) and a ragged one, odd (the build without facts: the runtime's
+     * finer facts, multiples of 8 or 4, would give an even width a build the launcher lacks) */
+    int cols[] = {1024, 999};
     for (int i = 0; i < 2; i++) {
         blk_arg args[] = {blk_arg_ptr(out), blk_arg_ptr(in), blk_arg_i32(cols[i]), blk_arg_i32(cols[i]),
                           blk_arg_i32(cols[i])};
@@ -107,7 +108,7 @@ Test(launcher, softmax_launches_as_the_runtime) {
         cr_assert_eq(softmax_softmax_launch(NULL, out, in, cols[i], cols[i], cols[i], 300, 1, 1), CUDA_SUCCESS, "%s",
                      softmax_softmax_last_error());
         FakeLaunch aot = take_launch(&count);
-        expect_same_launch(&jit, &aot, i ? "softmax, 1000 columns" : "softmax, 1024 columns");
+        expect_same_launch(&jit, &aot, i ? "softmax, 999 columns" : "softmax, 1024 columns");
         cr_expect_gt(jit.shared, 0, "softmax uses dynamic shared memory: the launch must pass it");
         /* the PTX a launch runs, as the runtime gives it, with its contract at the top */
         const char *ptx;

@@ -169,7 +169,53 @@ Test(runtime, the_plan_of_a_kernel_and_of_a_launch) {
     cr_expect(strstr(blk_last_error(), "'n'"), "%s", blk_last_error());
     cr_expect_eq(blk_kernel_plan(fx.add, NULL, 4, &again), BLK_ERROR_INVALID_VALUE);
     cr_expect_eq(blk_kernel_plan(NULL, NULL, 0, &again), BLK_ERROR_INVALID_VALUE);
+    /* finer than Triton's: n a multiple of 8, or of 4, still makes f32 runs of 4 (16 bytes); of 2 does not */
+    const int sizes[] = {1000, 1004, 1002};
+    const char *fact[] = {"n%8", "n%4", NULL};
+    for (int i = 0; i < 3; i++) {
+        const char *plan;
+        blk_arg ragged[] = {blk_arg_ptr(fx.x), blk_arg_ptr(fx.y), blk_arg_ptr(fx.out), blk_arg_i32(sizes[i])};
+        cr_assert_eq(blk_kernel_plan(fx.add, ragged, 4, &plan), BLK_SUCCESS, "%s", blk_last_error());
+        char facts[64];
+        snprintf(facts, sizeof facts, "facts: x%%16 y%%16 out%%16%s%s\n", fact[i] ? " " : "", fact[i] ? fact[i] : "");
+        cr_expect(strstr(plan, facts), "n = %d: want '%s' in\n%s", sizes[i], facts, plan);
+        cr_expect_eq(strstr(plan, "load line 5 [256] f32: 16 bytes (4 elements) an access") != NULL, fact[i] != NULL,
+                     "n = %d:\n%s", sizes[i], plan);
+    }
     teardown(&fx);
+}
+
+/* A ragged contiguous matmul (no dimension a multiple of 16, every row 16
+ * bytes long) is specialized for its strides' multiples of 8, as TMA and
+ * 16-byte f16 accesses need: wgmma and TMA copies, not the slow general build. */
+Test(runtime, a_ragged_matmul_launch_gets_wgmma_and_tma) {
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    blk_compile_options opt = {.arch = "sm_90a"};
+    blk_module *m;
+    blk_kernel *k;
+    cr_assert_eq(blk_module_create_from_file(ctx, BLK_EXAMPLES_DIR "/matmul.blk", &opt, &m), BLK_SUCCESS, "%s",
+                 blk_last_error());
+    cr_assert_eq(blk_module_get_kernel(m, "matmul", &k), BLK_SUCCESS);
+    blk_ptr a, b, c;
+    int M = 3000, N = 5000, K = 4000; /* multiples of 8, not of 16 */
+    cr_assert_eq(blk_malloc(ctx, 64, &a), BLK_SUCCESS); /* the plan reads no memory: only the pointers' alignment */
+    cr_assert_eq(blk_malloc(ctx, 64, &b), BLK_SUCCESS);
+    cr_assert_eq(blk_malloc(ctx, 64, &c), BLK_SUCCESS);
+    blk_arg args[] = {blk_arg_ptr(a), blk_arg_ptr(b), blk_arg_ptr(c), blk_arg_i32(M), blk_arg_i32(N), blk_arg_i32(K),
+                      blk_arg_i32(K), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1), blk_arg_i32(N), blk_arg_i32(1)};
+    const char *plan;
+    cr_assert_eq(blk_kernel_plan(k, args, 12, &plan), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(strstr(plan, "facts: a%16 b%16 c%16 M%8 N%8 K%16 stride_am%16 stride_ak=1 stride_bk%8 stride_bn=1 "
+                           "stride_cm%8 stride_cn=1\n"), "%s", plan);
+    cr_expect(strstr(plan, "f16: wgmma.m64n128k16, "), "%s", plan);
+    cr_expect(strstr(plan, "load line 28 [128, 32] f16: ring slot +0, 8192 bytes; TMA, map 0") &&
+              strstr(plan, "load line 29 [32, 128] f16: ring slot +8192, 8192 bytes; TMA, map 1"),
+              "both loads copied by TMA:\n%s", plan);
+    cr_expect(strstr(plan, "store line 35 [128, 128] f16: 16 bytes (8 elements) an access"), "%s", plan);
+    for (int i = 0; i < 3; i++) cr_expect_eq(blk_free(ctx, i == 0 ? a : i == 1 ? b : c), BLK_SUCCESS);
+    blk_module_destroy(m);
+    blk_context_destroy(ctx);
 }
 
 Test(runtime, a_successful_compile_keeps_its_notes_and_a_helper_may_take_a_builtins_name) {

@@ -54,7 +54,7 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
 }
 
 /* Tensor map `map`: its parameter's address, as PTX takes it. */
-static LLVMValueRef map_address(Gen *g, int map) {
+LLVMValueRef nvptx_tma_map_address(Gen *g, int map) {
     return LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->t.i64, "");
 }
 
@@ -65,34 +65,137 @@ static LLVMValueRef map_made(Gen *g, int map) {
     return LLVMBuildICmp(g->b, LLVMIntNE, bit, ci32(g, 0), "");
 }
 
+static LLVMValueRef sext64(Gen *g, LLVMValueRef v) {
+    return LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64 ? LLVMBuildSExt(g->b, v, g->t.i64, "") : v;
+}
+
+/* Map m's row stride in elements (i64), as the launch computed it. */
+static LLVMValueRef map_stride(Gen *g, const NvptxTensorMap *map) {
+    LLVMValueRef stride = ci64(g, map->stride_scale);
+    if (map->stride_param >= 0)
+        stride = LLVMBuildMul(g->b, stride, sext64(g, g->regs[g->f->params[map->stride_param].value][0]), "");
+    return stride;
+}
+
 void nvptx_tma_prefetch_maps(Gen *g) {
+    /* a division an iteration (the row of a copy whose columns alone are bounded) cost matmul 9% on the
+     * H100: one here, then a multiply-high and a correction each time */
+    for (int map = 0; map < g->s->tma.count; map++) {
+        const NvptxTensorMap *m = &g->s->tma.map[map];
+        g->tma_row_divisor[map] = g->tma_row_inverse[map] = NULL;
+        if (!m->cols_scale || m->rows_scale) continue;
+        LLVMValueRef stride = map_stride(g, m), u32 = ci64(g, (int64_t)1 << 32);
+        LLVMValueRef fits = LLVMBuildICmp(g->b, LLVMIntULT, LLVMBuildSub(g->b, stride, ci64(g, 1), ""),
+                                          LLVMBuildSub(g->b, u32, ci64(g, 1), ""), ""); /* 1 <= stride < 2^32 */
+        LLVMValueRef d = LLVMBuildTrunc(g->b, LLVMBuildSelect(g->b, fits, stride, ci64(g, 1), ""), g->t.i32, "");
+        g->tma_row_divisor[map] = d;
+        g->tma_row_inverse[map] = LLVMBuildUDiv(g->b, ci32(g, -1), d, "");
+    }
     LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), "");
     for (int map = 0; map < g->s->tma.count; map++) { /* the maps the launch could make */
         LLVMValueRef go = LLVMBuildAnd(g->b, first, map_made(g, map), "");
-        LLVMValueRef args[2] = {map_address(g, map), LLVMBuildZExt(g->b, go, g->t.i32, "")};
+        LLVMValueRef args[2] = {nvptx_tma_map_address(g, map), LLVMBuildZExt(g->b, go, g->t.i32, "")};
         nvptx_asm_call(g, g->t.void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
                        2, true);
     }
 }
 
-void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
-    LLVMValueRef args[5] = {smem_addr(g, dst), map_address(g, map), col, row, smem_addr(g, bar)};
+void nvptx_tma_load(Gen *g, LLVMValueRef map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
+    LLVMValueRef args[5] = {smem_addr(g, dst), map, col, row, smem_addr(g, bar)};
     nvptx_asm_call(g, g->t.void_t,
                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
                    "r,l,r,r,r,~{memory}", args, 5, true);
 }
 
-/* Thread 0's part of the iteration test for one load: its tile's offset
- * from the map's base fits the map's columns. Then *col is that offset. */
-LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col) {
-    const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[ld->results[0]] - 1];
+/* Thread 0's part of the iteration test for one load (gen.h). Without a
+ * bound the whole offset from the map's base is the column (row 0); with
+ * one, the bounded axes' coordinates are their blocks' element (0, 0) and
+ * the other is what the offset leaves (a division for the row when only
+ * the columns are bounded). */
+LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk, LLVMValueRef p00, LLVMValueRef *col,
+                                 LLVMValueRef *row, LLVMValueRef *edge) {
+    int j = g->s->tma_of[ld->results[0]] - 1, e = g->s->tma_edge_of[ld->results[0]] - 1;
+    int jb = e >= 0 ? e : j; /* the map with the bounds */
+    const NvptxTensorMap *map = &g->s->tma.map[jb];
     LLVMValueRef base = g->regs[g->f->params[map->base_param].value][0];
     LLVMValueRef off = LLVMBuildSub(g->b, addr_i64(g, p00), addr_i64(g, base), "");
     off = LLVMBuildAShr(g->b, off, ci64(g, 1), ""); /* 16-bit elements */
     BlkType t = vtype(g, ld->results[0]);
-    int64_t last = NVPTX_TMA_COLUMNS - t.shape[nvptx_contiguous_dim(g, ld->results[0])];
-    LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, ci64(g, last), ""); /* unsigned: also off >= 0 */
-    LLVMValueRef made = map_made(g, g->s->tma_of[ld->results[0]] - 1);
-    *col = LLVMBuildTrunc(g->b, off, g->t.i32, "");
-    return LLVMBuildAnd(g->b, ok, made, "");
+    int64_t ncols = t.shape[nvptx_contiguous_dim(g, ld->results[0])];
+    LLVMValueRef last = ci64(g, NVPTX_TMA_COLUMNS - ncols);
+    /* without bounds: the whole offset is the column */
+    LLVMValueRef r = ci64(g, 0), c = off;
+    LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, last, ""); /* unsigned: also off >= 0 */
+    *edge = LLVMConstInt(g->t.i1, 0, 0);
+    if (mk->coord[0] >= 0 || mk->coord[1] >= 0) {
+        LLVMValueRef plain_r = r, plain_c = c, plain_ok = LLVMBuildAnd(g->b, ok, map_made(g, j), "");
+        LLVMValueRef xs[2];
+        for (int axis = 0; axis < 2; axis++) {
+            int x = mk->coord[axis];
+            xs[axis] = x < 0 ? NULL : sext64(g, g->regs[x][0]); /* thread 0's: element (0, 0) */
+        }
+        /* a load with an edge map: a tile within the columns' bound takes the map without it
+         * (X(0) + ncols - 1 < bound), and only a tile at the edge works out the coordinates below
+         * (every iteration they cost matmul 8% on the H100: warp 0's wgmma waits for thread 0) */
+        LLVMValueRef inside = NULL;
+        LLVMBasicBlockRef from = NULL, merge = NULL;
+        if (e >= 0) {
+            LLVMValueRef bound = ci64(g, map->cols_scale);
+            if (map->cols_param >= 0)
+                bound = LLVMBuildMul(g->b, bound, sext64(g, g->regs[g->f->params[map->cols_param].value][0]), "");
+            inside = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildAdd(g->b, xs[1], ci64(g, ncols - 1), ""), bound, "");
+            from = LLVMGetInsertBlock(g->b);
+            merge = nvptx_begin_if(g, LLVMBuildNot(g->b, inside, ""));
+        }
+        LLVMValueRef stride = map_stride(g, map);
+        if (xs[0] && xs[1]) {
+            r = xs[0], c = xs[1];
+            LLVMValueRef at = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, r, stride, ""), c, "");
+            ok = LLVMBuildICmp(g->b, LLVMIntEQ, at, off, "");
+        } else if (xs[0]) {
+            r = xs[0];
+            c = LLVMBuildSub(g->b, off, LLVMBuildMul(g->b, r, stride, ""), "");
+            ok = LLVMBuildICmp(g->b, LLVMIntULE, c, last, "");
+        } else {
+            c = xs[1];
+            /* the row: diff / stride by the entry's inverse (q = diff x inverse / 2^32 is the quotient
+             * or one less), 32-bit; beyond that r is wrong, but any r with r x stride = diff is the
+             * quotient, so the exact check below holds only where it is right */
+            LLVMValueRef diff = LLVMBuildSub(g->b, off, c, "");
+            LLVMValueRef num = LLVMBuildAnd(g->b, diff, ci64(g, 0xffffffff), "");
+            LLVMValueRef d = LLVMBuildZExt(g->b, g->tma_row_divisor[jb], g->t.i64, "");
+            LLVMValueRef inv = LLVMBuildZExt(g->b, g->tma_row_inverse[jb], g->t.i64, "");
+            LLVMValueRef q = LLVMBuildLShr(g->b, LLVMBuildMul(g->b, num, inv, ""), ci64(g, 32), "");
+            LLVMValueRef q1 = LLVMBuildAdd(g->b, q, ci64(g, 1), "");
+            LLVMValueRef up = LLVMBuildICmp(g->b, LLVMIntULE, LLVMBuildMul(g->b, q1, d, ""), num, "");
+            r = LLVMBuildSelect(g->b, up, q1, q, "");
+            LLVMValueRef exact = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildMul(g->b, r, stride, ""), diff, "");
+            /* the map's rows are the 2^31 elements' (nvptx_tma_extents) */
+            LLVMValueRef end = LLVMBuildMul(g->b, LLVMBuildAdd(g->b, r, ci64(g, map->box_rows), ""), stride, "");
+            LLVMValueRef within = LLVMBuildICmp(g->b, LLVMIntSLE, end, ci64(g, NVPTX_TMA_COLUMNS), "");
+            ok = LLVMBuildAnd(g->b, exact, within, "");
+        }
+        /* both coordinates in [0, 2^31): TMA's are signed 32-bit, and it reads zeros below 0 */
+        LLVMValueRef lim = ci64(g, NVPTX_TMA_COLUMNS);
+        ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntULT, r, lim, ""), "");
+        ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntULT, c, lim, ""), "");
+        ok = LLVMBuildAnd(g->b, ok, map_made(g, jb), "");
+        if (e >= 0) {
+            LLVMBasicBlockRef at_edge = LLVMGetInsertBlock(g->b);
+            nvptx_end_if(g, merge);
+            LLVMValueRef in[3][2] = {{plain_r, r}, {plain_c, c}, {plain_ok, ok}};
+            LLVMValueRef *out[3] = {&r, &c, &ok};
+            LLVMBasicBlockRef blocks[2] = {from, at_edge};
+            for (int k = 0; k < 3; k++) {
+                *out[k] = LLVMBuildPhi(g->b, LLVMTypeOf(in[k][0]), "");
+                LLVMAddIncoming(*out[k], in[k], blocks, 2);
+            }
+            *edge = LLVMBuildNot(g->b, inside, "");
+        }
+    } else {
+        ok = LLVMBuildAnd(g->b, ok, map_made(g, j), "");
+    }
+    *col = LLVMBuildTrunc(g->b, c, g->t.i32, "");
+    *row = LLVMBuildTrunc(g->b, r, g->t.i32, "");
+    return ok;
 }

@@ -176,7 +176,7 @@ typedef struct {
 
 /* A warp-specialized loop's ring (pipeline.c), as its producer warp and
  * the consumers' side of the protocol see it (warpspec.c). */
-enum { NVPTX_WS_SLOT_SYNC_BYTES = 48 };
+enum { NVPTX_WS_SLOT_SYNC_BYTES = 64 };
 
 typedef struct {
     int stages, nloads;
@@ -184,8 +184,10 @@ typedef struct {
     int64_t sync_at;              /* per slot NVPTX_WS_SLOT_SYNC_BYTES: its mbarriers and record */
     int64_t tile_at[NVPTX_MAX_TENSOR_MAPS]; /* each load's tile within a slot */
     int map[NVPTX_MAX_TENSOR_MAPS];         /* its tensor map */
+    int edge_map[NVPTX_MAX_TENSOR_MAPS];    /* the one its tiles at its columns' bound take, or -1 */
     int boxes[NVPTX_MAX_TENSOR_MAPS], box_inner[NVPTX_MAX_TENSOR_MAPS];
     int64_t box_bytes[NVPTX_MAX_TENSOR_MAPS];
+    bool bounded[NVPTX_MAX_TENSOR_MAPS];    /* its maps have a bound: the record carries its row too */
     int64_t fill_bytes;           /* one iteration's tiles */
 } NvptxWsRing;
 
@@ -293,6 +295,7 @@ typedef struct NvptxSchedule {
     /* TMA and the producer warpgroup */
     struct TmaMemo *tma_memo; /* tma.c's analysis of pointers */
     int *tma_of;             /* per value: 1 + the tensor map of a load TMA copies, or 0 */
+    int *tma_edge_of;        /* per value: 1 + the map its tiles at its columns' bound take, or 0 (tma.c) */
     NvptxTensorMaps tma;     /* parameters after the kernel's own, then their validity bits */
     const BirOp *ws_loop;    /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
     NvptxWsRing ws_ring;     /* its ring */
@@ -363,6 +366,9 @@ typedef struct Gen {
     struct NvptxPipeline *deferred_due; /* while a loop's deferred dot is still to be waited for in this
                                            iteration (by its first dot): the loop's pipeline (pipeline.c) */
     LLVMValueRef ws_fills; /* the producer ring's fills released so far (i32): the next one's number */
+    LLVMValueRef tma_row_divisor[NVPTX_MAX_TENSOR_MAPS], tma_row_inverse[NVPTX_MAX_TENSOR_MAPS];
+                           /* maps whose columns alone are bounded: their stride as a 32-bit divisor (1 where
+                              it is not one) and (2^32 - 1) / it, made at the entry (async.c) */
     struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
     NvptxTypes t;
 } Gen;
@@ -692,6 +698,20 @@ struct TmaMemo *nvptx_tma_memo(Gen *g);
 bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
+/* A TMA load's mask as its copies take it (see tma.c's top): the terms
+ * whose bounds are the map's extents, and the rest. */
+enum { NVPTX_TMA_MAX_TERMS = 8 };
+typedef struct {
+    int coord[2];  /* per axis of the map (0 rows, 1 columns): the block whose element (0, 0) is the copy's
+                      coordinate there, its extent a bound of the mask; or -1 */
+    int nrest;
+    int rest[NVPTX_TMA_MAX_TERMS]; /* the other terms: a TMA copy needs each all true */
+} NvptxTmaMask;
+/* Load ld's mask terms; sets map's bounds from them (its rows_/cols_ fields). */
+bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out);
+/* Does a load with this map take two: one without its bound for the tiles within it, and this one
+ * for those at the edge (its columns alone are bounded; tma.c says why)? */
+static inline bool nvptx_tma_edge_twin(const NvptxTensorMap *m) { return m->cols_scale && !m->rows_scale; }
 /* Why a pipelined loop with tile_bytes of tiles an iteration should not
  * copy by TMA whatever its loads (NULL: it may); dot_alone: its one dot
  * only feeds itself, so a group stays in flight across iterations. */
@@ -699,14 +719,19 @@ const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone, i
 
 /* ------------------------------------------------------------------ async.c */
 /* Thread 0's test that a TMA copy of load ld, whose element (0, 0) is at
- * p00, stays within its map (and that the map is usable); *col gets the
- * column the copy starts at. */
-LLVMValueRef nvptx_tma_offset_ok(Gen *g, const BirOp *ld, LLVMValueRef p00, LLVMValueRef *col);
+ * p00, reads the pointers' elements (within its map, at the coordinates of
+ * its bounded axes: g->regs holds mk's blocks) and that the map is usable;
+ * *col and *row get the coordinates the copy starts at. */
+LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk, LLVMValueRef p00, LLVMValueRef *col,
+                                 LLVMValueRef *row, LLVMValueRef *edge);
 /* Thread 0 asks for the kernel's tensor maps ahead of the first copy (prefetch.tensormap: the
- * copy otherwise waits for its map to be fetched). */
+ * copy otherwise waits for its map to be fetched); and the maps' constants the copies' coordinates
+ * need, once (g->tma_row_inverse). At the kernel's entry. */
 void nvptx_tma_prefetch_maps(Gen *g);
 /* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
-void nvptx_tma_load(Gen *g, int map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
+void nvptx_tma_load(Gen *g, LLVMValueRef map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
+/* Tensor map `map`'s address, as the copies take it. */
+LLVMValueRef nvptx_tma_map_address(Gen *g, int map);
 /* mbarriers at shared byte offsets (i32): init with an arrival count, inval,
  * arrive, arrive expecting bytes of TMA, wait for the phase of a parity. */
 void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count);
@@ -736,7 +761,8 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r);
  * kernel's end (every return goes there), tell the producer to stop at
  * fill `fill`. */
 void nvptx_ws_begin(Gen *g, const NvptxWsRing *r);
-void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols);
+void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols,
+                      const LLVMValueRef *rows, const LLVMValueRef *edges);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill);
 

@@ -106,13 +106,22 @@ typedef struct {
 
 enum { NVPTX_PARAM_ONE = -1 };
 
+#define NVPTX_TMA_COLUMNS ((int64_t)1 << 31)
+
 /* A tensor map (CUtensorMap, 128 bytes) the launcher makes for a kernel
  * that copies tiles by TMA: a 2-D view of 16-bit elements from a pointer
- * argument, NVPTX_TMA_COLUMNS elements a row, rows `stride` elements apart
- * (rows may overlap), no bound on the rows beyond box_rows. A kernel with
- * maps takes them after its own parameters, in order (.param .align 64
- * .b8[128], grid constants), then a u32 whose bit j says map j could be
- * made; a clear bit makes the kernel copy by cp.async instead. */
+ * argument, rows `stride` elements apart (rows may overlap). Its extents:
+ *   columns: cols_scale x argument cols_param where the kernel's mask
+ *            bounds them (the copy's out-of-bounds columns read as zeros,
+ *            as the masked-off elements do), else NVPTX_TMA_COLUMNS;
+ *   rows:    rows_scale x argument rows_param where the mask bounds them;
+ *            else, with bounded columns, NVPTX_TMA_COLUMNS / stride (the
+ *            rows within the 2^31 elements); else box_rows (the copy's
+ *            offset is all in its column).
+ * A kernel with maps takes them after its own parameters, in order
+ * (.param .align 64 .b8[128], grid constants), then a u32 whose bit j says
+ * map j could be made (an extent from 1 to 2^32); a clear bit makes the
+ * kernel copy by cp.async instead. */
 typedef struct {
     int base_param;       /* the pointer parameter the view starts at */
     int stride_param;     /* the integer parameter the row stride scales, or -1 */
@@ -120,13 +129,33 @@ typedef struct {
     int box_inner;        /* elements a box takes of a row: 8 to 64 */
     int box_rows;         /* rows a box takes: 8 to 256 */
     int swizzle_bytes;    /* 128, 64 or 32 (the box's row), or 0: none */
+    int rows_param, cols_param;     /* the integer parameters the bounds scale, or -1 */
+    int64_t rows_scale, cols_scale; /* 0: no bound; else as stride_scale */
 } NvptxTensorMap;
+
+/* Map m's row stride and extents for the arguments of its parameters
+ * (stride_arg: argument stride_param's value, and so on; ignored where the
+ * parameter is -1); false when the map cannot be made: a stride not from 1
+ * to 2^39 - 1 elements (TMA's 2^40 bytes), an extent not from 1 to 2^32.
+ * The C launcher computes the same (launcher.c). */
+static inline bool nvptx_tma_extents(const NvptxTensorMap *m, int64_t stride_arg, int64_t rows_arg, int64_t cols_arg,
+                                     uint64_t *stride, uint64_t *rows, uint64_t *cols) {
+    int64_t s, r, c;
+    if (__builtin_mul_overflow(m->stride_scale, m->stride_param >= 0 ? stride_arg : 1, &s) || s <= 0 ||
+        s >= (int64_t)1 << 39)
+        return false;
+    c = NVPTX_TMA_COLUMNS;
+    if (m->cols_scale && __builtin_mul_overflow(m->cols_scale, m->cols_param >= 0 ? cols_arg : 1, &c)) return false;
+    r = m->cols_scale ? NVPTX_TMA_COLUMNS / s : m->box_rows;
+    if (m->rows_scale && __builtin_mul_overflow(m->rows_scale, m->rows_param >= 0 ? rows_arg : 1, &r)) return false;
+    *stride = (uint64_t)s, *rows = (uint64_t)r, *cols = (uint64_t)c;
+    return c >= 1 && c <= (int64_t)1 << 32 && r >= 1 && r <= (int64_t)1 << 32;
+}
 
 enum { NVPTX_MAX_TENSOR_MAPS = 8 };
 /* The swizzle of a box whose rows are box_inner 16-bit elements: the
  * row's bytes (dot.c's staging slabs), 0 for a 16-byte row. */
 static inline int nvptx_tma_swizzle_bytes(int box_inner) { return box_inner * 2 >= 32 ? box_inner * 2 : 0; }
-#define NVPTX_TMA_COLUMNS ((int64_t)1 << 31)
 
 /* A kernel's maps, in parameter order. */
 typedef struct {

@@ -522,22 +522,39 @@ static void wait_groups(Gen *g, int n) {
 /* One iteration's tiles for a TMA ring (see the top): the barrier before
  * the refill decides, for every thread alike, between TMA and cp.async. */
 /* This thread's part of the test that an iteration's tiles can be TMA
- * copies (g->regs holding its pointers and masks): its masks all true, and
- * for thread 0 each tile's offset within its map; cols gets those offsets. */
-static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols) {
+ * copies (g->regs holding its pointers and masks): the terms of its masks
+ * that are not its maps' bounds all true (tma.c), and for thread 0 each
+ * tile's coordinates within its map; cols and rows get those, edges
+ * whether a tile takes its load's edge map (g->s->tma_edge_of). */
+static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLVMValueRef *rows, LLVMValueRef *edges) {
     LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->t.i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
-        const Layout *l = &g->s->plan->layouts[ld->operands[0]];
-        if (ld->operands[1] != BIR_NONE) {
-            LLVMValueRef *mask = nvptx_operand(g, ld->operands[1], l, 0);
-            int32_t copies = nvptx_layout_copy_regs(l);
-            for (int r = 0; r < l->nregs; r += 8)
-                if (!(r & copies)) ok = LLVMBuildAnd(g->b, ok, mask[r], "");
+        NvptxTensorMap map;
+        NvptxTmaMask mk;
+        nvptx_tma_mask(g, ld, &map, &mk);
+        for (int k = 0; k < mk.nrest; k++) { /* each term in its own layout: every register of every thread */
+            LLVMValueRef *term = g->regs[mk.rest[k]];
+            int32_t n = g->s->plan->layouts[mk.rest[k]].nregs, copies = nvptx_layout_copy_regs(&g->s->plan->layouts[mk.rest[k]]);
+            for (int r = 0; r < n; r++)
+                if (!(r & copies)) ok = LLVMBuildAnd(g->b, ok, term[r], "");
         }
-        /* thread 0 holds element (0, 0) in its register 0 */
-        LLVMValueRef fits = nvptx_tma_offset_ok(g, ld, g->regs[ld->operands[0]][0], &cols[i]);
-        ok = LLVMBuildAnd(g->b, ok, LLVMBuildOr(g->b, LLVMBuildNot(g->b, t0, ""), fits, ""), "");
+        /* thread 0 holds element (0, 0) of every block in its register 0; it alone works the
+         * coordinates out (the other threads' time is the loop's: they took matmul 10% there) */
+        LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+        LLVMBasicBlockRef merge = nvptx_begin_if(g, t0);
+        LLVMValueRef c, r, e, fits = nvptx_tma_coords_ok(g, ld, &mk, g->regs[ld->operands[0]][0], &c, &r, &e);
+        LLVMBasicBlockRef worked = LLVMGetInsertBlock(g->b);
+        nvptx_end_if(g, merge);
+        LLVMValueRef in[4][2] = {{LLVMConstInt(g->t.i1, 1, 0), fits}, {ci32(g, 0), c}, {ci32(g, 0), r},
+                                 {LLVMConstInt(g->t.i1, 0, 0), e}};
+        LLVMValueRef *out[4] = {&fits, &cols[i], &rows[i], &edges[i]};
+        LLVMBasicBlockRef blocks[2] = {from, worked};
+        for (int k = 0; k < 4; k++) {
+            *out[k] = LLVMBuildPhi(g->b, LLVMTypeOf(in[k][1]), "");
+            LLVMAddIncoming(*out[k], in[k], blocks, 2);
+        }
+        ok = LLVMBuildAnd(g->b, ok, fits, "");
     }
     return ok;
 }
@@ -546,8 +563,8 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
                  LLVMValueRef slot, LLVMValueRef live) {
     LLVMValueRef **saved = g->regs;
     g->regs = ahead_regs(g, loop, pp, env, iv);
-    LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS];
-    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols), g->t.i32, "");
+    LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS], rows[NVPTX_MAX_PIPE_LOADS], edges[NVPTX_MAX_PIPE_LOADS];
+    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols, rows, edges), g->t.i32, "");
     LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &vote, 1);
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
@@ -564,10 +581,17 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
         int v = pp->loads[i]->results[0];
         const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[v] - 1];
         int inner = vtype(g, v).shape[nvptx_contiguous_dim(g, v)];
-        for (int j = 0; j < inner / map->box_inner; j++) {
-            LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);
-            LLVMValueRef col = LLVMBuildAdd(g->b, cols[i], ci32(g, j * map->box_inner), "");
-            nvptx_tma_load(g, g->s->tma_of[v] - 1, dst, col, ci32(g, 0), bar);
+        /* with an edge map, each map's copies under its own branch (warpspec.c says why) */
+        int twin = g->s->tma_edge_of[v] - 1;
+        for (int which = 0; which < (twin >= 0 ? 2 : 1); which++) {
+            LLVMBasicBlockRef merge = twin >= 0 ? nvptx_begin_if(g, which ? edges[i] : LLVMBuildNot(g->b, edges[i], "")) : NULL;
+            LLVMValueRef addr = nvptx_tma_map_address(g, which ? twin : g->s->tma_of[v] - 1);
+            for (int j = 0; j < inner / map->box_inner; j++) {
+                LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);
+                LLVMValueRef col = LLVMBuildAdd(g->b, cols[i], ci32(g, j * map->box_inner), "");
+                nvptx_tma_load(g, addr, dst, col, rows[i], bar);
+            }
+            if (merge) nvptx_end_if(g, merge);
         }
         off += pp->tile_bytes[i];
     }
@@ -625,11 +649,11 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
 static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **env, LLVMValueRef iv, LLVMValueRef live,
                     LLVMValueRef fill) {
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
-    LLVMValueRef **saved = g->regs, cols[NVPTX_MAX_PIPE_LOADS];
+    LLVMValueRef **saved = g->regs, cols[NVPTX_MAX_PIPE_LOADS], rows[NVPTX_MAX_PIPE_LOADS], edges[NVPTX_MAX_PIPE_LOADS];
     g->regs = ahead_regs(g, loop, &p->plan, env, iv);
-    LLVMValueRef vote = tma_vote(g, &p->plan, cols);
+    LLVMValueRef vote = tma_vote(g, &p->plan, cols, rows, edges);
     g->regs = saved;
-    nvptx_ws_release(g, &g->s->ws_ring, fill, vote, cols); /* (g->s->ws_loop is this loop) */
+    nvptx_ws_release(g, &g->s->ws_ring, fill, vote, cols, rows, edges); /* (g->s->ws_loop is this loop) */
     nvptx_end_if(g, done);
 }
 
@@ -642,9 +666,11 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
         const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[v] - 1];
         r->tile_at[i] = off;
         r->map[i] = g->s->tma_of[v] - 1;
+        r->edge_map[i] = g->s->tma_edge_of[v] - 1;
         r->box_inner[i] = map->box_inner;
         r->boxes[i] = vtype(g, v).shape[nvptx_contiguous_dim(g, v)] / map->box_inner;
         r->box_bytes[i] = (int64_t)map->box_rows * map->box_inner * 2;
+        r->bounded[i] = map->rows_scale || r->edge_map[i] >= 0;
         r->fill_bytes += type_numel(vtype(g, v)) * 2;
         off += pp->tile_bytes[i];
     }

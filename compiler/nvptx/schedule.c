@@ -270,12 +270,22 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
         bool dot_alone;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
-        if (n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_ops_in(op->regions[0], BIR_DOT)) &&
-            g->s->tma.count + n <= NVPTX_MAX_TENSOR_MAPS &&
-            nvptx_tma_plan_loop(g, loads, n, maps))
+        int needed = 0;
+        bool tma = n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_ops_in(op->regions[0], BIR_DOT)) &&
+                   nvptx_tma_plan_loop(g, loads, n, maps);
+        for (int k = 0; tma && k < n; k++) needed += 1 + nvptx_tma_edge_twin(&maps[k]);
+        if (tma && g->s->tma.count + needed <= NVPTX_MAX_TENSOR_MAPS)
             for (int k = 0; k < n; k++) {
-                g->s->tma.map[g->s->tma.count++] = maps[k];
+                /* columns alone bounded: a map without the bound for the tiles within it (tma.c) */
+                bool twin = nvptx_tma_edge_twin(&maps[k]);
+                NvptxTensorMap inner = maps[k];
+                if (twin) inner.cols_param = -1, inner.cols_scale = 0;
+                g->s->tma.map[g->s->tma.count++] = inner;
                 g->s->tma_of[loads[k]->results[0]] = g->s->tma.count;
+                if (twin) {
+                    g->s->tma.map[g->s->tma.count++] = maps[k];
+                    g->s->tma_edge_of[loads[k]->results[0]] = g->s->tma.count;
+                }
             }
         for (int r = 0; r < op->nregions; r++) plan_tma_in(g, op->regions[r]);
     }
@@ -354,6 +364,7 @@ bool nvptx_schedule(Gen *g) {
                               BLK_MAX_KERNEL_ARGS);
     g->s->ring_at = -1;
     g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
+    g->s->tma_edge_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_edge_of);
     g->s->tma_memo = nvptx_tma_memo(g); /* TMA's loads and the atomics' constant offsets */
     plan_tma_in(g, f->body);
     int nops = nvptx_ops_in(f->body, BIR_OPCODE_COUNT); /* room for every op: the atomics are some */

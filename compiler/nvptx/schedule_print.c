@@ -98,8 +98,22 @@ static void print_load(Gen *g, FILE *out, const NvptxLoopSchedule *ls, int k, in
         const NvptxTensorMap *m = &g->s->tma.map[map];
         fprintf(out, "TMA, map %d (from %s, %d x %d boxes, ", map, g->f->params[m->base_param].name, m->box_rows,
                 m->box_inner);
-        if (m->swizzle_bytes) fprintf(out, "%d-byte swizzle)", m->swizzle_bytes);
-        else fprintf(out, "no swizzle)");
+        if (m->swizzle_bytes) fprintf(out, "%d-byte swizzle", m->swizzle_bytes);
+        else fprintf(out, "no swizzle");
+        /* the mask's bounds the map's extents take (tma.c): its edges read as zeros by TMA */
+        int edge = g->s->tma_edge_of[v] - 1;
+        if (edge >= 0) m = &g->s->tma.map[edge];
+        for (int axis = 0; axis < 2; axis++) {
+            int param = axis ? m->cols_param : m->rows_param;
+            int64_t scale = axis ? m->cols_scale : m->rows_scale;
+            if (!scale) continue;
+            fprintf(out, "; %s bounded by ", axis ? "columns" : "rows");
+            if (param < 0) fprintf(out, "%lld", (long long)scale);
+            else if (scale == 1) fprintf(out, "%s", g->f->params[param].name);
+            else fprintf(out, "%lld x %s", (long long)scale, g->f->params[param].name);
+            if (edge >= 0) fprintf(out, " in map %d, for the tiles at that edge", edge);
+        }
+        fputc(')', out);
     } else fprintf(out, "cp.async%s%s", ls->load_not_tma[k] ? "; not TMA: " : "", ls->load_not_tma[k] ? ls->load_not_tma[k] : "");
     if (ls->views[k] >= 0) fprintf(out, "; its dot reads its transpose");
     fputc('\n', out);

@@ -23,12 +23,29 @@
  * cp.async fallback; the test rides on the barrier before the refill
  * (bar.red.and), so every thread takes the same branch.
  *
+ * Edges, where a mask's term is a bound: with `other` zero (or none), a
+ * term X < B of the mask's & (through broadcasts), where X steps by one
+ * along one of the tile's dimensions and not the other and B is a
+ * parameter or a constant, is what TMA's out-of-bounds fill does along
+ * that dimension of a map whose extent there is B and whose box starts
+ * at coordinate X(0, 0): element i reads zero exactly where X(0, 0) + i >= B.
+ * So the map takes B as its extent (rows or columns), the copy takes
+ * X(0, 0) as its coordinate and the rest of the offset as the other
+ * coordinate (thread 0 checks that they are the pointer's: both within
+ * [0, 2^31), the pointer exactly row * stride + column), and only the other
+ * terms need be all true. A tile on the edge of a ragged matrix is then a
+ * TMA copy like the others, not the fallback. (Below zero TMA reads zeros
+ * too where the mask would not: the coordinate check keeps those to the
+ * fallback.)
+ *
  * The runtime may find a map it cannot make (a stride of 0 or negative, an
  * old driver): the kernel's last parameter has bit j set when map j is
  * usable, and without it the iterations all take the fallback.
  *
  * This file decides (the schedule's TMA loads and maps, and why not);
  * async.c has the instructions. */
+#include <math.h>
+
 #include "gen.h"
 
 /* k times the value of integer parameter `param` (-1: times 1). */
@@ -249,6 +266,77 @@ bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]) {
  * attributes included). */
 static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div; }
 
+/* Is v (through splats, broadcasts, conversions) the constant zero, +0.0
+ * for floats (TMA fills with all bits zero)? */
+static bool zero_bits(Gen *g, int v) {
+    for (int depth = 0; v >= 0 && depth < 16; depth++) {
+        const BirOp *op = g->f->values[v].def;
+        if (!op) return false;
+        if (op->code == BIR_CONST) {
+            DType d = vtype(g, v).dtype;
+            return dtype_is_float(d) ? op->value.f == 0 && !signbit(op->value.f) : op->value.i == 0;
+        }
+        if (op->code != BIR_SPLAT && op->code != BIR_BROADCAST && op->code != BIR_EXPAND_DIMS) return false;
+        v = op->operands[0];
+    }
+    return false;
+}
+
+/* The terms of mask m, an & of them through broadcasts that keep the rank. */
+static bool mask_terms(Gen *g, int m, NvptxTmaMask *out) {
+    const BirOp *op = g->f->values[m].def;
+    if (op && op->code == BIR_AND) return mask_terms(g, op->operands[0], out) && mask_terms(g, op->operands[1], out);
+    if (op && op->code == BIR_BROADCAST && vtype(g, op->operands[0]).rank == vtype(g, m).rank)
+        return mask_terms(g, op->operands[0], out);
+    if (out->nrest == NVPTX_TMA_MAX_TERMS) return false;
+    out->rest[out->nrest++] = m;
+    return true;
+}
+
+/* Is term t `X < B` or `B > X` with X stepping by one along dimension *dim
+ * of the load (and not along the other) and B a constant or a parameter
+ * (times one: the kernel's arithmetic and the launcher's then agree)? */
+static bool bound_term(Gen *g, int t, int *x, int *dim, Sym *bound) {
+    const BirOp *op = g->f->values[t].def;
+    if (!op || (op->code != BIR_LT && op->code != BIR_GT) || vtype(g, t).rank != 2) return false;
+    *x = op->operands[op->code == BIR_LT ? 0 : 1];
+    int b = op->operands[op->code == BIR_LT ? 1 : 0];
+    Affine a = affine(g, g->s->tma_memo, *x);
+    if (!a.ok || a.base >= 0 || !sym_of(g, b, bound) || (bound->param >= 0 && bound->k != 1)) return false;
+    for (int d = 0; d < 2; d++)
+        if (a.coef[d].k == 1 && a.coef[d].param < 0 && a.coef[1 - d].k == 0) return *dim = d, true;
+    return false;
+}
+
+bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out) {
+    *out = (NvptxTmaMask){.coord = {-1, -1}};
+    map->rows_param = map->cols_param = -1;
+    map->rows_scale = map->cols_scale = 0;
+    int m = ld->operands[1];
+    if (m == BIR_NONE) return true;
+    if (!mask_terms(g, m, out)) {
+        *out = (NvptxTmaMask){.coord = {-1, -1}, .nrest = 1, .rest = {m}};
+        return true;
+    }
+    if (ld->operands[2] != BIR_NONE && !zero_bits(g, ld->operands[2])) return true; /* the fill would differ */
+    int cd = nvptx_contiguous_dim(g, ld->results[0]);
+    for (int i = 0; i < out->nrest;) {
+        int x, dim;
+        Sym bound;
+        bool is_bound = bound_term(g, out->rest[i], &x, &dim, &bound);
+        int axis = is_bound && dim == cd; /* the map's: 0 rows, 1 columns */
+        if (!is_bound || out->coord[axis] >= 0) { /* a second bound on one axis is a plain term */
+            i++;
+            continue;
+        }
+        out->coord[axis] = x;
+        if (axis) map->cols_param = bound.param, map->cols_scale = bound.k;
+        else map->rows_param = bound.param, map->rows_scale = bound.k;
+        out->rest[i] = out->rest[--out->nrest];
+    }
+    return true;
+}
+
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (!g->m->arch->tma) return "the arch has no TMA";
     if (g->m->opt->no_tma) return "--no-tma";
@@ -274,6 +362,8 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
                             .box_inner = st.slab, .box_rows = st.rows,
                             .swizzle_bytes = nvptx_tma_swizzle_bytes(st.slab)};
+    NvptxTmaMask unused;
+    nvptx_tma_mask(g, ld, map, &unused);
     return NULL;
 }
 

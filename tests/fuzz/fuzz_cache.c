@@ -64,12 +64,12 @@ static uint64_t take_u64(const uint8_t **data, size_t *size) {
     return v;
 }
 
-/* A tensor map's six fields on disk from 48 bytes of the input: masked into
+/* A tensor map's ten fields on disk from 80 bytes of the input: masked into
  * their ranges, so that most maps are valid and the fuzzer reaches what
  * follows them, unless raw. */
 static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
-    uint64_t f[6];
-    for (int i = 0; i < 6; i++) f[i] = take_u64(data, size);
+    uint64_t f[10];
+    for (int i = 0; i < 10; i++) f[i] = take_u64(data, size);
     if (!raw) {
         static const uint64_t inner[] = {8, 16, 32, 64};
         f[0] %= BLK_MAX_KERNEL_ARGS;
@@ -78,6 +78,10 @@ static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
         f[3] = inner[f[3] % 4];
         f[4] = 8 * (1 + f[4] % 32);
         f[5] = f[3] == 8 ? 0 : f[3] * 2;
+        f[6] %= BLK_MAX_KERNEL_ARGS + 1; /* the bounds' parameters + 1 and scales (up to 2^32 either way) */
+        f[7] = (uint64_t)((int64_t)(f[7] % (((uint64_t)1 << 33) + 1)) - ((int64_t)1 << 32));
+        f[8] %= BLK_MAX_KERNEL_ARGS + 1;
+        f[9] = (uint64_t)((int64_t)(f[9] % (((uint64_t)1 << 33) + 1)) - ((int64_t)1 << 32));
     }
     put(b, f, sizeof f);
 }
@@ -87,7 +91,7 @@ static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
  * the input instead of the true ones, bit 5 the maps' fields as the input
  * has them, unmasked. */
 static void build_entry(Bytes *b, uint8_t flags, const uint8_t *data, size_t size) {
-    put(b, flags & 2 ? "BLKC0002" : "BLKC0003", 8);
+    put(b, flags & 2 ? "BLKC0003" : "BLKC0004", 8);
     const char *key = flags & 4 ? "another key" : KEY;
     put_u64(b, strlen(key));
     put(b, key, strlen(key));
@@ -136,7 +140,10 @@ static bool map_valid(const NvptxTensorMap *m) {
     return m->base_param >= 0 && m->base_param < BLK_MAX_KERNEL_ARGS && m->stride_param >= -1 &&
            m->stride_param < BLK_MAX_KERNEL_ARGS && m->stride_scale >= 1 && m->stride_scale <= (int64_t)1 << 38 &&
            (inner == 8 || inner == 16 || inner == 32 || inner == 64) && m->box_rows >= 8 && m->box_rows <= 256 &&
-           m->box_rows % 8 == 0 && (swizzle == 0 ? inner == 8 : swizzle == inner * 2);
+           m->box_rows % 8 == 0 && (swizzle == 0 ? inner == 8 : swizzle == inner * 2) && m->rows_param >= -1 &&
+           m->rows_param < BLK_MAX_KERNEL_ARGS && m->cols_param >= -1 && m->cols_param < BLK_MAX_KERNEL_ARGS &&
+           m->rows_scale >= -((int64_t)1 << 32) && m->rows_scale <= (int64_t)1 << 32 &&
+           m->cols_scale >= -((int64_t)1 << 32) && m->cols_scale <= (int64_t)1 << 32;
 }
 
 static char dir[64], again[80];

@@ -1264,6 +1264,17 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 1024, 1024, 1024, DT_BF16, 128, 128, 32, 8, true, 0));
         CHECK(check_matmul(r, 2048, 512, 1024, DT_F16, 128, 128, 32, 8, true, 8));
         CHECK(check_matmul(r, 2048, 512, 1024, DT_BF16, 128, 128, 32, 8, false, 0));
+        /* ragged (issue 38): rows of multiples of 8 elements, so TMA copies them, the edges by its
+         * out-of-bounds fill (the maps' extents M and N, the NaN padding beyond them never read),
+         * at the edge sizes 1, 15, 17, 1000 and 4095 (odd strides: no TMA for that operand) */
+        CHECK(check_matmul(r, 1000, 1000, 1000, DT_F16, 128, 256, 64, 8, false, 8));
+        CHECK(check_matmul(r, 3000, 1000, 1000, DT_F16, 128, 128, 64, 8, true, 0));
+        CHECK(check_matmul(r, 17, 1000, 4000, DT_BF16, 128, 128, 64, 8, false, 0));
+        CHECK(check_matmul(r, 1000, 17, 1000, DT_F16, 128, 128, 64, 8, false, 7));
+        CHECK(check_matmul(r, 1000, 1000, 15, DT_F16, 128, 128, 64, 8, false, 1));
+        CHECK(check_matmul(r, 4095, 1000, 1000, DT_F16, 128, 256, 64, 8, false, 0));
+        CHECK(check_matmul(r, 1000, 4095, 1000, DT_BF16, 128, 128, 64, 8, false, 1));
+        CHECK(check_matmul(r, 1, 1000, 1000, DT_F16, 128, 128, 64, 8, true, 8));
         for (int causal = 0; causal <= 1; causal++)
             for (int d = 64; d <= 128; d *= 2)
                 CHECK(check_attention(r, 2, 4, 1024, d, causal, DT_F16, 128, d == 64 ? 64 : 32, 1, 0));
