@@ -367,14 +367,12 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
     int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
     NvptxOutput out = matmul_sm90a(facts, MATMUL_NO_WS, NULL); /* thread 0 issues the copies */
     const NvptxKernel *k = &out.kernels[0];
-    cr_assert_eq(k->tensor_maps.count, 3, "%s", k->notes);
-    /* a [128, 64]: one 64 x 128 box a tile, M rows (its mask's rm < M); b [64, 128]: two 64 x 64
-     * boxes, without a bound, and for the tiles at column N with N columns (rn < N); the masks'
-     * K - k terms stay a runtime test */
-    NvptxTensorMap want[3] = {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = 1, .cols_param = -1},
-                              {1, 8, 1, 64, 64, 128, .rows_param = -1, .cols_param = -1},
-                              {1, 8, 1, 64, 64, 128, .rows_param = -1, .cols_param = 4, .cols_scale = 1}};
-    for (int j = 0; j < 3; j++) {
+    cr_assert_eq(k->tensor_maps.count, 2, "%s", k->notes);
+    /* a [128, 64]: one 64 x 128 box a tile, M rows and K columns (its mask's rm < M and rk < K - k,
+     * the column k + rk); b [64, 128]: two 64 x 64 boxes, K rows and N columns */
+    NvptxTensorMap want[2] = {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = 1, .cols_param = 5, .cols_scale = 1},
+                              {1, 8, 1, 64, 64, 128, .rows_param = 5, .rows_scale = 1, .cols_param = 4, .cols_scale = 1}};
+    for (int j = 0; j < 2; j++) {
         const NvptxTensorMap *m = &k->tensor_maps.map[j];
         cr_expect(m->base_param == want[j].base_param && m->stride_param == want[j].stride_param &&
                       m->stride_scale == want[j].stride_scale && m->box_inner == want[j].box_inner &&
@@ -385,14 +383,13 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                   (long long)m->stride_scale, m->box_inner, m->box_rows, m->swizzle_bytes, m->rows_param,
                   (long long)m->rows_scale, m->cols_param, (long long)m->cols_scale);
     }
-    /* the maps and their validity bits after the 12 parameters; 1 + 2 boxes an iteration (b's under
-     * either map's branch), in the prologue's 2 iterations and the loop's */
+    /* the maps and their validity bits after the 12 parameters; 1 + 2 boxes an iteration, in the
+     * prologue's 2 iterations and the loop's */
     cr_expect(strstr(out.text, ".param .align 64 .b8 matmul_param_12[128]") &&
                   strstr(out.text, ".param .align 64 .b8 matmul_param_13[128]") &&
-                  strstr(out.text, ".param .align 64 .b8 matmul_param_14[128]") &&
-                  strstr(out.text, ".param .u32 matmul_param_15"), "%s", out.text);
-    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3 * (1 + 2 * 2), "b's copies take either of its maps");
-    cr_expect_eq(count_of(out.text, "prefetch.tensormap"), 3, "each map fetched ahead of the first copy");
+                  strstr(out.text, ".param .u32 matmul_param_14"), "%s", out.text);
+    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3 * 3);
+    cr_expect_eq(count_of(out.text, "prefetch.tensormap"), 2, "each map fetched ahead of the first copy");
     cr_expect(strstr(out.text, "mbarrier.try_wait.parity") && strstr(out.text, "mbarrier.arrive.expect_tx") &&
                   strstr(out.text, "bar.red.and.pred") && strstr(out.text, "cvta.param"), "%s", out.text);
     cr_expect(strstr(k->notes, "line 28: load [128, 64] f16: a 4-stage ring, copied by TMA (map 0: from a, rows "
@@ -529,8 +526,7 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
     cr_expect(strstr(k->notes, "line 27: loop: a producer warpgroup issues its TMA copies (warp specialization: 8 warps "
                                "launched)"), "%s", k->notes);
     cr_expect(strstr(out.text, ".maxntid 256, 1, 1") && strstr(out.text, ".minnctapersm 1"), "%s", out.text);
-    /* a's box, and b's two under either of its maps' branches */
-    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 1 + 2 * 2);
+    cr_expect_eq(count_of(out.text, "cp.async.bulk.tensor.2d"), 3);
     cr_expect_eq(count_of(out.text, "mbarrier.arrive.expect_tx"), 1);
     cr_expect_eq(count_of(out.text, "mbarrier.init"), 2 * 4); /* full and empty, 4 stages */
     cr_expect(!strstr(out.text, "bar.red") && !strstr(out.text, "bar.sync \t0;") && !strstr(out.text, "setmaxnreg") &&
@@ -600,9 +596,9 @@ Test(ptx, a_persistent_kernel_loops_over_the_grids_program_ids, .timeout = 60) {
                                                                .no_warp_specialize = !ws});
         const NvptxKernel *k = &out.kernels[0];
         cr_expect(k->persistent && k->num_warps == (ws ? 12 : 8), "%s", k->notes);
-        /* 12 parameters, 3 maps (b's twice: its tiles at column N take the second), their bits, then the grid */
-        cr_expect(strstr(out.text, ".param .u32 matmul_param_16,\n\t.param .u32 matmul_param_17,\n\t.param .u32 "
-                                   "matmul_param_18\n)"), "%s", out.text);
+        /* 12 parameters, 2 maps, their bits, then the grid */
+        cr_expect(strstr(out.text, ".param .u32 matmul_param_15,\n\t.param .u32 matmul_param_16,\n\t.param .u32 "
+                                   "matmul_param_17\n)"), "%s", out.text);
         cr_expect(strstr(out.text, "%nctaid.x") && !strstr(out.text, "%ctaid.y"), "%s", out.text);
         cr_expect_eq(count_of(out.text, "mbarrier.init"), ws ? 2 * 4 : 4, "%s", k->notes);
         cr_expect_eq(ptxas(out.text, "sm_90a", said, sizeof said), 0, "%s", said);

@@ -69,6 +69,13 @@ static LLVMValueRef sext64(Gen *g, LLVMValueRef v) {
     return LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64 ? LLVMBuildSExt(g->b, v, g->t.i64, "") : v;
 }
 
+/* A bound's value (i64): scale times parameter param's argument (times 1 without one). */
+static LLVMValueRef bound_value(Gen *g, int param, int64_t scale) {
+    LLVMValueRef v = ci64(g, scale);
+    if (param >= 0) v = LLVMBuildMul(g->b, v, sext64(g, g->regs[g->f->params[param].value][0]), "");
+    return v;
+}
+
 /* Map m's row stride in elements (i64), as the launch computed it. */
 static LLVMValueRef map_stride(Gen *g, const NvptxTensorMap *map) {
     LLVMValueRef stride = ci64(g, map->stride_scale);
@@ -129,10 +136,18 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
     *edge = LLVMConstInt(g->t.i1, 0, 0);
     if (mk->coord[0] >= 0 || mk->coord[1] >= 0) {
         LLVMValueRef plain_r = r, plain_c = c, plain_ok = LLVMBuildAnd(g->b, ok, map_made(g, j), "");
-        LLVMValueRef xs[2];
+        LLVMValueRef xs[2], unwrapped = LLVMConstInt(g->t.i1, 1, 0);
         for (int axis = 0; axis < 2; axis++) {
             int x = mk->coord[axis];
             xs[axis] = x < 0 ? NULL : sext64(g, g->regs[x][0]); /* thread 0's: element (0, 0) */
+            if (x < 0 || mk->shift[axis] < 0) continue;
+            /* X < B - U: the coordinate is X(0, 0) + U, where the kernel's B - U did not wrap */
+            LLVMValueRef u = sext64(g, g->regs[mk->shift[axis]][0]);
+            xs[axis] = LLVMBuildAdd(g->b, xs[axis], u, "");
+            LLVMValueRef b = bound_value(g, axis ? map->cols_param : map->rows_param, axis ? map->cols_scale : map->rows_scale);
+            LLVMValueRef kernels = sext64(g, g->regs[mk->shifted_bound[axis]][0]);
+            unwrapped = LLVMBuildAnd(g->b, unwrapped,
+                                     LLVMBuildICmp(g->b, LLVMIntEQ, kernels, LLVMBuildSub(g->b, b, u, ""), ""), "");
         }
         /* a load with an edge map: a tile within the columns' bound takes the map without it
          * (X(0) + ncols - 1 < bound), and only a tile at the edge works out the coordinates below
@@ -140,9 +155,7 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
         LLVMValueRef inside = NULL;
         LLVMBasicBlockRef from = NULL, merge = NULL;
         if (e >= 0) {
-            LLVMValueRef bound = ci64(g, map->cols_scale);
-            if (map->cols_param >= 0)
-                bound = LLVMBuildMul(g->b, bound, sext64(g, g->regs[g->f->params[map->cols_param].value][0]), "");
+            LLVMValueRef bound = bound_value(g, map->cols_param, map->cols_scale);
             inside = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildAdd(g->b, xs[1], ci64(g, ncols - 1), ""), bound, "");
             from = LLVMGetInsertBlock(g->b);
             merge = nvptx_begin_if(g, LLVMBuildNot(g->b, inside, ""));
@@ -179,7 +192,7 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
         LLVMValueRef lim = ci64(g, NVPTX_TMA_COLUMNS);
         ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntULT, r, lim, ""), "");
         ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntULT, c, lim, ""), "");
-        ok = LLVMBuildAnd(g->b, ok, map_made(g, jb), "");
+        ok = LLVMBuildAnd(g->b, ok, LLVMBuildAnd(g->b, unwrapped, map_made(g, jb), ""), "");
         if (e >= 0) {
             LLVMBasicBlockRef at_edge = LLVMGetInsertBlock(g->b);
             nvptx_end_if(g, merge);

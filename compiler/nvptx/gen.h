@@ -704,6 +704,8 @@ enum { NVPTX_TMA_MAX_TERMS = 8 };
 typedef struct {
     int coord[2];  /* per axis of the map (0 rows, 1 columns): the block whose element (0, 0) is the copy's
                       coordinate there, its extent a bound of the mask; or -1 */
+    int shift[2];  /* a uniform integer the coordinate adds (the mask's bound was the extent minus it), or -1 */
+    int shifted_bound[2]; /* then that difference as the kernel computes it (checked not to wrap), else -1 */
     int nrest;
     int rest[NVPTX_TMA_MAX_TERMS]; /* the other terms: a TMA copy needs each all true */
 } NvptxTmaMask;

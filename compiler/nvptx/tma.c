@@ -29,6 +29,8 @@
  * parameter or a constant, is what TMA's out-of-bounds fill does along
  * that dimension of a map whose extent there is B and whose box starts
  * at coordinate X(0, 0): element i reads zero exactly where X(0, 0) + i >= B.
+ * So is X < B - U for a uniform integer U (the K tail, rk < K - k), at
+ * coordinate X(0, 0) + U, where the kernel's B - U did not wrap (checked).
  * So the map takes B as its extent (rows or columns), the copy takes
  * X(0, 0) as its coordinate and the rest of the offset as the other
  * coordinate (thread 0 checks that they are the pointer's: both within
@@ -36,7 +38,12 @@
  * terms need be all true. A tile on the edge of a ragged matrix is then a
  * TMA copy like the others, not the fallback. (Below zero TMA reads zeros
  * too where the mask would not: the coordinate check keeps those to the
- * fallback.)
+ * fallback.) Where the columns alone are bounded, the row is the offset
+ * divided by the stride, on thread 0 between the loop's wgmma wait and its
+ * next wgmma: every iteration that cost matmul 8% on the H100. Such a load
+ * gets a second map (schedule.c), the first without the bound: a tile
+ * within it (X(0, 0) + its columns <= B) takes that one with the unbounded
+ * coordinates, and only an edge tile divides.
  *
  * The runtime may find a map it cannot make (a stride of 0 or negative, an
  * old driver): the kernel's last parameter has bit j set when map j is
@@ -293,43 +300,66 @@ static bool mask_terms(Gen *g, int m, NvptxTmaMask *out) {
     return true;
 }
 
+/* The scalar a splat, broadcast or expand_dims of v spreads, or v. */
+static int scalar_of(Gen *g, int v) {
+    for (const BirOp *op; (op = g->f->values[v].def) &&
+                          (op->code == BIR_SPLAT || op->code == BIR_BROADCAST || op->code == BIR_EXPAND_DIMS);)
+        v = op->operands[0];
+    return v;
+}
+
 /* Is term t `X < B` or `B > X` with X stepping by one along dimension *dim
  * of the load (and not along the other) and B a constant or a parameter
- * (times one: the kernel's arithmetic and the launcher's then agree)? */
-static bool bound_term(Gen *g, int t, int *x, int *dim, Sym *bound) {
+ * (times one: the kernel's arithmetic and the launcher's then agree), or
+ * such a bound minus a uniform integer U (matmul's `rk < K - k`: then the
+ * bound is K and the coordinate X(0, 0) + U, *shift = U; else -1)? */
+static bool bound_term(Gen *g, int t, int *x, int *shift, int *dim, Sym *bound) {
     const BirOp *op = g->f->values[t].def;
     if (!op || (op->code != BIR_LT && op->code != BIR_GT) || vtype(g, t).rank != 2) return false;
     *x = op->operands[op->code == BIR_LT ? 0 : 1];
     int b = op->operands[op->code == BIR_LT ? 1 : 0];
     Affine a = affine(g, g->s->tma_memo, *x);
-    if (!a.ok || a.base >= 0 || !sym_of(g, b, bound) || (bound->param >= 0 && bound->k != 1)) return false;
+    if (!a.ok || a.base >= 0) return false;
+    *shift = -1;
+    if (!sym_of(g, b, bound)) {
+        const BirOp *sub = g->f->values[scalar_of(g, b)].def;
+        if (!sub || sub->code != BIR_SUB || vtype(g, sub->results[0]).rank != 0 ||
+            !sym_of(g, sub->operands[0], bound) || !exact_int(vtype(g, sub->operands[1]).dtype))
+            return false;
+        *shift = sub->operands[1];
+    }
+    if (bound->param >= 0 && bound->k != 1) return false;
     for (int d = 0; d < 2; d++)
         if (a.coef[d].k == 1 && a.coef[d].param < 0 && a.coef[1 - d].k == 0) return *dim = d, true;
     return false;
 }
 
 bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out) {
-    *out = (NvptxTmaMask){.coord = {-1, -1}};
+    *out = (NvptxTmaMask){.coord = {-1, -1}, .shift = {-1, -1}, .shifted_bound = {-1, -1}};
     map->rows_param = map->cols_param = -1;
     map->rows_scale = map->cols_scale = 0;
     int m = ld->operands[1];
     if (m == BIR_NONE) return true;
     if (!mask_terms(g, m, out)) {
-        *out = (NvptxTmaMask){.coord = {-1, -1}, .nrest = 1, .rest = {m}};
+        *out = (NvptxTmaMask){.coord = {-1, -1}, .shift = {-1, -1}, .shifted_bound = {-1, -1}, .nrest = 1, .rest = {m}};
         return true;
     }
     if (ld->operands[2] != BIR_NONE && !zero_bits(g, ld->operands[2])) return true; /* the fill would differ */
     int cd = nvptx_contiguous_dim(g, ld->results[0]);
     for (int i = 0; i < out->nrest;) {
-        int x, dim;
+        int x, shift, dim;
         Sym bound;
-        bool is_bound = bound_term(g, out->rest[i], &x, &dim, &bound);
+        bool is_bound = bound_term(g, out->rest[i], &x, &shift, &dim, &bound);
         int axis = is_bound && dim == cd; /* the map's: 0 rows, 1 columns */
         if (!is_bound || out->coord[axis] >= 0) { /* a second bound on one axis is a plain term */
             i++;
             continue;
         }
         out->coord[axis] = x;
+        out->shift[axis] = shift;
+        out->shifted_bound[axis] = shift >= 0 ? scalar_of(g, g->f->values[out->rest[i]].def->operands[
+                                                    g->f->values[out->rest[i]].def->code == BIR_LT ? 1 : 0])
+                                              : -1;
         if (axis) map->cols_param = bound.param, map->cols_scale = bound.k;
         else map->rows_param = bound.param, map->rows_scale = bound.k;
         out->rest[i] = out->rest[--out->nrest];
