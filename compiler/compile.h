@@ -48,6 +48,11 @@ bool compile_ptx(Compilation *c, const NvptxOptions *opt, NvptxOutput *out);
  * path ("'x' is not a regular file (a FIFO)"). */
 typedef enum { SOURCE_READ, SOURCE_UNREADABLE, SOURCE_NOT_REGULAR, SOURCE_TOO_LARGE, SOURCE_OUT_OF_MEMORY } SourceStatus;
 SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t *len, char *err, size_t err_size);
+/* build_id.c: the running build's identity (the GNU build-id, in hex, of the
+ * object this code is linked into: blkc, libblk.so, a program linking
+ * libblk.a), for the runtime's cache keys and blkc --version; false, and
+ * "none", without one. */
+bool blk_build_id(char *buf, size_t size);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);
 

@@ -107,8 +107,9 @@ static void usage(FILE *out) {
           "                   --assume facts that would widen it\n"
           "  --annotate       with --emit=ptx: each source line as a comment above its PTX\n"
           "  --stats          registers, spills, shared memory and programs an SM per\n"
-          "                   kernel, from ptxas\n"
-          "                   (on the PATH or in /usr/local/cuda/bin), on stderr\n"
+          "                   kernel, from ptxas ($BLKC_PTXAS, on the PATH or in\n"
+          "                   /usr/local/cuda/bin), on stderr; without ptxas a warning,\n"
+          "                   and the PTX is written all the same\n"
           "  --kernel NAME    only this kernel\n"
           "  --help, --version\n",
           nvptx_arch_names(archs, sizeof archs));
@@ -237,7 +238,13 @@ static int parse_args(Options *o, int argc, char **argv) {
             return 0;
         }
         if (strcmp(a, "--version") == 0) {
-            printf("blkc %s\n", BLKC_VERSION);
+            char llvm[32], archs[128], build[128];
+            blk_build_id(build, sizeof build);
+            nvptx_arch_names(archs, sizeof archs);
+            char *or = strstr(archs, " or ");
+            if (or) memmove(or + 1, or + 3, strlen(or + 3) + 1), or[0] = ','; /* a list, not a choice */
+            printf("blkc %s\nLLVM %s\ntargets: %s\nbuild-id: %s\n", BLKC_VERSION,
+                   nvptx_llvm_version(llvm, sizeof llvm), archs, build);
             return 0;
         }
         if (strcmp(a, "--precise-math") == 0) {
@@ -325,7 +332,10 @@ static char *read_file(const char *path, size_t *len) {
 
 static bool write_all(int fd, const char *data, size_t len);
 
+/* ptxas: $BLKC_PTXAS (a path; empty: none), else the PATH's, else CUDA's. */
 static const char *find_ptxas(void) {
+    const char *chosen = getenv("BLKC_PTXAS");
+    if (chosen) return chosen[0] && !strchr(chosen, '\'') && access(chosen, X_OK) == 0 ? chosen : NULL;
     if (system("command -v ptxas > /dev/null 2>&1") == 0) return "ptxas";
     if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
     return NULL;
@@ -342,7 +352,7 @@ static FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, ch
     bool ok = write_all(fd, ptx, strlen(ptx));
     close(fd);
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
     FILE *p = ok ? popen(cmd, "r") : NULL;
     if (!p) unlink(path);
     return p;
@@ -373,9 +383,10 @@ static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, in
 static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm) {
     const char *ptx = out->text;
     const char *ptxas = find_ptxas();
-    if (!ptxas) {
-        fputs("blkc: error: --stats needs ptxas (on the PATH or in /usr/local/cuda/bin)\n", stderr);
-        return false;
+    if (!ptxas) { /* the PTX is still written: statistics are extra */
+        fputs("blkc: warning: --stats needs ptxas ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin): no "
+              "statistics\n", stderr);
+        return true;
     }
     char path[32];
     FILE *p = ptxas_open(ptxas, ptx, arch, path);

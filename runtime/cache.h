@@ -39,9 +39,6 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
  * never finished (a writer killed) once they are an hour old. */
 bool blk_cache_store(const char *dir, const char *key, size_t key_len, const BlkCacheEntry *entry);
 void blk_cache_entry_free(BlkCacheEntry *e);
-/* The running build's identity for keys (build_id.c): the GNU build-id, in
- * hex, of the object blk is linked into; false, and "none", without one. */
-bool blk_cache_build_id(char *buf, size_t size);
 /* The file an entry lives in (for tests and tools). */
 void blk_cache_path(const char *dir, const char *key, size_t key_len, char *buf, size_t size);
 

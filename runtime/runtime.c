@@ -208,7 +208,7 @@ struct blk_module {
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
     char line[512], build[128];
-    blk_cache_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
+    blk_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
     snprintf(line, sizeof line,
              "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\npersistent %d\n",
              BLKC_VERSION, build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,

@@ -16,6 +16,7 @@
 
 #include "blk.h"
 #include "cache.h"
+#include "compile.h" /* blk_build_id */
 
 static char dir[64];
 
@@ -427,7 +428,7 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
  * readelf finds in this test program, which links libblk.a. */
 Test(cache, keys_name_the_build_readelf_finds) {
     char id[128];
-    cr_assert(blk_cache_build_id(id, sizeof id), "no build-id found: %s", id);
+    cr_assert(blk_build_id(id, sizeof id), "no build-id found: %s", id);
     cr_expect_geq(strlen(id), 16);
     cr_expect_eq(strspn(id, "0123456789abcdef"), strlen(id), "%s", id);
     char exe[4096];
@@ -445,7 +446,7 @@ Test(cache, keys_name_the_build_readelf_finds) {
     cr_assert_not_null(at, "readelf found no build-id: %s", out);
     cr_expect_eq(strncmp(at + 10, id, strlen(id)), 0, "readelf: %.60s, blk: %s", at + 10, id);
     char again[128];
-    blk_cache_build_id(again, sizeof again);
+    blk_build_id(again, sizeof again);
     cr_expect_str_eq(again, id);
-    cr_expect(!blk_cache_build_id(again, 8) && strcmp(again, "none") == 0, "%s", again); /* too small a buffer */
+    cr_expect(!blk_build_id(again, 8) && strcmp(again, "none") == 0, "%s", again); /* too small a buffer */
 }

@@ -84,7 +84,12 @@ static const char *bad = "kernel k(x: *f32) {\n    let a = y;\n}\n";
 Test(driver, version_and_help_exit_zero) {
     Run r = run_blkc("--version");
     cr_expect_eq(r.status, 0);
-    cr_expect(strstr(r.out, "blkc " BLKC_VERSION));
+    cr_expect(strstr(r.out, "blkc " BLKC_VERSION "\n"), "%s", r.out);
+    /* the LLVM it was built with, the targets, and the build's identity (the runtime's cache keys on it) */
+    cr_expect(strstr(r.out, "\nLLVM 19.") && strstr(r.out, "\ntargets: sm_80, sm_86, sm_89, sm_90, sm_90a\n"), "%s",
+              r.out);
+    const char *id = strstr(r.out, "\nbuild-id: ");
+    cr_expect(id && strspn(id + 11, "0123456789abcdef") >= 16, "%s", r.out);
     free_run(&r);
     r = run_blkc("--help");
     cr_expect_eq(r.status, 0);
@@ -333,6 +338,18 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect(strstr(r.err, "programs an SM (limit: "), "%s", r.err);
     cr_expect(!strstr(r.err, "ptxas: "), "%s", r.err);
     free_run(&r);
+    /* without ptxas the PTX is still written, and --stats says why it says nothing more */
+    char none[2048];
+    snprintf(none, sizeof none, "cd '%s' && BLKC_PTXAS= '%s' s.blk --stats -o s2.ptx 2> stderr.txt", workdir, BLKC_PATH);
+    cr_expect_eq(system(none), 0);
+    snprintf(none, sizeof none, "%s/stderr.txt", workdir);
+    char *said = slurp(none);
+    cr_expect(said && strstr(said, "blkc: warning: --stats needs ptxas") && !strstr(said, " registers, "), "%s", said);
+    free(said);
+    snprintf(none, sizeof none, "%s/s2.ptx", workdir);
+    char *written = slurp(none);
+    cr_expect(written && strstr(written, ".visible .entry s("), "the PTX was not written without ptxas");
+    free(written);
     /* ptxas's numbered advisories (here from a stand-in ptxas ahead on the
      * PATH that adds one) reach --stats, under the kernel they name */
     char bin[600], cmd[2048];

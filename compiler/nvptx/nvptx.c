@@ -127,3 +127,10 @@ void nvptx_output_free(NvptxOutput *out) {
     free(out->kernels);
     *out = (NvptxOutput){0};
 }
+
+const char *nvptx_llvm_version(char *buf, size_t size) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(buf, size, "%u.%u.%u", major, minor, patch);
+    return buf;
+}

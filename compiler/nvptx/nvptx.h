@@ -58,6 +58,8 @@ char *nvptx_with_occupancy_target(const char *ptx, int target);
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
 const char *nvptx_arch_names(char *buf, size_t size);
+/* The LLVM blkc was built with ("19.1.7"). */
+const char *nvptx_llvm_version(char *buf, size_t size);
 /* The arch to build for on a device of compute capability major.minor: its
  * own (the arch-specific one where there is one: sm_90a on a 9.0 GPU, for
  * wgmma), else the newest older portable one blkc knows (its PTX is

@@ -1,18 +1,19 @@
-/* build_id.c: the identity of the running build of blk, for the disk
- * cache's key. BLKC_VERSION changes only at a release, but the compiler's
- * output changes with every build of it (code generation, the parameters a
- * launch passes), so an entry another build wrote must read as a miss. The
- * identity is the GNU build-id (a hash the linker writes of the linked
- * code) of the object this code is linked into: libblk.so, or the program
- * that links libblk.a (then rebuilding the program alone misses too, which
- * costs a compile, never a wrong kernel). */
+/* build_id.c: the identity of the running build of blk, for the runtime's
+ * disk cache key and blkc --version. BLKC_VERSION changes only at a
+ * release, but the compiler's output changes with every build of it (code
+ * generation, the parameters a launch passes), so a cache entry another
+ * build wrote must read as a miss. The identity is the GNU build-id (a hash
+ * the linker writes of the linked code) of the object this code is linked
+ * into: blkc, libblk.so, or the program that links libblk.a (then
+ * rebuilding the program alone misses too, which costs a compile, never a
+ * wrong kernel). */
 #define _GNU_SOURCE
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h"
+#include "compile.h"
 
 enum { NOTE_GNU_BUILD_ID = 3 };
 
@@ -60,8 +61,8 @@ static int visit(struct dl_phdr_info *info, size_t info_size, void *data) {
     return 1; /* the object holding this code: stop, found or not */
 }
 
-bool blk_cache_build_id(char *buf, size_t size) {
-    Search s = {(uintptr_t)&blk_cache_build_id, buf, size, false};
+bool blk_build_id(char *buf, size_t size) {
+    Search s = {(uintptr_t)&blk_build_id, buf, size, false};
     dl_iterate_phdr(visit, &s);
     if (!s.found && size) snprintf(buf, size, "none");
     return s.found;
