@@ -85,7 +85,10 @@ void diag_report(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
 void diag_vreport(DiagEngine *de, DiagSeverity sev, const Source *src, Span span,
                   const char *fmt, va_list ap);
 char *diag_format(const Diagnostic *d);
+/* The same with ANSI colours (a terminal's: blkc --color). */
+char *diag_format_colour(const Diagnostic *d, bool colour);
 void diag_print_to_file(void *file, const Diagnostic *d); /* a DiagCallback for FILE* */
+void diag_print_colour_to_file(void *file, const Diagnostic *d); /* the same, coloured */
 Span span_join(Span a, Span b);
 
 /* ---------------------------------------------------------------- types.c */

@@ -75,18 +75,38 @@ static void sb_put(StrBuf *sb, const char *s, size_t n) {
 
 static void sb_puts(StrBuf *sb, const char *s) { sb_put(sb, s, strlen(s)); }
 
-char *diag_format(const Diagnostic *d) {
+/* ANSI colours as clang draws them: the place bold, the severity in its
+ * colour, the message bold, the caret green. */
+static const char *severity_colour(DiagSeverity s) {
+    switch (s) {
+    case DIAG_ERROR: return "\033[1;31m";
+    case DIAG_WARNING: return "\033[1;35m";
+    case DIAG_NOTE: return "\033[1;36m";
+    case DIAG_REMARK: return "\033[1;34m";
+    }
+    return "\033[1;31m";
+}
+#define BOLD(c) ((c) ? "\033[1m" : "")
+#define RESET(c) ((c) ? "\033[0m" : "")
+
+char *diag_format(const Diagnostic *d) { return diag_format_colour(d, false); }
+
+char *diag_format_colour(const Diagnostic *d, bool colour) {
     StrBuf sb = {0};
-    char head[256];
+    char head[512];
     const char *name = d->src ? d->src->name : "<input>";
+    const char *sev = colour ? severity_colour(d->severity) : "";
     /* line 0: about the file as a whole (e.g. a -D that matches nothing) */
     if (d->span.line == 0)
-        snprintf(head, sizeof head, "%s: %s: ", name, severity_name(d->severity));
+        snprintf(head, sizeof head, "%s%s: %s%s:%s ", BOLD(colour), name, sev, severity_name(d->severity),
+                 RESET(colour));
     else
-        snprintf(head, sizeof head, "%s:%u:%u: %s: ", name, d->span.line, d->span.col,
-                 severity_name(d->severity));
+        snprintf(head, sizeof head, "%s%s:%u:%u: %s%s:%s ", BOLD(colour), name, d->span.line, d->span.col, sev,
+                 severity_name(d->severity), RESET(colour));
     sb_puts(&sb, head);
+    sb_puts(&sb, BOLD(colour));
     sb_puts(&sb, d->message);
+    sb_puts(&sb, RESET(colour));
     sb_puts(&sb, "\n");
     if (d->span.line > 0 && d->src && d->src->text && d->span.offset <= d->src->len) {
         /* The source line, tabs kept so the caret lines up under them. A long line
@@ -111,11 +131,13 @@ char *diag_format(const Diagnostic *d) {
         sb_puts(&sb, "\n");
         if (cut_left) sb_puts(&sb, "   ");
         for (size_t i = start; i < d->span.offset; i++) sb_put(&sb, text[i] == '\t' ? "\t" : " ", 1);
+        if (colour) sb_puts(&sb, "\033[1;32m");
         sb_puts(&sb, "^");
         /* Underline the rest of the span, up to the end of what was shown. */
         size_t span_end = d->span.offset + d->span.len;
         if (span_end > end) span_end = end;
         for (size_t i = d->span.offset + 1; i < span_end; i++) sb_puts(&sb, "~");
+        sb_puts(&sb, RESET(colour));
         sb_puts(&sb, "\n");
     }
     if (!sb.buf) return calloc(1, 1);
@@ -124,6 +146,12 @@ char *diag_format(const Diagnostic *d) {
 
 void diag_print_to_file(void *file, const Diagnostic *d) {
     char *s = diag_format(d);
+    fputs(s, (FILE *)file);
+    free(s);
+}
+
+void diag_print_colour_to_file(void *file, const Diagnostic *d) {
+    char *s = diag_format_colour(d, true);
     fputs(s, (FILE *)file);
     free(s);
 }

@@ -32,6 +32,7 @@ typedef struct {
     int nvariants;
     const char *prefix;           /* --prefix: starts the names a C launcher defines */
     bool no_hints;                /* --no-hints: no note that a faster build exists */
+    int colour;                   /* --color: 1 always, 0 never, -1 auto (a terminal, NO_COLOR unset) */
     bool no_target;               /* --min-blocks-per-sm none: no automatic occupancy target (--emit=c/h) */
 } Options;
 
@@ -40,7 +41,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
           "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
-          "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--help] [--version]\n"
+          "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--color=auto|always|never]\n"
+          "            [--help] [--version]\n"
           "\n"
           "  -o OUT           write the output to OUT ('-' for stdout): a file is replaced\n"
           "                   atomically, only when the compile succeeds; OUT may not be\n"
@@ -111,6 +113,8 @@ static void usage(FILE *out) {
           "                   /usr/local/cuda/bin), on stderr; without ptxas a warning,\n"
           "                   and the PTX is written all the same\n"
           "  --kernel NAME    only this kernel\n"
+          "  --color=WHEN     colour the diagnostics: auto (the default: when stderr is a\n"
+          "                   terminal and NO_COLOR is not set), always or never\n"
           "  --help, --version\n",
           nvptx_arch_names(archs, sizeof archs));
 }
@@ -259,6 +263,12 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.persistent = true;
         } else if (strcmp(a, "--no-hints") == 0) {
             o->no_hints = true;
+        } else if (strncmp(a, "--color=", 8) == 0) {
+            const char *w = a + 8;
+            if (strcmp(w, "always") == 0) o->colour = 1;
+            else if (strcmp(w, "never") == 0) o->colour = 0;
+            else if (strcmp(w, "auto") == 0) o->colour = -1;
+            else return usage_error("--color takes auto, always or never, not '%s'", w);
         } else if (strcmp(a, "--annotate") == 0) {
             o->annotate = true;
         } else if (strcmp(a, "--stats") == 0) {
@@ -719,6 +729,7 @@ static bool same_file(const char *a, const char *b) {
 int main(int argc, char **argv) {
     Options o = {0};
     o.emit = EMIT_PTX;
+    o.colour = -1;
     int rc = parse_args(&o, argc, argv);
     if (rc >= 0) return rc;
     bool to_file = o.output && strcmp(o.output, "-") != 0;
@@ -729,13 +740,16 @@ int main(int argc, char **argv) {
     char *text = read_file(o.input, &len);
     if (!text) return EXIT_COMPILE_ERROR;
 
+    const char *no_colour = getenv("NO_COLOR"), *term = getenv("TERM");
+    bool colour = o.colour == 1 || (o.colour == -1 && isatty(STDERR_FILENO) && !(no_colour && no_colour[0]) &&
+                                    !(term && strcmp(term, "dumb") == 0));
     /* Build the whole output in memory first: nothing is written on failure. */
     char *out_buf = NULL;
     size_t out_len = 0;
     FILE *out = open_memstream(&out_buf, &out_len);
     CompileRequest req = {
         .name = o.input, .text = text, .len = len, .defs = o.defs, .ndefs = o.ndefs,
-        .diag = diag_print_to_file, .diag_user = stderr,
+        .diag = colour ? diag_print_colour_to_file : diag_print_to_file, .diag_user = stderr,
     };
     bool ok;
     if (o.emit == EMIT_TOKENS) {

@@ -97,6 +97,29 @@ Test(driver, version_and_help_exit_zero) {
     free_run(&r);
 }
 
+/* Colours on request (--color=always), never when stderr is a file (auto) or with --color=never;
+ * the text between the escapes is the plain diagnostic's. */
+Test(driver, diagnostics_are_coloured_on_request) {
+    write_file("bad.blk", bad);
+    Run r = run_blkc("bad.blk --color=always");
+    cr_expect_eq(r.status, 1, "%s", r.err);
+    cr_expect(strstr(r.err, "\033[1mbad.blk:2:13: \033[1;31merror:\033[0m \033[1muse of undeclared name 'y'\033[0m\n") &&
+                  strstr(r.err, "\033[1;32m^\033[0m\n"), "%s", r.err);
+    free_run(&r);
+    const char *plain[] = {"bad.blk", "bad.blk --color=never", "bad.blk --color=auto"};
+    for (int i = 0; i < 3; i++) {
+        r = run_blkc(plain[i]);
+        cr_expect_eq(r.status, 1);
+        cr_expect(!strchr(r.err, '\033') && strstr(r.err, "bad.blk:2:13: error: use of undeclared name 'y'\n"), "%s: %s",
+                  plain[i], r.err);
+        free_run(&r);
+    }
+    r = run_blkc("bad.blk --color=sometimes");
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, "--color takes auto, always or never, not 'sometimes'"), "%s", r.err);
+    free_run(&r);
+}
+
 Test(driver, usage_errors_exit_two) {
     const char *cases[] = {"", "--frobnicate k.blk", "k.blk --emit=bogus", "k.blk -o",
                            "a.blk b.blk", "k.blk -D NOEQUALS", "k.blk -D A=1 -D A=2"};
