@@ -18,14 +18,19 @@ soname=$(objdump -p "$lib" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = libblk.so.0 ] || { echo "libblk.so's soname is '$soname', not libblk.so.0"; exit 1; }
 leaked=$(nm -D --defined-only "$lib" | awk 'NF == 3 && $3 !~ /^blk_/ { print $3 }')
 if [ -n "$leaked" ]; then echo "libblk.so exports symbols without the blk_ prefix:"; echo "$leaked"; exit 1; fi
-# 1. CMake: find_package(blk)
+# 1. CMake: find_package(blk 0.1), and a version it is not
 cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/cmake-build" > /dev/null
 "$work/cmake-build/consumer"
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/cmake-build/consumer_shared"
+"$work/cmake-build/consumer_shared" # found where it is installed, no LD_LIBRARY_PATH
+mkdir "$work/wrong-version"
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(p C)\nfind_package(blk 0.2 REQUIRED)\n' > "$work/wrong-version/CMakeLists.txt"
+if cmake -S "$work/wrong-version" -B "$work/wrong-build" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null 2>&1; then
+  echo "find_package(blk 0.2) found blk 0.1"; exit 1
+fi
 # 2. pkg-config
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 cc -std=c11 "$here/consumer.c" $(pkg-config --cflags blk) $(pkg-config --libs blk) -o "$work/consumer-pc"
 "$work/consumer-pc"
 cc -std=c11 "$here/consumer.c" $(pkg-config --cflags blk-shared) $(pkg-config --libs blk-shared) -o "$work/consumer-so"
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer-so"
+env -u LD_LIBRARY_PATH "$work/consumer-so" # the rpath pkg-config gives finds libblk.so.0
