@@ -12,6 +12,7 @@ is compiled once and kept. On the cpu device, host arrays are copied in
 before the launch and back after it.
 """
 import ctypes
+import os
 import threading
 import warnings
 
@@ -91,7 +92,12 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     in the source are reported then, as BlkError with the diagnostics."""
     if device not in (None, "cpu", "cuda"):
         raise ValueError(f"blk.compile: device must be 'cpu', 'cuda' or None, not {device!r}")
-    if "\n" not in source and "{" not in source and source.endswith(".blk"):
+    if isinstance(source, os.PathLike):  # pathlib.Path: always a file
+        source = os.fspath(source)
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+        name = name or source
+    elif "\n" not in source and "{" not in source and source.endswith(".blk"):
         with open(source, encoding="utf-8") as f:
             text = f.read()
         name = name or source
@@ -156,10 +162,31 @@ def _grid(kernel, grid, called=False):
     return tuple(_dimension(kernel, g, axis, how) for g, axis in zip(dims, "xyz")) + (1,) * (3 - len(dims))
 
 
+# blk's type names for the dtypes NumPy and PyTorch spell (a `const T: type` takes either)
+_DTYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8",
+                "uint8": "u8", "int16": "i16", "uint16": "u16", "int32": "i32", "uint32": "u32", "int64": "i64",
+                "uint64": "u64", "bool": "i1", "bool_": "i1", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
+
+
+def _dtype_name(value):
+    """blk's name for a torch.dtype, a numpy dtype or scalar type; None for anything else."""
+    module = type(value).__module__ if not isinstance(value, type) else value.__module__
+    if not (module.startswith("torch") or module.startswith("numpy")):
+        return None
+    if isinstance(value, type):  # np.float16
+        name = value.__name__
+    elif module.startswith("torch"):  # torch.float16, printed "torch.float16"
+        name = str(value).rpartition(".")[2]
+    else:  # np.dtype("float16")
+        name = getattr(value, "name", None)
+    return _DTYPE_NAMES.get(name)
+
+
 def _define(value):
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    dtype = _dtype_name(value)
+    return dtype if dtype else str(value)
 
 
 class Module:

@@ -32,6 +32,19 @@ class Examples(unittest.TestCase):
             # one IEEE addition per element, in the array's type: exact
             np.testing.assert_array_equal(out, x + y)
 
+    def test_a_type_const_takes_numpy_dtypes_and_a_path_object_names_the_file(self):
+        import pathlib
+        add = blk.compile(pathlib.Path(EXAMPLES) / "add.blk", device="cpu")["add"]
+        x = np.arange(300, dtype=np.float16)
+        for t in (np.float16, np.dtype("float16"), "f16"):
+            out = np.zeros_like(x)
+            add[(2,)](x, x, out, 300, T=t, BLOCK=256)
+            np.testing.assert_array_equal(out, x + x)
+        # one build for the three spellings: the same defines
+        self.assertEqual(len({k[0] for k in add.module._compiled}), 1, add.module._compiled.keys())
+        with self.assertRaises(blk.BlkError):  # a dtype blk has no name for is not silently a string
+            add[(2,)](x, x, np.zeros_like(x), 300, T=np.complex64, BLOCK=256)
+
     def test_softmax_matches_numpy(self):
         softmax = example("softmax.blk").softmax  # attribute access too
         rng = np.random.default_rng(1)
