@@ -115,7 +115,16 @@ static void usage(FILE *out) {
           "  --kernel NAME    only this kernel\n"
           "  --color=WHEN     colour the diagnostics: auto (the default: when stderr is a\n"
           "                   terminal and NO_COLOR is not set), always or never\n"
-          "  --help, --version\n",
+          "  --help, --version\n"
+          "\n"
+          "examples:\n"
+          "  blkc add.blk -o add.ptx                 PTX, its launch contract at the top\n"
+          "  blkc matmul.blk --arch sm_90a --emit=plan --assume K%%16,N%%16\n"
+          "                                          what the backend decided, and why\n"
+          "  blkc add.blk --annotate --stats         PTX under its source lines; registers\n"
+          "  blkc add.blk --emit=c -o add.c          a C launcher with the PTX embedded\n"
+          "  blkc softmax.blk -D T=f16 -D BLOCK=1024 -R   remarks on narrow accesses\n"
+          "docs: docs/language.md (the language), docs/runtime.md (launching)\n",
           nvptx_arch_names(archs, sizeof archs));
 }
 

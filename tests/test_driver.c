@@ -44,6 +44,15 @@ static Run run_blkc(const char *args) {
     return r;
 }
 
+static int count_lines_with(const char *text, const char *what) {
+    int n = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const char *eol = strchr(p, '\n'), *at = strstr(p, what);
+        n += at && (!eol || at < eol);
+    }
+    return n;
+}
+
 static void free_run(Run *r) {
     free(r->out);
     free(r->err);
@@ -354,6 +363,20 @@ Test(driver, ptx_is_the_default_and_backend_options_apply) {
     cr_expect(strstr(r.out, ".target sm_80"), "%s", r.out);
     cr_expect(strstr(r.out, ".maxntid 64, 1, 1"), "%s", r.out);
     cr_expect(strstr(r.out, "\t// 2: "), "annotated source lines:\n%s", r.out);
+    free_run(&r);
+    /* LLVM's markers around each inline PTX instruction are left out of the annotated PTX, and
+     * only they: the same instructions as the plain build (here matmul's mbarriers and wgmma) */
+    char mm[1024];
+    snprintf(mm, sizeof mm, "%s/matmul.blk --arch sm_90a --no-hints --assume K%%16,N%%16,stride_am%%16,stride_bk%%16,"
+             "stride_cm%%16,stride_ak=1,stride_bn=1,stride_cn=1", BLK_EXAMPLES_DIR);
+    Run plain = run_blkc(mm);
+    strncat(mm, " --annotate", sizeof mm - strlen(mm) - 1);
+    r = run_blkc(mm);
+    cr_expect(plain.status == 0 && r.status == 0, "%s%s", plain.err, r.err);
+    cr_expect(strstr(plain.out, "// begin inline asm") && !strstr(r.out, "inline asm"), "%.2000s", r.out);
+    cr_expect_eq(count_lines_with(plain.out, "wgmma.mma_async"), count_lines_with(r.out, "wgmma.mma_async"));
+    cr_expect_eq(count_lines_with(plain.out, "mbarrier."), count_lines_with(r.out, "mbarrier."));
+    free_run(&plain);
     free_run(&r);
     r = run_blkc("s.blk --stats -o s.ptx");
     cr_expect_eq(r.status, 0, "%s", r.err);
