@@ -102,6 +102,9 @@ const char *blk_module_diagnostics(const blk_module *module);
 blk_status blk_module_get_kernel(blk_module *module, const char *name, blk_kernel **out);
 const char *blk_kernel_name(const blk_kernel *kernel);
 int blk_kernel_num_args(const blk_kernel *kernel); /* its runtime (non-const) parameters */
+/* The const parameters this build of the kernel took, defaults included, as blkc --emit=bir prints
+ * them ("T = f16, BLOCK = 1024, ACT = \"relu\""); "" without any. Owned by the kernel. */
+const char *blk_kernel_consts(const blk_kernel *kernel);
 /* The kernel's PTX and LLVM IR, without launch specialization; owned by the kernel. */
 blk_status blk_kernel_ptx(blk_kernel *kernel, const char **ptx);
 blk_status blk_kernel_llvm_ir(blk_kernel *kernel, const char **llvm_ir);

@@ -398,6 +398,7 @@ const char *blk_module_diagnostics(const blk_module *m) {
 static bool live_kernel(const blk_kernel *k) { return blk_handle_live(k, BLK_HANDLE_KERNEL); }
 
 const char *blk_kernel_name(const blk_kernel *k) { return live_kernel(k) ? k->f->name : ""; }
+const char *blk_kernel_consts(const blk_kernel *k) { return live_kernel(k) && k->f->consts ? k->f->consts : ""; }
 int blk_kernel_num_args(const blk_kernel *k) { return live_kernel(k) ? k->f->nparams : 0; }
 
 const char *blk_kernel_arg_name(const blk_kernel *k, int i) {

@@ -144,6 +144,10 @@ Test(runtime, defines_specialize_the_module) {
     const char *ir;
     cr_assert_eq(blk_kernel_llvm_ir(fx.add, &ir), BLK_SUCCESS);
     cr_expect(strstr(ir, "define"), "%s", ir);
+    cr_expect_str_eq(blk_kernel_consts(fx.add), "T = f16, BLOCK = 64");
+    teardown(&fx);
+    fx = setup_add(NULL, 0, N, 4); /* the defaults: a grid callable's meta has them too */
+    cr_expect_str_eq(blk_kernel_consts(fx.add), "T = f32, BLOCK = 256");
     teardown(&fx);
 }
 
@@ -849,6 +853,7 @@ Test(runtime, destroyed_handles_are_errors_not_crashes) {
     const char *ptx;
     cr_expect_eq(blk_kernel_ptx(k, &ptx), BLK_ERROR_INVALID_VALUE);
     cr_expect_str_eq(blk_kernel_name(k), "");
+    cr_expect_str_eq(blk_kernel_consts(k), "");
     cr_expect_eq(blk_kernel_num_args(k), 0);
     cr_expect_null(blk_kernel_arg_type(k, 0));
     cr_expect_eq(blk_kernel_arg_kind(k, 0), -1);

@@ -13,6 +13,7 @@ before the launch and back after it.
 """
 import ctypes
 import os
+import re
 import threading
 import warnings
 
@@ -182,6 +183,29 @@ def _dtype_name(value):
     return _DTYPE_NAMES.get(name)
 
 
+_CONST = re.compile(r'(\w+) = ("[^"]*"|[^,]*)(?:, |$)')
+
+
+def _parse_consts(text):
+    """blk_kernel_consts's text as values: ints, floats, bools, type names and
+    strings (their quotes removed)."""
+    out = {}
+    for name, value in _CONST.findall(text):
+        if value.startswith('"'):
+            out[name] = value[1:-1]
+        elif value in ("true", "false"):
+            out[name] = value == "true"
+        else:
+            try:
+                out[name] = int(value)
+            except ValueError:
+                try:
+                    out[name] = float(value)
+                except ValueError:
+                    out[name] = value  # a type: "f16"
+    return out
+
+
 def _define(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -343,7 +367,7 @@ class Kernel:
             k, params = self.module._kernel(self.name, self._key(consts, ordinal, args))
             launch = self._launches[cached] = _Launch(self.name, self.module.device, ordinal, k, params)
         if callable(grid):
-            launch(_grid(self.name, grid(consts), called=True), args)
+            launch(_grid(self.name, grid(launch.meta(args, consts)), called=True), args)
         else:
             launch(_grid(self.name, grid), args)
 
@@ -354,12 +378,21 @@ _launch = _lib.lib.blk_launch
 class _Launch:
     """What one launch needs that does not change between launches of a
     kernel with the same const parameters on the same device."""
-    __slots__ = ("name", "device", "ordinal", "ctx", "kernel", "params", "layout")
+    __slots__ = ("name", "device", "ordinal", "ctx", "kernel", "params", "layout", "consts")
 
     def __init__(self, name, device, ordinal, kernel, params):
         self.name, self.device, self.ordinal, self.kernel, self.params = name, device, ordinal, kernel, params
         self.ctx = _context(device, ordinal)
         self.layout = packer(params)
+        self.consts = None
+
+    def meta(self, args, given):
+        """What a grid callable sees, as Triton's does: every argument by its
+        parameter's name, the build's const parameters (defaults included),
+        and the launch's keywords as given."""
+        if self.consts is None:
+            self.consts = _parse_consts(_lib.lib.blk_kernel_consts(self.kernel).decode())
+        return {**self.consts, **{p.name: a for p, a in zip(self.params, args)}, **given}
 
     def _marshal(self, args):
         """A Marshal for these arguments, their count checked."""

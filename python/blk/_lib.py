@@ -72,6 +72,7 @@ for name, res, args in [
     ("blk_module_diagnostics", ctypes.c_char_p, [_P]),
     ("blk_module_get_kernel", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(_P)]),
     ("blk_kernel_num_args", ctypes.c_int, [_P]),
+    ("blk_kernel_consts", ctypes.c_char_p, [_P]),
     ("blk_kernel_arg_name", ctypes.c_char_p, [_P, ctypes.c_int]),
     ("blk_kernel_arg_kind", ctypes.c_int, [_P, ctypes.c_int]),
     ("blk_kernel_arg_type", ctypes.c_char_p, [_P, ctypes.c_int]),

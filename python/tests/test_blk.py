@@ -45,6 +45,25 @@ class Examples(unittest.TestCase):
         with self.assertRaises(blk.BlkError):  # a dtype blk has no name for is not silently a string
             add[(2,)](x, x, np.zeros_like(x), 300, T=np.complex64, BLOCK=256)
 
+    def test_a_grid_callable_sees_the_arguments_and_the_const_defaults(self):
+        add = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
+        x = np.arange(1000, dtype=np.float32)
+        out = np.zeros_like(x)
+        seen = {}
+
+        def grid(meta):
+            seen.update(meta)
+            return (blk.cdiv(meta["n"], meta["BLOCK"]),)  # BLOCK: add.blk's default, not given here
+        add[grid](x, x, out, 1000)
+        np.testing.assert_array_equal(out, x + x)
+        self.assertEqual(seen["n"], 1000)
+        self.assertIs(seen["x"], x)
+        self.assertEqual(seen["T"], "f32")
+        self.assertIsInstance(seen["BLOCK"], int)
+        seen.clear()
+        add[grid](x, x, out, 1000, BLOCK=128)  # a keyword wins over the default
+        self.assertEqual(seen["BLOCK"], 128)
+
     def test_softmax_matches_numpy(self):
         softmax = example("softmax.blk").softmax  # attribute access too
         rng = np.random.default_rng(1)
