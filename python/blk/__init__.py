@@ -12,6 +12,7 @@ is compiled once and kept. On the cpu device, host arrays are copied in
 before the launch and back after it.
 """
 import ctypes
+import difflib
 import os
 import re
 import threading
@@ -183,6 +184,8 @@ def _dtype_name(value):
     return _DTYPE_NAMES.get(name)
 
 
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_KERNEL = re.compile(r"\bkernel\s+([A-Za-z_]\w*)\s*\(")
 _CONST = re.compile(r'(\w+) = ("[^"]*"|[^,]*)(?:, |$)')
 
 
@@ -230,12 +233,30 @@ class Module:
         self._lock = threading.RLock()  # threads: each combination compiled once (found without it)
 
     def __getitem__(self, kernel):
+        unknown = self._unknown(kernel)
+        if unknown:
+            raise BlkError(_lib.NOT_FOUND, unknown)
         return Kernel(self, kernel)
 
     def __getattr__(self, kernel):
         if kernel.startswith("_"):
             raise AttributeError(kernel)
+        unknown = self._unknown(kernel)
+        if unknown:
+            raise AttributeError(unknown)
         return Kernel(self, kernel)
+
+    def _unknown(self, kernel):
+        """Why no kernel of that name is in the source (None: there may be one), said at once
+        rather than at the first launch: the kernels the source declares, read past comments
+        (the compiler has the last word: a launch of a name found here still compiles it)."""
+        text = _COMMENT.sub(" ", self.text)
+        names = _KERNEL.findall(text)
+        if not names or kernel in names:
+            return None
+        near = difflib.get_close_matches(kernel, names, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        return f"{self.name}: no kernel named '{kernel}' (its kernels: {', '.join(names)}){hint}"
 
     def _module(self, key):
         if key in self._compiled:

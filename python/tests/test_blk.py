@@ -298,6 +298,14 @@ class Errors(unittest.TestCase):
     def test_unknown_kernel_and_device(self):
         with self.assertRaisesRegex(blk.BlkError, r"add"):
             example("add.blk")["nope"][(1,)](self.x)
+        # a misspelt name is said when it is looked up, with the nearest, not at the first launch
+        with self.assertRaisesRegex(blk.BlkError, r"no kernel named 'ad' \(its kernels: add\); did you mean 'add'\?"):
+            example("add.blk")["ad"]
+        with self.assertRaisesRegex(AttributeError, r"did you mean 'softmax'"):
+            example("softmax.blk").softmx
+        mod = blk.compile("// kernel ghost(\nkernel k(x: *f32) {\n}\n", device="cpu")
+        with self.assertRaisesRegex(blk.BlkError, r"its kernels: k\)"):  # a commented-out one is not a kernel
+            mod["ghost"]
         with self.assertRaises(ValueError):
             blk.compile("kernel k() {}", device="tpu")
 
