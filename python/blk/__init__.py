@@ -209,6 +209,21 @@ def _parse_consts(text):
     return out
 
 
+def _bind(kernel, names, args, given):
+    """The arguments in parameter order from positional ones and keywords naming runtime
+    parameters (names); the other keywords stay const parameters."""
+    bound = list(args)
+    for i, name in enumerate(names):
+        if name not in given:
+            continue
+        if i < len(args):
+            raise TypeError(f"kernel '{kernel}': argument '{name}' given by position and by keyword")
+        if len(bound) != i:
+            raise TypeError(f"kernel '{kernel}': argument '{names[len(bound)]}' is missing (before '{name}')")
+        bound.append(given[name])
+    return tuple(bound), {k: v for k, v in given.items() if k not in names}
+
+
 def _define(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -245,6 +260,27 @@ class Module:
         if unknown:
             raise AttributeError(unknown)
         return Kernel(self, kernel)
+
+    def _runtime_params(self, kernel):
+        """The names of the kernel's runtime parameters in order, read from the source's
+        declaration (past comments), for arguments given by keyword; None where it cannot be read."""
+        text = _COMMENT.sub(" ", self.text)
+        m = re.search(r"\bkernel\s+" + re.escape(kernel) + r"\s*\(", text)
+        if not m:
+            return None
+        depth, start, pieces = 1, m.end(), []
+        for i in range(m.end(), len(text)):
+            c = text[i]
+            depth += (c == "(") - (c == ")")
+            if (c == "," and depth == 1) or depth == 0:
+                pieces.append(text[start:i].strip())
+                start = i + 1
+            if depth == 0:
+                break
+        else:
+            return None
+        names = [p.split(":")[0].strip() for p in pieces if p and not p.startswith("const ")]
+        return names if all(n.isidentifier() for n in names) else None
 
     def _unknown(self, kernel):
         """Why no kernel of that name is in the source (None: there may be one), said at once
@@ -380,6 +416,10 @@ class Kernel:
         self.module._kernel(self.name, self._key(consts, ordinal))
 
     def run(self, grid, *args, **consts):
+        if consts:  # runtime arguments may come by keyword, as in a Python call
+            names = self.module._runtime_params(self.name)
+            if names and any(k in names for k in consts):
+                args, consts = _bind(self.name, names, args, consts)
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
         # as given: another order of the same consts is one more entry; a None argument another build
         cached = (tuple(consts.items()), ordinal, tuple(i for i, a in enumerate(args) if a is None))

@@ -64,6 +64,20 @@ class Examples(unittest.TestCase):
         add[grid](x, x, out, 1000, BLOCK=128)  # a keyword wins over the default
         self.assertEqual(seen["BLOCK"], 128)
 
+    def test_runtime_arguments_by_keyword(self):
+        add = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
+        x = np.arange(300, dtype=np.float32)
+        for call in (lambda out: add[(2,)](x, x, out=out, n=300, BLOCK=256),
+                     lambda out: add[(2,)](x=x, y=x, out=out, n=300, BLOCK=256),
+                     lambda out: add[(2,)](n=300, out=out, y=x, x=x, BLOCK=256)):
+            out = np.zeros_like(x)
+            call(out)
+            np.testing.assert_array_equal(out, x + x)
+        with self.assertRaisesRegex(TypeError, r"argument 'x' given by position and by keyword"):
+            add[(2,)](x, x, np.zeros_like(x), 300, x=x)
+        with self.assertRaisesRegex(TypeError, r"argument 'out' is missing \(before 'n'\)"):
+            add[(2,)](x, x, n=300)
+
     def test_softmax_matches_numpy(self):
         softmax = example("softmax.blk").softmax  # attribute access too
         rng = np.random.default_rng(1)
