@@ -172,6 +172,8 @@ _DTYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64
 
 def _dtype_name(value):
     """blk's name for a torch.dtype, a numpy dtype or scalar type; None for anything else."""
+    if value is None:
+        return None
     module = type(value).__module__ if not isinstance(value, type) else value.__module__
     if not (module.startswith("torch") or module.startswith("numpy")):
         return None
@@ -264,6 +266,33 @@ class Module:
     def _runtime_params(self, kernel):
         """The names of the kernel's runtime parameters in order, read from the source's
         declaration (past comments), for arguments given by keyword; None where it cannot be read."""
+        pieces = self._declaration(kernel)
+        if pieces is None:
+            return None
+        names = [p.split(":")[0].strip() for p in pieces if p and not p.startswith("const ")]
+        return names if all(n.isidentifier() for n in names) else None
+
+    def _inferred_types(self, kernel, args, consts):
+        """The `const T: type` parameters not given that a pointer parameter `*T` names,
+        from the dtype of its argument (a NumPy array, a PyTorch tensor), as Triton takes a
+        pointer's element type from its tensor: {T: "f16"}."""
+        pieces = self._declaration(kernel) or []
+        types = {p[6:].partition(":")[0].strip() for p in pieces
+                 if p.startswith("const ") and p[6:].partition(":")[2].split("=")[0].strip() == "type"}
+        runtime = [p for p in pieces if p and not p.startswith("const ")]
+        out = {}
+        for piece, arg in zip(runtime, args):
+            declared = piece.partition(":")[2].split()
+            t = declared[0][1:] if declared and declared[0].startswith("*") else None
+            if t in types and t not in consts and t not in out:
+                name = _dtype_name(getattr(arg, "dtype", None))
+                if name:
+                    out[t] = name
+        return out
+
+    def _declaration(self, kernel):
+        """The kernel's parameters as the source declares them, one string each (past comments;
+        an attribute's parentheses balanced); None where it cannot be read."""
         text = _COMMENT.sub(" ", self.text)
         m = re.search(r"\bkernel\s+" + re.escape(kernel) + r"\s*\(", text)
         if not m:
@@ -279,8 +308,7 @@ class Module:
                 break
         else:
             return None
-        names = [p.split(":")[0].strip() for p in pieces if p and not p.startswith("const ")]
-        return names if all(n.isidentifier() for n in names) else None
+        return pieces
 
     def _unknown(self, kernel):
         """Why no kernel of that name is in the source (None: there may be one), said at once
@@ -420,6 +448,9 @@ class Kernel:
             names = self.module._runtime_params(self.name)
             if names and any(k in names for k in consts):
                 args, consts = _bind(self.name, names, args, consts)
+        inferred = self.module._inferred_types(self.name, args, consts)
+        if inferred:
+            consts = {**inferred, **consts}
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
         # as given: another order of the same consts is one more entry; a None argument another build
         cached = (tuple(consts.items()), ordinal, tuple(i for i, a in enumerate(args) if a is None))

@@ -64,6 +64,18 @@ class Examples(unittest.TestCase):
         add[grid](x, x, out, 1000, BLOCK=128)  # a keyword wins over the default
         self.assertEqual(seen["BLOCK"], 128)
 
+    def test_a_type_const_is_taken_from_the_arrays_when_not_given(self):
+        add = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
+        for dtype in (np.float16, np.float32, np.float64):
+            x = np.arange(300).astype(dtype)
+            out = np.zeros_like(x)
+            add[(2,)](x, x, out, 300, BLOCK=256)  # T from x's dtype, not add.blk's default f32
+            np.testing.assert_array_equal(out, x + x)
+        # given, it wins: f32 arrays under T=f16 are the dtype error they were
+        x = np.arange(300, dtype=np.float32)
+        with self.assertRaisesRegex(TypeError, r"an array of float32 where the kernel takes \*f16"):
+            add[(2,)](x, x, np.zeros_like(x), 300, T="f16", BLOCK=256)
+
     def test_runtime_arguments_by_keyword(self):
         add = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
         x = np.arange(300, dtype=np.float32)

@@ -49,10 +49,22 @@ side.synchronize()
 expect(torch.equal(out, 2 * x), "a launch on a side stream (the current stream) is ordered with it")
 
 try:
-    add[(1,)](x.half(), x, x, 16, BLOCK=1024)
+    add[(1,)](x.half(), x, x, 16, T="f32", BLOCK=1024)
     expect(False, "a float16 tensor for *f32 is refused")
 except TypeError as err:
     expect("torch.float16 where the kernel takes *f32" in str(err), f"a float16 tensor for *f32: {err}")
+try:  # T not given: the first *T argument's dtype (f16), so the f32 one after it is refused
+    add[(1,)](x.half(), x, x, 16, BLOCK=1024)
+    expect(False, "tensors of two dtypes for *T are refused")
+except TypeError as err:
+    expect("argument 1 ('y'): a tensor of torch.float32 where the kernel takes *f16" in str(err),
+           f"tensors of two dtypes for *T: {err}")
+# and T taken from the tensors, runtime arguments by keyword, a grid callable with the defaults
+for dt in (torch.float16, torch.bfloat16):
+    h, out = x.to(dt), torch.empty(4096, device="cuda", dtype=dt)
+    add[lambda meta: (blk.cdiv(meta["n"], meta["BLOCK"]),)](h, h, out=out, n=4096)
+    torch.cuda.synchronize()
+    expect(torch.equal(out, h + h), f"add on {dt} tensors with T inferred, keywords and the default BLOCK")
 try:
     add[(1,)](np.ones(16, np.float32), x, x, 16, BLOCK=1024)
     expect(False, "a NumPy array on the GPU is refused")
