@@ -84,7 +84,6 @@ const char *launch_swizzle_name(int bytes) {
            : bytes == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B" : "CU_TENSOR_MAP_SWIZZLE_NONE";
 }
 
-/* A parameter's type as blk spells it, and what its argument must satisfy. */
 /* A tensor map's extent along its columns (axis 1) or rows (axis 0), as
  * nvptx_tma_extents computes it: a bound of the kernel's mask (a parameter
  * times a scale, or a constant), else 2^31 columns, and rows 2^31 / stride
@@ -103,6 +102,7 @@ static void extent_text(const BirFunction *f, const NvptxTensorMap *t, int axis,
     else snprintf(buf, size, "%d", t->box_rows);
 }
 
+/* A parameter's type as blk spells it, and what its argument must satisfy. */
 static void param_facts(const BirParam *p, int64_t fact, char *type, size_t size, LaunchRequirement *r) {
     type_str(p->type, type, size);
     launch_requirement(p, fact, r);
@@ -235,7 +235,6 @@ static void extent_json(FILE *out, const BirFunction *f, const NvptxTensorMap *t
         fprintf(out, "%d", t->box_rows);
     }
 }
-
 
 void launch_contract_json(FILE *out, const LaunchBuild *b) {
     const NvptxOptions *o = b->options;

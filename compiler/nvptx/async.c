@@ -69,19 +69,12 @@ static LLVMValueRef sext64(Gen *g, LLVMValueRef v) {
     return LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64 ? LLVMBuildSExt(g->b, v, g->t.i64, "") : v;
 }
 
-/* A bound's value (i64): scale times parameter param's argument (times 1 without one). */
+/* A bound's or a row stride's value (i64), as the launch computes it: scale times parameter
+ * param's argument (times 1 without one). */
 static LLVMValueRef bound_value(Gen *g, int param, int64_t scale) {
     LLVMValueRef v = ci64(g, scale);
     if (param >= 0) v = LLVMBuildMul(g->b, v, sext64(g, g->regs[g->f->params[param].value][0]), "");
     return v;
-}
-
-/* Map m's row stride in elements (i64), as the launch computed it. */
-static LLVMValueRef map_stride(Gen *g, const NvptxTensorMap *map) {
-    LLVMValueRef stride = ci64(g, map->stride_scale);
-    if (map->stride_param >= 0)
-        stride = LLVMBuildMul(g->b, stride, sext64(g, g->regs[g->f->params[map->stride_param].value][0]), "");
-    return stride;
 }
 
 void nvptx_tma_prefetch_maps(Gen *g) {
@@ -91,7 +84,7 @@ void nvptx_tma_prefetch_maps(Gen *g) {
         const NvptxTensorMap *m = &g->s->tma.map[map];
         g->tma_row_divisor[map] = g->tma_row_inverse[map] = NULL;
         if (!m->cols_scale || m->rows_scale) continue;
-        LLVMValueRef stride = map_stride(g, m), u32 = ci64(g, (int64_t)1 << 32);
+        LLVMValueRef stride = bound_value(g, m->stride_param, m->stride_scale), u32 = ci64(g, (int64_t)1 << 32);
         LLVMValueRef fits = LLVMBuildICmp(g->b, LLVMIntULT, LLVMBuildSub(g->b, stride, ci64(g, 1), ""),
                                           LLVMBuildSub(g->b, u32, ci64(g, 1), ""), ""); /* 1 <= stride < 2^32 */
         LLVMValueRef d = LLVMBuildTrunc(g->b, LLVMBuildSelect(g->b, fits, stride, ci64(g, 1), ""), g->t.i32, "");
@@ -160,7 +153,7 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
             from = LLVMGetInsertBlock(g->b);
             merge = nvptx_begin_if(g, LLVMBuildNot(g->b, inside, ""));
         }
-        LLVMValueRef stride = map_stride(g, map);
+        LLVMValueRef stride = bound_value(g, map->stride_param, map->stride_scale);
         if (xs[0] && xs[1]) {
             r = xs[0], c = xs[1];
             LLVMValueRef at = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, r, stride, ""), c, "");

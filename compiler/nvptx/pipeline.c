@@ -581,7 +581,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
         int v = pp->loads[i]->results[0];
         const NvptxTensorMap *map = &g->s->tma.map[g->s->tma_of[v] - 1];
         int inner = vtype(g, v).shape[nvptx_contiguous_dim(g, v)];
-        /* with an edge map, each map's copies under its own branch (warpspec.c says why) */
+        /* with an edge map, each map's copies under its own branch (as warpspec.c issues them) */
         int twin = g->s->tma_edge_of[v] - 1;
         for (int which = 0; which < (twin >= 0 ? 2 : 1); which++) {
             LLVMBasicBlockRef merge = twin >= 0 ? nvptx_begin_if(g, which ? edges[i] : LLVMBuildNot(g->b, edges[i], "")) : NULL;

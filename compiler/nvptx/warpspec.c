@@ -191,8 +191,9 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     nvptx_mbarrier_expect(g, full, r->fill_bytes);
     LLVMValueRef slot_base = LLVMBuildAdd(g->b, ci32(g, r->slots_at), LLVMBuildMul(g->b, slot, ci32(g, (int32_t)r->slot_bytes), ""), "");
     for (int l = 0; l < r->nloads; l++) {
-        /* a load with an edge map: each map's copies under its own branch, so that each copy names
-         * its map outright (a selected map address cost matmul 9% on the H100) */
+        /* a load with an edge map: each map's copies under its own branch, each naming its map (a
+         * selected address measured the same on the H100; the 9% then lost was thread 0's
+         * coordinate work: notebook 2026-11-27) */
         LLVMBasicBlockRef merge = NULL;
         for (int which = 0; which < (r->edge_map[l] >= 0 ? 2 : 1); which++) {
             if (r->edge_map[l] >= 0) {
