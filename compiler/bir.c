@@ -481,7 +481,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     switch (op->code) {
     case BIR_CONST:
         ARITY(0);
-        NEED(r.rank == 0 && (is_num(r.dtype) || r.dtype == DT_I1), "a constant is a numeric scalar");
+        NEED(r.rank == 0 && (is_num(r.dtype) || dtype_is_fp8(r.dtype) || r.dtype == DT_I1), "a constant is a numeric scalar");
         return true;
     case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS:
         ARITY(0);
@@ -695,10 +695,11 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         ARITY(3);
         BlkType x = vt(V, a[0]), y = vt(V, a[1]), c = vt(V, a[2]);
         NEED(x.rank == 2 && y.rank == 2 && x.shape[1] == y.shape[0], "dot takes [M, K] and [K, N]");
-        NEED(x.dtype == y.dtype && (x.dtype == DT_F16 || x.dtype == DT_BF16 || x.dtype == DT_F32),
-             "dot operands are both f16, bf16 or f32");
-        NEED(c.rank == 2 && c.shape[0] == x.shape[0] && c.shape[1] == y.shape[1] && c.dtype == DT_F32 &&
-             type_equal(c, r), "dot accumulates into an [M, N] f32 block, its result");
+        NEED(dot_result_dtype(x.dtype, y.dtype) != DT_VOID,
+             "dot operands are both f16, bf16 or f32, both fp8 or both 8-bit integers");
+        NEED(c.rank == 2 && c.shape[0] == x.shape[0] && c.shape[1] == y.shape[1] &&
+             c.dtype == dot_result_dtype(x.dtype, y.dtype) && type_equal(c, r),
+             "dot accumulates into an [M, N] block of its result's type (f32, or i32 for 8-bit integers)");
         NEED(op->attr >= DOT_IEEE && op->attr <= DOT_TF32X3 && (op->attr == DOT_IEEE || x.dtype == DT_F32),
              "a dot's precision is ieee, tf32 or tf32x3 (f32 operands)");
         return true;

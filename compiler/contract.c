@@ -174,12 +174,13 @@ void launch_contract_comment(FILE *out, const LaunchBuild *b) {
             extent_text(f, t, 1, cols, sizeof cols);
             extent_text(f, t, 0, rows, sizeof rows);
             fprintf(out, "//     %2d tensor map %d: a CUtensorMap (128 bytes, by value), cuTensorMapEncodeTiled("
-                         "UINT16, rank 2,\n//        address %s, dims {%s, %s}, strides {", next++, m,
-                    f->params[t->base_param].name, cols, rows);
+                         "%s, rank 2,\n//        address %s, dims {%s, %s}, strides {", next++, m,
+                    t->elem_bytes == 1 ? "UINT8" : "UINT16", f->params[t->base_param].name, cols, rows);
             if (t->stride_param >= 0)
-                fprintf(out, "%s x %lld x 2 bytes", f->params[t->stride_param].name, (long long)t->stride_scale);
+                fprintf(out, "%s x %lld x %d bytes", f->params[t->stride_param].name, (long long)t->stride_scale,
+                        t->elem_bytes);
             else
-                fprintf(out, "%lld x 2 bytes", (long long)t->stride_scale);
+                fprintf(out, "%lld x %d bytes", (long long)t->stride_scale, t->elem_bytes);
             fprintf(out, "}, box {%d, %d}, element strides {1, 1},\n//        INTERLEAVE_NONE, %s, "
                          "L2_PROMOTION_L2_128B, FLOAT_OOB_FILL_NONE)\n",
                     t->box_inner, t->box_rows, launch_swizzle_name(t->swizzle_bytes));
@@ -292,7 +293,8 @@ void launch_contract_json(FILE *out, const LaunchBuild *b) {
             fputs(", \"stride\": ", out);
             if (t->stride_param >= 0) json_string(out, f->params[t->stride_param].name);
             else fputs("null", out);
-            fprintf(out, ", \"stride_scale\": %lld, \"element_bytes\": 2, \"dims\": [", (long long)t->stride_scale);
+            fprintf(out, ", \"stride_scale\": %lld, \"element_bytes\": %d, \"dims\": [", (long long)t->stride_scale,
+                    t->elem_bytes);
             extent_json(out, f, t, 1);
             fputs(", ", out);
             extent_json(out, f, t, 0);

@@ -231,22 +231,24 @@ static void helpers(FILE *out) {
 "    return (uint16_t)(x >> 16);\n"
 "}\n"
 "\n"
-"/* A tensor map of 16-bit elements over rows `stride` elements apart (contract.c), its extents\n"
+"/* A tensor map of 16-bit or 8-bit elements (elem_bytes) over rows `stride` elements apart (contract.c),\n"
+"   its extents\n"
 "   bounds of the kernel's masks where it has them (scale 0: none); false when the driver cannot\n"
 "   make it: the kernel then copies by cp.async. As the runtime computes them (nvptx.h). */\n"
 "static inline bool %1$stensor_map(CUtensorMap *map, CUdeviceptr base, long long count, long long scale,\n"
 "                                      long long rows_count, long long rows_scale, long long cols_count,\n"
 "                                      long long cols_scale, unsigned box_inner, unsigned box_rows,\n"
-"                                      CUtensorMapSwizzle swizzle) {\n"
+"                                      CUtensorMapSwizzle swizzle, unsigned elem_bytes) {\n"
 "    long long stride, cols = 1ll << 31, rows; /* elements between rows: count x scale */\n"
-"    if (__builtin_mul_overflow(count, scale, &stride) || stride <= 0 || stride >= (1ll << 39)) return false;\n"
+"    if (__builtin_mul_overflow(count, scale, &stride) || stride <= 0 || stride >= (1ll << 40) / elem_bytes) return false;\n"
 "    if (cols_scale && __builtin_mul_overflow(cols_count, cols_scale, &cols)) return false;\n"
 "    rows = cols_scale ? (1ll << 31) / stride : (long long)box_rows;\n"
 "    if (rows_scale && __builtin_mul_overflow(rows_count, rows_scale, &rows)) return false;\n"
 "    if (cols < 1 || cols > (1ll << 32) || rows < 1 || rows > (1ll << 32)) return false;\n"
-"    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * 2};\n"
+"    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * elem_bytes};\n"
 "    cuuint32_t box[2] = {box_inner, box_rows}, steps[2] = {1, 1};\n"
-"    return cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)(uintptr_t)base, dims, strides, box,\n"
+"    return cuTensorMapEncodeTiled(map, elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,\n"
+"                                  (void *)(uintptr_t)base, dims, strides, box,\n"
 "                                  steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,\n"
 "                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
 "}\n",
@@ -417,11 +419,11 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
                 len += (size_t)snprintf(stride + len, sizeof stride - len, "%s%s, %lldll", q ? ", " : "", count,
                                         scales[q]);
             }
-            fprintf(out, "        if (%stensor_map(&blk_maps[%d], blk_p%d, %s, %d, %d, %s)) blk_made |= 1u << %d;\n"
+            fprintf(out, "        if (%stensor_map(&blk_maps[%d], blk_p%d, %s, %d, %d, %s, %d)) blk_made |= 1u << %d;\n"
                          "        else memset(&blk_maps[%d], 0, sizeof blk_maps[%d]);\n"
                          "        blk_params[blk_n++] = &blk_maps[%d];\n",
-                    I, m, t->base_param, stride, t->box_inner, t->box_rows, launch_swizzle_name(t->swizzle_bytes), m, m, m,
-                    m);
+                    I, m, t->base_param, stride, t->box_inner, t->box_rows, launch_swizzle_name(t->swizzle_bytes),
+                    t->elem_bytes, m, m, m, m);
         }
         if (k->tensor_maps.count) fputs("        blk_params[blk_n++] = &blk_made;\n", out);
         if (k->persistent)

@@ -605,7 +605,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_ABS: return emit1(L, BIR_ABS, lower_expr(L, a0), t);
     case BI_DOT: {
         int ops[3] = {lower_expr(L, a0), lower_expr(L, a1),
-                      a2 ? lower_expr(L, a2) : broadcast(L, emit_const(L, DT_F32, (ConstVal){.f = 0.0}), t)};
+                      a2 ? lower_expr(L, a2) : broadcast(L, emit_const(L, t.dtype, (ConstVal){0}), t)};
         const Expr *prec = arg(e, 3);
         BirOp *op = emit_op(L, BIR_DOT, ops, 3, &t);
         op->attr = prec ? dot_precision_from_name(prec->u.str.text, prec->u.str.len) : DOT_IEEE;

@@ -1023,7 +1023,8 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     e->type = type_with_shape(type_scalar(d), n, shape);
 }
 
-/* dot(a, b, acc, input_precision): [M, K] x [K, N] (+ [M, N] f32) -> [M, N] f32. */
+/* dot(a, b, acc, input_precision): [M, K] x [K, N] (+ [M, N] f32 or i32) ->
+ * [M, N] f32 (f16, bf16, f32 and fp8 operands) or i32 (i8 and u8). */
 static void check_dot(Sema *S, Expr *e) {
     Expr *a = arg(e, 0), *b = arg(e, 1), *acc = arg(e, 2), *prec = arg(e, 3);
     if (!require_value(S, a) || !require_value(S, b) || (acc && !require_value(S, acc))) return;
@@ -1035,9 +1036,11 @@ static void check_dot(Sema *S, Expr *e) {
             return;
         }
     }
-    DType d = a->type.dtype;
-    if (d != b->type.dtype || (d != DT_F16 && d != DT_BF16 && d != DT_F32)) {
-        error(S, e->span, "'dot' takes two f16, two bf16 or two f32 blocks, got %s and %s; convert with 'as'",
+    DType d = a->type.dtype, out = dot_result_dtype(d, b->type.dtype);
+    if (out == DT_VOID) {
+        error(S, e->span,
+              "'dot' takes two f16, two bf16, two f32, two fp8 (f8e4m3, f8e5m2) or two 8-bit integer (i8, u8) "
+              "blocks, got %s and %s; convert with 'as'",
               tstr(S, a->type), tstr(S, b->type));
         return;
     }
@@ -1047,13 +1050,17 @@ static void check_dot(Sema *S, Expr *e) {
               tstr(S, b->type));
         return;
     }
+    /* tensor cores multiply 16 x 16 tiles of 16-bit elements, 16 x 32 of 8-bit ones */
+    int32_t min_k = dtype_bits(d) == 8 ? 32 : 16;
     for (int i = 0; i < 2; i++) {
         for (int dim = 0; dim < 2; dim++) {
-            if (ops[i]->type.shape[dim] >= 16) continue;
+            int32_t least = dim == 1 - i ? min_k : 16; /* k: a's columns, b's rows */
+            if (ops[i]->type.shape[dim] >= least) continue;
             error(S, ops[i]->span,
-                  "'dot' needs every dimension to be at least 16 (tensor cores multiply 16 x 16 tiles), but %s is "
-                  "%s; use 16 and mask off the rows or columns you do not need",
-                  names[i], tstr(S, ops[i]->type));
+                  "'dot' needs %s to be at least %d (tensor cores multiply %s), but %s is %s; use %d and mask "
+                  "off the rows or columns you do not need",
+                  least == 16 ? "every dimension" : "k", least, min_k == 32 ? "16 x 32 tiles of 8-bit elements" : "16 x 16 tiles",
+                  names[i], tstr(S, ops[i]->type), least);
             return;
         }
     }
@@ -1075,10 +1082,10 @@ static void check_dot(Sema *S, Expr *e) {
             return;
         }
     }
-    BlkType result = type_with_shape(type_scalar(DT_F32), 2, (int32_t[]){M, N});
+    BlkType result = type_with_shape(type_scalar(out), 2, (int32_t[]){M, N});
     if (acc && !type_equal(acc->type, result)) {
-        error(S, acc->span, "the accumulator of 'dot' must be %s (the product's shape, in f32), got %s",
-              tstr(S, result), tstr(S, acc->type));
+        error(S, acc->span, "the accumulator of 'dot' must be %s (the product's shape, in %s), got %s",
+              tstr(S, result), dtype_name(out), tstr(S, acc->type));
         return;
     }
     e->type = result;

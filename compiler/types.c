@@ -61,6 +61,16 @@ bool dtype_is_numeric_elem(DType t) { return dclass(t) != DK_NONE; }
 bool dtype_holds_float(DType t) { return dclass(t) == DK_FLOAT || dclass(t) == DK_FP8; }
 int dtype_bits(DType t) { return (unsigned)t < NDTYPES ? dtypes[t].bits : 0; }
 
+/* The operand pairs tensor cores multiply and what they accumulate in: f16
+ * with f16, bf16 with bf16, f32 with f32 (exact, or as TF32), any two fp8
+ * (e4m3 and e5m2 mix) into f32; any two of i8 and u8 into i32. */
+DType dot_result_dtype(DType a, DType b) {
+    if (a == b && dclass(a) == DK_FLOAT && a != DT_F64) return DT_F32;
+    if (dclass(a) == DK_FP8 && dclass(b) == DK_FP8) return DT_F32;
+    if ((a == DT_I8 || a == DT_U8) && (b == DT_I8 || b == DT_U8)) return DT_I32;
+    return DT_VOID;
+}
+
 bool dtype_fits_int(DType t, int64_t v) {
     int bits = dtype_bits(t);
     switch (dclass(t)) {

@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC "BLKC0004"
-enum { MAP_FIELDS = 10 };
+#define MAGIC "BLKC0005"
+enum { MAP_FIELDS = 11 };
 
 static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = data;
@@ -150,11 +150,11 @@ static unsigned char *read_entry(const char *path, size_t *len) {
 static bool scale_ok(uint64_t f) { return (int64_t)f >= -((int64_t)1 << 32) && (int64_t)f <= (int64_t)1 << 32; }
 
 static bool map_ok(const uint64_t f[MAP_FIELDS]) {
-    uint64_t inner = f[3], swizzle = f[5];
+    uint64_t inner = f[3], swizzle = f[5], es = f[10], row = inner * es;
     return f[0] < BLK_MAX_KERNEL_ARGS && f[1] <= BLK_MAX_KERNEL_ARGS && f[2] >= 1 && f[2] <= (uint64_t)1 << 38 &&
-           (inner == 8 || inner == 16 || inner == 32 || inner == 64) && f[4] >= 8 && f[4] <= 256 && f[4] % 8 == 0 &&
-           swizzle == (uint64_t)nvptx_tma_swizzle_bytes((int)inner) && f[6] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[7]) &&
-           f[8] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[9]);
+           (es == 1 || es == 2) && (row == 16 || row == 32 || row == 64 || row == 128) && f[4] >= 8 && f[4] <= 256 &&
+           f[4] % 8 == 0 && swizzle == (uint64_t)nvptx_tma_swizzle_bytes((int)inner, (int)es) &&
+           f[6] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[7]) && f[8] <= BLK_MAX_KERNEL_ARGS && scale_ok(f[9]);
 }
 
 bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEntry *out) {
@@ -195,7 +195,8 @@ bool blk_cache_load(const char *dir, const char *key, size_t key_len, BlkCacheEn
                                                        .stride_scale = (int64_t)f[2], .box_inner = (int)f[3],
                                                        .box_rows = (int)f[4], .swizzle_bytes = (int)f[5],
                                                        .rows_param = (int)f[6] - 1, .rows_scale = (int64_t)f[7],
-                                                       .cols_param = (int)f[8] - 1, .cols_scale = (int64_t)f[9]};
+                                                       .cols_param = (int)f[8] - 1, .cols_scale = (int64_t)f[9],
+                                                       .elem_bytes = (int)f[10]};
     }
     if (ok) {
         out->tensor_maps.count = (int)nmaps;
@@ -238,7 +239,7 @@ bool blk_cache_store(const char *dir, const char *key, size_t key_len, const Blk
                                        (uint64_t)m->stride_scale, (uint64_t)m->box_inner, (uint64_t)m->box_rows,
                                        (uint64_t)m->swizzle_bytes, (uint64_t)(m->rows_param + 1),
                                        (uint64_t)m->rows_scale, (uint64_t)(m->cols_param + 1),
-                                       (uint64_t)m->cols_scale};
+                                       (uint64_t)m->cols_scale, (uint64_t)m->elem_bytes};
         ok = put(f, fields, sizeof fields, &sum);
     }
     ok = ok && fwrite(&sum, 1, 8, f) == 8;

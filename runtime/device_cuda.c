@@ -390,13 +390,14 @@ static bool make_tensor_map(const CudaDriver *d, const NvptxTensorMap *m, const 
     uint64_t stride, rows, cols;
     if (!d->TensorMapEncodeTiled || !nvptx_tma_extents(m, stride_arg, rows_arg, cols_arg, &stride, &rows, &cols))
         return false;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * 2};
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)stride * (cuuint64_t)m->elem_bytes};
     cuuint32_t box[2] = {(cuuint32_t)m->box_inner, (cuuint32_t)m->box_rows}, steps[2] = {1, 1};
     CUtensorMapSwizzle swizzle = m->swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                  : m->swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                  : m->swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
                                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
-    return d->TensorMapEncodeTiled(out, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, (void *)(uintptr_t)l->args[m->base_param].value.ptr,
+    CUtensorMapDataType type = m->elem_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    return d->TensorMapEncodeTiled(out, type, 2, (void *)(uintptr_t)l->args[m->base_param].value.ptr,
                                    dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }

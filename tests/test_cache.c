@@ -34,14 +34,15 @@ static void remove_dir(void) {
 TestSuite(cache, .init = make_dir, .fini = remove_dir);
 
 /* A map without bounds (nvptx.h's fields in order). */
-#define MAP(base, sp, ss, inner, rows, swizzle) {base, sp, ss, inner, rows, swizzle, -1, -1, 0, 0}
+#define MAP(base, sp, ss, inner, rows, swizzle) {base, sp, ss, inner, rows, swizzle, -1, -1, 0, 0, 2}
 
 /* Two maps: one with a stride parameter and both bounds, one without
  * (parameters -1, stored as 0), so both encodings are exercised. */
 static BlkCacheEntry sample(void) {
     static char ptx[] = ".version 7.8\n.target sm_90\n";
     return (BlkCacheEntry){ptx, strlen(ptx), 4, 100 * 1024,
-                           {2, {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = 1, .cols_param = 5, .cols_scale = -7},
+                           {2, {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = 1, .cols_param = 5, .cols_scale = -7,
+                                 .elem_bytes = 2},
                                  MAP(1, -1, 64, 32, 64, 64)}}};
 }
 
@@ -60,6 +61,7 @@ static void expect_same_maps(const BlkCacheEntry *got, const BlkCacheEntry *want
         cr_expect_eq(g->rows_scale, w->rows_scale, "map %d", i);
         cr_expect_eq(g->cols_param, w->cols_param, "map %d", i);
         cr_expect_eq(g->cols_scale, w->cols_scale, "map %d", i);
+        cr_expect_eq(g->elem_bytes, w->elem_bytes, "map %d", i);
     }
 }
 
@@ -87,11 +89,11 @@ Test(cache, an_entry_round_trips) {
     e.tensor_maps.count = NVPTX_MAX_TENSOR_MAPS;
     for (int i = 0; i < NVPTX_MAX_TENSOR_MAPS; i++) {
         bool lo = i % 2 == 0;
-        int inner = 8 << (i % 4);
+        int es = i < NVPTX_MAX_TENSOR_MAPS / 2 ? 2 : 1, inner = 16 / es << (i % 4); /* rows of 16 to 128 bytes */
         int edge = lo ? -1 : BLK_MAX_KERNEL_ARGS - 1;
         int64_t scale = lo ? -((int64_t)1 << 32) : (int64_t)1 << 32;
         e.tensor_maps.map[i] = (NvptxTensorMap){lo ? 0 : BLK_MAX_KERNEL_ARGS - 1, edge, lo ? 1 : (int64_t)1 << 38, inner,
-                                                lo ? 8 : 256, inner == 8 ? 0 : inner * 2, edge, edge, scale, scale};
+                                                lo ? 8 : 256, inner * es == 16 ? 0 : inner * es, edge, edge, scale, scale, es};
     }
     cr_assert(blk_cache_store(dir, key, strlen(key), &e));
     cr_assert(blk_cache_load(dir, key, strlen(key), &got));
@@ -367,10 +369,14 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
         {MAP(0, 6, 1, 64, 128, 0), "swizzle 0 with box_inner 64"},
         {MAP(0, 6, 1, 8, 128, 32), "swizzle 32 with box_inner 8"},
         {MAP(0, 6, 1, 8, 128, 16), "swizzle 16 (no such mode) with box_inner 8"},
-        {{0, 6, 1, 64, 128, 128, .rows_param = 64, .rows_scale = 1, .cols_param = -1}, "rows_param 64 (past the last argument)"},
-        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = -2, .cols_scale = 1}, "cols_param -2"},
-        {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = ((int64_t)1 << 32) + 1, .cols_param = -1}, "rows_scale 2^32 + 1"},
-        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = 3, .cols_scale = -((int64_t)1 << 32) - 1}, "cols_scale -2^32 - 1"},
+        {{0, 6, 1, 64, 128, 128, -1, -1, 0, 0, 0}, "elem_bytes 0"},
+        {{0, 6, 1, 64, 128, 128, -1, -1, 0, 0, 4}, "elem_bytes 4"},
+        {{0, 6, 1, 64, 128, 128, -1, -1, 0, 0, 1}, "swizzle 128 with 64 one-byte elements"},
+        {{0, 6, 1, 8, 128, 0, -1, -1, 0, 0, 1}, "box_inner 8 one-byte elements (8 bytes)"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = 64, .rows_scale = 1, .cols_param = -1, .elem_bytes = 2}, "rows_param 64 (past the last argument)"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = -2, .cols_scale = 1, .elem_bytes = 2}, "cols_param -2"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = 3, .rows_scale = ((int64_t)1 << 32) + 1, .cols_param = -1, .elem_bytes = 2}, "rows_scale 2^32 + 1"},
+        {{0, 6, 1, 64, 128, 128, .rows_param = -1, .cols_param = 3, .cols_scale = -((int64_t)1 << 32) - 1, .elem_bytes = 2}, "cols_scale -2^32 - 1"},
     };
     for (size_t i = 0; i < sizeof bad_maps / sizeof *bad_maps; i++) {
         e = sample();
@@ -384,10 +390,10 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
         uint32_t warps = 4;
         const char *ptx = ".version 7.8\n";
         Raw r = {.n = 0};
-        raw_put(&r, "BLKC0004", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put(&r, "BLKC0005", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
         raw_put_u64(&r, 0), raw_put_u64(&r, strlen(ptx)), raw_put(&r, ptx, strlen(ptx)), raw_put_u64(&r, (uint64_t)nmaps);
         for (int i = 0; i < nmaps; i++) {
-            uint64_t fields[10] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0};
+            uint64_t fields[11] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0, 2};
             raw_put(&r, fields, sizeof fields);
         }
         raw_write(&r, key);
@@ -404,10 +410,10 @@ Test(cache, every_field_is_checked_not_just_the_checksum) {
     for (int bias = -1; bias <= 1; bias += 2) {
         uint32_t warps = 4;
         Raw r = {.n = 0};
-        raw_put(&r, "BLKC0004", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
+        raw_put(&r, "BLKC0005", 8), raw_put_u64(&r, 1), raw_put(&r, key, 1), raw_put(&r, &warps, 4);
         raw_put_u64(&r, 0), raw_put_u64(&r, 0), raw_put_u64(&r, (uint64_t)(2 + bias));
         for (int i = 0; i < 2; i++) {
-            uint64_t fields[10] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0};
+            uint64_t fields[11] = {(uint64_t)i, 0, 1, 64, 128, 128, 0, 0, 0, 0, 2};
             raw_put(&r, fields, sizeof fields);
         }
         raw_write(&r, key);

@@ -1069,6 +1069,42 @@ Test(interp, dot_precisions) {
     drop(p);
 }
 
+/* 8-bit dots (language.md §7): fp8's k-block is summed from zero and then
+ * added to the accumulator, so 32 ones added to 2^24 all count (one at a
+ * time into 2^24 each would round away); integer sums wrap modulo 2^32. */
+Test(interp, dot_8bit_promotion_and_wrap) {
+    Prog *p = build("kernel k(a: *f8e4m3, x: *i8, u: *u8, acc: *f32, iacc: *i32, o: *f32, io: *i32) {\n"
+                    "  let i = arange(0, 16); let j = arange(0, 32);\n"
+                    "  let fa = load(a + i[:, None] * 32 + j[None, :]);\n"
+                    "  let fb = load(a + j[:, None] * 16 + i[None, :]);\n"
+                    "  let c = load(acc + i[:, None] * 16 + i[None, :]);\n"
+                    "  store(o + i[:, None] * 16 + i[None, :], dot(fa, fb, c));\n"
+                    "  let xa = load(x + i[:, None] * 32 + j[None, :]);\n"
+                    "  let ub = load(u + j[:, None] * 16 + i[None, :]);\n"
+                    "  let ic = load(iacc + i[:, None] * 16 + i[None, :]);\n"
+                    "  store(io + i[:, None] * 16 + i[None, :], dot(xa, ub, ic));\n"
+                    "}\n", NULL);
+    uint8_t a[512], u[512];
+    int8_t x[512];
+    float acc[256], o[256];
+    int32_t iacc[256], io[256];
+    uint8_t one = f32_to_fp8(1.0f, fp8_format(DT_F8E4M3));
+    for (int i = 0; i < 512; i++) a[i] = one, x[i] = -128, u[i] = 255;
+    for (int i = 0; i < 256; i++) acc[i] = 16777216.0f, iacc[i] = i % 2 ? INT32_MIN + 100 : 0;
+    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {x, sizeof x, "x"}, {u, sizeof u, "u"}, BUF(acc, 256), BUF(iacc, 256),
+                           BUF(o, 256), BUF(io, 256)};
+    InterpArg args[] = {{.p = a}, {.p = x}, {.p = u}, {.p = acc}, {.p = iacc}, {.p = o}, {.p = io}};
+    char *err = run(p, args, 1, bufs, 7);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 256; i++) {
+        cr_expect_eq(o[i], 16777216.0f + 32.0f, "[%d]: %.1f", i, o[i]);
+        /* 32 x (-128 x 255) = -1044480: from INT32_MIN + 100 it wraps to INT32_MAX - 1044379 */
+        int32_t want = (int32_t)((uint32_t)iacc[i] - 1044480u);
+        cr_expect_eq(io[i], want, "[%d]: %d, want %d", i, io[i], want);
+    }
+    drop(p);
+}
+
 Test(interp, min_and_max_of_two_scalars) {
     Prog *p = build("kernel k(o: *i32, a: i32, b: i32) {\n"
                     "  store(o, min(a, b)); store(o + 1, max(a, b)); store(o + 2, min(arange(0, 8), 0));\n"

@@ -108,6 +108,10 @@ static const Config configs[] = {
     {"attention.blk", {"CAUSAL=true", "WINDOW=100", "GROUP=2", NULL}},
     {"attention_decode.blk", {NULL}},
     {"attention_decode.blk", {"T=bf16", "HEAD_DIM=64", "GROUP=4", "BLOCK_N=32", "SPLIT=128", NULL}},
+    {"matmul_fp8.blk", {NULL}},
+    {"matmul_fp8.blk", {"TA=f8e5m2", "T=f16", "BLOCK_M=64", "BLOCK_N=64", "BLOCK_K=32", NULL}},
+    {"matmul_int8.blk", {NULL}},
+    {"matmul_int8.blk", {"TA=u8", "BLOCK_M=64", "BLOCK_N=32", "BLOCK_K=64", NULL}},
 };
 
 
@@ -131,6 +135,56 @@ static int count_of(const char *text, const char *what) {
     int n = 0;
     for (const char *p = text; (p = strstr(p, what)); p += strlen(what)) n++;
     return n;
+}
+
+/* 8-bit dots, by path: on sm_90a with b K-major (B column-major: its k stride 1), fp8 on
+ * wgmma's k32 form from TMA rings, each k-block waited for and added in f32 (no group in
+ * flight), int8 with i32 accumulators left in flight as f16's; u8 x i8 is refused by wgmma
+ * (PTX 8.4) and runs on mma.sync's k32 form; sm_80 multiplies fp8 as f16 (exact conversions). */
+Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
+    enum { ONE = NVPTX_PARAM_ONE };
+    /* a, b, c, scale_a, scale_b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, ... */
+    static const int64_t fp8_facts[16] = {16, 16, 16, 0, 0, 16, 16, 16, 16, ONE, ONE, 16, 16, ONE, 0, 0};
+    /* a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn */
+    static const int64_t int8_facts[12] = {16, 16, 16, 16, 16, 16, 16, ONE, ONE, 16, 16, ONE};
+    struct {
+        const char *file, *kernel, *arch, *defs[3];
+        const int64_t *facts;
+        const char *want, *not_want;
+        bool in_flight;
+    } cases[] = {
+        {"matmul_fp8.blk", "matmul_fp8", "sm_90a", {NULL}, fp8_facts,
+         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync", false},
+        {"matmul_fp8.blk", "matmul_fp8", "sm_90a", {"TB=f8e5m2", NULL}, fp8_facts,
+         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "mma.sync", false},
+        {"matmul_int8.blk", "matmul_int8", "sm_90a", {NULL}, int8_facts,
+         "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync", true},
+        {"matmul_int8.blk", "matmul_int8", "sm_90a", {"TA=u8", NULL}, int8_facts,
+         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "wgmma.mma_async", false},
+        {"matmul_int8.blk", "matmul_int8", "sm_80", {NULL}, int8_facts,
+         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "wgmma", false},
+        {"matmul_fp8.blk", "matmul_fp8", "sm_80", {NULL}, fp8_facts,
+         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *src = example_source(cases[i].file);
+        NvptxOptions opt = {.arch = cases[i].arch, .num_warps = 8, .only_kernel = cases[i].kernel,
+                            .param_div = cases[i].facts};
+        NvptxOutput out = output_of(src, cases[i].defs, opt);
+        const char *ptx = out.text;
+        cr_expect(strstr(ptx, cases[i].want), "case %zu: no %s", i, cases[i].want);
+        cr_expect(!strstr(ptx, cases[i].not_want), "case %zu: %s", i, cases[i].not_want);
+        bool wgmma = strstr(cases[i].want, "wgmma") != NULL;
+        /* the wgmma cases' tiles come by TMA, 8-bit maps */
+        cr_expect_eq(!!strstr(ptx, "cp.async.bulk.tensor"), wgmma, "case %zu", i);
+        for (int m = 0; wgmma && m < out.kernels[0].tensor_maps.count; m++)
+            cr_expect_eq(out.kernels[0].tensor_maps.map[m].elem_bytes, 1, "case %zu map %d", i, m);
+        cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), cases[i].in_flight, "case %zu", i);
+        char said[4096];
+        cr_expect_eq(ptxas(ptx, cases[i].arch, said, sizeof said), 0, "case %zu: %s", i, said);
+        nvptx_output_free(&out);
+        free(src);
+    }
 }
 
 Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
@@ -376,7 +430,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
         const NvptxTensorMap *m = &k->tensor_maps.map[j];
         cr_expect(m->base_param == want[j].base_param && m->stride_param == want[j].stride_param &&
                       m->stride_scale == want[j].stride_scale && m->box_inner == want[j].box_inner &&
-                      m->box_rows == want[j].box_rows && m->swizzle_bytes == want[j].swizzle_bytes &&
+                      m->box_rows == want[j].box_rows && m->swizzle_bytes == want[j].swizzle_bytes && m->elem_bytes == 2 &&
                       m->rows_param == want[j].rows_param && m->rows_scale == want[j].rows_scale &&
                       m->cols_param == want[j].cols_param && m->cols_scale == want[j].cols_scale,
                   "map %d: %d %d %lld %d %d %d rows %d x %lld cols %d x %lld", j, m->base_param, m->stride_param,

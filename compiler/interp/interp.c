@@ -649,11 +649,36 @@ static float dot_operand(double x, int part) { /* part 0: as is, 1: tf32 hi, 2: 
     return part == 1 ? hi : f32_to_tf32(f - hi);
 }
 
+/* 8-bit integer operands: acc + the exact sum, modulo 2^32 (the hardware's
+ * wrap-around, in any order). fp8 operands: the products (exact in f32)
+ * summed in f32 from zero in increasing k, then added to acc, one f32
+ * rounding: a dot's k-block is summed on its own and promoted, as the GPU
+ * does (language.md §7). */
+static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, int64_t M, int64_t K, int64_t N,
+                     bool ints) {
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            if (ints) {
+                uint32_t c = (uint32_t)acc[m * N + n].i;
+                for (int64_t k = 0; k < K; k++) c += (uint32_t)(a[m * K + k].i * b[k * N + n].i);
+                out[m * N + n].i = (int32_t)c;
+                continue;
+            }
+            float part = 0.0f;
+            for (int64_t k = 0; k < K; k++) part = fmaf((float)a[m * K + k].f, (float)b[k * N + n].f, part);
+            out[m * N + n].f = (float)acc[m * N + n].f + part;
+        }
+}
+
 static Flow exec_dot(Interp *I, const BirOp *op) {
     BlkType at = vtype(I, op->operands[0]), bt = vtype(I, op->operands[1]);
     const Elem *a = V(I, op->operands[0]), *b = V(I, op->operands[1]), *acc = V(I, op->operands[2]);
     Elem *out = V(I, op->results[0]);
     int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
+    if (dtype_bits(at.dtype) == 8) {
+        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype));
+        return FLOW_NEXT;
+    }
     /* the passes: {a part, b part} */
     static const int ieee[1][2] = {{0, 0}}, tf32[1][2] = {{1, 1}}, tf32x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
     const int(*passes)[2] = op->attr == DOT_TF32 ? tf32 : op->attr == DOT_TF32X3 ? tf32x3 : ieee;

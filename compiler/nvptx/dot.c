@@ -6,7 +6,11 @@
  * thread's own registers when they are there already, as attention's p from
  * the first dot's accumulator, else through shared memory), and every warp
  * issues one mma per 16 x 8 tile of its part of the result and 16-wide step
- * of k.
+ * of k. fp8 operands are converted to f16 in registers (exactly: every e4m3
+ * and e5m2 value is an f16) and multiplied as f16 into zeros, the sum then
+ * added to the accumulator (language.md §7: a dot's k-block is promoted).
+ * 8-bit integers: mma.sync.aligned.m16n8k32 with s32 accumulation, four
+ * elements a register, exact (wrapping at 2^32 as the interpreter does).
  *
  * TF32 (f32 operands, "tf32" or "tf32x3"): mma.sync.aligned.m16n8k8 on
  * operands rounded to TF32, read from shared memory (rows padded so that a
@@ -21,8 +25,12 @@
 
 static bool on_tensor_cores(Gen *g, const BirOp *op) {
     DType d = vtype(g, op->operands[0]).dtype;
-    return d == DT_F16 || d == DT_BF16;
+    return d == DT_F16 || d == DT_BF16 || dtype_bits(d) == 8;
 }
+
+/* 8-bit operands: mma.sync reads them from registers only (ldmatrix's
+ * fragments are 16-bit), wgmma from shared memory only, both K-major. */
+static bool is_8bit(Gen *g, const BirOp *op) { return dtype_bits(vtype(g, op->operands[0]).dtype) == 8; }
 
 static bool is_tf32(Gen *g, const BirOp *op) {
     return vtype(g, op->operands[0]).dtype == DT_F32 && op->attr != DOT_IEEE;
@@ -52,7 +60,7 @@ static int64_t smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]) {
         Layout l = nvptx_dot_operand_layout(g, op, which);
         if (elsewhere[which]) continue; /* staged by its loop's ring */
         if (nvptx_dot_in_registers(g, op, which)) continue;
-        if (nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
+        if (!is_8bit(g, op) && nvptx_contiguous_dim(g, v) >= 0) staged += type_numel(vtype(g, v)) * 2;
         else if (nvptx_operand_smem_bytes(g, v, &l) > other) other = nvptx_operand_smem_bytes(g, v, &l);
     }
     /* staged operands stay while the other converts, above them */
@@ -151,10 +159,22 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         staged[w] = fresh = true;
     }
     if (fresh) nvptx_barrier(g);
-    for (int w = 0; w < 2; w++)
-        if (!staged[w]) F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
+    bool fp8 = dtype_is_fp8(d);
+    for (int w = 0; w < 2; w++) {
+        if (staged[w]) continue;
+        F[w].regs = nvptx_operand(g, op->operands[w], &lo[w], at);
+        DType wd = vtype(g, op->operands[w]).dtype;
+        if (!fp8) continue;
+        LLVMValueRef *h = arena_alloc(&g->arena, (size_t)lo[w].nregs * sizeof *h);
+        for (int i = 0; i < lo[w].nregs; i++) h[i] = nvptx_convert_dtype(g, F[w].regs[i], wd, DT_F16);
+        F[w].regs = h;
+    }
+    if (fp8) d = DT_F16;
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    if (fp8) /* the k-block's sum from zero, added to the accumulator below */
+        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
+    else
+        memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->t.f16, 2) : g->t.i32;
     for (int ki = 0; ki < ksteps; ki++) {
@@ -180,6 +200,59 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
             }
         }
     }
+    if (fp8)
+        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
+    return true;
+}
+
+/* Four 8-bit elements as one 32-bit operand register, the first in the low byte. */
+static LLVMValueRef pack4(Gen *g, LLVMValueRef *x) {
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(g->t.i8, 4));
+    for (int i = 0; i < 4; i++) v = LLVMBuildInsertElement(g->b, v, x[i], ci32(g, i), "");
+    return LLVMBuildBitCast(g->b, v, g->t.i32, "");
+}
+
+/* 8-bit integers: per 16 x 8 tile of the accumulator and 32-wide k-step,
+ * a0..a3 of the a tile and b0, b1 of the b tile, four elements each, in
+ * the operand layouts (layout.c), read from the thread's registers (a
+ * conversion where they are not there). */
+static bool gen_mma_int8(Gen *g, const BirOp *op, int64_t smem_at) {
+    int r = op->results[0];
+    const Layout *lc = &g->s->plan->layouts[r];
+    DType da = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
+    int32_t K = vtype(g, op->operands[0]).shape[1];
+    int kbits = 0;
+    while ((32 << kbits) < K) kbits++;
+    int ksteps = 1 << kbits, nbits = nvptx_rep_bits(lc, 1, 8), mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nbits;
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
+    LLVMValueRef *regs[2];
+    for (int w = 0; w < 2; w++) {
+        Layout lo = nvptx_dot_operand_layout(g, op, w);
+        regs[w] = nvptx_operand(g, op->operands[w], &lo, smem_at);
+    }
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    char text[192];
+    snprintf(text, sizeof text,
+             "mma.sync.aligned.m16n8k32.row.col.s32.%s.%s.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+             "{$10, $11, $12, $13};",
+             da == DT_U8 ? "u8" : "s8", db == DT_U8 ? "u8" : "s8");
+    LLVMTypeRef i4[4] = {g->t.i32, g->t.i32, g->t.i32, g->t.i32};
+    LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, i4, 4, 0);
+    for (int ki = 0; ki < ksteps; ki++)
+        for (int mi = 0; mi < mreps; mi++) {
+            LLVMValueRef args[10];
+            for (int p = 0; p < 4; p++) /* a0..a3: (row, k), (row + 8, k), (row, k + 16), (row + 8, k + 16) */
+                args[p] = pack4(g, regs[0] + ((p & 1) << 2 | (p >> 1) << 3 | ki << 4 | mi << (4 + kbits)));
+            for (int ni = 0; ni < nreps; ni++) {
+                for (int q = 0; q < 2; q++) /* b0, b1: k and k + 16 */
+                    args[4 + q] = pack4(g, regs[1] + (q << 2 | ki << 3 | ni << (3 + kbits)));
+                LLVMValueRef *acc = out + (ni << 2 | mi << (2 + nbits));
+                for (int j = 0; j < 4; j++) args[6 + j] = acc[j];
+                LLVMValueRef res = nvptx_asm_call(g, ret, text, "=r,=r,=r,=r,r,r,r,r,r,r,r,r,r,r", args, 10, false);
+                for (int j = 0; j < 4; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
+            }
+        }
     return true;
 }
 
@@ -247,7 +320,8 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     if (!ds) return nvptx_gen_fail(g, op, "internal compiler error: a dot the schedule does not know");
     switch (ds->path) {
     case NVPTX_DOT_WGMMA: return nvptx_gen_wgmma(g, op, smem_at);
-    case NVPTX_DOT_MMA: return gen_mma(g, op, smem_at);
+    case NVPTX_DOT_MMA:
+        return dtype_is_int(vtype(g, op->operands[0]).dtype) ? gen_mma_int8(g, op, smem_at) : gen_mma(g, op, smem_at);
     case NVPTX_DOT_TF32: case NVPTX_DOT_TF32X3: return gen_mma_tf32(g, op, smem_at);
     case NVPTX_DOT_FMA: break;
     }
@@ -335,7 +409,7 @@ static bool hoistable(Gen *g, const BirOp *op, int w, const char *in) {
         int r = nvptx_resident_root(g, v, NULL);
         return !in[r] && nvptx_wgmma_readable(g, r);
     }
-    return !in[v] && nvptx_contiguous_dim(g, v) >= 0 && !nvptx_dot_in_registers(g, op, w);
+    return !is_8bit(g, op) && !in[v] && nvptx_contiguous_dim(g, v) >= 0 && !nvptx_dot_in_registers(g, op, w);
 }
 
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body) {
@@ -410,13 +484,13 @@ static NvptxOperandSource source(DotWalk *W, const BirOp *op, int w, NvptxDotPat
     if (path == NVPTX_DOT_WGMMA) {
         if (W->resident[nvptx_resident_root(g, v, NULL)]) return NVPTX_FROM_RESIDENT;
         if (g->s->in_ring[v]) return NVPTX_FROM_RING;
-        if (w == 0 && nvptx_dot_in_registers(g, op, 0)) return NVPTX_FROM_REGS;
+        if (w == 0 && !is_8bit(g, op) && nvptx_dot_in_registers(g, op, 0)) return NVPTX_FROM_REGS;
         return nvptx_wgmma_readable(g, v) ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
     }
     if (in_body && hoistable(g, op, w, in_body)) return NVPTX_FROM_HOISTED;
     if (g->s->in_ring[v]) return NVPTX_FROM_RING;
     if (nvptx_dot_in_registers(g, op, w)) return NVPTX_FROM_REGS;
-    return nvptx_contiguous_dim(g, v) >= 0 ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
+    return !is_8bit(g, op) && nvptx_contiguous_dim(g, v) >= 0 ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
 }
 
 /* Registers a wgmma dot's instructions hold: its accumulators, a's

@@ -128,7 +128,7 @@ Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec);
 Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm);
 /* The layout a dot's operand (0: a [M, K], 1: b [K, N]) needs for mma.sync
  * m16n8k16 with accumulator layout acc. */
-Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K);
+Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K, int elem_bytes);
 /* Why a dot [M, K] x [K, N] of dtype d cannot run as wgmma m64nNk16 on
  * num_warps warps (each warpgroup of 4 taking whole 64-row tiles, so the
  * accumulator is nvptx_layout_mma's with every warp along M); NULL: it can. */
@@ -580,7 +580,8 @@ typedef struct Staged {
     LLVMValueRef base;  /* the block's byte offset in the shared region (i32) */
     int cd;             /* the dimension rows are stored along (contiguous) */
     int32_t rows;       /* rows (the other dimension's size) */
-    int32_t slab;       /* elements of a row per slab: the row's length, at most 64 */
+    int32_t slab;       /* elements of a row per slab: the row's length, at most 128 bytes of it */
+    int es;             /* bytes an element: 2, or 1 (8-bit dots) */
     int per_phase, max_phase;
 } Staged;
 /* An operand's fragments, as mma wants them: 32-bit registers, two elements

@@ -248,27 +248,30 @@ Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm) {
     return l;
 }
 
-/* Operand a [M, K]: a0..a3 of each 16 x 16 tile are (t/4, 2(t%4) + {0,1}),
- * (t/4 + 8, ...), (t/4, 8 + ...), (t/4 + 8, 8 + ...). Operand b [K, N]: b0,
- * b1 of each 16 x 8 tile are (2(t%4) + {0,1}, t/4) and (8 + ..., t/4). The
+/* Operand a [M, K] of 16-bit elements: a0..a3 of each 16 x 16 tile are
+ * (t/4, 2(t%4) + {0,1}), (t/4 + 8, ...), (t/4, 8 + ...), (t/4 + 8, 8 + ...).
+ * Operand b [K, N]: b0, b1 of each 16 x 8 tile are (2(t%4) + {0,1}, t/4)
+ * and (8 + ..., t/4). 8-bit elements (k-steps of 32): the same with 4
+ * elements a register, (t/4, 4(t%4) + {0..3}) and 16 further along k. The
  * warps tile M and N as the accumulator's; warps along the other operand's
  * dimension hold copies. */
-Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K) {
+Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K, int elem_bytes) {
     int32_t M = acc->shape[0], N = acc->shape[1];
+    int per_reg = 4 / elem_bytes; /* elements of one 32-bit operand register, along k */
     int kd = which == 0 ? 1 : 0, od = which == 0 ? 0 : 1; /* k's and the other dimension */
     Layout l = empty_layout(2, which == 0 ? (int32_t[]){M, K} : (int32_t[]){K, N}, 1 << acc->nwarp_bits);
     l.nwarp_bits = acc->nwarp_bits;
-    add_reg_bit(&l, kd, 1);
+    for (int v = 1; v < per_reg; v *= 2) add_reg_bit(&l, kd, v);
     if (which == 0) add_reg_bit(&l, od, 8);
-    add_reg_bit(&l, kd, 8);
-    for (int64_t v = 16; v < K; v *= 2) add_reg_bit(&l, kd, v);
+    add_reg_bit(&l, kd, 4 * per_reg);
+    for (int64_t v = 8 * per_reg; v < K; v *= 2) add_reg_bit(&l, kd, v);
     /* the accumulator's repetitions along this operand's other dimension */
     for (int b = 0; b < acc->nreg_bits; b++) {
         int32_t v = acc->reg[b][od];
         if (v >= (which == 0 ? 16 : 8)) add_reg_bit(&l, od, v);
     }
-    set_basis(l.lane[0], &l, kd, 2);
-    set_basis(l.lane[1], &l, kd, 4);
+    set_basis(l.lane[0], &l, kd, per_reg);
+    set_basis(l.lane[1], &l, kd, 2 * per_reg);
     for (int b = 0; b < 3; b++) set_basis(l.lane[2 + b], &l, od, 1 << b);
     for (int b = 0; b < acc->nwarp_bits; b++) set_basis(l.warp[b], &l, od, acc->warp[b][od] ? acc->warp[b][od] : l.shape[od]);
     return l;
@@ -276,7 +279,7 @@ Layout nvptx_layout_dot_operand(const Layout *acc, int which, int32_t K) {
 
 const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, int num_warps) {
     static _Thread_local char why[96]; /* compiles run on several threads (the runtime's) */
-    if (d != DT_F16 && d != DT_BF16) return "its operands are not f16 or bf16";
+    if (d != DT_F16 && d != DT_BF16 && dtype_bits(d) != 8) return "its operands are not f16, bf16, fp8 or 8-bit integers";
     if (num_warps % 4) {
         snprintf(why, sizeof why, "its %d warps are not whole warpgroups of 4", num_warps);
         return why;
@@ -289,7 +292,7 @@ const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, 
         snprintf(why, sizeof why, "its %d columns are not a multiple of 8 up to 256, or of 256", N);
         return why;
     }
-    if (K % 16) return "its k is not a multiple of 16";
+    if (K % (dtype_bits(d) == 8 ? 32 : 16)) return dtype_bits(d) == 8 ? "its k is not a multiple of 32" : "its k is not a multiple of 16";
     return NULL;
 }
 

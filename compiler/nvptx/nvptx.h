@@ -111,8 +111,9 @@ enum { NVPTX_PARAM_ONE = -1 };
 #define NVPTX_TMA_COLUMNS ((int64_t)1 << 31)
 
 /* A tensor map (CUtensorMap, 128 bytes) the launcher makes for a kernel
- * that copies tiles by TMA: a 2-D view of 16-bit elements from a pointer
- * argument, rows `stride` elements apart (rows may overlap). Its extents:
+ * that copies tiles by TMA: a 2-D view of 16-bit or 8-bit elements (UINT16,
+ * UINT8) from a pointer argument, rows `stride` elements apart (rows may
+ * overlap). Its extents:
  *   columns: cols_scale x argument cols_param where the kernel's mask
  *            bounds them (the copy's out-of-bounds columns read as zeros,
  *            as the masked-off elements do), else NVPTX_TMA_COLUMNS;
@@ -128,23 +129,24 @@ typedef struct {
     int base_param;       /* the pointer parameter the view starts at */
     int stride_param;     /* the integer parameter the row stride scales, or -1 */
     int64_t stride_scale; /* row stride in elements: stride_scale x that argument (x 1 without one) */
-    int box_inner;        /* elements a box takes of a row: 8 to 64 */
+    int box_inner;        /* elements a box takes of a row: 16 to 128 bytes of them */
     int box_rows;         /* rows a box takes: 8 to 256 */
     int swizzle_bytes;    /* 128, 64 or 32 (the box's row), or 0: none */
     int rows_param, cols_param;     /* the integer parameters the bounds scale, or -1 */
     int64_t rows_scale, cols_scale; /* 0: no bound; else as stride_scale */
+    int elem_bytes;                 /* 2, or 1 (8-bit tiles) */
 } NvptxTensorMap;
 
 /* Map m's row stride and extents for the arguments of its parameters
  * (stride_arg: argument stride_param's value, and so on; ignored where the
  * parameter is -1); false when the map cannot be made: a stride not from 1
- * to 2^39 - 1 elements (TMA's 2^40 bytes), an extent not from 1 to 2^32.
+ * element to below TMA's 2^40 bytes, an extent not from 1 to 2^32.
  * The C launcher computes the same (launcher.c). */
 static inline bool nvptx_tma_extents(const NvptxTensorMap *m, int64_t stride_arg, int64_t rows_arg, int64_t cols_arg,
                                      uint64_t *stride, uint64_t *rows, uint64_t *cols) {
     int64_t s, r, c;
     if (__builtin_mul_overflow(m->stride_scale, m->stride_param >= 0 ? stride_arg : 1, &s) || s <= 0 ||
-        s >= (int64_t)1 << 39)
+        s >= ((int64_t)1 << 40) / m->elem_bytes)
         return false;
     c = NVPTX_TMA_COLUMNS;
     if (m->cols_scale && __builtin_mul_overflow(m->cols_scale, m->cols_param >= 0 ? cols_arg : 1, &c)) return false;
@@ -155,9 +157,11 @@ static inline bool nvptx_tma_extents(const NvptxTensorMap *m, int64_t stride_arg
 }
 
 enum { NVPTX_MAX_TENSOR_MAPS = 8 };
-/* The swizzle of a box whose rows are box_inner 16-bit elements: the
- * row's bytes (dot.c's staging slabs), 0 for a 16-byte row. */
-static inline int nvptx_tma_swizzle_bytes(int box_inner) { return box_inner * 2 >= 32 ? box_inner * 2 : 0; }
+/* The swizzle of a box whose rows are box_inner elements of elem_bytes:
+ * the row's bytes (staging.c's slabs), 0 for a 16-byte row. */
+static inline int nvptx_tma_swizzle_bytes(int box_inner, int elem_bytes) {
+    return box_inner * elem_bytes >= 32 ? box_inner * elem_bytes : 0;
+}
 
 /* A kernel's maps, in parameter order. */
 typedef struct {

@@ -127,6 +127,20 @@ static bool only_dot_operand(const BirBlock *b, int v, bool views, int *trans) {
     return true;
 }
 
+/* 8-bit tiles only where every dot reading them (or their transpose) runs
+ * on wgmma: mma.sync reads 8-bit operands from registers (dot.c). */
+static bool only_wgmma_reads(Gen *g, const BirBlock *b, int v, int trans) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_DOT)
+            for (int w = 0; w < 2; w++)
+                if ((op->operands[w] == v || op->operands[w] == trans) && nvptx_wgmma_refusal(g, op)) return false;
+        for (int r = 0; r < op->nregions; r++)
+            if (!only_wgmma_reads(g, op->regions[r], v, trans)) return false;
+    }
+    return true;
+}
+
 static bool zero_other(Gen *g, int v) {
     if (v == BIR_NONE) return true;
     const BirOp *op = g->f->values[v].def;
@@ -134,6 +148,9 @@ static bool zero_other(Gen *g, int v) {
     return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
 }
 
+
+/* The bytes of a pipelined load's tile (unpadded). */
+static int64_t tile_bytes_of(Gen *g, int v) { return type_numel(vtype(g, v)) * dtype_bytes(vtype(g, v).dtype); }
 
 /* Does v come from this loop's ring (a pipelined load, or its transpose)? */
 static bool ringed(const PipePlan *pp, int v) {
@@ -157,6 +174,7 @@ static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
+        if (dtype_is_fp8(vtype(g, op->operands[0]).dtype)) return NULL; /* its sum is added after a wait (wgmma.c) */
         if (!ringed(pp, op->operands[0]) || !ringed(pp, op->operands[1])) return NULL;
         int r = op->results[0], k = 0;
         while (k < y->noperands && y->operands[k] != r) k++;
@@ -185,7 +203,9 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
         if (!first) first = op, first_at = i;
         last = op, top++;
     }
-    if (top < 2 || top != nvptx_ops_in(body, BIR_DOT) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last)) return NULL;
+    if (top < 2 || top != nvptx_ops_in(body, BIR_DOT) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last) ||
+        dtype_is_fp8(vtype(g, last->operands[0]).dtype) || dtype_is_fp8(vtype(g, first->operands[0]).dtype))
+        return NULL;
     if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_dot_in_registers(g, last, 0)))
         return NULL;
     int r = last->results[0], k = 0;
@@ -255,17 +275,19 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
         if (op->code != BIR_LOAD) continue;
         int v = op->results[0];
         BlkType t = vtype(g, v);
-        if (t.rank != 2 || dtype_bytes(t.dtype) != 2 || nvptx_contiguous_dim(g, v) != 1) continue;
-        if (nvptx_access_width(g->s->plan, g->f, op) < 8 || !zero_other(g, op->operands[2])) continue;
+        int es = dtype_bytes(t.dtype);
+        if (t.rank != 2 || (es != 2 && es != 1) || nvptx_contiguous_dim(g, v) != 1) continue;
+        if (nvptx_access_width(g->s->plan, g->f, op) * es < 16 || !zero_other(g, op->operands[2])) continue;
         int trans = -1, none = -1;
         if (!only_dot_operand(body, v, true, &trans) || !computable(&S, op->operands[0]) ||
             (op->operands[1] != BIR_NONE && !computable(&S, op->operands[1])))
             continue;
         if (trans >= 0 && !only_dot_operand(body, trans, false, &none)) continue;
+        if (es == 1 && !only_wgmma_reads(g, body, v, trans)) continue;
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
-        int64_t bytes = g->s->plan->wgmma ? nvptx_round_up(type_numel(t) * 2, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * 2;
+        int64_t bytes = g->s->plan->wgmma ? nvptx_round_up(type_numel(t) * es, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * es;
         pp->tile_bytes[pp->nloads++] = bytes;
         tiles += bytes;
     }
@@ -491,7 +513,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
         int32_t copies = nvptx_layout_copy_regs(l);
         LLVMValueRef own = nvptx_owner(g, l); /* a branch, not src-size 0: that writes zeros */
         LLVMBasicBlockRef owned = LLVMIsConstant(own) ? NULL : nvptx_begin_if(g, own);
-        for (int r = 0; r < l->nregs; r += 8) {
+        for (int r = 0; r < l->nregs; r += 16 / st.es) { /* a 16-byte chunk a copy */
             if (r & copies) continue;
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
             LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
@@ -574,7 +596,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     LLVMPositionBuilderAtEnd(g->b, by_tma);
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, t0);
     int64_t bytes = 0;
-    for (int i = 0; i < pp->nloads; i++) bytes += type_numel(vtype(g, pp->loads[i]->results[0])) * 2;
+    for (int i = 0; i < pp->nloads; i++) bytes += tile_bytes_of(g, pp->loads[i]->results[0]);
     nvptx_mbarrier_expect(g, bar, bytes);
     int64_t off = 0;
     for (int i = 0; i < pp->nloads; i++) {
@@ -587,7 +609,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
             LLVMBasicBlockRef merge = twin >= 0 ? nvptx_begin_if(g, which ? edges[i] : LLVMBuildNot(g->b, edges[i], "")) : NULL;
             LLVMValueRef addr = nvptx_tma_map_address(g, which ? twin : g->s->tma_of[v] - 1);
             for (int j = 0; j < inner / map->box_inner; j++) {
-                LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * 2, slot);
+                LLVMValueRef dst = slot_at(g, pp, ring_at + off + (int64_t)j * map->box_rows * map->box_inner * map->elem_bytes, slot);
                 LLVMValueRef col = LLVMBuildAdd(g->b, cols[i], ci32(g, j * map->box_inner), "");
                 nvptx_tma_load(g, addr, dst, col, rows[i], bar);
             }
@@ -669,9 +691,9 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
         r->edge_map[i] = g->s->tma_edge_of[v] - 1;
         r->box_inner[i] = map->box_inner;
         r->boxes[i] = vtype(g, v).shape[nvptx_contiguous_dim(g, v)] / map->box_inner;
-        r->box_bytes[i] = (int64_t)map->box_rows * map->box_inner * 2;
+        r->box_bytes[i] = (int64_t)map->box_rows * map->box_inner * map->elem_bytes;
         r->bounded[i] = map->rows_scale || r->edge_map[i] >= 0;
-        r->fill_bytes += type_numel(vtype(g, v)) * 2;
+        r->fill_bytes += tile_bytes_of(g, v);
         off += pp->tile_bytes[i];
     }
 }

@@ -19,14 +19,31 @@ static void value_layout(void *ctx, int v, char *buf, size_t size) {
         snprintf(buf + at, size - at, " kept in shared memory at %lld", (long long)(s->carried_base + s->carried_at[v]));
 }
 
-static const char *path_name(NvptxDotPath p) {
-    switch (p) {
+/* The instruction a dot runs on, as PTX names it (wgmma's N added by the callers). */
+static const char *path_name(Gen *g, const NvptxDotSchedule *d) {
+    DType t = vtype(g, d->op->operands[0]).dtype;
+    switch (d->path) {
     case NVPTX_DOT_WGMMA: return "wgmma";
-    case NVPTX_DOT_MMA: return "mma.sync m16n8k16";
+    case NVPTX_DOT_MMA:
+        return dtype_is_int(t) ? "mma.sync m16n8k32" : dtype_is_fp8(t) ? "mma.sync m16n8k16 (fp8 as f16)" : "mma.sync m16n8k16";
     case NVPTX_DOT_TF32: return "mma.sync m16n8k8 tf32";
     case NVPTX_DOT_TF32X3: return "mma.sync m16n8k8 tf32x3";
     default: return "fma";
     }
+}
+
+/* How a tensor-core dot sums: into its accumulator, or (fp8) its k-block
+ * from zero, added to the accumulator after. */
+static const char *accumulation(Gen *g, const BirOp *op) {
+    DType t = vtype(g, op->operands[0]).dtype;
+    return dtype_is_int(t) ? "i32 accumulation" : dtype_is_fp8(t) ? "f32 accumulation, each dot's k-block summed apart"
+                                                                  : "f32 accumulation";
+}
+
+/* "f16", or "f8e4m3 x f8e5m2" where a and b differ. */
+static const char *operand_types(Gen *g, const BirOp *op) {
+    DType a = vtype(g, op->operands[0]).dtype, b = vtype(g, op->operands[1]).dtype;
+    return a == b ? dtype_name(a) : arena_printf(&g->arena, "%s x %s", dtype_name(a), dtype_name(b));
 }
 
 static const char *source_name(NvptxOperandSource s) {
@@ -147,11 +164,12 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     const BirOp *op = d->op;
     BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
     fprintf(out, "dot line %u [%d, %d] x [%d, %d] %s: %s", op->span.line, a.shape[0], a.shape[1], b.shape[0],
-            b.shape[1], dtype_name(a.dtype), path_name(d->path));
+            b.shape[1], operand_types(g, op), path_name(g, d));
     if (d->path == NVPTX_DOT_WGMMA) {
         int32_t n = b.shape[1] < 256 ? b.shape[1] : 256;
         int groups = g->s->plan->num_warps / 4;
-        fprintf(out, ".m64n%dk16, %d warpgroup%s x %d tile%s of 64 rows", n, groups, groups > 1 ? "s" : "",
+        fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dtype_bits(a.dtype) == 8 ? 32 : 16, groups,
+                groups > 1 ? "s" : "",
                 a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
     } else {
         const Layout *lc = &g->s->plan->layouts[op->results[0]];
@@ -164,9 +182,10 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
         if (d->path == NVPTX_DOT_WGMMA && staged) { /* read by descriptor: how the tile lies */
             Staged st = nvptx_staging(g, op->operands[w], NULL);
             bool k_major = st.cd == (w == 0 ? 1 : 0);
-            fprintf(out, " (%d-byte swizzle, %s)", st.slab * 2, k_major ? "K-major" : w == 0 ? "M-major" : "N-major");
+            fprintf(out, " (%d-byte swizzle, %s)", st.slab * st.es, k_major ? "K-major" : w == 0 ? "M-major" : "N-major");
         }
     }
+    if (dtype_is_fp8(a.dtype) && d->path != NVPTX_DOT_FMA) fprintf(out, "; its k-block summed from zero, added in f32");
     if (d->in_flight) fprintf(out, "; its group left in flight");
     if (d->deferred) fprintf(out, "; deferred");
     if (d->path == NVPTX_DOT_WGMMA) fprintf(out, "; holds %d registers", d->held_regs);
@@ -279,14 +298,14 @@ static void wgmma_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
         NvptxOperandSource src = d->from[w];
         if (src == NVPTX_FROM_RING || src == NVPTX_FROM_RESIDENT || src == NVPTX_FROM_STAGE) {
             Staged st = nvptx_staging(g, op->operands[w], NULL);
-            snprintf(how[w], sizeof how[w], "%s, %d-byte swizzle, %s)", wgmma_source(src), st.slab * 2,
+            snprintf(how[w], sizeof how[w], "%s, %d-byte swizzle, %s)", wgmma_source(src), st.slab * st.es,
                      st.cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
         } else snprintf(how[w], sizeof how[w], "%s", wgmma_source(src));
     }
     int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = b.shape[1] < 256 ? b.shape[1] : 256;
-    note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk16, f32 accumulation%s, %d warpgroup%s x %d tile%s "
-         "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype),
-         n, d->in_flight ? ", one group left in flight across iterations"
+    note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk%d, %s%s, %d warpgroup%s x %d tile%s "
+         "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], operand_types(g, op),
+         n, dtype_bits(a.dtype) == 8 ? 32 : 16, accumulation(g, op), d->in_flight ? ", one group left in flight across iterations"
             : d->deferred ? ", its group waited for by the next iteration's first dot" : "",
          groups, groups > 1 ? "s" : "", tiles, tiles > 1 ? "s" : "", how[0], how[1]);
 }
@@ -303,8 +322,13 @@ static void dot_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     const char *how_a = "through shared memory", *how_b = how_a;
     switch (d->path) {
     case NVPTX_DOT_MMA:
-        if (g->s->plan->wgmma) snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation (not wgmma: %s)", d->not_wgmma);
-        else snprintf(path, sizeof path, "mma.sync.m16n8k16, f32 accumulation");
+    {
+        DType t = a.dtype;
+        const char *instr = dtype_is_int(t) ? "mma.sync.m16n8k32" : dtype_is_fp8(t) ? "mma.sync.m16n8k16 (fp8 as f16)"
+                                                                                    : "mma.sync.m16n8k16";
+        if (g->s->plan->wgmma) snprintf(path, sizeof path, "%s, %s (not wgmma: %s)", instr, accumulation(g, op), d->not_wgmma);
+        else snprintf(path, sizeof path, "%s, %s", instr, accumulation(g, op));
+    }
         how_a = mma_source(d->from[0]), how_b = mma_source(d->from[1]);
         break;
     case NVPTX_DOT_TF32: snprintf(path, sizeof path, "mma.sync.m16n8k8 tf32, f32 accumulation"); break;
@@ -312,7 +336,7 @@ static void dot_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     default: snprintf(path, sizeof path, "FMA, one f32 fma per term in k order"); break;
     }
     note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: %s, warps %d x %d; a %s, b %s\n", op->span.line, a.shape[0],
-         a.shape[1], b.shape[0], b.shape[1], dtype_name(a.dtype), path, nvptx_layout_warps_along(lc, 0),
+         a.shape[1], b.shape[0], b.shape[1], operand_types(g, op), path, nvptx_layout_warps_along(lc, 0),
          nvptx_layout_warps_along(lc, 1), how_a, how_b);
 }
 

@@ -9,7 +9,9 @@
 #include "gen.h"
 
 Layout nvptx_dot_operand_layout(Gen *g, const BirOp *op, int which) {
-    return nvptx_layout_dot_operand(&g->s->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1]);
+    DType d = vtype(g, op->operands[0]).dtype; /* fp8 is multiplied as f16 on mma.sync: 16-bit fragments */
+    return nvptx_layout_dot_operand(&g->s->plan->layouts[op->results[0]], which, vtype(g, op->operands[0]).shape[1],
+                                    dtype_is_int(d) ? 1 : 2);
 }
 
 bool nvptx_dot_in_registers(Gen *g, const BirOp *op, int which) {
@@ -23,7 +25,7 @@ int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (
  * An operand that is not in the thread's registers already is staged in
  * shared memory and read with ldmatrix (or, on sm_90a, by wgmma through a
  * descriptor: wgmma.c). Staged row-major along the dimension its registers
- * run along (cd), in slabs of at most 64 elements (128 bytes) of each row,
+ * run along (cd), in slabs of at most 128 bytes of each row,
  * slab after slab; in a slab, 16-byte chunks of a row XORed with the row
  * (Triton's swizzle: rows of fewer than 128 bytes share a 128-byte line,
  * perPhase of them, and maxPhase line patterns repeat), so that the 8 rows
@@ -31,14 +33,17 @@ int nvptx_dot_a_reg(int p, int k, int tile, int kbits) { return (p & 1) << 1 | (
  * and 32 bytes are exactly wgmma's 128-, 64- and 32-byte swizzled layouts. */
 
 /* The elements of value v's runs (2^bits of them, consecutive along one
- * dimension in each thread's first registers), up to 8; 1 where it has none. */
+ * dimension in each thread's first registers), up to 16 bytes of them; 1
+ * where it has none. 16-bit and 8-bit elements only. */
 static int run_length(Gen *g, int v, int *dim) {
     const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
-    if (t.rank != 2 || dtype_bytes(t.dtype) != 2) return 1;
+    int es = dtype_bytes(t.dtype);
+    if (t.rank != 2 || (es != 2 && es != 1)) return 1;
+    int most = es == 2 ? 3 : 4; /* log2 of the elements in 16 bytes */
     for (int d = 0; d < 2; d++) {
         int bits = 0;
-        while (bits < 3 && bits < l->nreg_bits && l->reg[bits][d] == 1 << bits && l->reg[bits][1 - d] == 0) bits++;
+        while (bits < most && bits < l->nreg_bits && l->reg[bits][d] == 1 << bits && l->reg[bits][1 - d] == 0) bits++;
         if (bits) {
             *dim = d;
             return 1 << bits;
@@ -49,7 +54,7 @@ static int run_length(Gen *g, int v, int *dim) {
 
 int nvptx_contiguous_dim(Gen *g, int v) {
     int d = -1;
-    return run_length(g, v, &d) == 8 ? d : -1;
+    return run_length(g, v, &d) * dtype_bytes(vtype(g, v).dtype) == 16 ? d : -1;
 }
 
 int nvptx_stageable_dim(Gen *g, int v) {
@@ -57,39 +62,44 @@ int nvptx_stageable_dim(Gen *g, int v) {
     return run_length(g, v, &d) >= 2 ? d : -1;
 }
 
+/* Elements of a 16-byte chunk, the unit the swizzle moves. */
+static int chunk_elems(const Staged *st) { return 16 / st->es; }
+
 Staged nvptx_staging(Gen *g, int v, LLVMValueRef base) {
     BlkType t = vtype(g, v);
-    int cd = nvptx_stageable_dim(g, v);
-    Staged st = {.base = base, .cd = cd, .rows = t.shape[1 - cd]};
-    st.slab = t.shape[cd] < 64 ? t.shape[cd] : 64;
-    int slab_bytes = st.slab * 2;
+    int cd = nvptx_stageable_dim(g, v), es = dtype_bytes(t.dtype);
+    Staged st = {.base = base, .cd = cd, .rows = t.shape[1 - cd], .es = es};
+    st.slab = t.shape[cd] < 128 / es ? t.shape[cd] : 128 / es;
+    int slab_bytes = st.slab * es;
     st.per_phase = slab_bytes >= 128 ? 1 : 128 / slab_bytes;
-    int chunks = st.slab / 8;
+    int chunks = slab_bytes / 16;
     st.max_phase = chunks < 8 ? chunks : 8;
     return st;
 }
 
 LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col) {
+    int ce = chunk_elems(st), ce_bits = ce == 16 ? 4 : 3;
     LLVMValueRef in_slab = LLVMBuildAnd(g->b, col, ci32(g, st->slab - 1), "");
-    LLVMValueRef chunk = LLVMBuildLShr(g->b, in_slab, ci32(g, 3), "");
+    LLVMValueRef chunk = LLVMBuildLShr(g->b, in_slab, ci32(g, ce_bits), "");
     LLVMValueRef phase = LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, row, ci32(g, st->per_phase), ""), ci32(g, st->max_phase), "");
     chunk = LLVMBuildXor(g->b, chunk, phase, "");
     LLVMValueRef slab = LLVMBuildUDiv(g->b, col, ci32(g, st->slab), "");
     LLVMValueRef e = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, slab, ci32(g, st->rows * st->slab), ""),
                                   LLVMBuildMul(g->b, row, ci32(g, st->slab), ""), "");
-    e = LLVMBuildAdd(g->b, e, LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, 3), ""),
-                                           LLVMBuildAnd(g->b, col, ci32(g, 7), ""), ""), "");
-    return LLVMBuildAdd(g->b, st->base, LLVMBuildShl(g->b, e, ci32(g, 1), ""), "");
+    e = LLVMBuildAdd(g->b, e, LLVMBuildAdd(g->b, LLVMBuildShl(g->b, chunk, ci32(g, ce_bits), ""),
+                                           LLVMBuildAnd(g->b, col, ci32(g, ce - 1), ""), ""), "");
+    return LLVMBuildAdd(g->b, st->base, LLVMBuildMul(g->b, e, ci32(g, st->es), ""), "");
 }
 
 static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
     return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
 }
 
-/* Every thread stores its registers a run at a time: 16 bytes (8 elements)
- * where it holds runs of 8 (loads), 4 bytes where it holds pairs (a dot's
- * accumulator converted: wgmma's or mma.sync's fragments). A run never
- * crosses a 16-byte chunk, which the swizzle moves whole. */
+/* Every thread stores its registers a run at a time: 16 bytes where it
+ * holds runs of 16 bytes (loads), 4 bytes where it holds pairs of 16-bit
+ * elements (a dot's accumulator converted: wgmma's or mma.sync's
+ * fragments). A run never crosses a 16-byte chunk, which the swizzle moves
+ * whole. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st) {
     const Layout *l = &g->s->plan->layouts[v];
     BlkType t = vtype(g, v);
@@ -102,7 +112,7 @@ void nvptx_stage_store(Gen *g, int v, const Staged *st) {
         for (int i = 0; i < run; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
         LLVMValueRef off = nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
         LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
-        LLVMSetAlignment(store, (unsigned)run * 2);
+        LLVMSetAlignment(store, (unsigned)(run * st->es));
     }
 }
 

@@ -372,6 +372,8 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
     if (g->m->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
     BlkType t = vtype(g, v);
+    int es = dtype_bytes(t.dtype);
+    if (es != 2 && es != 1) return "its elements are not 16-bit or 8-bit";
     int cd = nvptx_contiguous_dim(g, v);
     if (cd < 0) return "its elements are not in 16-byte runs";
     Affine a = affine(g, g->s->tma_memo, ld->operands[0]);
@@ -381,17 +383,17 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
         return arena_printf(&g->arena, "its pointers do not step by one element along dimension %d (unit stride not known)", cd);
     }
     int64_t div = outer.param >= 0 ? param_div(g, outer.param) : 1;
-    if (outer.k <= 0 || (outer.k * 2 * div) % 16 || outer.k > ((int64_t)1 << 38))
+    if (outer.k <= 0 || (outer.k * es * div) % 16 || outer.k > ((int64_t)1 << 38))
         return outer.param >= 0 ? "its row stride is not known to be a multiple of 16 bytes (launch facts)"
                                 : "its row stride is not a positive multiple of 16 bytes";
     if (param_div(g, a.base) < 16) return "its base pointer is not known to be 16-byte aligned";
     Staged st = nvptx_staging(g, v, NULL);
-    if (st.rows > 256 || st.rows % 8 || st.slab < 8) {
+    if (st.rows > 256 || st.rows % 8 || st.slab * es < 16) {
         return arena_printf(&g->arena, "its tile has %d rows of %d (TMA: at most 256, a multiple of 8)", st.rows, t.shape[cd]);
     }
     *map = (NvptxTensorMap){.base_param = a.base, .stride_param = outer.param, .stride_scale = outer.k,
                             .box_inner = st.slab, .box_rows = st.rows,
-                            .swizzle_bytes = nvptx_tma_swizzle_bytes(st.slab)};
+                            .swizzle_bytes = nvptx_tma_swizzle_bytes(st.slab, es), .elem_bytes = es};
     NvptxTmaMask unused;
     nvptx_tma_mask(g, ld, map, &unused);
     return NULL;

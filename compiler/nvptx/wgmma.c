@@ -47,7 +47,7 @@ enum { WGMMA_OTHER_REGS = 26 };
  * (attention backward's dSᵀ, converted from an accumulator, runs in pairs). */
 bool nvptx_wgmma_readable(Gen *g, int v) {
     int cd = nvptx_stageable_dim(g, v);
-    return cd >= 0 && vtype(g, v).shape[cd] >= 16;
+    return cd >= 0 && vtype(g, v).shape[cd] * dtype_bytes(vtype(g, v).dtype) >= 32;
 }
 
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
@@ -60,12 +60,23 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     int b = op->operands[1]; /* (a is read from registers where it cannot be from shared memory) */
     if (!nvptx_wgmma_readable(g, b))
         return nvptx_stageable_dim(g, b) < 0 ? "b has no runs of 2 elements a thread holds to stage"
-                                              : "b has rows shorter than 16 elements";
+                                              : "b has rows shorter than 32 bytes";
+    DType bd = vtype(g, b).dtype;
+    if (dtype_is_int(at.dtype) && at.dtype != bd) /* (ptxas: "WGMMA with mixed integer types") */
+        return "wgmma multiplies u8 by i8 from PTX ISA 8.4 on, and blkc's sm_90a PTX is 8.0";
+    if (dtype_bits(at.dtype) == 8) { /* K-major both, from shared memory: the only 8-bit forms */
+        if (!nvptx_wgmma_readable(g, op->operands[0]) || nvptx_stageable_dim(g, op->operands[0]) != 1)
+            return "a's elements do not run along k (8-bit wgmma reads a K-major: [M, K] with K contiguous)";
+        if (nvptx_stageable_dim(g, b) != 0)
+            return "b's elements do not run along k (8-bit wgmma reads b K-major: load b as [N, K], K contiguous, "
+                   "and pass trans(...) of it)";
+    }
     return NULL;
 }
 
 int64_t nvptx_wgmma_staged_bytes(Gen *g, int v) {
-    return nvptx_round_up(type_numel(vtype(g, v)) * 2, NVPTX_SWIZZLE_PERIOD); /* where descriptors assume it starts */
+    BlkType t = vtype(g, v); /* rounded up to where descriptors assume the next one starts */
+    return nvptx_round_up(type_numel(t) * dtype_bytes(t.dtype), NVPTX_SWIZZLE_PERIOD);
 }
 
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]) {
@@ -107,11 +118,11 @@ static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int6
  * in the address field (exact: an address in shared memory is below 2^18
  * bytes, so the field, 14 bits of address / 16, does not carry). */
 static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVMValueRef mn0, int kk) {
-    int kd = which == 0 ? 1 : 0, sb = st->slab * 2;
+    int kd = which == 0 ? 1 : 0, sb = st->slab * st->es;
     LLVMValueRef off;
     int64_t lead, kk_off;
     if (st->cd == kd) { /* K-major: rows along M or N */
-        int steps = sb / 32; /* k-steps of 16 elements in a slab */
+        int steps = sb / 32; /* k-steps (32 bytes of k) in a slab */
         off = LLVMBuildMul(g->b, mn0, ci32(g, sb), "");
         kk_off = (int64_t)(kk / steps) * st->rows * sb + (kk % steps) * 32;
         lead = 16;
@@ -128,35 +139,51 @@ static LLVMValueRef operand_descriptor(Gen *g, const Staged *st, int which, LLVM
 
 /* ------------------------------------------------------------ emission */
 
-/* A struct of n f32: what an asm returning n accumulators gives. */
-static LLVMTypeRef f32_struct(Gen *g, int n) {
+/* A struct of n of t: what an asm returning n accumulators gives. */
+static LLVMTypeRef acc_struct(Gen *g, LLVMTypeRef t, int n) {
     LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)n * sizeof *fields);
-    for (int j = 0; j < n; j++) fields[j] = g->t.f32;
+    for (int j = 0; j < n; j++) fields[j] = t;
     return LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)n, 0);
+}
+
+/* The PTX names of a dot's operand types. */
+static const char *wgmma_type(DType d) {
+    switch (d) {
+    case DT_F16: return "f16";
+    case DT_BF16: return "bf16";
+    case DT_F8E4M3: return "e4m3";
+    case DT_F8E5M2: return "e5m2";
+    case DT_U8: return "u8";
+    default: return "s8";
+    }
 }
 
 /* One wgmma on the n/2 accumulators at acc (updated in place): a by
  * descriptor (a_desc) or as four registers (a_regs), b by descriptor;
- * add_acc 0: acc's values are not read (d = a b). */
-static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_regs, LLVMValueRef b_desc, int trans_a,
-                  int trans_b, int add_acc, LLVMValueRef *acc) {
+ * add_acc 0: acc's values are not read (d = a b). 16-bit operands:
+ * m64nNk16, either operand transposed; 8-bit: m64nNk32, K-major only,
+ * integers with no scale operands. */
+static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMValueRef *a_regs, LLVMValueRef b_desc,
+                  int trans_a, int trans_b, int add_acc, LLVMValueRef *acc) {
     int nacc = n / 2, nin = a_regs ? 4 : 1;
-    const char *t = d == DT_F16 ? "f16" : "bf16";
+    bool ints = dtype_is_int(da), wide = dtype_bits(da) == 16;
     char *text = arena_alloc(&g->arena, (size_t)nacc * 6 + 256);
     char *cons = arena_alloc(&g->arena, (size_t)nacc * 8 + 64);
-    int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                     nacc + nin + 1, n, t, t);
+    int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {",
+                     nacc + nin + 1, n, wide ? 16 : 32, ints ? "s32" : "f32", wgmma_type(da), wgmma_type(db));
     int ct = 0;
     for (int j = 0; j < nacc; j++) {
         at += sprintf(text + at, "%s$%d", j ? ", " : "", j);
-        ct += sprintf(cons + ct, "=f,");
+        ct += sprintf(cons + ct, ints ? "=r," : "=f,");
     }
+    const char *scales = ints ? "" : ", 1, 1";
     if (a_regs) {
-        at += sprintf(text + at, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d; }", nacc, nacc + 1, nacc + 2, nacc + 3,
-                      nacc + 4, trans_b);
+        at += sprintf(text + at, "}, {$%d, $%d, $%d, $%d}, $%d, p%s, %d; }", nacc, nacc + 1, nacc + 2, nacc + 3,
+                      nacc + 4, scales, trans_b);
         ct += sprintf(cons + ct, "r,r,r,r,l,r");
     } else {
-        at += sprintf(text + at, "}, $%d, $%d, p, 1, 1, %d, %d; }", nacc, nacc + 1, trans_a, trans_b);
+        if (wide) at += sprintf(text + at, "}, $%d, $%d, p%s, %d, %d; }", nacc, nacc + 1, scales, trans_a, trans_b);
+        else at += sprintf(text + at, "}, $%d, $%d, p%s; }", nacc, nacc + 1, scales);
         ct += sprintf(cons + ct, "l,l,r");
     }
     for (int j = 0; j < nacc; j++) ct += sprintf(cons + ct, ",%d", j);
@@ -169,7 +196,7 @@ static void wgmma(Gen *g, DType d, int n, LLVMValueRef a_desc, LLVMValueRef *a_r
     args[k++] = b_desc;
     args[k++] = ci32(g, add_acc);
     for (int j = 0; j < nacc; j++) args[k++] = acc[j];
-    LLVMValueRef res = nvptx_asm_call(g, f32_struct(g, nacc), text, cons, args, k, true);
+    LLVMValueRef res = nvptx_asm_call(g, acc_struct(g, ints ? g->t.i32 : g->t.f32, nacc), text, cons, args, k, true);
     for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
@@ -182,15 +209,21 @@ void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending) {
         int c = n - at < WG_WAIT_CHUNK ? n - at : WG_WAIT_CHUNK;
         char *cons = arena_alloc(&g->arena, (size_t)c * 8 + 8);
         int ct = 0;
-        for (int j = 0; j < c; j++) ct += sprintf(cons + ct, "%s=f", j ? "," : "");
+        LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)c * sizeof *fields);
+        for (int j = 0; j < c; j++) { /* f32, or i32 (8-bit integer dots) */
+            fields[j] = LLVMTypeOf(acc[at + j]);
+            ct += sprintf(cons + ct, "%s=%c", j ? "," : "", fields[j] == g->t.i32 ? 'r' : 'f');
+        }
         for (int j = 0; j < c; j++) ct += sprintf(cons + ct, ",%d", j);
-        LLVMValueRef res = nvptx_asm_call(g, f32_struct(g, c), text, cons, acc + at, c, true);
+        LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)c, 0);
+        LLVMValueRef res = nvptx_asm_call(g, ret, text, cons, acc + at, c, true);
         for (int j = 0; j < c; j++) acc[at + j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
     }
 }
 
 static bool is_zero(LLVMValueRef v) {
     LLVMBool lost;
+    if (LLVMIsAConstantInt(v)) return LLVMConstIntGetZExtValue(v) == 0;
     return LLVMIsAConstantFP(v) && LLVMConstRealGetDouble(v, &lost) == 0.0 && !signbit(LLVMConstRealGetDouble(v, &lost));
 }
 
@@ -203,14 +236,19 @@ static int acc_reg(int j, int n0, int mi, int nbits) { return (j & 3) | ((n0 / 8
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->s->plan->layouts[r];
-    DType d = vtype(g, op->operands[0]).dtype;
+    DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
-    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / 16;
+    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K * dtype_bytes(d) / 32;
+    /* fp8: the dot's k-block summed from zero, then added to the accumulator in f32 (the tensor cores'
+       fp8 sums keep fewer bits: language.md §7) */
+    bool promote = dtype_is_fp8(d);
     int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, kbits = 0;
     while ((8 << nbits) < N) nbits++;
     while ((1 << kbits) < ksteps) kbits++;
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+    if (promote && (ds->in_flight || ds->deferred || ds->ends_deferred))
+        return nvptx_gen_fail(g, op, "internal compiler error: an fp8 dot left in flight");
     const NvptxOperandSource *src = ds->from;
     Staged st[2] = {{0}};
     int64_t at = smem_at;
@@ -244,7 +282,10 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         a_regs = nvptx_operand(g, op->operands[0], &lo, at);
     }
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    if (promote)
+        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
+    else
+        memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     /* a's registers as 32-bit words [tile][k-step][4], all made before the
      * fence: a word written between two wgmmas would make ptxas insert a
      * wait for the first (C7519) */
@@ -273,11 +314,11 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 zero &= is_zero(acc[j]);
             }
             if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
-                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(g->t.f32);
+                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(LLVMTypeOf(acc[j]));
             for (int kk = 0; kk < ksteps; kk++) {
                 LLVMValueRef a_desc = words ? NULL : operand_descriptor(g, &st[0], 0, m0, kk);
                 LLVMValueRef b_desc = operand_descriptor(g, &st[1], 1, ci32(g, n0), kk);
-                wgmma(g, d, nchunk, a_desc, words ? words[mi * ksteps + kk] : NULL, b_desc, trans_a, trans_b,
+                wgmma(g, d, db, nchunk, a_desc, words ? words[mi * ksteps + kk] : NULL, b_desc, trans_a, trans_b,
                       !(zero && kk == 0), acc);
             }
             for (int j = 0; j < nchunk / 2; j++) out[acc_reg(j, n0, mi, nbits)] = acc[j];
@@ -291,6 +332,8 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     if (!ds->ends_deferred) {
         nvptx_wgmma_wait(g, out, lc->nregs, 0);
+        if (promote)
+            for (int i = 0; i < lc->nregs; i++) out[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
         return true;
     }
     /* this wait also ends the last iteration's deferred dot: its result, the

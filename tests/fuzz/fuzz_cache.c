@@ -64,20 +64,20 @@ static uint64_t take_u64(const uint8_t **data, size_t *size) {
     return v;
 }
 
-/* A tensor map's ten fields on disk from 80 bytes of the input: masked into
+/* A tensor map's eleven fields on disk from 88 bytes of the input: masked into
  * their ranges, so that most maps are valid and the fuzzer reaches what
  * follows them, unless raw. */
 static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
-    uint64_t f[10];
-    for (int i = 0; i < 10; i++) f[i] = take_u64(data, size);
+    uint64_t f[11];
+    for (int i = 0; i < 11; i++) f[i] = take_u64(data, size);
     if (!raw) {
-        static const uint64_t inner[] = {8, 16, 32, 64};
         f[0] %= BLK_MAX_KERNEL_ARGS;
         f[1] %= BLK_MAX_KERNEL_ARGS + 1; /* the stride parameter + 1; 0: none */
         f[2] = 1 + f[2] % ((uint64_t)1 << 38);
-        f[3] = inner[f[3] % 4];
+        f[10] = 1 + f[10] % 2; /* the element's bytes */
+        f[3] = (16 / f[10]) << (f[3] % 4); /* rows of 16 to 128 bytes */
         f[4] = 8 * (1 + f[4] % 32);
-        f[5] = f[3] == 8 ? 0 : f[3] * 2;
+        f[5] = f[3] * f[10] == 16 ? 0 : f[3] * f[10];
         f[6] %= BLK_MAX_KERNEL_ARGS + 1; /* the bounds' parameters + 1 and scales (up to 2^32 either way) */
         f[7] = (uint64_t)((int64_t)(f[7] % (((uint64_t)1 << 33) + 1)) - ((int64_t)1 << 32));
         f[8] %= BLK_MAX_KERNEL_ARGS + 1;
@@ -91,7 +91,7 @@ static void put_map(Bytes *b, bool raw, const uint8_t **data, size_t *size) {
  * the input instead of the true ones, bit 5 the maps' fields as the input
  * has them, unmasked. */
 static void build_entry(Bytes *b, uint8_t flags, const uint8_t *data, size_t size) {
-    put(b, flags & 2 ? "BLKC0003" : "BLKC0004", 8);
+    put(b, flags & 2 ? "BLKC0004" : "BLKC0005", 8);
     const char *key = flags & 4 ? "another key" : KEY;
     put_u64(b, strlen(key));
     put(b, key, strlen(key));
@@ -136,11 +136,11 @@ static unsigned char *read_file(const char *path, size_t *n) {
 /* A map as the reader may hand it out (cache.c's map_ok, on the loaded
  * fields): a launch makes a CUtensorMap of exactly these. */
 static bool map_valid(const NvptxTensorMap *m) {
-    int inner = m->box_inner, swizzle = m->swizzle_bytes;
+    int inner = m->box_inner, swizzle = m->swizzle_bytes, es = m->elem_bytes, row = inner * es;
     return m->base_param >= 0 && m->base_param < BLK_MAX_KERNEL_ARGS && m->stride_param >= -1 &&
            m->stride_param < BLK_MAX_KERNEL_ARGS && m->stride_scale >= 1 && m->stride_scale <= (int64_t)1 << 38 &&
-           (inner == 8 || inner == 16 || inner == 32 || inner == 64) && m->box_rows >= 8 && m->box_rows <= 256 &&
-           m->box_rows % 8 == 0 && (swizzle == 0 ? inner == 8 : swizzle == inner * 2) && m->rows_param >= -1 &&
+           (es == 1 || es == 2) && (row == 16 || row == 32 || row == 64 || row == 128) && m->box_rows >= 8 &&
+           m->box_rows <= 256 && m->box_rows % 8 == 0 && (swizzle == 0 ? row == 16 : swizzle == row) && m->rows_param >= -1 &&
            m->rows_param < BLK_MAX_KERNEL_ARGS && m->cols_param >= -1 && m->cols_param < BLK_MAX_KERNEL_ARGS &&
            m->rows_scale >= -((int64_t)1 << 32) && m->rows_scale <= (int64_t)1 << 32 &&
            m->cols_scale >= -((int64_t)1 << 32) && m->cols_scale <= (int64_t)1 << 32;

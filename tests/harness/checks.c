@@ -127,6 +127,8 @@ static void tb_set(TBuf *b, int64_t i, double v) {
     case DT_BF16: ((uint16_t *)b->data)[i] = f32_to_bf16((float)v); break;
     case DT_I32: ((int32_t *)b->data)[i] = (int32_t)v; break;
     case DT_I8: ((int8_t *)b->data)[i] = (int8_t)v; break;
+    case DT_U8: ((uint8_t *)b->data)[i] = (uint8_t)v; break;
+    case DT_F8E4M3: case DT_F8E5M2: ((uint8_t *)b->data)[i] = f32_to_fp8((float)v, fp8_format(b->dt)); break;
     default: ((float *)b->data)[i] = (float)v; break;
     }
 }
@@ -137,6 +139,8 @@ static double tb_get(const TBuf *b, int64_t i) {
     case DT_BF16: return bf16_to_f32(((uint16_t *)b->data)[i]);
     case DT_I32: return ((int32_t *)b->data)[i];
     case DT_I8: return ((int8_t *)b->data)[i];
+    case DT_U8: return ((uint8_t *)b->data)[i];
+    case DT_F8E4M3: case DT_F8E5M2: return fp8_to_f32(((uint8_t *)b->data)[i], fp8_format(b->dt));
     default: return ((float *)b->data)[i];
     }
 }
@@ -786,6 +790,94 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     return r;
 }
 
+/* A matrix of 8-bit operands in row-major rows `stride` apart (or, trans,
+ * column-major columns `stride` apart): every 8-bit integer alike, or fp8
+ * roundings of N(0, 1); NaN (fp8) or -1 (integers) in the padding. */
+static void fill_8bit(TBuf *m, RefRng *rng, int64_t inner, int64_t stride) {
+    bool fp8 = dtype_is_fp8(m->dt);
+    for (int64_t i = 0; i < m->n; i++) {
+        double byte = floor(ref_uniform(rng) * 256); /* 0 .. 255 */
+        double v = m->dt == DT_U8 ? byte : m->dt == DT_I8 ? byte - 128 : ref_normal(rng);
+        tb_set(m, i, i % stride < inner ? v : fp8 ? NAN : m->dt == DT_U8 ? 255 : -1);
+    }
+}
+
+CheckResult check_matmul_8bit(const ExampleRunner *run, int M, int N, int K, DType ta, DType tb, DType out,
+                              int block_m, int block_n, int block_k, bool trans_b, bool per_tensor, int pad) {
+    CheckResult r = {0};
+    bool fp8 = dtype_is_fp8(ta);
+    set_name(&r, "matmul_%s %dx%dx%d %s x %s -> %s%s%s pad=%d BLOCK=%d/%d/%d", fp8 ? "fp8" : "int8", M, N, K,
+             tname(ta), tname(tb), tname(out), trans_b ? " B^T" : "", fp8 ? per_tensor ? " per-tensor" : " row-wise" : "",
+             pad, block_m, block_n, block_k);
+    RefRng rng = {21};
+    const double sentinel = fp8 ? 1280.0 : 12345.0;
+    int64_t sam = K + pad, sbk = trans_b ? 1 : N + pad, sbn = trans_b ? K + pad : 1, scm = N + pad;
+    TBuf a = tb_new(ta, (int64_t)M * sam), b = tb_new(tb, trans_b ? (int64_t)N * sbn : (int64_t)K * sbk);
+    TBuf c = tb_new(out, (int64_t)M * scm), sa = tb_new(DT_F32, M), sb = tb_new(DT_F32, N);
+    fill_8bit(&a, &rng, K, sam);
+    fill_8bit(&b, &rng, trans_b ? K : N, trans_b ? sbn : sbk);
+    for (int64_t i = 0; i < c.n; i++) tb_set(&c, i, sentinel);
+    for (int i = 0; i < M; i++) tb_set(&sa, i, 0.5 + ref_uniform(&rng) * 1.5);
+    for (int i = 0; i < N; i++) tb_set(&sb, i, 0.5 + ref_uniform(&rng) * 1.5);
+    char d[6][32];
+    snprintf(d[0], sizeof d[0], "TA=%s", tname(ta));
+    snprintf(d[1], sizeof d[1], "TB=%s", tname(tb));
+    snprintf(d[2], sizeof d[2], "BLOCK_M=%d", block_m);
+    snprintf(d[3], sizeof d[3], "BLOCK_N=%d", block_n);
+    snprintf(d[4], sizeof d[4], "BLOCK_K=%d", block_k);
+    snprintf(d[5], sizeof d[5], "T=%s", tname(out));
+    ExampleKernel k = {fp8 ? "matmul_fp8.blk" : "matmul_int8.blk", fp8 ? "matmul_fp8" : "matmul_int8",
+                       {d[0], d[1], d[2], d[3], d[4], fp8 ? d[5] : NULL, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
+    int64_t ssa = per_tensor ? 0 : 1, ssb = per_tensor ? 0 : 1;
+    InterpArg fargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
+                         {.i = M}, {.i = N}, {.i = K}, {.i = sam}, {.i = 1}, {.i = sbk}, {.i = sbn},
+                         {.i = scm}, {.i = 1}, {.i = ssa}, {.i = ssb}};
+    InterpArg iargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.i = M}, {.i = N}, {.i = K},
+                         {.i = sam}, {.i = 1}, {.i = sbk}, {.i = sbn}, {.i = scm}, {.i = 1}};
+    uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
+    if (launch(run, &r, &k, fp8 ? fargs : iargs, fp8 ? 16 : 12, programs, bufs, fp8 ? 5 : 3)) {
+        size_t mn = (size_t)M * N;
+        double *ref = malloc(mn * sizeof *ref), *bound = malloc(mn * sizeof *bound);
+        for (int i = 0; ref && bound && i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0, mag = 0; /* exact in double: products of fp8 values, sums of 8-bit ones */
+                for (int kk = 0; kk < K; kk++) {
+                    double p = tb_get(&a, (int64_t)i * sam + kk) * tb_get(&b, (int64_t)kk * sbk + (int64_t)j * sbn);
+                    s += p, mag += fabs(p);
+                }
+                if (!fp8) {
+                    ref[(size_t)i * N + j] = (double)(int32_t)(uint32_t)(int64_t)s; /* modulo 2^32 */
+                    continue;
+                }
+                double scale = tb_get(&sa, per_tensor ? 0 : i) * tb_get(&sb, per_tensor ? 0 : j);
+                ref[(size_t)i * N + j] = s * scale;
+                /* each k-block's sum on the tensor cores (wgmma's fp8 sums keep about 13 bits: at most
+                   2^-12 S a 32-wide k-step, language.md §7), the f32 sums (K 2^-23 S), two f32 roundings
+                   of the scaling, one rounding to T */
+                double u = out == DT_F32 ? 0x1p-24 : unit_roundoff(out);
+                double sums = (block_k / 32) * 0x1p-12 + (K + 2) * 0x1p-23;
+                bound[(size_t)i * N + j] = (sums * mag * scale + u * fabs(s * scale)) * (1 + 0x1p-20) +
+                                           (out == DT_F32 ? 0x1p-149 : subnormal_half(out));
+            }
+        if (!ref || !bound) failf(&r, "out of memory for the reference");
+        else if (fp8) {
+            compare_bound(&r, "c", &c, scm, ref, bound, M, N, "(BK/32 2^-12+K2^-23)S|s|+u|c|", true);
+        } else {
+            snprintf(r.tolerance, sizeof r.tolerance, "exact");
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    double g = tb_get(&c, (int64_t)i * scm + j), want = ref[(size_t)i * N + j];
+                    if (g != want) failf(&r, "c[%d, %d] = %.0f, reference %.0f (exact)", i, j, g, want);
+                }
+        }
+        check_padding(&r, "c", &c, M, N, scm, sentinel);
+        free(ref), free(bound);
+    }
+    tb_free(&a), tb_free(&b), tb_free(&c), tb_free(&sa), tb_free(&sb);
+    return r;
+}
+
 /* The const parameters both attention examples take (and the forward's GROUP). */
 typedef struct {
     char text[7][32];
@@ -1153,6 +1245,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
+    CHECK(check_matmul_8bit(r, 100, 70, 200, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 64, true, false, 3));
+    CHECK(check_matmul_8bit(r, 100, 70, 200, DT_I8, DT_I8, DT_I32, 64, 64, 64, false, false, 5));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
@@ -1218,6 +1312,15 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* a's 32-element rows: its TMA copies land with the 64-byte swizzle, and
          * 64 rows on 8 warps take mma.sync, which reads them with ldmatrix */
         CHECK(check_matmul(r, 200, 1104, 104, DT_F16, 64, 512, 32, 4, false, 8));
+        /* 8-bit dots: every operand pair, B either way, sizes off the blocks, M = 1, K below BLOCK_K */
+        CHECK(check_matmul_8bit(r, 37, 53, 45, DT_F8E5M2, DT_F8E4M3, DT_F16, 32, 32, 32, false, true, 3));
+        CHECK(check_matmul_8bit(r, 129, 67, 250, DT_F8E4M3, DT_F8E5M2, DT_F32, 64, 64, 64, true, false, 0));
+        CHECK(check_matmul_8bit(r, 1, 77, 96, DT_F8E5M2, DT_F8E5M2, DT_BF16, 16, 32, 32, false, false, 2));
+        CHECK(check_matmul_8bit(r, 300, 200, 128, DT_F8E4M3, DT_F8E4M3, DT_BF16, 128, 128, 128, true, false, 16));
+        CHECK(check_matmul_8bit(r, 37, 53, 45, DT_U8, DT_I8, DT_I32, 32, 32, 32, true, false, 3));
+        CHECK(check_matmul_8bit(r, 129, 67, 250, DT_I8, DT_U8, DT_I32, 64, 64, 64, false, false, 0));
+        CHECK(check_matmul_8bit(r, 1, 77, 96, DT_U8, DT_U8, DT_I32, 16, 32, 32, true, false, 2));
+        CHECK(check_matmul_8bit(r, 300, 200, 128, DT_I8, DT_I8, DT_I32, 128, 128, 128, false, false, 16));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
         CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32, 1, 0));
@@ -1268,6 +1371,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
          * out-of-bounds fill (the maps' extents M and N, the NaN padding beyond them never read),
          * at the edge sizes 1, 15, 17, 1000 and 4095 (odd strides: no TMA for that operand) */
         CHECK(check_matmul(r, 1000, 1000, 1000, DT_F16, 128, 256, 64, 8, false, 8));
+        CHECK(check_matmul_8bit(r, 1024, 1024, 4096, DT_F8E4M3, DT_F8E4M3, DT_BF16, 128, 128, 128, true, false, 0));
+        CHECK(check_matmul_8bit(r, 1000, 1000, 1000, DT_F8E4M3, DT_F8E5M2, DT_F16, 128, 128, 128, true, true, 16));
+        CHECK(check_matmul_8bit(r, 1024, 1024, 4096, DT_I8, DT_I8, DT_I32, 128, 128, 128, true, false, 0));
+        CHECK(check_matmul_8bit(r, 1000, 1000, 1000, DT_U8, DT_I8, DT_I32, 128, 128, 128, false, false, 16));
         CHECK(check_matmul(r, 3000, 1000, 1000, DT_F16, 128, 128, 64, 8, true, 0));
         CHECK(check_matmul(r, 17, 1000, 4000, DT_BF16, 128, 128, 64, 8, false, 0));
         CHECK(check_matmul(r, 1000, 17, 1000, DT_F16, 128, 128, 64, 8, false, 7));

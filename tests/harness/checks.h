@@ -70,6 +70,12 @@ CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, 
  * than the matrix: NaN in A and B, a sentinel in C. */
 CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad);
+/* The fp8 example (row-wise or per-tensor scales, C in `out`) or the int8
+ * one (C in i32, exact) on random operands of types ta and tb; B
+ * column-major if trans_b; rows (columns) pad elements longer, padded with
+ * NaN or -1, and C's with a sentinel. */
+CheckResult check_matmul_8bit(const ExampleRunner *r, int M, int N, int K, DType ta, DType tb, DType out,
+                              int block_m, int block_n, int block_k, bool trans_b, bool per_tensor, int pad);
 /* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
  * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
  * window > 0 (causal): each query sees its window latest keys */
