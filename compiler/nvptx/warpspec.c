@@ -65,18 +65,6 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
     return false;
 }
 
-/* The loop's dots: one, an fp8 dot on wgmma, whose k-block sum is added
- * to its accumulator after a wait in every iteration (wgmma.c). */
-static bool one_fp8_wgmma_dot(Gen *g, const BirOp *loop) {
-    const BirBlock *body = loop->regions[0];
-    if (nvptx_ops_in(body, BIR_DOT) != 1) return false;
-    for (int i = 0; i < body->ops.len; i++) {
-        const BirOp *op = body->ops.items[i];
-        if (op->code == BIR_DOT) return dtype_is_fp8(vtype(g, op->operands[0]).dtype) && !nvptx_wgmma_refusal(g, op);
-    }
-    return false;
-}
-
 const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int pipelined_loops) {
     int n = g->s->plan->num_warps;
     if (g->m->opt->no_warp_specialize) return "--no-warp-specialize";
@@ -84,8 +72,9 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int 
      * gained 4-10% (matmul, docs/results/warp_specialize_ab_h100.md) and 1-5%
      * (attention's p V, attention_deferred_dot_ab_h100.md); attention whose
      * dots all waited within the iteration lost 1-4%; an fp8 matmul, whose
-     * dot waits to add its k-block, gained (fp8 notebook entry) */
-    if (!dot_in_flight && !one_fp8_wgmma_dot(g, loop))
+     * dot waits in every iteration to add its k-block's sum, neither lost nor
+     * gained (notebook, 2026-11-27) */
+    if (!dot_in_flight)
         return "no dot's group runs on past the loop's refill (a producer measured slower there)";
     if (n % 4 || n + PRODUCER_WARPS > 32) {
         return arena_printf(&g->arena, "its %d warps are not whole warpgroups with room for one more", n);
