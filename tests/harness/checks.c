@@ -45,6 +45,18 @@
  *   small in practice, and a value just above a power of two can round by
  *   nearly u |c|). A relative bound alone would fail near c = 0, an absolute
  *   one would be loose for large c; this one scales with both.
+ * - matmul_int8 (i8/u8 in, C in i32): exact, compared as integers (the sums
+ *   wrap modulo 2^32 on both devices, and the reference wraps the same way).
+ * - matmul_fp8 (fp8 in, C = (A B) sa sb in T): per element
+ *   ((BK/32) 2^-12 + (K + 2) 2^-23) S |sa sb| + u |c sa sb|, a hair over
+ *   (1 + 2^-20), plus s. Why: fp8 products are exact; each dot (k-block of
+ *   BK) sums its terms on the tensor cores, which on wgmma keep about 13
+ *   bits (docs/language.md, dot), at most 2^-12 S a 32-wide k-step, before
+ *   the f32 promotion adds it (K 2^-23 S for all the f32 adds, as matmul's);
+ *   two f32 roundings of the scaling, one rounding to T. Measured on the
+ *   H100: errors reach 0.09-0.65 of it with bf16 or f16 output, 5e-5 with
+ *   f32 (there the sums dominate and the 2^-12 part is loose: the sums' real
+ *   error is about 2^-16 S, docs/performance.md).
  * - attention (Out in T, LSE in f32): per element of Out,
  *   (1 + u) E + u |o| + s, with E = A (u + 2 eps / (1 - eps) + 2 n 2^-23)
  *   + s V + 2^-22 |o|, where o is the exact output, A = sum_j w_j |v_j| (w
