@@ -230,6 +230,29 @@ class Examples(unittest.TestCase):
         with self.assertRaises(TypeError):  # the bits of an fp8 array are uint8, not int8
             k[(1,)](a, b, np.zeros(1, np.int8), 1, 0.1)
 
+    def test_8bit_matmuls_from_numpy(self):
+        # int8 exactly as NumPy's int64 product wrapped to i32; B column-major, as torch._int_mm and
+        # torch._scaled_mm take it (the examples load it as [N, K])
+        rng = np.random.default_rng(5)
+        M, N, K = 33, 40, 100
+        a = rng.integers(-128, 128, (M, K), dtype=np.int8)
+        bt = rng.integers(-128, 128, (N, K), dtype=np.int8)  # B^T, row-major: B column-major
+        c = np.zeros((M, N), np.int32)
+        mm = example("matmul_int8.blk")["matmul_int8"]
+        grid = lambda meta: (blk.cdiv(M, meta["BLOCK_M"]) * blk.cdiv(N, meta["BLOCK_N"]),)
+        mm[grid](a, bt, c, M, N, K, K, 1, 1, K, N, 1, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        np.testing.assert_array_equal(c, (a.astype(np.int64) @ bt.T.astype(np.int64)).astype(np.int32))
+        # fp8 arrays hold the bits (uint8), so TA and TB are given (a torch tensor's dtype would say);
+        # 0x38 is 1.0 in e4m3, 0x40 is 2.0; per-tensor scales
+        af = np.full((M, K), 0x38, np.uint8)
+        bf = np.full((N, K), 0x40, np.uint8)
+        out = np.zeros((M, N), np.float32)
+        f8 = example("matmul_fp8.blk")["matmul_fp8"]
+        sa, sb = np.array([0.5], np.float32), np.array([3.0], np.float32)
+        f8[grid](af, bf, out, sa, sb, M, N, K, K, 1, 1, K, N, 1, 0, 0, TA="f8e4m3", TB="f8e4m3", T="f32",
+                 BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        np.testing.assert_array_equal(out, np.full((M, N), 2.0 * K * 0.5 * 3.0, np.float32))
+
     def test_helpers(self):
         self.assertEqual([blk.cdiv(a, 4) for a in (0, 1, 4, 5)], [0, 1, 1, 2])
         self.assertEqual([blk.next_power_of_2(a) for a in (0, 1, 3, 64, 65)], [1, 1, 4, 64, 128])
