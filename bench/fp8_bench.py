@@ -10,7 +10,8 @@ fp8 (e4m3 x e4m3, B column-major, C in bf16):
            sums promoted to f32 along k, as blkc's are) and True;
   Triton   Triton's tutorial 03 kernel (dot_bench.py's transcription) with the
            tutorial's fp8 configurations, no scales;
-  blkc     dsl_examples/matmul_fp8.blk, per-tensor scales (a scale stride of 0).
+  blkc     dsl_examples/matmul_fp8.blk, per-tensor scales (a scale stride of 0), and
+           matmul_fp8_blockwise.blk (1 x 128 and 128 x 128 scales, as DeepGEMM's).
 int8 (i8 x i8 -> i32, B column-major): torch._int_mm (cuBLAS) against
   dsl_examples/matmul_int8.blk.
 accuracy: fp8 products summed over K up to 16384, C in f32, against an f64
@@ -47,6 +48,19 @@ def blk_matmul_fp8(blk, a, b, c, sa, sb, bm, bn, bk, warps, stages=0, per_tensor
     return lambda: blk.launch(k, grid, args)
 
 
+def blk_matmul_fp8_blockwise(blk, a, bt, c, sa, sb, bm, bn, warps, stages=0):
+    """a [M, K], bt [N, K] (both k-contiguous), sa [M, K/128], sb [N/128, K/128] (f32), c [M, N]."""
+    M, K = a.shape
+    N = bt.shape[0]
+    k = blk.kernel("matmul_fp8_blockwise.blk", "matmul_fp8_blockwise",
+                   ["TA=f8e4m3", "TB=f8e4m3", "T=bf16", f"BLOCK_M={bm}", f"BLOCK_N={bn}", "GROUP_M=8"], warps, stages)
+    args = [(PTR, a.data_ptr()), (PTR, bt.data_ptr()), (PTR, c.data_ptr()), (PTR, sa.data_ptr()),
+            (PTR, sb.data_ptr()), (I32, M), (I32, N), (I32, K), (I32, a.stride(0)), (I32, bt.stride(0)),
+            (I32, c.stride(0)), (I32, sa.stride(0)), (I32, sb.stride(0))]
+    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn), 1, 1)
+    return lambda: blk.launch(k, grid, args)
+
+
 def blk_matmul_int8(blk, a, b, c, bm, bn, bk, warps, stages=0):
     M, K = a.shape
     N = b.shape[1]
@@ -77,7 +91,7 @@ def tl_matmul_fp8(a, b, c):
 
 
 FP8_CONFIGS = [(128, 128, 128, 8, 0), (128, 256, 128, 8, 0), (128, 128, 64, 8, 0), (128, 256, 64, 8, 0),
-               (128, 128, 128, 4, 0), (64, 128, 128, 4, 0), (128, 128, 128, 8, 4), (128, 128, 128, 8, 5)]
+               (128, 128, 128, 4, 0), (64, 128, 128, 4, 0), (128, 64, 128, 4, 0), (128, 128, 128, 8, 4)]
 
 
 def tflops(flops, t):
@@ -87,8 +101,9 @@ def tflops(flops, t):
 def fp8_table(blk, shapes, lines):
     lines += ["## fp8 matmul: e4m3 x e4m3, B column-major, C in bf16", "",
               "| M | N | K | cuBLAS TFLOP/s | cuBLAS fast-accum TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | "
-              "blkc / cuBLAS | blkc / fast-accum | blkc / Triton | blkc config | cuBLAS ms kernel / user | blkc ms |",
-              "|" + "---|" * 13]
+              "blkc / cuBLAS | blkc / fast-accum | blkc / Triton | blkc config | cuBLAS ms kernel / user | blkc ms | "
+              "blkc block-scaled TFLOP/s (config) |",
+              "|" + "---|" * 14]
     for M, N, K in shapes:
         a = (torch.randn(M, K, device="cuda") * 0.5).to(torch.float8_e4m3fn)
         b = (torch.randn(N, K, device="cuda") * 0.5).to(torch.float8_e4m3fn).t()  # [K, N], column-major
@@ -115,10 +130,17 @@ def fp8_table(blk, shapes, lines):
                   blk_matmul_fp8(blk, a, b, c, one, one, bm, bn, bk, w, s)) for bm, bn, bk, w, s in FP8_CONFIGS]
         tb = best_of(cands, check)
         uc, ub = user_time(tc[2]) if tc else float("nan"), user_time(tb[2]) if tb else float("nan")
-        r = [tflops(flops, t) for t in (tc, tf, tt, tb)]
+        # block-wise scales (1 x 128 on A, 128 x 128 on B), all 1: the same product, checked the same way
+        sa = torch.ones(M, triton.cdiv(K, 128), device="cuda")
+        sbw = torch.ones(triton.cdiv(N, 128), triton.cdiv(K, 128), device="cuda")
+        bt = b.t()  # [N, K], k-contiguous
+        tw = best_of([(f"{bm}x{bn} w{w}", blk_matmul_fp8_blockwise(blk, a, bt, c, sa, sbw, bm, bn, w))
+                      for bm, bn, w in [(128, 128, 8), (64, 128, 4), (128, 64, 4), (64, 64, 4)]], check)
+        r = [tflops(flops, t) for t in (tc, tf, tt, tb, tw)]
         lines.append(f"| {M} | {N} | {K} | {r[0]:.0f} | {r[1]:.0f} | {r[2]:.0f} | {r[3]:.0f} | {r[3] / r[0]:.0%} | "
                      f"{r[3] / r[1]:.0%} | {r[3] / r[2]:.0%} | {tb[1] if tb else '-'} | "
-                     f"{tc[0] if tc else float('nan'):.3f} / {uc:.3f} | {tb[0] if tb else float('nan'):.3f} / {ub:.3f} |")
+                     f"{tc[0] if tc else float('nan'):.3f} / {uc:.3f} | {tb[0] if tb else float('nan'):.3f} / {ub:.3f} | "
+                     f"{r[4]:.0f} ({tw[1] if tw else '-'}) |")
         print(lines[-1], flush=True)
 
 

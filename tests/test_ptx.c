@@ -112,6 +112,8 @@ static const Config configs[] = {
     {"matmul_fp8.blk", {"TA=f8e5m2", "T=f16", "BLOCK_M=64", "BLOCK_N=64", "BLOCK_K=32", NULL}},
     {"matmul_int8.blk", {NULL}},
     {"matmul_int8.blk", {"TA=u8", "BLOCK_M=64", "BLOCK_N=32", "BLOCK_K=64", NULL}},
+    {"matmul_fp8_blockwise.blk", {NULL}},
+    {"matmul_fp8_blockwise.blk", {"TB=f8e5m2", "T=f32", "BLOCK_M=64", "BLOCK_N=64", NULL}},
 };
 
 

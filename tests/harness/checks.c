@@ -47,6 +47,11 @@
  *   one would be loose for large c; this one scales with both.
  * - matmul_int8 (i8/u8 in, C in i32): exact, compared as integers (the sums
  *   wrap modulo 2^32 on both devices, and the reference wraps the same way).
+ * - matmul_fp8_blockwise: per element ((4 2^-12 + (3 KB + 2) 2^-24) S
+ *   + u |c|) (1 + 2^-20) + s, S = sum over the KB k-blocks of their sum|ab|
+ *   times |their scales|: each k-block's tensor-core sum as matmul_fp8's
+ *   (128 terms: four k-steps), then its scaling and add, three f32
+ *   roundings a block, then one rounding to T.
  * - matmul_fp8 (fp8 in, C = (A B) sa sb in T): per element
  *   ((BK/32) 2^-12 + (K + 2) 2^-23) S |sa sb| + u |c sa sb|, a hair over
  *   (1 + 2^-20), plus s. Why: fp8 products are exact; each dot (k-block of
@@ -890,6 +895,64 @@ CheckResult check_matmul_8bit(const ExampleRunner *run, int M, int N, int K, DTy
     return r;
 }
 
+CheckResult check_matmul_fp8_blockwise(const ExampleRunner *run, int M, int N, int K, DType ta, DType tb, DType out,
+                                       int block_m, int block_n, int pad) {
+    CheckResult r = {0};
+    set_name(&r, "matmul_fp8_blockwise %dx%dx%d %s x %s -> %s pad=%d BLOCK=%d/%d", M, N, K, tname(ta), tname(tb),
+             tname(out), pad, block_m, block_n);
+    RefRng rng = {22};
+    const double sentinel = 1280.0;
+    int kb = (K + 127) / 128, nb = (N + 127) / 128;
+    int64_t sam = K + pad, sbn = K + pad, scm = N + pad, ssa = kb + 1, ssb = kb + 2; /* the scales padded too */
+    TBuf a = tb_new(ta, (int64_t)M * sam), b = tb_new(tb, (int64_t)N * sbn), c = tb_new(out, (int64_t)M * scm);
+    TBuf sa = tb_new(DT_F32, (int64_t)M * ssa), sb = tb_new(DT_F32, (int64_t)nb * ssb);
+    fill_8bit(&a, &rng, K, sam);
+    fill_8bit(&b, &rng, K, sbn);
+    for (int64_t i = 0; i < c.n; i++) tb_set(&c, i, sentinel);
+    for (int64_t i = 0; i < sa.n; i++) tb_set(&sa, i, i % ssa < kb ? ldexp(0.5 + ref_uniform(&rng), (int)(i % 5) - 2) : NAN);
+    for (int64_t i = 0; i < sb.n; i++) tb_set(&sb, i, i % ssb < kb ? ldexp(0.5 + ref_uniform(&rng), (int)(i % 3) - 1) : NAN);
+    char d[6][32];
+    snprintf(d[0], sizeof d[0], "TA=%s", tname(ta));
+    snprintf(d[1], sizeof d[1], "TB=%s", tname(tb));
+    snprintf(d[2], sizeof d[2], "T=%s", tname(out));
+    snprintf(d[3], sizeof d[3], "BLOCK_M=%d", block_m);
+    snprintf(d[4], sizeof d[4], "BLOCK_N=%d", block_n);
+    ExampleKernel k = {"matmul_fp8_blockwise.blk", "matmul_fp8_blockwise", {d[0], d[1], d[2], d[3], d[4], NULL}};
+    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
+    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
+                        {.i = M}, {.i = N}, {.i = K}, {.i = sam}, {.i = sbn}, {.i = scm}, {.i = ssa}, {.i = ssb}};
+    uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
+    if (launch(run, &r, &k, args, 13, programs, bufs, 5)) {
+        size_t mn = (size_t)M * N;
+        double *ref = malloc(mn * sizeof *ref), *bound = malloc(mn * sizeof *bound);
+        for (int i = 0; ref && bound && i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0, mag = 0; /* per k-block: the exact sum, scaled (in double) */
+                for (int q = 0; q < kb; q++) {
+                    double part = 0, pmag = 0;
+                    for (int kk = q * 128; kk < K && kk < (q + 1) * 128; kk++) {
+                        double p = tb_get(&a, (int64_t)i * sam + kk) * tb_get(&b, (int64_t)j * sbn + kk);
+                        part += p, pmag += fabs(p);
+                    }
+                    double scale = tb_get(&sa, (int64_t)i * ssa + q) * tb_get(&sb, (int64_t)(j / 128) * ssb + q);
+                    s += part * scale, mag += pmag * fabs(scale);
+                }
+                ref[(size_t)i * N + j] = s;
+                /* each k-block's sum on the tensor cores (4 k-steps of 32, 2^-12 S each: matmul_fp8's), its
+                   scaling (two f32 roundings) and add (one) in f32 for every k-block, one rounding to T */
+                double u = out == DT_F32 ? 0x1p-24 : unit_roundoff(out);
+                bound[(size_t)i * N + j] = ((4 * 0x1p-12 + (3 * kb + 2) * 0x1p-24) * mag + u * fabs(s)) * (1 + 0x1p-20) +
+                                           (out == DT_F32 ? 0x1p-149 : subnormal_half(out));
+            }
+        if (!ref || !bound) failf(&r, "out of memory for the reference");
+        else compare_bound(&r, "c", &c, scm, ref, bound, M, N, "(4 2^-12+3KB 2^-24)S+u|c|", true);
+        check_padding(&r, "c", &c, M, N, scm, sentinel);
+        free(ref), free(bound);
+    }
+    tb_free(&a), tb_free(&b), tb_free(&c), tb_free(&sa), tb_free(&sb);
+    return r;
+}
+
 /* The const parameters both attention examples take (and the forward's GROUP). */
 typedef struct {
     char text[7][32];
@@ -1259,6 +1322,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 64, true, false, 3));
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_I8, DT_I8, DT_I32, 64, 64, 64, false, false, 5));
+    CHECK(check_matmul_fp8_blockwise(r, 100, 200, 300, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 3));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
@@ -1333,6 +1397,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul_8bit(r, 129, 67, 250, DT_I8, DT_U8, DT_I32, 64, 64, 64, false, false, 0));
         CHECK(check_matmul_8bit(r, 1, 77, 96, DT_U8, DT_U8, DT_I32, 16, 32, 32, true, false, 2));
         CHECK(check_matmul_8bit(r, 300, 200, 128, DT_I8, DT_I8, DT_I32, 128, 128, 128, false, false, 16));
+        CHECK(check_matmul_fp8_blockwise(r, 1, 130, 129, DT_F8E5M2, DT_F8E4M3, DT_F32, 16, 32, 0));
+        CHECK(check_matmul_fp8_blockwise(r, 257, 384, 512, DT_F8E4M3, DT_F8E4M3, DT_F16, 128, 128, 16));
         /* attention: causal and not, N_CTX not a multiple of the blocks (and
          * below them), HEAD_DIM 64 and 128, bf16, blocks in both orders */
         CHECK(check_attention(r, 1, 2, 100, 64, true, DT_F16, 64, 32, 1, 0));
@@ -1387,6 +1453,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul_8bit(r, 1000, 1000, 1000, DT_F8E4M3, DT_F8E5M2, DT_F16, 128, 128, 128, true, true, 16));
         CHECK(check_matmul_8bit(r, 1024, 1024, 4096, DT_I8, DT_I8, DT_I32, 128, 128, 128, true, false, 0));
         CHECK(check_matmul_8bit(r, 1000, 1000, 1000, DT_U8, DT_I8, DT_I32, 128, 128, 128, false, false, 16));
+        CHECK(check_matmul_fp8_blockwise(r, 1024, 768, 2048, DT_F8E4M3, DT_F8E4M3, DT_BF16, 128, 128, 0));
         CHECK(check_matmul(r, 3000, 1000, 1000, DT_F16, 128, 128, 64, 8, true, 0));
         CHECK(check_matmul(r, 17, 1000, 4000, DT_BF16, 128, 128, 64, 8, false, 0));
         CHECK(check_matmul(r, 1000, 17, 1000, DT_F16, 128, 128, 64, 8, false, 7));

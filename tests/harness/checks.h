@@ -76,6 +76,11 @@ CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtyp
  * NaN or -1, and C's with a sentinel. */
 CheckResult check_matmul_8bit(const ExampleRunner *r, int M, int N, int K, DType ta, DType tb, DType out,
                               int block_m, int block_n, int block_k, bool trans_b, bool per_tensor, int pad);
+/* The block-scaled fp8 example: A [M, K] with a scale per row and 128-wide
+ * k-block, B [N, K] with one per 128 x 128 block, C in `out`; rows, C's and
+ * the scales' padded (NaN, a sentinel). */
+CheckResult check_matmul_fp8_blockwise(const ExampleRunner *r, int M, int N, int K, DType ta, DType tb, DType out,
+                                       int block_m, int block_n, int pad);
 /* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
  * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
  * window > 0 (causal): each query sees its window latest keys */
