@@ -454,6 +454,9 @@ typedef struct {
     Layout dots[MAX_DOT_LAYOUTS];    /* the accumulator layouts, for broadcasts */
     int ndots;
     bool changed;
+    Layout *wanted;  /* per value: the layout a row (or column) load's consumers compute in, if any */
+    bool *has_wanted;
+    bool new_wants;  /* a want recorded in this pass: the loads take it in the next */
 } Chooser;
 
 static bool is_memory(BirOpcode c) { return bir_op_info(c)->kind == BIR_KIND_MEMORY; }
@@ -542,6 +545,29 @@ static void set_layout(Chooser *C, int v, Layout l) {
 }
 
 static void choose_block(Chooser *C, const BirBlock *b);
+
+/* An operand in the default layout of an elementwise op computing in a layout
+ * of its own (a dot's accumulator): where it is a row (column) load broadcast
+ * along the other dimension, through expand_dims and elementwise ops on
+ * [M, 1] ([1, N]) blocks, that load may take the slice of l (each thread the
+ * rows it needs), so the operand meets l in the threads' registers instead of
+ * through shared memory (block-scaled fp8's row scales). */
+static void want_rows(Chooser *C, int v, const Layout *l, int depth) {
+    const BirOp *op = C->f->values[v].def;
+    if (!op || depth > 8) return;
+    if (op->code == BIR_BROADCAST || (bir_is_elementwise(op->code) && op->code != BIR_RAND && op->code != BIR_RANDINT)) {
+        for (int i = 0; i < op->noperands; i++)
+            if (op->operands[i] >= 0 && C->f->values[op->operands[i]].type.rank == 2) want_rows(C, op->operands[i], l, depth + 1);
+        return;
+    }
+    if (op->code != BIR_EXPAND_DIMS) return;
+    int x = op->operands[0];
+    const BirOp *ld = C->f->values[x].def;
+    if (!ld || ld->code != BIR_LOAD || C->f->values[x].type.rank != 1 || C->has_wanted[x]) return;
+    C->wanted[x] = nvptx_layout_slice(l, (int)op->attr);
+    C->has_wanted[x] = true;
+    C->new_wants = true;
+}
 
 /* A broadcast of a layout with zero bases along its size-1 dimensions: an
  * accumulator layout that holds the same rows (or columns) in the same
@@ -636,6 +662,10 @@ static void choose_op(Chooser *C, const BirOp *op) {
         break;
     }
     if (r < 0 || rt.rank == 0) return;
+    if (op->code == BIR_LOAD && C->has_wanted[r]) { /* its consumers' rows: no conversion where they meet */
+        set_layout(C, r, C->wanted[r]);
+        return;
+    }
     if (is_memory(op->code)) {
         /* loads and atomics: the pointers' layout; but an atomic of a value
          * with a layout of its own (a dot's accumulator: attention
@@ -660,6 +690,8 @@ static void choose_op(Chooser *C, const BirOp *op) {
         }
     }
     set_layout(C, r, l);
+    for (int i = 0; elementwise && rt.rank == 2 && !is_default(C, r) && i < op->noperands; i++)
+        if (a[i] >= 0 && f->values[a[i]].type.rank == 2 && is_default(C, a[i])) want_rows(C, a[i], &l, 0);
 }
 
 static void choose_block(Chooser *C, const BirBlock *b) {
@@ -700,7 +732,10 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     p->num_warps = num_warps;
     for (int v = 0; v < f->nvalues; v++)
         if (f->values[v].type.rank) p->layouts[v] = default_layout(C, f->values[v].type);
+    C->wanted = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->wanted);
+    C->has_wanted = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->has_wanted);
     choose_block(C, f->body);
+    if (C->new_wants) choose_block(C, f->body); /* the loads wanted in other layouts take them */
     return p;
 }
 
@@ -714,13 +749,14 @@ int nvptx_equal_run(const KernelPlan *p, int v) {
 }
 
 const Layout *nvptx_memory_layout(const KernelPlan *p, const BirOp *op) {
-    bool own = bir_is_atomic(op->code) && p->layouts[op->results[0]].rank;
+    /* (a load's is its pointers' but where its consumers wanted their own: want_rows) */
+    bool own = (bir_is_atomic(op->code) || op->code == BIR_LOAD) && p->layouts[op->results[0]].rank;
     return own ? &p->layouts[op->results[0]] : &p->layouts[op->operands[0]];
 }
 
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
     int w = access_width(p->axis, f, op);
-    const Layout *l = &p->layouts[op->operands[0]];
+    const Layout *l = nvptx_memory_layout(p, op);
     int vec = nvptx_layout_vec(l);
     if (l->rank && w > vec) w = vec;
     return w;
