@@ -9,6 +9,12 @@
  * groups * i of the block, i counting its tiles. The accumulator is
  * nvptx_layout_mma's, so everything around the dot is unchanged.
  *
+ * 8-bit operands (fp8 into f32, i8/u8 into s32): m64nNk32, 32 bytes of k
+ * a step as the 16-bit forms, both operands K-major from shared memory
+ * (the only forms PTX has for them). An fp8 dot's sum starts from zero and
+ * is added to its accumulator in f32 after its wait (the promotion,
+ * language.md §7), so it never leaves its group in flight.
+ *
  * b, and a unless it is in registers already, are read from shared memory
  * through 64-bit descriptors. dot.c's staging is the layout the hardware
  * reads: slabs of 128, 64 or 32 bytes of each row, 16-byte chunks swizzled
