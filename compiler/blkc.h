@@ -128,6 +128,7 @@ bool dtype_is_int(DType t);      /* i1 excluded */
 bool dtype_is_float(DType t);    /* f16, bf16, f32, f64: the types with arithmetic */
 bool dtype_is_fp8(DType t);      /* f8e4m3, f8e5m2: storage and conversion only */
 DType dot_result_dtype(DType a, DType b); /* what dot(a, b) of these elements gives, DT_VOID: no dot */
+int dot_k_step(DType operand);            /* k of one tensor-core step: 16, 32 for 8-bit operands */
 bool dtype_is_signed(DType t);
 bool dtype_is_unsigned(DType t); /* u8 ... u64 */
 bool dtype_is_numeric_elem(DType t); /* any row of dtypes.def */

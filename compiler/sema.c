@@ -1051,7 +1051,7 @@ static void check_dot(Sema *S, Expr *e) {
         return;
     }
     /* tensor cores multiply 16 x 16 tiles of 16-bit elements, 16 x 32 of 8-bit ones */
-    int32_t min_k = dtype_bits(d) == 8 ? 32 : 16;
+    int32_t min_k = dot_k_step(d);
     for (int i = 0; i < 2; i++) {
         for (int dim = 0; dim < 2; dim++) {
             int32_t least = dim == 1 - i ? min_k : 16; /* k: a's columns, b's rows */

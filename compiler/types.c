@@ -71,6 +71,11 @@ DType dot_result_dtype(DType a, DType b) {
     return DT_VOID;
 }
 
+/* The k a tensor-core step of these operands takes (mma.sync and wgmma
+ * alike): 32 bytes of it, 16 elements of 16 bits, 32 of 8 (f32's tf32
+ * steps are 8, but its dots, like all, need k >= 16). */
+int dot_k_step(DType operand) { return dtype_bits(operand) == 8 ? 32 : 16; }
+
 bool dtype_fits_int(DType t, int64_t v) {
     int bits = dtype_bits(t);
     switch (dclass(t)) {

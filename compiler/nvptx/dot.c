@@ -222,7 +222,7 @@ static bool gen_mma_int8(Gen *g, const BirOp *op, int64_t smem_at) {
     DType da = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t K = vtype(g, op->operands[0]).shape[1];
     int kbits = 0;
-    while ((32 << kbits) < K) kbits++;
+    while ((dot_k_step(da) << kbits) < K) kbits++;
     int ksteps = 1 << kbits, nbits = nvptx_rep_bits(lc, 1, 8), mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nbits;
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
     LLVMValueRef *regs[2];

@@ -292,7 +292,10 @@ const char *nvptx_wgmma_shape_refusal(int32_t M, int32_t N, int32_t K, DType d, 
         snprintf(why, sizeof why, "its %d columns are not a multiple of 8 up to 256, or of 256", N);
         return why;
     }
-    if (K % (dtype_bits(d) == 8 ? 32 : 16)) return dtype_bits(d) == 8 ? "its k is not a multiple of 32" : "its k is not a multiple of 16";
+    if (K % dot_k_step(d)) {
+        snprintf(why, sizeof why, "its k is not a multiple of %d", dot_k_step(d));
+        return why;
+    }
     return NULL;
 }
 

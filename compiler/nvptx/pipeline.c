@@ -287,7 +287,7 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
-        int64_t bytes = g->s->plan->wgmma ? nvptx_round_up(type_numel(t) * es, NVPTX_SWIZZLE_PERIOD) : type_numel(t) * es;
+        int64_t bytes = g->s->plan->wgmma ? nvptx_round_up(tile_bytes_of(g, v), NVPTX_SWIZZLE_PERIOD) : tile_bytes_of(g, v);
         pp->tile_bytes[pp->nloads++] = bytes;
         tiles += bytes;
     }

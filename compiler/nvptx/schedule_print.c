@@ -19,13 +19,16 @@ static void value_layout(void *ctx, int v, char *buf, size_t size) {
         snprintf(buf + at, size - at, " kept in shared memory at %lld", (long long)(s->carried_base + s->carried_at[v]));
 }
 
+/* mma.sync's shape for a dot of these operands (fp8 runs as f16). */
+static const char *mma_shape(DType t) {
+    return dtype_is_int(t) ? "m16n8k32" : dtype_is_fp8(t) ? "m16n8k16 (fp8 as f16)" : "m16n8k16";
+}
+
 /* The instruction a dot runs on, as PTX names it (wgmma's N added by the callers). */
 static const char *path_name(Gen *g, const NvptxDotSchedule *d) {
-    DType t = vtype(g, d->op->operands[0]).dtype;
     switch (d->path) {
     case NVPTX_DOT_WGMMA: return "wgmma";
-    case NVPTX_DOT_MMA:
-        return dtype_is_int(t) ? "mma.sync m16n8k32" : dtype_is_fp8(t) ? "mma.sync m16n8k16 (fp8 as f16)" : "mma.sync m16n8k16";
+    case NVPTX_DOT_MMA: return arena_printf(&g->arena, "mma.sync %s", mma_shape(vtype(g, d->op->operands[0]).dtype));
     case NVPTX_DOT_TF32: return "mma.sync m16n8k8 tf32";
     case NVPTX_DOT_TF32X3: return "mma.sync m16n8k8 tf32x3";
     default: return "fma";
@@ -168,7 +171,7 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     if (d->path == NVPTX_DOT_WGMMA) {
         int32_t n = b.shape[1] < 256 ? b.shape[1] : 256;
         int groups = g->s->plan->num_warps / 4;
-        fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dtype_bits(a.dtype) == 8 ? 32 : 16, groups,
+        fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dot_k_step(a.dtype), groups,
                 groups > 1 ? "s" : "",
                 a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
     } else {
@@ -305,7 +308,7 @@ static void wgmma_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = b.shape[1] < 256 ? b.shape[1] : 256;
     note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk%d, %s%s, %d warpgroup%s x %d tile%s "
          "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], operand_types(g, op),
-         n, dtype_bits(a.dtype) == 8 ? 32 : 16, accumulation(g, op), d->in_flight ? ", one group left in flight across iterations"
+         n, dot_k_step(a.dtype), accumulation(g, op), d->in_flight ? ", one group left in flight across iterations"
             : d->deferred ? ", its group waited for by the next iteration's first dot" : "",
          groups, groups > 1 ? "s" : "", tiles, tiles > 1 ? "s" : "", how[0], how[1]);
 }
@@ -322,13 +325,10 @@ static void dot_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     const char *how_a = "through shared memory", *how_b = how_a;
     switch (d->path) {
     case NVPTX_DOT_MMA:
-    {
-        DType t = a.dtype;
-        const char *instr = dtype_is_int(t) ? "mma.sync.m16n8k32" : dtype_is_fp8(t) ? "mma.sync.m16n8k16 (fp8 as f16)"
-                                                                                    : "mma.sync.m16n8k16";
-        if (g->s->plan->wgmma) snprintf(path, sizeof path, "%s, %s (not wgmma: %s)", instr, accumulation(g, op), d->not_wgmma);
-        else snprintf(path, sizeof path, "%s, %s", instr, accumulation(g, op));
-    }
+        if (g->s->plan->wgmma)
+            snprintf(path, sizeof path, "mma.sync.%s, %s (not wgmma: %s)", mma_shape(a.dtype), accumulation(g, op),
+                     d->not_wgmma);
+        else snprintf(path, sizeof path, "mma.sync.%s, %s", mma_shape(a.dtype), accumulation(g, op));
         how_a = mma_source(d->from[0]), how_b = mma_source(d->from[1]);
         break;
     case NVPTX_DOT_TF32: snprintf(path, sizeof path, "mma.sync.m16n8k8 tf32, f32 accumulation"); break;

@@ -176,7 +176,7 @@ static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMVa
     char *text = arena_alloc(&g->arena, (size_t)nacc * 6 + 256);
     char *cons = arena_alloc(&g->arena, (size_t)nacc * 8 + 64);
     int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {",
-                     nacc + nin + 1, n, wide ? 16 : 32, ints ? "s32" : "f32", wgmma_type(da), wgmma_type(db));
+                     nacc + nin + 1, n, dot_k_step(da), ints ? "s32" : "f32", wgmma_type(da), wgmma_type(db));
     int ct = 0;
     for (int j = 0; j < nacc; j++) {
         at += sprintf(text + at, "%s$%d", j ? ", " : "", j);
@@ -244,7 +244,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     const Layout *lc = &g->s->plan->layouts[r];
     DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
-    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K * dtype_bytes(d) / 32;
+    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / dot_k_step(d);
     /* fp8: the dot's k-block summed from zero, then added to the accumulator in f32 (the tensor cores'
        fp8 sums keep fewer bits: language.md §7) */
     bool promote = dtype_is_fp8(d);
