@@ -1,14 +1,13 @@
 /* compile.c: the pipeline as a list of passes, shared by the blkc driver, the
  * runtime API and the benchmarks: source -> tokens -> AST -> checked AST ->
  * block IR -> PTX. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile.h"
 
 static void init_source(Compilation *c, const CompileRequest *req) {
-    c->de.callback = req->diag;
-    c->de.user = req->diag_user;
     /* The lexer wants a NUL sentinel; copy so callers may pass any buffer. */
     char *text = arena_alloc(&c->arena, req->len + 1);
     memcpy(text, req->text, req->len);
@@ -26,20 +25,91 @@ static void out_of_memory(Compilation *c) {
     diag_report(&c->de, DIAG_ERROR, c->src.name ? &c->src : NULL, (Span){0}, "out of memory");
 }
 
-static void run_front(Compilation *c, const CompileRequest *req) {
-    jmp_buf oom;
-    c->arena.on_oom = &oom;
-    if (setjmp(oom)) {
-        out_of_memory(c);
+/* The front end's diagnostics are held and given in source order: the parser
+ * reports before sema, and sema checks a helper at its calls, so the order of
+ * reporting is not the order of the file. A note stays after the diagnostic
+ * it explains (the one reported just before it in the same pass); diagnostics
+ * about the whole file (line 0: -D values, "no kernel", the error cap) come
+ * last. If holding one fails for memory, it is given at once instead. */
+typedef struct {
+    Diagnostic d;
+    uint64_t place; /* its leader's offset (the leader: itself, or the error a note explains) */
+    size_t leader;  /* the leader's order of reporting */
+    size_t seq;     /* order of reporting, which breaks ties */
+} HeldDiag;
+
+typedef struct {
+    HeldDiag *items;
+    size_t len, cap;
+    bool note_may_attach; /* the last held one began a group in this pass */
+    DiagCallback forward;
+    void *forward_user;
+} DiagHold;
+
+static void hold_diag(void *user, const Diagnostic *d) {
+    DiagHold *h = user;
+    size_t n = strlen(d->message) + 1;
+    char *msg = malloc(n);
+    if (msg) memcpy(msg, d->message, n);
+    if (h->len == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 16;
+        HeldDiag *grown = msg ? realloc(h->items, cap * sizeof *grown) : NULL;
+        if (grown) h->items = grown, h->cap = cap;
+    }
+    if (!msg || h->len == h->cap) {
+        free(msg);
+        if (h->forward) h->forward(h->forward_user, d);
         return;
     }
-    init_source(c, req);
-    c->module = parse_module(&c->arena, &c->src, &c->de);
-    /* Check even after syntax errors: the parser recovered, and more
-     * errors per run help. Sema tolerates the holes the parser left. */
-    sema_check_module(&c->arena, c->module, &c->de, req->defs, req->ndefs);
+    HeldDiag *held = &h->items[h->len];
+    held->d = *d;
+    held->d.message = msg;
+    held->seq = h->len;
+    bool attaches = d->severity == DIAG_NOTE && h->note_may_attach && h->len > 0;
+    held->leader = attaches ? h->items[h->len - 1].leader : h->len;
+    held->place = attaches ? h->items[h->len - 1].place : d->span.line == 0 ? UINT64_MAX : d->span.offset;
+    h->note_may_attach = d->severity != DIAG_NOTE || attaches;
+    h->len++;
+}
+
+static int by_place(const void *pa, const void *pb) {
+    const HeldDiag *a = pa, *b = pb;
+    if (a->place != b->place) return a->place < b->place ? -1 : 1;
+    if (a->leader != b->leader) return a->leader < b->leader ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void release_held(DiagHold *h) {
+    if (h->len) qsort(h->items, h->len, sizeof *h->items, by_place);
+    for (size_t i = 0; i < h->len; i++) {
+        if (h->forward) h->forward(h->forward_user, &h->items[i].d);
+        free((char *)h->items[i].d.message);
+    }
+    free(h->items);
+    *h = (DiagHold){0};
+}
+
+static void run_front(Compilation *c, const CompileRequest *req) {
+    DiagHold hold = {.forward = req->diag, .forward_user = req->diag_user};
+    jmp_buf oom;
+    c->arena.on_oom = &oom;
+    c->de.callback = hold_diag;
+    c->de.user = &hold;
+    if (setjmp(oom)) {
+        out_of_memory(c);
+    } else {
+        init_source(c, req);
+        c->module = parse_module(&c->arena, &c->src, &c->de);
+        hold.note_may_attach = false; /* sema's first note explains nothing of the parser's */
+        /* Check even after syntax errors: the parser recovered, and more
+         * errors per run help. Sema tolerates the holes the parser left. */
+        sema_check_module(&c->arena, c->module, &c->de, req->defs, req->ndefs);
+    }
     c->ok = c->de.errors == 0;
     c->arena.on_oom = NULL;
+    release_held(&hold);
+    c->de.callback = req->diag;
+    c->de.user = req->diag_user;
 }
 
 Compilation *compile_front(const CompileRequest *req) {
@@ -92,6 +162,8 @@ void compilation_free(Compilation *c) {
 int dump_tokens(FILE *out, const CompileRequest *req) {
     Compilation *c = calloc(1, sizeof *c);
     if (!c) return 1;
+    c->de.callback = req->diag; /* the lexer reports in source order */
+    c->de.user = req->diag_user;
     jmp_buf oom;
     c->arena.on_oom = &oom;
     if (!setjmp(oom)) {
