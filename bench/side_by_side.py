@@ -14,7 +14,7 @@ dsl_examples/python (what a user calls); Triton runs the tutorials' kernels
 and host functions (bench/triton_tutorials.py); PyTorch its own ops. Every
 provider's output is checked against PyTorch's before it is timed.
 
-    BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 bench/side_by_side.py [OUT_DIR]
+    BLK_LIBRARY=libblk.so.0 PYTHONPATH=python python3 bench/side_by_side.py [OUT_DIR] [--only softmax,add,...]
 
 Writes OUT_DIR/side_by_side.md (tables), OUT_DIR/side_by_side.json (every
 number) and, where matplotlib is installed, OUT_DIR/side_by_side_KERNEL.png
@@ -225,21 +225,30 @@ def plot(suite, out_dir):
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else "."
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:  # --only softmax,add: those kernels (and the copy ceiling) alone
+        i = args.index("--only")
+        only = set(args[i + 1].split(","))
+        del args[i:i + 2]
+    out_dir = args[0] if args else "."
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
     suite = Suite()
     copy_ceiling(suite)
-    for n in (256, 1024, 2048, 4096, 8192, 16384, 1000, 3000, 12345):
-        bench_softmax(suite, 4096, n)
-    for n in (1024, 2048, 4096, 6144, 8192, 12288, 15872, 1000, 5000, 10000):
-        bench_layer_norm_fwd(suite, 4096, n)
-    for n in (1024, 2048, 4096, 6144, 8192, 12288, 15872, 1000, 5000, 10000):
-        bench_layer_norm_bwd(suite, 4096, n)
-    for n in (1 << 16, 1 << 20, 1 << 24, 1 << 26, 100000, 10000000):
-        bench_add(suite, n)
-    for n in (1 << 20, 1 << 24, 1 << 26, 10000000):
-        bench_dropout(suite, n)
+    runs = {
+        "softmax": lambda: [bench_softmax(suite, 4096, n) for n in (256, 1024, 2048, 4096, 8192, 16384, 1000, 3000,
+                                                                    12345)],
+        "layer_norm_fwd": lambda: [bench_layer_norm_fwd(suite, 4096, n) for n in (1024, 2048, 4096, 6144, 8192, 12288,
+                                                                                  15872, 1000, 5000, 10000)],
+        "layer_norm_bwd": lambda: [bench_layer_norm_bwd(suite, 4096, n) for n in (1024, 2048, 4096, 6144, 8192, 12288,
+                                                                                  15872, 1000, 5000, 10000)],
+        "add": lambda: [bench_add(suite, n) for n in (1 << 16, 1 << 20, 1 << 24, 1 << 26, 100000, 10000000)],
+        "dropout": lambda: [bench_dropout(suite, n) for n in (1 << 20, 1 << 24, 1 << 26, 10000000)],
+    }
+    for name, run in runs.items():
+        if only is None or name in only:
+            run()
     ceiling = max(r["bytes"] / r["kernel_us"] / 1e3 for r in suite.rows if r["kernel"] == "copy")
     with open(os.path.join(out_dir, "side_by_side.json"), "w") as f:
         json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -436,7 +436,11 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
         launched[0] = programs < c->at_once ? (uint32_t)programs : c->at_once;
         launched[1] = launched[2] = 1;
     }
-    snprintf(st->last_kernel, sizeof st->last_kernel, "%s", f->name);
+    if (strncmp(st->last_kernel, f->name, sizeof st->last_kernel) != 0) { /* a copy only when it changes */
+        size_t n = strnlen(f->name, sizeof st->last_kernel - 1);
+        memcpy(st->last_kernel, f->name, n);
+        st->last_kernel[n] = 0;
+    }
     CUresult r = st->drv.LaunchKernel(c->fn, launched[0], launched[1], launched[2], 32u * (unsigned)c->warps, 1, 1,
                                       (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);
     if (!r) return BLK_SUCCESS;

@@ -405,14 +405,19 @@ const char *blk_kernel_arg_name(const blk_kernel *k, int i) {
     return live_kernel(k) && i >= 0 && i < k->f->nparams ? k->f->params[i].name : NULL;
 }
 
-int blk_kernel_arg_kind(const blk_kernel *k, int i) {
-    if (!live_kernel(k) || i < 0 || i >= k->f->nparams) return -1;
-    DType d = k->f->params[i].type.dtype;
+/* The one mapping of parameter types to argument kinds. */
+static blk_arg_kind param_arg_kind(const BirParam *p) {
+    DType d = p->type.dtype;
     if (d == DT_PTR) return BLK_ARG_PTR;
     if (d == DT_F64) return BLK_ARG_F64;
     if (dtype_is_float(d)) return BLK_ARG_F32; /* f16 and bf16 rounded at launch */
     if (dtype_bits(d) == 64) return dtype_is_unsigned(d) ? BLK_ARG_U64 : BLK_ARG_I64;
     return dtype_is_unsigned(d) ? BLK_ARG_U32 : BLK_ARG_I32; /* narrower integers and i1 too */
+}
+
+int blk_kernel_arg_kind(const blk_kernel *k, int i) {
+    if (!live_kernel(k) || i < 0 || i >= k->f->nparams) return -1;
+    return (int)param_arg_kind(&k->f->params[i]);
 }
 
 const char *blk_kernel_arg_type(const blk_kernel *k, int i) {
@@ -553,24 +558,34 @@ static const char *arg_kind_name(blk_arg_kind k) {
     return "an unknown kind";
 }
 
+/* A type's name for a message, formatted only when a check fails (a C11
+ * temporary: valid to the end of the full expression that uses it). */
+typedef struct {
+    char s[32];
+} TypeText;
+
+static TypeText type_text(BlkType t) {
+    TypeText r;
+    type_str(t, r.s, sizeof r.s);
+    return r;
+}
+
 /* Checks one argument against its parameter, and gives it as the devices
  * take it: a float as F64 (value.d), an integer as I64 with value.i
  * normalized to the parameter's type (a u64 as its bits). */
 static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_arg *out) {
     const BirParam *p = &k->f->params[i];
     DType d = p->type.dtype;
-    char want[32];
-    type_str(p->type, want, sizeof want);
     if ((unsigned)a->kind > BLK_ARG_F64)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): unknown argument kind %d", k->f->name,
                     i, p->name, (int)a->kind);
     *out = *a;
     bool is_int_kind = a->kind == BLK_ARG_I32 || a->kind == BLK_ARG_U32 || a->kind == BLK_ARG_I64 || a->kind == BLK_ARG_U64;
-    int takes = blk_kernel_arg_kind(k, i); /* the one mapping of parameter types to argument kinds */
+    blk_arg_kind takes = param_arg_kind(p);
     if (takes == BLK_ARG_PTR) {
         if (a->kind != BLK_ARG_PTR)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a pointer (%s), got %s",
-                        k->f->name, i, p->name, want, arg_kind_name(a->kind));
+                        k->f->name, i, p->name, type_text(p->type).s, arg_kind_name(a->kind));
         if (p->is_none && a->value.ptr != 0)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): the module was built with '%s' "
                             "None (-D %s.%s=None), so its argument must be a null pointer", k->f->name, i, p->name,
@@ -590,22 +605,22 @@ static blk_status check_arg(const blk_kernel *k, int i, const blk_arg *a, blk_ar
     if (dtype_is_float(d)) { /* f32, f16, bf16 and f64 take blk_arg_f32 or blk_arg_f64, rounded at launch as `as` rounds */
         if (a->kind != BLK_ARG_F32 && a->kind != BLK_ARG_F64)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects a float (%s: blk_arg_%s), got %s",
-                        k->f->name, i, p->name, want, takes == BLK_ARG_F64 ? "f64" : "f32", arg_kind_name(a->kind));
+                        k->f->name, i, p->name, type_text(p->type).s, takes == BLK_ARG_F64 ? "f64" : "f32", arg_kind_name(a->kind));
         out->kind = BLK_ARG_F64;
         out->value.d = a->kind == BLK_ARG_F32 ? (double)a->value.f : a->value.d;
         return BLK_SUCCESS;
     }
     if (!is_int_kind)
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): expects an integer (%s), got %s",
-                    k->f->name, i, p->name, want, arg_kind_name(a->kind));
+                    k->f->name, i, p->name, type_text(p->type).s, arg_kind_name(a->kind));
     bool big = a->kind == BLK_ARG_U64 && a->value.u > (uint64_t)INT64_MAX; /* fits a u64 only */
     int64_t v = a->value.i;
     if (big ? d != DT_U64 : !dtype_fits_int(d, v)) {
         if (big)
             return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): %llu does not fit %s", k->f->name, i,
-                            p->name, (unsigned long long)a->value.u, want);
+                            p->name, (unsigned long long)a->value.u, type_text(p->type).s);
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): %lld does not fit %s", k->f->name, i,
-                    p->name, (long long)v, want);
+                    p->name, (long long)v, type_text(p->type).s);
     }
     if (p->multiple_of && (big ? a->value.u % (uint64_t)p->multiple_of : (uint64_t)(v % p->multiple_of)))
         return blk_fail(BLK_ERROR_BAD_ARGUMENT, "kernel '%s', argument %d ('%s'): declared @multiple_of(%lld) but is %lld",
@@ -769,4 +784,9 @@ blk_status blk_launch(blk_kernel *k, unsigned gx, unsigned gy, unsigned gz, cons
                             "xyz"[d], launch.grid[d], ctx->max_grid[d]);
     if ((s = variant_for(k, launch_facts(f, checked), &launch.code))) return s;
     return done(ctx->dev->launch(ctx, &launch));
+}
+
+blk_status blk_launch_record_run(const blk_launch_record *r) {
+    if (!r) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_launch_record_run: the record is NULL");
+    return blk_launch(r->kernel, r->grid[0], r->grid[1], r->grid[2], r->args, r->num_args, r->stream);
 }

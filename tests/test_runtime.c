@@ -66,6 +66,30 @@ Test(runtime, cpu_device_runs_a_kernel_end_to_end) {
     teardown(&fx);
 }
 
+Test(runtime, a_launch_record_launches_as_blk_launch_does) {
+    enum { N = 300 };
+    Fixture fx = setup_add(NULL, 0, N, 4);
+    float x[N], out[N];
+    for (int i = 0; i < N; i++) x[i] = (float)i;
+    cr_assert_eq(blk_memcpy_to_device(fx.ctx, fx.x, x, sizeof x), BLK_SUCCESS);
+    blk_launch_record *r = malloc(sizeof *r + 4 * sizeof(blk_arg));
+    cr_assert(r);
+    *r = (blk_launch_record){.kernel = fx.add, .stream = NULL, .grid = {2, 1, 1}, .num_args = 4};
+    r->args[0] = blk_arg_ptr(fx.x), r->args[1] = blk_arg_ptr(fx.x), r->args[2] = blk_arg_ptr(fx.out);
+    r->args[3] = blk_arg_i32(N);
+    cr_assert_eq(blk_launch_record_run(r), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_memcpy_to_host(fx.ctx, out, fx.out, sizeof out), BLK_SUCCESS);
+    for (int i = 0; i < N; i++) cr_expect_eq(out[i], 2.0f * x[i], "out[%d]", i);
+    /* checked as blk_launch checks: a wrong count, an empty grid, no record */
+    r->num_args = 3;
+    cr_expect_eq(blk_launch_record_run(r), BLK_ERROR_BAD_ARGUMENT);
+    r->num_args = 4, r->grid[1] = 0;
+    cr_expect_eq(blk_launch_record_run(r), BLK_ERROR_BAD_GRID);
+    cr_expect_eq(blk_launch_record_run(NULL), BLK_ERROR_INVALID_VALUE);
+    free(r);
+    teardown(&fx);
+}
+
 /* Kernel `k` of src, compiled in ctx (the module into *m). */
 static blk_kernel *compile_k(blk_context *ctx, const char *src, const char *name, blk_module **m) {
     blk_compile_options opt = {.name = name};

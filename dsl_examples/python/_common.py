@@ -36,10 +36,17 @@ def dtype_name(x):
     return str(x.dtype).replace("torch.", "")
 
 
+_blk_type_of = {}  # dtype object -> T: asked at every call
+
+
 def blk_type(x):
+    found = _blk_type_of.get(x.dtype)
+    if found is not None:
+        return found
     name = dtype_name(x)
     if name not in BLK_TYPES:
         raise TypeError(f"the blk examples take float32, float16 or bfloat16 arrays, not {name}")
+    _blk_type_of[x.dtype] = BLK_TYPES[name]
     return BLK_TYPES[name]
 
 

@@ -15,7 +15,7 @@ def softmax(x, dim=-1):
     if dim not in (-1, x.ndim - 1):
         raise ValueError("blk softmax: only the last dimension")
     x = contiguous(x)
-    rows = x.reshape(-1, x.shape[-1])
+    rows = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])  # a reshape costs a microsecond: only if needed
     out = empty(rows, rows.shape)
     kernel = module("softmax.blk", x).softmax
     if kernel.module.device == "cuda":  # time configs on the GPU; the interpreter's choice would mean nothing
@@ -24,4 +24,4 @@ def softmax(x, dim=-1):
         kernel = _tuned[kernel.module]
     n_rows, n_cols = rows.shape
     kernel[(n_rows,)](out, rows, n_cols, n_cols, n_cols, T=blk_type(x), BLOCK=blk.next_power_of_2(n_cols))
-    return out.reshape(x.shape)
+    return out if x.ndim == 2 else out.reshape(x.shape)

@@ -13,13 +13,15 @@ before the launch and back after it.
 """
 import ctypes
 import difflib
+import functools
 import os
 import re
+import sys
 import threading
 import warnings
 
 from . import _lib
-from ._args import Marshal, Param, as_integer, device_of, is_bool, packer, what
+from ._args import Marshal, Param, _current_stream, as_integer, device_of, is_bool, packer, record_packer, what
 from ._lib import BlkError, BlkWarning
 
 __all__ = ["compile", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
@@ -170,8 +172,22 @@ _DTYPE_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64
                 "uint64": "u64", "bool": "i1", "bool_": "i1", "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 
+_DTYPE_NAME_SEEN = {}  # dtype object -> blk's name: a launch that infers T asks each time
+
+
 def _dtype_name(value):
     """blk's name for a torch.dtype, a numpy dtype or scalar type; None for anything else."""
+    try:
+        return _DTYPE_NAME_SEEN[value]
+    except (KeyError, TypeError):  # not seen, or not hashable
+        pass
+    name = _dtype_name_of(value)
+    if name is not None:  # a dtype: few distinct ones (other values, such as ints, are not kept)
+        _DTYPE_NAME_SEEN[value] = name
+    return name
+
+
+def _dtype_name_of(value):
     if value is None:
         return None
     module = type(value).__module__ if not isinstance(value, type) else value.__module__
@@ -247,21 +263,25 @@ class Module:
         # -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
+        self._kernel_objects = {}  # name -> Kernel, so its launches stay cached however it is looked up
         self._lock = threading.RLock()  # threads: each combination compiled once (found without it)
 
     def __getitem__(self, kernel):
+        found = self._kernel_objects.get(kernel)
+        if found is not None:
+            return found
         unknown = self._unknown(kernel)
         if unknown:
             raise BlkError(_lib.NOT_FOUND, unknown)
-        return Kernel(self, kernel)
+        return self._kernel_objects.setdefault(kernel, Kernel(self, kernel))
 
     def __getattr__(self, kernel):
         if kernel.startswith("_"):
             raise AttributeError(kernel)
-        unknown = self._unknown(kernel)
-        if unknown:
-            raise AttributeError(unknown)
-        return Kernel(self, kernel)
+        try:
+            return self[kernel]
+        except BlkError as err:
+            raise AttributeError(str(err)) from None
 
     def _runtime_params(self, kernel):
         """The names of the kernel's runtime parameters in order, read from the source's
@@ -272,22 +292,20 @@ class Module:
         names = [p.split(":")[0].strip() for p in pieces if p and not p.startswith("const ")]
         return names if all(n.isidentifier() for n in names) else None
 
-    def _inferred_types(self, kernel, args, consts):
-        """The `const T: type` parameters not given that a pointer parameter `*T` names,
-        from the dtype of its argument (a NumPy array, a PyTorch tensor), as Triton takes a
-        pointer's element type from its tensor: {T: "f16"}."""
+    def _type_sources(self, kernel):
+        """[(i, T)]: runtime parameter i is declared `*T` for a `const T: type` parameter,
+        whose value a launch that does not give it takes from argument i's dtype, as Triton
+        takes a pointer's element type from its tensor (Kernel.run)."""
         pieces = self._declaration(kernel) or []
         types = {p[6:].partition(":")[0].strip() for p in pieces
                  if p.startswith("const ") and p[6:].partition(":")[2].split("=")[0].strip() == "type"}
         runtime = [p for p in pieces if p and not p.startswith("const ")]
-        out = {}
-        for piece, arg in zip(runtime, args):
+        out = []
+        for i, piece in enumerate(runtime):
             declared = piece.partition(":")[2].split()
             t = declared[0][1:] if declared and declared[0].startswith("*") else None
-            if t in types and t not in consts and t not in out:
-                name = _dtype_name(getattr(arg, "dtype", None))
-                if name:
-                    out[t] = name
+            if t in types:
+                out.append((i, t))
         return out
 
     def _declaration(self, kernel):
@@ -379,10 +397,18 @@ class Kernel:
 
     def __init__(self, module, name):
         self.module, self.name = module, name
-        self._launches = {}  # (consts as given, device ordinal) -> _Launch
+        self._launches = {}  # (consts as given, device ordinal, None arguments) -> _Launch
+        # read from the source once, not at each launch
+        self._runtime_names = module._runtime_params(name)
+        self._keywords = frozenset(self._runtime_names or ())
+        self._type_sources = module._type_sources(name)
+        self._type_indices = tuple(sorted({i for i, _ in self._type_sources}))
+        # (consts as given, the dtypes of the arguments a `const T: type` is taken from) -> the _Launch
+        # a launch of PyTorch CUDA tensors and ints took: found without reading the rest (run)
+        self._tensor_launches = {}
 
     def __getitem__(self, grid):
-        return lambda *args, **consts: self.run(grid, *args, **consts)
+        return functools.partial(self.run, grid)  # called in C: cheaper than a lambda's frame
 
     def _key(self, consts, ordinal, args=()):
         """The Module's key for these const parameters (num_warps, num_stages,
@@ -402,6 +428,16 @@ class Kernel:
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
         return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent,
                 ordinal if self.module.device == "cuda" else None)
+
+    def _inferred_types(self, args, consts):
+        """{T: "f16"} for each `const T: type` not given, from its first `*T` argument's dtype."""
+        out = {}
+        for i, t in self._type_sources:
+            if i < len(args) and t not in consts and t not in out:
+                name = _dtype_name(getattr(args[i], "dtype", None))
+                if name:
+                    out[t] = name
+        return out
 
     def signature(self, **consts):
         """[(name, type)] of the runtime parameters, types as blk spells them."""
@@ -444,16 +480,26 @@ class Kernel:
         self.module._kernel(self.name, self._key(consts, ordinal))
 
     def run(self, grid, *args, **consts):
-        if consts:  # runtime arguments may come by keyword, as in a Python call
-            names = self.module._runtime_params(self.name)
-            if names and any(k in names for k in consts):
-                args, consts = _bind(self.name, names, args, consts)
-        inferred = self.module._inferred_types(self.name, args, consts)
-        if inferred:
-            consts = {**inferred, **consts}
+        # the common launch first: PyTorch CUDA tensors and ints, consts by keyword, a grid of ints
+        tensor_key = None
+        if type(grid) is tuple and (not consts or self._keywords.isdisjoint(consts)):
+            try:
+                tensor_key = (tuple(consts.items()), tuple([args[i].dtype for i in self._type_indices]))
+            except (IndexError, AttributeError):
+                pass
+            launch = self._tensor_launches.get(tensor_key)
+            if launch is not None and launch.launch_tensors(grid, args):
+                return
+        if consts and not self._keywords.isdisjoint(consts):  # runtime arguments by keyword, as in Python
+            args, consts = _bind(self.name, self._runtime_names, args, consts)
+        if self._type_sources:
+            inferred = self._inferred_types(args, consts)
+            if inferred:
+                consts = {**inferred, **consts}
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
         # as given: another order of the same consts is one more entry; a None argument another build
-        cached = (tuple(consts.items()), ordinal, tuple(i for i, a in enumerate(args) if a is None))
+        nones = tuple(i for i, a in enumerate(args) if a is None) if _NONE_ID in map(id, args) else ()
+        cached = (tuple(consts.items()), ordinal, nones)
         launch = self._launches.get(cached)
         if launch is None:
             k, params = self.module._kernel(self.name, self._key(consts, ordinal, args))
@@ -462,21 +508,31 @@ class Kernel:
             launch(_grid(self.name, grid(launch.meta(args, consts)), called=True), args)
         else:
             launch(_grid(self.name, grid), args)
+            if tensor_key is not None and not nones:
+                self._tensor_launches[tensor_key] = launch
 
 
 _launch = _lib.lib.blk_launch
+_launch_record = _lib.lib.blk_launch_record_run
+_NONE_ID = id(None)
+_FLOAT_KINDS = (_lib.F32, _lib.F64)
+_INT_RANGE = {_lib.I32: (-(1 << 63), 1 << 63), _lib.U32: (-(1 << 63), 1 << 63), _lib.I64: (-(1 << 63), 1 << 63),
+              _lib.U64: (0, 1 << 64)}  # what a blk_arg holds; the runtime checks the parameter's own range
 
 
 class _Launch:
     """What one launch needs that does not change between launches of a
     kernel with the same const parameters on the same device."""
-    __slots__ = ("name", "device", "ordinal", "ctx", "kernel", "params", "layout", "consts")
+    __slots__ = ("name", "device", "ordinal", "ctx", "kernel", "params", "layout", "consts", "tensor_kinds",
+                 "record")
 
     def __init__(self, name, device, ordinal, kernel, params):
         self.name, self.device, self.ordinal, self.kernel, self.params = name, device, ordinal, kernel, params
         self.ctx = _context(device, ordinal)
         self.layout = packer(params)
+        self.record = record_packer(params)
         self.consts = None
+        self.tensor_kinds = None  # [(kind, torch dtype or None)], made at the first launch of PyTorch tensors
 
     def meta(self, args, given):
         """What a grid callable sees, as Triton's does: every argument by its
@@ -493,7 +549,55 @@ class _Launch:
             raise TypeError(f"kernel '{self.name}' takes {len(self.params)} arguments ({names}), got {len(args)}")
         return Marshal(self.name, self.device, self.ctx, self.params, self.ordinal)
 
+    def launch_tensors(self, grid, args):
+        """Launches on grid (a tuple of ints) if this is the common launch on the GPU: every pointer
+        a PyTorch CUDA tensor of the parameter's dtype on this device, every other argument a Python
+        int that a blk_arg holds or a Python float that every float type holds. False, having done nothing, for anything else: Marshal checks it
+        and says what is wrong."""
+        if self.device != "cuda" or not 1 <= len(grid) <= 3:
+            return False
+        if type(grid[0]) is int and len(grid) == 1 and 0 < grid[0] <= 0xFFFFFFFF:
+            gx, gy, gz = grid[0], 1, 1
+        else:
+            gx, gy, gz = _grid(self.name, grid)
+        values = self._tensor_values(args)
+        if values is None:
+            return False
+        status = _launch_record(self.record.pack(self.kernel.value, _current_stream(self.ordinal), gx, gy, gz,
+                                                 len(self.params), *values))
+        if status:
+            _lib.check(status)
+        return True
+
+    def _tensor_values(self, args):
+        """The (kind, value) pairs of blk_args for launch_tensors' arguments, or None."""
+        torch = sys.modules.get("torch")
+        if torch is None or len(args) != len(self.params):
+            return None
+        if self.tensor_kinds is None:
+            self.tensor_kinds = [(p.kind, p.torch_dtype(torch) if p.kind == _lib.PTR else None) for p in self.params]
+        tensor, ordinal, values = torch.Tensor, self.ordinal, []
+        for a, (kind, dtype) in zip(args, self.tensor_kinds):
+            if dtype is not None:
+                if type(a) is not tensor or a.dtype is not dtype or a.get_device() != ordinal:
+                    return None  # (a CPU tensor's device is -1)
+                values += (kind, a.data_ptr())
+            elif type(a) is int and kind in _INT_RANGE:
+                lo, hi = _INT_RANGE[kind]
+                if not lo <= a < hi:
+                    return None
+                values += (kind, a)
+            elif type(a) is float and kind in _FLOAT_KINDS and -65504.0 <= a <= 65504.0:  # fits every float type
+                values += (kind, a)
+            else:
+                return None
+        if _lib.PTR not in values[::2]:
+            return None  # no tensor: Marshal chooses the stream
+        return values
+
     def __call__(self, grid, args):
+        if self.launch_tensors(grid, args):
+            return
         gx, gy, gz = grid  # checked by _grid
         m = self._marshal(args)
         if self.device == "cuda":  # device memory is passed by address: nothing to copy back or free

@@ -125,6 +125,12 @@ def packer(params):
     return struct.Struct("<" + "".join(_FORMATS.get(p.kind, "i4xq") for p in params))
 
 
+def record_packer(params):
+    """A struct.Struct laying out a blk_launch_record (kernel, stream, grid[3], num_args) and its
+    blk_arg[len(params)]."""
+    return struct.Struct("<QQIIIi" + "".join(_FORMATS.get(p.kind, "i4xq") for p in params))
+
+
 def device_of(args):
     """The CUDA device index of the first PyTorch CUDA tensor (or CuPy-like
     array with .device.id) among args; None if there is none."""
@@ -139,10 +145,17 @@ def device_of(args):
     return None
 
 
+_raw_stream = None  # torch._C._cuda_getCurrentRawStream, once found
+
+
 def _current_stream(ordinal):
-    torch = sys.modules["torch"]
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Triton calls: no Stream object made
-    return raw(ordinal) if raw else torch.cuda.current_stream(ordinal).cuda_stream
+    global _raw_stream
+    if _raw_stream is None:
+        torch = sys.modules["torch"]
+        # what Triton calls: no Stream object made
+        _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+            (lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _raw_stream(ordinal)
 
 
 class Marshal:

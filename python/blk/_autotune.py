@@ -7,6 +7,7 @@ and on disk beside the kernel cache, so a later process does not time again.
                            key=["n_cols"])(mod["softmax"])
     softmax[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK=blk.next_power_of_2(N))
 """
+import functools
 import hashlib
 import json
 import os
@@ -85,6 +86,11 @@ class Autotuner:
         self.tunings = 0       # how many times configs were timed (not read from a cache)
         self.best_config = None
         self._names = None
+        # read once, not at each launch: the names configs set, each config's keywords, and where
+        # the key's arguments stand (once the kernel's parameter names are known)
+        self._config_names = frozenset().union(*(c.all() for c in configs))
+        self._config_kwargs = {id(c): c.all() for c in configs}
+        self._key_at = None
         # Tuning (timing the configs, the disk cache) is serialized by this
         # lock: threads sharing the tuner time each key once, and no thread
         # reads the state another is filling. A key already tuned is read
@@ -92,7 +98,7 @@ class Autotuner:
         self._lock = threading.RLock()
 
     def __getitem__(self, grid):
-        return lambda *args, **consts: self.run(grid, *args, **consts)
+        return functools.partial(self.run, grid)
 
     def _param_names(self, consts):
         if self._names is None:
@@ -114,29 +120,36 @@ class Autotuner:
         return dict(zip(names, args))
 
     def run(self, grid, *args, **consts):
-        for config in self.configs:
-            both = set(config.all()) & set(consts)
-            if both:
-                raise TypeError(f"kernel '{self.kernel.name}': {', '.join(sorted(both))} given at the launch and "
-                                "by the autotuner's configs")
-        named = self._arguments(args, consts)
-        unknown = [k for k in self.key + self.reset_to_zero + self.restore_value if k not in named]
-        if unknown:
-            raise TypeError(f"kernel '{self.kernel.name}' has no parameter {', '.join(map(repr, unknown))} "
-                            f"(it has {', '.join(named)})")
-        key = tuple(_key_value(named[k]) for k in self.key) + tuple(sorted(consts.items()))
+        if consts and not self._config_names.isdisjoint(consts):
+            both = self._config_names & set(consts)
+            raise TypeError(f"kernel '{self.kernel.name}': {', '.join(sorted(both))} given at the launch and "
+                            "by the autotuner's configs")
+        if self._key_at is None or len(args) != len(self._names):
+            named = self._arguments(args, consts)  # checks the count; the first time, the names too
+            unknown = [k for k in self.key + self.reset_to_zero + self.restore_value if k not in named]
+            if unknown:
+                raise TypeError(f"kernel '{self.kernel.name}' has no parameter {', '.join(map(repr, unknown))} "
+                                f"(it has {', '.join(named)})")
+            self._key_at = [self._names.index(k) for k in self.key]
+        key = tuple([_key_value(args[i]) for i in self._key_at])
+        if consts:
+            key += tuple(sorted(consts.items()))
         config = self.cache.get(key)
         if config is None:
             with self._lock:
                 config = self.cache.get(key)  # another thread may have tuned it meanwhile
                 if config is None:
+                    named = self._arguments(args, consts)
                     config = self._from_disk(key, args)
                     if config is None:
                         config = self._tune(grid, args, consts, named)
                         self._to_disk(key, config, args)
                     self.cache[key] = config
         self.best_config = config
-        self.kernel.run(grid, *args, **dict(consts, **config.all()))
+        kwargs = self._config_kwargs.get(id(config))
+        if kwargs is None:  # a config not among self.configs (set by hand)
+            kwargs = config.all()
+        self.kernel.run(grid, *args, **consts, **kwargs) if consts else self.kernel.run(grid, *args, **kwargs)
 
     def _tune(self, grid, args, consts, named):
         # what tuning launches write is put back afterwards: the user's launch
@@ -279,9 +292,24 @@ def _warn_once(directory, err):
                   "memory only, so a new process times its configs again", RuntimeWarning, stacklevel=4)
 
 
+_ARRAY_TYPES = frozenset({("torch", "Tensor"), ("numpy", "ndarray")})  # a value's key: its dtype, always
+_array_types = set()  # those type objects, as met
+_DTYPE_TEXT = {}  # dtype -> str(dtype), the part of a key an array gives
+
+
 def _key_value(value):
     """What of an argument selects a tuning: a number itself, an array's or
     tensor's dtype (NumPy scalars and 0-d tensors count as numbers)."""
+    kind = type(value)
+    if kind is int or kind is str or kind is float or kind is bool:
+        return value
+    if kind in _array_types or (kind.__module__, kind.__name__) in _ARRAY_TYPES:
+        _array_types.add(kind)
+        dtype = value.dtype
+        text = _DTYPE_TEXT.get(dtype)
+        if text is None:
+            text = _DTYPE_TEXT[dtype] = str(dtype)
+        return text
     if isinstance(value, (bool, int, float, str)):
         return value
     if getattr(value, "ndim", 0) or hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__"):

@@ -82,6 +82,8 @@ for name, res, args in [
     # args: blk_arg[num_args] packed by _args.packer, passed as bytes
     ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_int,
                                   _P]),
+    # record: a blk_launch_record packed by _args.record_packer, passed as bytes (one argument to convert)
+    ("blk_launch_record_run", ctypes.c_int, [ctypes.c_char_p]),
     ("blk_malloc", ctypes.c_int, [_P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]),
     ("blk_free", ctypes.c_int, [_P, ctypes.c_uint64]),
     ("blk_memcpy_to_device", ctypes.c_int, [_P, ctypes.c_uint64, _P, ctypes.c_size_t]),

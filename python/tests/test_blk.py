@@ -45,6 +45,22 @@ class Examples(unittest.TestCase):
         with self.assertRaises(blk.BlkError):  # a dtype blk has no name for is not silently a string
             add[(2,)](x, x, np.zeros_like(x), 300, T=np.complex64, BLOCK=256)
 
+    def test_a_launch_reads_the_source_once_per_kernel_not_per_launch(self):
+        # the declaration is parsed from the source text; doing it at every launch cost 57 us of a
+        # 74 us launch on the GPU (docs/notebook.md, 2026-11-27)
+        module = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")
+        reads = []
+        declaration = module._declaration
+        module._declaration = lambda kernel: reads.append(kernel) or declaration(kernel)
+        x = np.arange(300, dtype=np.float32)
+        for launch in range(5):
+            out = np.zeros_like(x)
+            module["add"][(2,)](x, x, out, 300, BLOCK=256)  # T from x's dtype, looked up each time
+            np.testing.assert_array_equal(out, x + x)
+            module.add[(2,)](x, y=x, out=out, n=300, BLOCK=256)  # runtime arguments by keyword
+        self.assertLessEqual(len(reads), 2, reads)  # the Kernel's first look, nothing per launch
+        self.assertIs(module["add"], module.add)
+
     def test_a_grid_callable_sees_the_arguments_and_the_const_defaults(self):
         add = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu")["add"]
         x = np.arange(1000, dtype=np.float32)
