@@ -1,0 +1,2 @@
+" blk sources (blkc: docs/language.md).
+autocmd BufRead,BufNewFile *.blk setfiletype blk
