@@ -119,6 +119,30 @@ const char *op_name(OpKind op) {
     return names[op];
 }
 
+BirOpcode op_kind_opcode(OpKind op) {
+    switch (op) {
+    case OP_ADD: return BIR_ADD;
+    case OP_SUB: return BIR_SUB;
+    case OP_MUL: return BIR_MUL;
+    case OP_DIV: return BIR_DIV;
+    case OP_MOD: return BIR_REM;
+    case OP_AND: case OP_LAND: return BIR_AND; /* && and || of i1 values, when both sides run */
+    case OP_OR: case OP_LOR: return BIR_OR;
+    case OP_XOR: return BIR_XOR;
+    case OP_SHL: return BIR_SHL;
+    case OP_SHR: return BIR_SHR;
+    case OP_EQ: return BIR_EQ;
+    case OP_NE: return BIR_NE;
+    case OP_LT: return BIR_LT;
+    case OP_LE: return BIR_LE;
+    case OP_GT: return BIR_GT;
+    case OP_GE: return BIR_GE;
+    case OP_NEG: return BIR_NEG;
+    case OP_NOT: case OP_BITNOT: return BIR_NOT; /* ! of an i1 is its bitwise not */
+    }
+    return BIR_NOT; /* not reached: the switch covers OpKind (-Werror=switch) */
+}
+
 /* ---- dump ---- */
 
 static void indent(FILE *out, int depth) {

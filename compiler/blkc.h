@@ -427,6 +427,7 @@ Stmt *stmt_clone(Arena *a, const Stmt *s);
 Stmt *ast_const_if_taken(const Stmt *s);
 Expr *expr_clone(Arena *a, const Expr *e);
 const char *op_name(OpKind op);
+BirOpcode op_kind_opcode(OpKind op); /* the block-IR op of an operator (shared by sema's folding and lower.c) */
 /* --emit=ast: the typed tree; only_kernel NULL for all kernels. */
 void ast_dump_module(FILE *out, const Module *m, const char *only_kernel);
 
@@ -541,6 +542,19 @@ ConstVal convert_scalar(ConstVal v, DType from, DType to);
 /* An integer wrapped to the integer (or i1) dtype `to`: its low bits,
  * sign- or zero-extended from the type's width (i1: the lowest bit). */
 int64_t int_wrap(int64_t v, DType to);
+/* The one scalar arithmetic, shared by constant folding (sema) and the
+ * interpreter so that both give the same bits. scalar_binary gives what the
+ * program computes at run time (docs/language.md §8): a float op in f64,
+ * rounded once to d; an integer op wrapped to d, x / 0 all ones and x % 0
+ * x, shifts by an amount outside 0 .. bits-1 clamped as PTX's. *flags
+ * collects what constant folding refuses (an error there): a signed
+ * result not a value of d, a division by zero, a shift out of range.
+ * op: ADD SUB MUL DIV REM AND OR XOR SHL SHR UMULHI MIN MAX POW. */
+enum { SCALAR_SIGNED_OVERFLOW = 1, SCALAR_DIVIDE_BY_ZERO = 2, SCALAR_SHIFT_OUT_OF_RANGE = 4 };
+ConstVal scalar_binary(BirOpcode op, ConstVal a, ConstVal b, DType d, unsigned *flags);
+/* A comparison (EQ NE LT LE GT GE) of two numbers of dtype d: unordered
+ * (NaN) operands satisfy only NE; u64 compares its bits unsigned. */
+bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d);
 /* The f32 math functions (the MATH_OP rows of ops.def) as the interpreter
  * computes them, and constant folding with it: the C library's f32 ones.
  * code must be a MATH_OP opcode. */

@@ -263,27 +263,6 @@ static void bind_results(Lower *L, BirOp *op, const Symbol *const *carried, int 
 
 /* ------------------------------------------------------------ expressions */
 
-static BirOpcode binary_opcode(OpKind op) {
-    switch (op) {
-    case OP_ADD: return BIR_ADD;
-    case OP_SUB: return BIR_SUB;
-    case OP_MUL: return BIR_MUL;
-    case OP_DIV: return BIR_DIV;
-    case OP_MOD: return BIR_REM;
-    case OP_AND: case OP_LAND: return BIR_AND;
-    case OP_OR: case OP_LOR: return BIR_OR;
-    case OP_XOR: return BIR_XOR;
-    case OP_SHL: return BIR_SHL;
-    case OP_SHR: return BIR_SHR;
-    case OP_EQ: return BIR_EQ;
-    case OP_NE: return BIR_NE;
-    case OP_LT: return BIR_LT;
-    case OP_LE: return BIR_LE;
-    case OP_GT: return BIR_GT;
-    default: return BIR_GE;
-    }
-}
-
 /* Could evaluating e fault or have an effect? Then a scalar `&&`/`||`
  * must not evaluate it unconditionally. */
 static bool may_trap(const Expr *e) {
@@ -348,7 +327,7 @@ static int lower_binary(Lower *L, const Expr *e) {
     }
     DType d = e->u.binary.operand_dtype;
     int a = lower_as(L, l, d, e->type), b = lower_as(L, r, d, e->type);
-    return emit2(L, binary_opcode(op), a, b, e->type);
+    return emit2(L, op_kind_opcode(op), a, b, e->type);
 }
 
 /* exp, log, sqrt...: integers and f16/bf16 compute in f32 (language.md §6). */

@@ -191,6 +191,107 @@ int64_t int_wrap(int64_t v, DType to) {
     return (int64_t)low;
 }
 
+/* ------------------------------------------------------ scalar arithmetic */
+
+/* A double rounded to the float dtype d (once, to nearest even). */
+static double round_to(double x, DType d) {
+    if (d == DT_F64) return x;
+    float f = (float)x;
+    if (d == DT_F16) return f16_to_f32(f32_to_f16(f));
+    if (d == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
+    return f;
+}
+
+static double float_binary(BirOpcode op, double a, double b, DType d) {
+    double v;
+    switch (op) {
+    case BIR_ADD: v = a + b; break;
+    case BIR_SUB: v = a - b; break;
+    case BIR_MUL: v = a * b; break;
+    case BIR_DIV: v = a / b; break;
+    case BIR_REM: v = fmod(a, b); break;
+    /* NaN propagates through min and max */
+    case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
+    case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
+    case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
+    default: v = NAN; break; /* no other binary op takes floats */
+    }
+    return round_to(v, d);
+}
+
+/* a < b for integers of dtype d (u64 compares its bits unsigned) */
+static bool int_less(int64_t a, int64_t b, DType d) { return dtype_is_unsigned(d) ? (uint64_t)a < (uint64_t)b : a < b; }
+
+/* v wrapped to d; *flags gets SCALAR_SIGNED_OVERFLOW where d is signed and
+ * the exact result (v, unless overflowed64) is not one of its values. */
+static int64_t wrap_exact(int64_t v, bool overflowed64, DType d, unsigned *flags) {
+    if (dtype_is_signed(d) && (overflowed64 || !dtype_fits_int(d, v))) *flags |= SCALAR_SIGNED_OVERFLOW;
+    return int_wrap(v, d);
+}
+
+static int64_t int_binary(BirOpcode op, int64_t a, int64_t b, DType d, unsigned *flags) {
+    int64_t v;
+    bool unsigned_ = dtype_is_unsigned(d);
+    switch (op) {
+    case BIR_ADD: return wrap_exact((int64_t)((uint64_t)a + (uint64_t)b), !unsigned_ && __builtin_add_overflow(a, b, &v), d, flags);
+    case BIR_SUB: return wrap_exact((int64_t)((uint64_t)a - (uint64_t)b), !unsigned_ && __builtin_sub_overflow(a, b, &v), d, flags);
+    case BIR_MUL: return wrap_exact((int64_t)((uint64_t)a * (uint64_t)b), !unsigned_ && __builtin_mul_overflow(a, b, &v), d, flags);
+    case BIR_DIV:
+    case BIR_REM: {
+        /* x / 0 is undefined on the GPU: all ones (and x % 0 gives x) rather
+         * than a trap, since masked-off lanes may divide by anything. MIN / -1
+         * wraps. Unsigned values are normalized (zero-extended), so dividing
+         * their bits as uint64 is right for all widths. */
+        bool rem = op == BIR_REM;
+        if (b == 0) {
+            *flags |= SCALAR_DIVIDE_BY_ZERO;
+            return rem ? a : int_wrap(-1, d);
+        }
+        if (unsigned_) return (int64_t)(rem ? (uint64_t)a % (uint64_t)b : (uint64_t)a / (uint64_t)b);
+        if (b == -1) return rem ? 0 : wrap_exact((int64_t)(0 - (uint64_t)a), a == INT64_MIN, d, flags);
+        return rem ? a % b : a / b;
+    }
+    case BIR_AND: return a & b;
+    case BIR_OR: return a | b;
+    case BIR_XOR: return a ^ b;
+    case BIR_SHL:
+    case BIR_SHR: {
+        int bits = dtype_bits(d);
+        if (b < 0 || b >= bits) { /* clamped to the width, as PTX's shl/shr do */
+            *flags |= SCALAR_SHIFT_OUT_OF_RANGE;
+            return op == BIR_SHL || !dtype_is_signed(d) ? 0 : a < 0 ? -1 : 0;
+        }
+        if (op == BIR_SHL) return wrap_exact((int64_t)((uint64_t)a << b), false, d, flags);
+        return dtype_is_signed(d) ? a >> b : (int64_t)((uint64_t)a >> b);
+    }
+    case BIR_UMULHI: /* the high word of the unsigned product of the 32-bit patterns */
+        return int_wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
+    case BIR_MIN: return int_less(a, b, d) ? a : b;
+    case BIR_MAX: return int_less(b, a, d) ? a : b;
+    default: return 0; /* no other binary op takes integers */
+    }
+}
+
+ConstVal scalar_binary(BirOpcode op, ConstVal a, ConstVal b, DType d, unsigned *flags) {
+    if (dtype_is_float(d)) return (ConstVal){.f = float_binary(op, a.f, b.f, d)};
+    return (ConstVal){.i = int_binary(op, a.i, b.i, d, flags)};
+}
+
+bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d) {
+    bool lt, eq, gt;
+    if (dtype_is_float(d)) lt = a.f < b.f, eq = a.f == b.f, gt = a.f > b.f;
+    else lt = int_less(a.i, b.i, d), eq = a.i == b.i, gt = int_less(b.i, a.i, d);
+    switch (op) {
+    case BIR_EQ: return eq;
+    case BIR_NE: return !eq;
+    case BIR_LT: return lt;
+    case BIR_LE: return lt || eq;
+    case BIR_GT: return gt;
+    case BIR_GE: return gt || eq;
+    default: return false; /* not a comparison */
+    }
+}
+
 /* A float truncated toward zero into the integer dtype `to`, saturating; NaN gives 0 (PTX cvt.rzi) */
 static int64_t float_to_int(double f, DType to) {
     if (f != f) return 0;

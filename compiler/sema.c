@@ -411,22 +411,15 @@ static DType arith_dtype_error(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     return DT_ERROR;
 }
 
-/* 0 or 1 for a comparison operator, -1 for any other. Unordered (NaN)
- * operands give lt = eq = gt = false, so only != holds, as in IEEE. */
-static int compare_result(OpKind op, bool lt, bool eq, bool gt) {
-    switch (op) {
-    case OP_EQ: return eq;
-    case OP_NE: return !eq;
-    case OP_LT: return lt;
-    case OP_LE: return lt || eq;
-    case OP_GT: return gt;
-    case OP_GE: return gt || eq;
-    default: return -1;
-    }
+static bool is_comparison(OpKind op) {
+    return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE;
 }
 
-static bool is_comparison(OpKind op) { return compare_result(op, false, false, false) >= 0; }
-
+/* A binary expression of two constants, folded with the interpreter's own
+ * arithmetic (scalar_binary, numeric.c), so a folded value is the one the
+ * program would compute. What the program would wrap or clamp is an error
+ * here: a signed overflow (a weak literal widens to i64 instead, if that
+ * holds it), a division by zero, a shift out of range. */
 static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     if (!l->is_const || !r->is_const || e->type.rank != 0) return;
     DType od = e->u.binary.operand_dtype;
@@ -434,86 +427,45 @@ static void fold_binary(Sema *S, Expr *e, const Expr *l, const Expr *r) {
     ConstVal a, b;
     if (!fold_convert((Expr *)l, l->type, od, &a) || !fold_convert((Expr *)r, r->type, od, &b))
         return;
-    if (dtype_is_float(od)) {
-        double x = a.f, y = b.f, v = 0;
-        int cmp = compare_result(op, x < y, x == y, x > y);
-        if (cmp >= 0) {
-            set_const_int(e, cmp);
-            return;
-        }
-        switch (op) {
-        case OP_ADD: v = x + y; break;
-        case OP_SUB: v = x - y; break;
-        case OP_MUL: v = x * y; break;
-        case OP_DIV: v = x / y; break;
-        case OP_MOD: v = fmod(x, y); break;
-        default: return;
-        }
-        set_const_float(e, v);
+    BirOpcode code = op_kind_opcode(op);
+    if (is_comparison(op)) {
+        set_const_int(e, scalar_compare(code, a, b, od));
         return;
     }
-    int64_t x = a.i, y = b.i, v = 0;
-    bool is_unsigned = dtype_is_unsigned(od);
-    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* unsigned arithmetic wraps, as in C */
-    int cmp = is_unsigned ? compare_result(op, ux < uy, ux == uy, ux > uy) : compare_result(op, x < y, x == y, x > y);
-    if (cmp >= 0) {
-        set_const_int(e, cmp);
+    if (op == OP_LAND || op == OP_LOR) {
+        if (!dtype_is_float(od)) set_const_int(e, op == OP_LAND ? a.i && b.i : a.i || b.i);
         return;
     }
-    bool ovf = false;
-    switch (op) {
-    case OP_ADD:
-        if (is_unsigned) v = (int64_t)(ux + uy);
-        else ovf = __builtin_add_overflow(x, y, &v);
-        break;
-    case OP_SUB:
-        if (is_unsigned) v = (int64_t)(ux - uy);
-        else ovf = __builtin_sub_overflow(x, y, &v);
-        break;
-    case OP_MUL:
-        if (is_unsigned) v = (int64_t)(ux * uy);
-        else ovf = __builtin_mul_overflow(x, y, &v);
-        break;
-    case OP_DIV:
-    case OP_MOD:
-        if (y == 0) {
-            error(S, e->span, "division by zero in a constant expression");
-            e->type.dtype = DT_ERROR;
-            return;
-        }
-        if (is_unsigned) v = (int64_t)(op == OP_DIV ? ux / uy : ux % uy);
-        else if (x == INT64_MIN && y == -1) ovf = true;
-        else v = op == OP_DIV ? x / y : x % y;
-        break;
-    case OP_AND: v = x & y; break;
-    case OP_OR: v = x | y; break;
-    case OP_XOR: v = x ^ y; break;
-    case OP_SHL:
-    case OP_SHR:
-        if (y < 0 || y >= dtype_bits(od)) {
-            error(S, e->span, "shift amount %lld is out of range for %s", (long long)y,
-                  dtype_name(od));
-            e->type.dtype = DT_ERROR;
-            return;
-        }
-        if (op == OP_SHL) v = (int64_t)((uint64_t)x << y);
-        else v = is_unsigned ? (int64_t)((uint64_t)x >> y) : x >> y;
-        break;
-    case OP_LAND: set_const_int(e, x && y); return;
-    case OP_LOR: set_const_int(e, x || y); return;
-    default: return;
+    bool is_float = dtype_is_float(od);
+    if (is_float && op != OP_ADD && op != OP_SUB && op != OP_MUL && op != OP_DIV && op != OP_MOD) return;
+    unsigned flags = 0;
+    ConstVal v = scalar_binary(code, a, b, od, &flags);
+    if (is_float) {
+        set_const_float(e, v.f);
+        return;
     }
-    if (is_unsigned) {
-        v = convert_scalar((ConstVal){.i = v}, DT_I64, od).i;
-    } else if (e->weak && !ovf) {
-        if (!int_fits(DT_I32, v)) e->type.dtype = DT_I64; /* literals widen as needed */
-    } else if (ovf || !int_fits(e->type.dtype, v)) {
-        error(S, e->span, "integer overflow in a constant expression of type %s",
-              dtype_name(e->type.dtype));
+    if (flags & SCALAR_DIVIDE_BY_ZERO) {
+        error(S, e->span, "division by zero in a constant expression");
         e->type.dtype = DT_ERROR;
         return;
     }
-    set_const_int(e, v);
+    if (flags & SCALAR_SHIFT_OUT_OF_RANGE) {
+        error(S, e->span, "shift amount %lld is out of range for %s", (long long)b.i, dtype_name(od));
+        e->type.dtype = DT_ERROR;
+        return;
+    }
+    if (flags & SCALAR_SIGNED_OVERFLOW) {
+        unsigned wide_flags = 0;
+        ConstVal wide = e->weak ? scalar_binary(code, a, b, DT_I64, &wide_flags) : v;
+        if (!e->weak || (wide_flags & SCALAR_SIGNED_OVERFLOW)) {
+            error(S, e->span, "integer overflow in a constant expression of type %s", dtype_name(e->type.dtype));
+            e->type.dtype = DT_ERROR;
+            return;
+        }
+        e->type.dtype = DT_I64; /* literals widen as needed */
+        v = wide;
+    }
+    set_const_int(e, v.i);
 }
 
 /* Triton's '/' on two integers gives a float; blk's truncates toward zero,

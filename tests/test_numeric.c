@@ -389,3 +389,64 @@ Test(numeric, conversions_between_all_widths) {
     cr_expect_eq(convert_scalar((ConstVal){.i = 300}, DT_I32, DT_F8E4M3).f, 288.0);
     cr_expect_eq(convert_scalar((ConstVal){.f = -0.09375}, DT_F8E5M2, DT_F32).f, -0.09375, "fp8 to f32 keeps the value");
 }
+
+/* scalar_binary: the arithmetic constant folding and the interpreter share.
+ * Expected values are written from the language's rules (docs/language.md §8),
+ * not from the function: wrap to the type, x / 0 all ones, x % 0 x, shifts
+ * clamped; flags for what folding refuses. */
+static int64_t int_op(BirOpcode op, int64_t a, int64_t b, DType d, unsigned *flags) {
+    *flags = 0;
+    return scalar_binary(op, (ConstVal){.i = a}, (ConstVal){.i = b}, d, flags).i;
+}
+
+Test(numeric, scalar_integer_arithmetic_wraps_and_flags_what_folding_refuses) {
+    unsigned f;
+    cr_expect_eq(int_op(BIR_ADD, INT32_MAX, 1, DT_I32, &f), INT32_MIN);
+    cr_expect_eq(f, SCALAR_SIGNED_OVERFLOW);
+    cr_expect_eq(int_op(BIR_ADD, UINT32_MAX, 1, DT_U32, &f), 0); /* unsigned wraps, as in C: no flag */
+    cr_expect_eq(f, 0);
+    cr_expect_eq(int_op(BIR_MUL, INT64_MAX, 2, DT_I64, &f), -2);
+    cr_expect_eq(f, SCALAR_SIGNED_OVERFLOW);
+    cr_expect_eq(int_op(BIR_SUB, -100, 28, DT_I8, &f), -128);
+    cr_expect_eq(f, 0);
+    cr_expect_eq(int_op(BIR_DIV, 7, 0, DT_I32, &f), -1); /* all ones */
+    cr_expect_eq(f, SCALAR_DIVIDE_BY_ZERO);
+    cr_expect_eq(int_op(BIR_DIV, 7, 0, DT_U16, &f), 0xffff);
+    cr_expect_eq(int_op(BIR_REM, 7, 0, DT_I32, &f), 7);
+    cr_expect_eq(f, SCALAR_DIVIDE_BY_ZERO);
+    cr_expect_eq(int_op(BIR_DIV, INT32_MIN, -1, DT_I32, &f), INT32_MIN); /* MIN / -1 wraps */
+    cr_expect_eq(f, SCALAR_SIGNED_OVERFLOW);
+    cr_expect_eq(int_op(BIR_DIV, INT64_MIN, -1, DT_I64, &f), INT64_MIN);
+    cr_expect_eq(f, SCALAR_SIGNED_OVERFLOW);
+    cr_expect_eq(int_op(BIR_REM, INT64_MIN, -1, DT_I64, &f), 0); /* exact: no overflow */
+    cr_expect_eq(f, 0);
+    cr_expect_eq(int_op(BIR_DIV, -7, 2, DT_I32, &f), -3); /* toward zero */
+    cr_expect_eq(int_op(BIR_REM, -7, 2, DT_I32, &f), -1);
+    cr_expect_eq(int_op(BIR_DIV, 0xfffffff0, 16, DT_U32, &f), 0x0fffffff); /* unsigned division */
+    cr_expect_eq(int_op(BIR_SHL, 1, 31, DT_I32, &f), INT32_MIN);
+    cr_expect_eq(f, SCALAR_SIGNED_OVERFLOW);
+    cr_expect_eq(int_op(BIR_SHL, 1, 32, DT_I32, &f), 0); /* out of range: clamped */
+    cr_expect_eq(f, SCALAR_SHIFT_OUT_OF_RANGE);
+    cr_expect_eq(int_op(BIR_SHR, -8, 40, DT_I32, &f), -1);
+    cr_expect_eq(f, SCALAR_SHIFT_OUT_OF_RANGE);
+    cr_expect_eq(int_op(BIR_SHR, -8, 1, DT_I32, &f), -4); /* arithmetic */
+    cr_expect_eq(int_op(BIR_SHR, 0x80000000, 4, DT_U32, &f), 0x08000000); /* logical */
+    cr_expect_eq(int_op(BIR_UMULHI, 0xffffffff, 0xffffffff, DT_U32, &f), 0xfffffffe);
+    cr_expect_eq(int_op(BIR_MIN, -1, 1, DT_U64, &f), 1); /* u64's bits compare unsigned */
+    cr_expect_eq(int_op(BIR_MAX, -1, 1, DT_I64, &f), 1);
+}
+
+Test(numeric, scalar_float_arithmetic_rounds_once_to_the_type) {
+    unsigned f = 0;
+    ConstVal a = {.f = 1.0}, b = {.f = 1.0 / 4096}; /* 1 + 2^-12 is between two f16 values: ties to even */
+    cr_expect_eq(scalar_binary(BIR_ADD, a, b, DT_F16, &f).f, 1.0);
+    cr_expect_eq(scalar_binary(BIR_ADD, a, b, DT_F32, &f).f, 1.0 + 1.0 / 4096);
+    ConstVal third = scalar_binary(BIR_DIV, a, (ConstVal){.f = 3.0}, DT_F32, &f);
+    cr_expect_eq(third.f, (double)(1.0f / 3.0f));
+    cr_expect(isnan(scalar_binary(BIR_MAX, a, (ConstVal){.f = NAN}, DT_F32, &f).f));
+    cr_expect_eq(f, 0);
+    cr_expect(scalar_compare(BIR_NE, (ConstVal){.f = NAN}, (ConstVal){.f = NAN}, DT_F32));
+    cr_expect_not(scalar_compare(BIR_EQ, (ConstVal){.f = NAN}, (ConstVal){.f = NAN}, DT_F32));
+    cr_expect(scalar_compare(BIR_LT, (ConstVal){.i = 1}, (ConstVal){.i = -1}, DT_U64));
+    cr_expect(scalar_compare(BIR_GT, (ConstVal){.i = 1}, (ConstVal){.i = -1}, DT_I64));
+}

@@ -509,100 +509,25 @@ static void mem_write(Interp *I, uint64_t ptr, DType d, Elem e) {
 
 /* ------------------------------------------------------------ arithmetic */
 
-/* A double rounded to the float dtype d (once, to nearest even). */
-static double round_to(double x, DType d) {
-    if (d == DT_F64) return x;
-    float f = (float)x;
-    if (d == DT_F16) return f16_to_f32(f32_to_f16(f));
-    if (d == DT_BF16) return bf16_to_f32(f32_to_bf16(f));
-    return f;
-}
+/* A block element as numeric.c's scalar and back: a float dtype's value in
+ * .f, any other's in .i (pointers take their own path). */
+static ConstVal scalar_of(Elem x, DType d) { return dtype_is_float(d) ? (ConstVal){.f = x.f} : (ConstVal){.i = x.i}; }
 
-
-static int64_t int_div(int64_t a, int64_t b, DType d, bool rem) {
-    /* x / 0 is undefined on the GPU; the interpreter gives all ones (and
-     * x % 0 gives x) rather than trapping, since masked-off lanes may
-     * divide by anything. MIN / -1 wraps. Unsigned values are normalized
-     * (zero-extended), so dividing their bits as uint64 is right for all widths. */
-    if (b == 0) return rem ? a : int_wrap(-1, d);
-    if (dtype_is_unsigned(d)) return (int64_t)(rem ? (uint64_t)a % (uint64_t)b : (uint64_t)a / (uint64_t)b);
-    if (b == -1) return rem ? 0 : int_wrap((int64_t)(0 - (uint64_t)a), d);
-    return rem ? a % b : a / b;
-}
-
-static int64_t shift(int64_t a, int64_t b, DType d, bool left) {
-    int bits = dtype_bits(d);
-    /* out-of-range amounts clamp to the width, as PTX's shl/shr do */
-    bool big = b < 0 || b >= bits;
-    if (left) return big ? 0 : int_wrap((int64_t)((uint64_t)a << b), d);
-    if (dtype_is_signed(d)) return big ? (a < 0 ? -1 : 0) : a >> b;
-    return big ? 0 : (int64_t)((uint64_t)a >> b);
-}
-
-/* a < b for integers of dtype d (u64 compares its bits unsigned) */
-static bool int_less(int64_t a, int64_t b, DType d) { return dtype_is_unsigned(d) ? (uint64_t)a < (uint64_t)b : a < b; }
-
+/* The program's arithmetic, numeric.c's (constant folding computes the same);
+ * what folding would refuse (overflow, x / 0, a shift out of range) wraps or
+ * clamps here, as on the GPU. */
 static Elem binary(BirOpcode code, Elem x, Elem y, DType d) {
-    Elem r = {0};
-    if (dtype_is_float(d)) {
-        double a = x.f, b = y.f, v;
-        switch (code) {
-        case BIR_ADD: v = a + b; break;
-        case BIR_SUB: v = a - b; break;
-        case BIR_MUL: v = a * b; break;
-        case BIR_DIV: v = a / b; break;
-        case BIR_REM: v = fmod(a, b); break;
-        /* NaN propagates through min and max */
-        case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
-        case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
-        case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
-        default: v = NAN; break; /* no other binary op takes floats */
-        }
-        r.f = round_to(v, d);
-        return r;
-    }
-    int64_t a = x.i, b = y.i;
-    switch (code) {
-    case BIR_ADD: r.i = int_wrap((int64_t)((uint64_t)a + (uint64_t)b), d); break;
-    case BIR_SUB: r.i = int_wrap((int64_t)((uint64_t)a - (uint64_t)b), d); break;
-    case BIR_MUL: r.i = int_wrap((int64_t)((uint64_t)a * (uint64_t)b), d); break;
-    case BIR_DIV: r.i = int_div(a, b, d, false); break;
-    case BIR_REM: r.i = int_div(a, b, d, true); break;
-    case BIR_AND: r.i = a & b; break;
-    case BIR_OR: r.i = a | b; break;
-    case BIR_XOR: r.i = a ^ b; break;
-    case BIR_SHL: r.i = shift(a, b, d, true); break;
-    case BIR_SHR: r.i = shift(a, b, d, false); break;
-    case BIR_UMULHI: /* the high word of the unsigned product of the 32-bit patterns */
-        r.i = int_wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
-        break;
-    case BIR_MIN: r.i = int_less(a, b, d) ? a : b; break;
-    case BIR_MAX: r.i = int_less(b, a, d) ? a : b; break;
-    default: break; /* exec_op sends only the ops above */
-    }
-    return r;
+    unsigned ignored = 0;
+    ConstVal v = scalar_binary(code, scalar_of(x, d), scalar_of(y, d), d, &ignored);
+    return dtype_is_float(d) ? (Elem){.f = v.f} : (Elem){.i = v.i};
 }
 
 static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
-    /* unordered (NaN) operands give lt = eq = gt = false: only != holds */
-    bool lt, eq, gt;
-    if (dtype_is_float(d)) {
-        lt = x.f < y.f, eq = x.f == y.f, gt = x.f > y.f;
-    } else if (d == DT_PTR) {
-        uint64_t a = addr_of(x.u), b = addr_of(y.u);
-        lt = a < b, eq = a == b, gt = a > b;
-    } else {
-        lt = int_less(x.i, y.i, d), eq = x.i == y.i, gt = int_less(y.i, x.i, d);
+    if (d == DT_PTR) { /* addresses compared without their tags */
+        ConstVal a = {.i = (int64_t)addr_of(x.u)}, b = {.i = (int64_t)addr_of(y.u)};
+        return scalar_compare(code, a, b, DT_U64);
     }
-    switch (code) {
-    case BIR_EQ: return eq;
-    case BIR_NE: return !eq;
-    case BIR_LT: return lt;
-    case BIR_LE: return lt || eq;
-    case BIR_GT: return gt;
-    case BIR_GE: return gt || eq;
-    default: return false; /* not a comparison: exec_op sends only these */
-    }
+    return scalar_compare(code, scalar_of(x, d), scalar_of(y, d), d);
 }
 
 static Elem unary(BirOpcode code, Elem x, DType d) {
@@ -743,7 +668,7 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
                     if (b.f != b.f) break;
                     better = c.f != c.f || (want_max ? c.f > b.f : c.f < b.f);
                 } else {
-                    better = want_max ? int_less(b.i, c.i, d) : int_less(c.i, b.i, d);
+                    better = scalar_compare(want_max ? BIR_LT : BIR_GT, scalar_of(b, d), scalar_of(c, d), d);
                 }
                 if (better) best = k;
             }
