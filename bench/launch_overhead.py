@@ -146,7 +146,14 @@ def wrappers():
             "softmax parts: blk_launch_record_run, record packed": lambda: blk._lib.lib.blk_launch_record_run(record),
             "softmax parts: Triton's kernel[grid](...)": lambda: tri.softmax_kernel[(4096,)](
                 rows_out, x, 256, 256, 256, num_warps=4, BLOCK_SIZE=256),
+            "softmax parts: empty_like, then the autotuned kernel[grid](...)": lambda: tuned[(4096,)](
+                torch.empty_like(x), x, 256, 256, 256, T="f32", BLOCK=256),
+            "softmax parts: empty_like, then kernel[grid](...) with the config": lambda: kernel[(4096,)](
+                torch.empty_like(x), x, 256, 256, 256, **consts),
+            "softmax parts: empty_like, then Triton's kernel[grid](...)": lambda: tri.softmax_kernel[(4096,)](
+                torch.empty_like(x), x, 256, 256, 256, num_warps=4, BLOCK_SIZE=256),
         })
+        print("softmax's config:", tuned.best_config)
     for f in calls.values():
         f()
     torch.cuda.synchronize()
@@ -166,11 +173,26 @@ def wrappers():
         torch.cuda.synchronize()
         return statistics.median(per)
 
-    print("| call | host us per call, back to back | one call, GPU idle | one call after an L2 flush |\n"
-          "|---|---|---|---|")
+    def user_us(f):
+        """bench/side_by_side.py's user time: CUDA events around one call after an L2 flush with the
+        GPU idle, so the host's call and the GPU's work both count; median of 51."""
+        per = []
+        for _ in range(51):
+            flush.zero_()
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            f()
+            end.record()
+            end.synchronize()
+            per.append(start.elapsed_time(end) * 1e3)
+        return statistics.median(per)
+
+    print("| call | host us per call, back to back | one call, GPU idle | one call after an L2 flush | "
+          "user time (events) |\n|---|---|---|---|---|")
     for name, f in calls.items():
         print(f"| {name} | {statistics.median(host_us(f) for _ in range(5)):.2f} | {idle_us(f, False):.2f} | "
-              f"{idle_us(f, True):.2f} |")
+              f"{idle_us(f, True):.2f} | {user_us(f):.2f} |")
     for name in ("softmax 4096x256 f32: blk (dsl_examples/python/softmax.py)",
                  "layer norm 4096x1024 f16: blk (dsl_examples/python/layer_norm.py)"):
         profile = cProfile.Profile()
