@@ -53,6 +53,10 @@ SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t 
  * libblk.a), for the runtime's cache keys and blkc --version; false, and
  * "none", without one. */
 bool blk_build_id(char *buf, size_t size);
+/* explore.c: --explore: one self-contained HTML page of the source, the
+ * kernels' plans and the PTX (its launch contract first), every line tied
+ * to its source line; false if writing failed. */
+bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);
 

@@ -14,7 +14,8 @@
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
 enum { MAX_DEFS = 256, MAX_VARIANTS = 8 };
 
-typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_PLAN, EMIT_LLVM, EMIT_PTX, EMIT_LAUNCH, EMIT_C, EMIT_H } EmitKind;
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_BIR, EMIT_PLAN, EMIT_LLVM, EMIT_PTX, EMIT_LAUNCH, EMIT_C, EMIT_H,
+               EMIT_EXPLORE } EmitKind;
 
 typedef struct {
     const char *input;
@@ -38,7 +39,7 @@ typedef struct {
 
 static void usage(FILE *out) {
     char archs[128];
-    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|c|h|llvm|bir|ast|tokens]\n"
+    fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|explore|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
           "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--color=auto|always|never]\n"
@@ -67,7 +68,11 @@ static void usage(FILE *out) {
           "  --emit=plan      every decision the backend makes per kernel: the block IR\n"
           "                   with each value's layout, the shared-memory map, pipelined\n"
           "                   loops, dots, access widths and what limits each\n"
-          "                   (docs/architecture.md reads one)\n"
+          "                   (docs/internals.md reads one)\n"
+          "  --emit=explore   one HTML page to study the kernels: source, plan and PTX in\n"
+          "                   columns, each line tied to its source line (hover or click),\n"
+          "                   PTX instructions counted by kind per source line\n"
+          "  --explore FILE   the same as --emit=explore -o FILE\n"
           "  --emit=bir       the verified block IR, one op per line with its type and\n"
           "                   source line\n"
           "  --emit=ast       the checked AST with the type and shape of every expression\n"
@@ -122,6 +127,7 @@ static void usage(FILE *out) {
           "  blkc matmul.blk --arch sm_90a --emit=plan --assume K%%16,N%%16\n"
           "                                          what the backend decided, and why\n"
           "  blkc add.blk --annotate --stats         PTX under its source lines; registers\n"
+          "  blkc matmul.blk --arch sm_90a --explore matmul.html   study it in a browser\n"
           "  blkc add.blk --emit=c -o add.c          a C launcher with the PTX embedded\n"
           "  blkc softmax.blk -D T=f16 -D BLOCK=1024 -R   remarks on narrow accesses\n"
           "docs: docs/language.md (the language), docs/runtime.md (launching)\n",
@@ -197,7 +203,9 @@ static int set_emit(Options *o, const char *v) {
     else if (strcmp(v, "launch") == 0) o->emit = EMIT_LAUNCH;
     else if (strcmp(v, "c") == 0) o->emit = EMIT_C;
     else if (strcmp(v, "h") == 0) o->emit = EMIT_H;
-    else return usage_error("unknown --emit kind '%s' (expected ptx, launch, c, h, llvm, bir, ast or tokens)", v);
+    else if (strcmp(v, "explore") == 0) o->emit = EMIT_EXPLORE;
+    else return usage_error("unknown --emit kind '%s' (expected ptx, launch, plan, explore, c, h, llvm, bir, ast or "
+                            "tokens)", v);
     return 0;
 }
 
@@ -287,11 +295,12 @@ static int parse_args(Options *o, int argc, char **argv) {
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
             strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0 ||
-            strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0) {
+            strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0 || strcmp(a, "--explore") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
             if (a[1] == 'o') o->output = v;
+            else if (strcmp(a, "--explore") == 0) o->emit = EMIT_EXPLORE, o->output = v;
             else if (a[1] == 'D') rc = add_define(o, v);
             else if (strcmp(a, "--kernel") == 0) o->kernel = v;
             else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
@@ -650,7 +659,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     NvptxOptions opt = o->backend;
     opt.only_kernel = o->kernel;
     opt.llvm_ir = o->emit == EMIT_LLVM;
-    opt.plan = o->emit == EMIT_PLAN;
+    opt.plan = o->emit == EMIT_PLAN || o->emit == EMIT_EXPLORE;
     opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before LLVM's passes */
     opt.assume = o->assume;
     opt.nassume = o->nassume;
@@ -714,6 +723,18 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         }
         if (ok) launch_contract_comment(out, &b), fputs(text, out);
         if (text != res.text) free(text);
+    }
+    if (ok && o->emit == EMIT_EXPLORE) {
+        char *ptx = NULL;
+        size_t ptx_len = 0;
+        FILE *f = open_memstream(&ptx, &ptx_len);
+        const char **plans = calloc((size_t)res.nkernels + 1, sizeof *plans);
+        for (int i = 0; plans && i < res.nkernels; i++) plans[i] = res.kernels[i].plan;
+        if (f) launch_contract_comment(f, &b), fputs(res.text, f);
+        if (!f || fclose(f) != 0 || !plans || !explore_page(out, &c->src, ptx, plans, res.nkernels))
+            fputs("blkc: error: out of memory\n", stderr), ok = false;
+        free(plans);
+        free(ptx);
     }
     if (ok && o->emit == EMIT_LLVM) {
         if (o->nassume) { /* whoever reads the IR must know what it takes for granted */

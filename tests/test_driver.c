@@ -553,3 +553,49 @@ Test(driver, a_large_transpose_compiles_in_bounded_time_at_every_warp_count, .ti
                   WIFEXITED(rc) && WEXITSTATUS(rc) == 124 ? "still compiling after 60 s" : "failed");
     }
 }
+
+/* --explore: one self-contained page; every PTX instruction tied to a source
+ * line (or the prologue, line 0), the source and plan lines too. */
+Test(driver, explore_writes_one_page_that_ties_every_instruction_to_a_line) {
+    write_file("r.blk", "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                        "    let i = arange(0, 128);\n"
+                        "    let v = load(x + i, i < n);\n"
+                        "    store(y + i, v * 2.0 + max(v, axis = 0), i < n);\n"
+                        "}\n");
+    Run r = run_blkc("r.blk --explore r.html --no-hints");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/r.html", workdir);
+    char *page = slurp(path);
+    cr_assert(page);
+    cr_expect(strncmp(page, "<!DOCTYPE html>", 15) == 0);
+    cr_expect(strstr(page, "launch contract"), "the contract heads the page");
+    cr_expect(!strstr(page, "src=\"http") && !strstr(page, "href=\"http"), "nothing from the network");
+    /* the source's lines, the plan's entries of line 3 and 4, instructions of each */
+    cr_expect(strstr(page, "<span class=\"s\" data-l=\"3\""), "source line 3");
+    cr_expect(strstr(page, "<span class=\"p\" data-l=\"4\""), "a plan entry of line 4");
+    cr_expect(strstr(page, "<span class=\"i mem\" data-l=\"3\""), "line 3's load");
+    cr_expect(strstr(page, "<span class=\"i mem\" data-l=\"4\""), "line 4's store");
+    cr_expect(strstr(page, "<span class=\"i warp\" data-l=\"4\""), "line 4's max: a warp shuffle");
+    int instructions = 0, unattributed = 0;
+    for (const char *p = page; (p = strstr(p, "<span class=\"i ")); p++) {
+        instructions++;
+        const char *close = strchr(p, '>');
+        const char *attr = strstr(p, "data-l=\"");
+        unattributed += !attr || attr > close;
+    }
+    cr_expect_gt(instructions, 20);
+    cr_expect_eq(unattributed, 0);
+    free(page);
+    free_run(&r);
+    /* --emit=explore to stdout is the same page; a failed compile writes none */
+    r = run_blkc("r.blk --emit=explore --no-hints");
+    cr_expect_eq(r.status, 0);
+    cr_expect(strstr(r.out, "<span class=\"i mem\" data-l=\"3\""));
+    free_run(&r);
+    write_file("bad.blk", bad);
+    r = run_blkc("bad.blk --explore bad.html");
+    cr_expect_eq(r.status, 1);
+    cr_expect(!exists("bad.html"));
+    free_run(&r);
+}

@@ -1,0 +1,283 @@
+/* explore.c: blkc --explore: one self-contained HTML page to study a module's
+ * kernels: the blk source, the backend's plan and the PTX (its launch
+ * contract at the top) in columns, every line of each tied to the source line
+ * it came from (the plan's "line N", the PTX's .loc directives). Hovering or
+ * clicking a line lights up everything of its source line; a table counts
+ * each source line's PTX instructions by kind. No network: the page carries
+ * its style and script. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+/* What a PTX instruction does, by the opcode's first characters; the first
+ * matching row wins, so longer prefixes come before shorter ones. */
+typedef enum { KIND_MEMORY, KIND_TENSOR, KIND_MATH, KIND_CONVERT, KIND_CONTROL, KIND_SYNC, KIND_WARP, KIND_MOVE,
+               KIND_OTHER, KIND_COUNT } InstrKind;
+
+static const char *const kind_names[KIND_COUNT] = {
+    [KIND_MEMORY] = "memory", [KIND_TENSOR] = "tensor core", [KIND_MATH] = "math", [KIND_CONVERT] = "convert",
+    [KIND_CONTROL] = "control", [KIND_SYNC] = "barrier", [KIND_WARP] = "warp", [KIND_MOVE] = "move",
+    [KIND_OTHER] = "other",
+};
+static const char *const kind_classes[KIND_COUNT] = {
+    [KIND_MEMORY] = "mem", [KIND_TENSOR] = "tc", [KIND_MATH] = "math", [KIND_CONVERT] = "cvt",
+    [KIND_CONTROL] = "ctl", [KIND_SYNC] = "sync", [KIND_WARP] = "warp", [KIND_MOVE] = "mov", [KIND_OTHER] = "oth",
+};
+
+static const struct {
+    const char *prefix;
+    InstrKind kind;
+} opcode_kinds[] = {
+    {"wgmma.mma_async", KIND_TENSOR}, {"wgmma.", KIND_SYNC}, {"mma.", KIND_TENSOR},
+    {"ld.param", KIND_MOVE}, {"ldmatrix", KIND_MEMORY}, {"stmatrix", KIND_MEMORY},
+    {"ld.", KIND_MEMORY}, {"ldu.", KIND_MEMORY}, {"st.", KIND_MEMORY}, {"cp.", KIND_MEMORY},
+    {"atom.", KIND_MEMORY}, {"red.", KIND_MEMORY}, {"prefetch", KIND_MEMORY}, {"multimem.", KIND_MEMORY},
+    {"cvta", KIND_MOVE}, {"cvt", KIND_CONVERT},
+    {"bra", KIND_CONTROL}, {"ret", KIND_CONTROL}, {"call", KIND_CONTROL}, {"exit", KIND_CONTROL},
+    {"trap", KIND_CONTROL}, {"brx", KIND_CONTROL},
+    {"bar.", KIND_SYNC}, {"barrier", KIND_SYNC}, {"membar", KIND_SYNC}, {"fence", KIND_SYNC},
+    {"mbarrier", KIND_SYNC}, {"elect", KIND_SYNC}, {"griddepcontrol", KIND_SYNC}, {"setmaxnreg", KIND_SYNC},
+    {"shfl", KIND_WARP}, {"vote", KIND_WARP}, {"redux", KIND_WARP}, {"match", KIND_WARP}, {"activemask", KIND_WARP},
+    {"mov", KIND_MOVE}, {"prmt", KIND_MOVE}, {"selp", KIND_MATH}, {"setp", KIND_MATH}, {"set.", KIND_MATH},
+    {"add", KIND_MATH}, {"sub", KIND_MATH}, {"mul", KIND_MATH}, {"mad", KIND_MATH}, {"fma", KIND_MATH},
+    {"div", KIND_MATH}, {"rem", KIND_MATH}, {"rcp", KIND_MATH}, {"sqrt", KIND_MATH}, {"rsqrt", KIND_MATH},
+    {"ex2", KIND_MATH}, {"lg2", KIND_MATH}, {"sin", KIND_MATH}, {"cos", KIND_MATH}, {"tanh", KIND_MATH},
+    {"min", KIND_MATH}, {"max", KIND_MATH}, {"abs", KIND_MATH}, {"neg", KIND_MATH}, {"and", KIND_MATH},
+    {"or", KIND_MATH}, {"xor", KIND_MATH}, {"not", KIND_MATH}, {"shl", KIND_MATH}, {"shr", KIND_MATH},
+    {"shf", KIND_MATH}, {"lop3", KIND_MATH}, {"popc", KIND_MATH}, {"clz", KIND_MATH}, {"brev", KIND_MATH},
+    {"bfe", KIND_MATH}, {"bfi", KIND_MATH}, {"copysign", KIND_MATH}, {"testp", KIND_MATH},
+};
+
+static InstrKind instr_kind(const char *opcode, size_t len) {
+    for (size_t i = 0; i < sizeof opcode_kinds / sizeof *opcode_kinds; i++) {
+        size_t n = strlen(opcode_kinds[i].prefix);
+        if (n <= len && memcmp(opcode, opcode_kinds[i].prefix, n) == 0) return opcode_kinds[i].kind;
+    }
+    return KIND_OTHER;
+}
+
+static void put_escaped(FILE *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(s[i], out); break;
+        }
+    }
+}
+
+/* The lines of a text, one at a time: *line and *len, without the newline. */
+static bool next_line(const char **at, const char **line, size_t *len) {
+    if (!**at) return false;
+    *line = *at;
+    const char *eol = strchr(*at, '\n');
+    *len = eol ? (size_t)(eol - *at) : strlen(*at);
+    *at = eol ? eol + 1 : *at + *len;
+    return true;
+}
+
+/* One line of a column: its source line (0: none, the prologue), its colour band from it. */
+static void put_line(FILE *out, const char *cls, unsigned src_line, const char *text, size_t len) {
+    if (src_line)
+        fprintf(out, "<span class=\"%s\" data-l=\"%u\" style=\"--h:%u\">", cls, src_line, (src_line * 67u) % 360u);
+    else
+        fprintf(out, "<span class=\"%s\" data-l=\"0\">", cls);
+    put_escaped(out, text, len);
+    fputs("</span>\n", out);
+}
+
+/* The source line a plan line speaks of: "line N" anywhere in it, or "// N:"
+ * (the block IR's source comments); 0 for none. */
+static unsigned plan_line_source(const char *line, size_t len) {
+    const char *end = line + len;
+    for (const char *p = line; p + 5 < end; p++) {
+        if (memcmp(p, "line ", 5) == 0 && (p == line || p[-1] == ' ' || p[-1] == '(') && p[5] >= '0' && p[5] <= '9')
+            return (unsigned)strtoul(p + 5, NULL, 10);
+    }
+    const char *t = line;
+    while (t < end && *t == ' ') t++;
+    if (end - t > 3 && t[0] == '/' && t[1] == '/' && t[2] == ' ' && t[3] >= '0' && t[3] <= '9') {
+        char *after;
+        unsigned long n = strtoul(t + 3, &after, 10);
+        if (after < end && *after == ':') return (unsigned)n;
+    }
+    return 0;
+}
+
+/* A PTX statement's opcode (past a predicate), or NULL for what is not an
+ * instruction: blank, a comment, a directive, a label. */
+static const char *statement_opcode(const char *p, const char *end, size_t *op_len) {
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p == end || *p == '/' || *p == '.') return NULL;
+    const char *e = p;
+    while (e < end && *e != ' ' && *e != '\t' && *e != ';') e++;
+    if (e > p && e[-1] == ':') return NULL; /* a label */
+    if (*p == '@') { /* a predicate guards it: the opcode follows */
+        p = e;
+        while (p < end && (*p == ' ' || *p == '\t')) p++;
+        e = p;
+        while (e < end && *e != ' ' && *e != '\t' && *e != ';') e++;
+    }
+    if (e == p || *p < 'a' || *p > 'z') return NULL;
+    *op_len = (size_t)(e - p);
+    return p;
+}
+
+/* The instructions of one PTX line, counted by kind into counts (an inline
+ * PTX block, `{ .reg ...; setp ...; wgmma ...; }`, holds several); returns
+ * how many. */
+static unsigned line_instructions(const char *line, size_t len, unsigned counts[KIND_COUNT]) {
+    const char *end = line + len, *p = line;
+    while (p < end && (*p == ' ' || *p == '\t')) p++;
+    if (p < end && *p == '/') return 0; /* a comment line */
+    unsigned n = 0;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '{' || *p == '}')) p++;
+        const char *stop = p;
+        while (stop < end && *stop != ';') stop++;
+        size_t op_len;
+        const char *op = statement_opcode(p, stop, &op_len);
+        if (op) counts[instr_kind(op, op_len)]++, n++;
+        p = stop < end ? stop + 1 : end;
+    }
+    return n;
+}
+
+/* The kind a line of several instructions is shown as: the costliest. */
+static InstrKind line_kind(const unsigned counts[KIND_COUNT]) {
+    static const InstrKind by_weight[] = {KIND_TENSOR, KIND_MEMORY, KIND_SYNC, KIND_WARP, KIND_CONTROL,
+                                          KIND_CONVERT, KIND_MATH, KIND_MOVE, KIND_OTHER};
+    for (size_t i = 0; i < sizeof by_weight / sizeof *by_weight; i++)
+        if (counts[by_weight[i]]) return by_weight[i];
+    return KIND_OTHER;
+}
+
+/* Whether a PTX line is a .loc directive; if so, *current becomes its source
+ * line (line 0, code of no line, keeps the one before). */
+static bool loc_directive(const char *line, unsigned nlines, unsigned *current) {
+    unsigned file, l;
+    while (*line == ' ' || *line == '\t') line++;
+    if (strncmp(line, ".loc", 4) != 0 || sscanf(line, ".loc %u %u", &file, &l) != 2) return false;
+    if (l && l <= nlines) *current = l;
+    return true;
+}
+
+static const char *page_style =
+    "body{font:13px/1.35 ui-monospace,Menlo,Consolas,monospace;margin:0;color:#222}"
+    "header{padding:8px 12px;background:#f4f4f4;border-bottom:1px solid #ccc}"
+    "h1{font-size:15px;margin:0 0 4px}h2{font-size:13px;margin:6px 0 4px}"
+    ".cols{display:flex;height:calc(100vh - 260px);min-height:300px}"
+    ".col{flex:1;overflow:auto;border-right:1px solid #ccc;min-width:0}"
+    ".col h2{position:sticky;top:0;background:#fff;padding:4px 8px;border-bottom:1px solid #ddd}"
+    "pre{margin:0;padding:4px 8px}pre span{display:block;white-space:pre}"
+    "[data-l]:not([data-l=\"0\"]){background:hsl(var(--h) 70% 95%);cursor:pointer}"
+    ".hi{outline:1px solid #333;background:hsl(var(--h) 85% 80%)!important}"
+    "table{border-collapse:collapse;font-size:12px}td,th{padding:1px 6px;text-align:right}"
+    "td.s{text-align:left;max-width:40em;overflow:hidden;white-space:nowrap}"
+    ".tally{max-height:150px;overflow:auto;display:inline-block;vertical-align:top;margin-right:16px}"
+    ".contract{display:inline-block;vertical-align:top;max-height:150px;overflow:auto;background:#fff;"
+    "border:1px solid #ddd}"
+    ".tc{font-weight:bold;color:#a00}.mem{color:#05a}.sync{color:#a50}.ctl{color:#707}";
+
+/* Hover lights a source line's pieces everywhere; a click also scrolls each
+ * column to the first of them. */
+static const char *page_script =
+    "let lit=[];function light(l,scroll){lit.forEach(e=>e.classList.remove('hi'));"
+    "lit=l==='0'?[]:[...document.querySelectorAll('[data-l=\"'+l+'\"]')];lit.forEach(e=>e.classList.add('hi'));"
+    "if(scroll)document.querySelectorAll('.col').forEach(c=>{const f=c.querySelector('[data-l=\"'+l+'\"]');"
+    "if(f)f.scrollIntoView({block:'center'});});}"
+    "document.querySelectorAll('[data-l]').forEach(e=>{e.addEventListener('mouseenter',()=>light(e.dataset.l,false));"
+    "e.addEventListener('click',()=>light(e.dataset.l,true));});";
+
+bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans) {
+    /* each source line's instructions, by kind */
+    unsigned nlines = 1;
+    for (size_t i = 0; i < src->len; i++) nlines += src->text[i] == '\n';
+    unsigned (*tally)[KIND_COUNT] = calloc(nlines + 1, sizeof *tally);
+    if (!tally) return false;
+    unsigned current = 0;
+    const char *at = ptx, *line;
+    size_t len;
+    while (next_line(&at, &line, &len))
+        if (!loc_directive(line, nlines, &current)) line_instructions(line, len, tally[current]);
+
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>blkc: ", out);
+    put_escaped(out, src->name, strlen(src->name));
+    fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>", page_style);
+    put_escaped(out, src->name, strlen(src->name));
+    fputs(" &mdash; source, plan and PTX, line to line (hover or click a line)</h1>\n", out);
+
+    /* the launch contract: the PTX's leading comment block */
+    fputs("<div class=\"contract\"><pre>", out);
+    at = ptx;
+    while (next_line(&at, &line, &len) && len >= 2 && line[0] == '/' && line[1] == '/') {
+        put_escaped(out, line, len);
+        fputc('\n', out);
+    }
+    fputs("</pre></div>\n<div class=\"tally\"><table><tr><th>line</th><th>PTX</th>", out);
+    for (int k = 0; k < KIND_COUNT; k++) fprintf(out, "<th class=\"%s\">%s</th>", kind_classes[k], kind_names[k]);
+    fputs("<th class=\"s\">source</th></tr>\n", out);
+    for (unsigned l = 0; l <= nlines; l++) {
+        unsigned total = 0;
+        for (int k = 0; k < KIND_COUNT; k++) total += tally[l][k];
+        if (!total) continue;
+        if (l) fprintf(out, "<tr data-l=\"%u\" style=\"--h:%u\"><td>%u</td>", l, (l * 67u) % 360u, l);
+        else fputs("<tr data-l=\"0\"><td>prologue</td>", out);
+        fprintf(out, "<td>%u</td>", total);
+        for (int k = 0; k < KIND_COUNT; k++) {
+            if (tally[l][k]) fprintf(out, "<td class=\"%s\">%u</td>", kind_classes[k], tally[l][k]);
+            else fputs("<td></td>", out);
+        }
+        fputs("<td class=\"s\">", out);
+        const char *s = src->text;
+        for (unsigned n = 1; n < l && s; n++) s = strchr(s, '\n'), s = s ? s + 1 : NULL;
+        if (l && s) {
+            while (*s == ' ' || *s == '\t') s++;
+            const char *e = strchr(s, '\n');
+            put_escaped(out, s, e ? (size_t)(e - s) : strlen(s));
+        }
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table></div>\n</header>\n<div class=\"cols\">\n", out);
+
+    fputs("<div class=\"col\"><h2>source</h2><pre>", out);
+    at = src->text;
+    for (unsigned l = 1; next_line(&at, &line, &len); l++) put_line(out, "s", l, line, len);
+    fputs("</pre></div>\n<div class=\"col\"><h2>plan (--emit=plan)</h2><pre>", out);
+    for (int i = 0; i < nplans; i++) {
+        unsigned last = 0;
+        at = plans[i] ? plans[i] : "";
+        while (next_line(&at, &line, &len)) {
+            unsigned l = plan_line_source(line, len);
+            /* an indented note ("remark: ...") belongs to the entry above it */
+            if (!l && len > 2 && line[0] == ' ' && line[1] == ' ' && strstr(line, "remark") == line + 2) l = last;
+            last = l;
+            put_line(out, "p", l <= nlines ? l : 0, line, len);
+        }
+        if (i + 1 < nplans) fputs("<span>\n</span>", out);
+    }
+    fputs("</pre></div>\n<div class=\"col\"><h2>PTX (the .loc lines give each instruction its source line)</h2><pre>",
+          out);
+    current = 0;
+    at = ptx;
+    while (next_line(&at, &line, &len)) {
+        if (loc_directive(line, nlines, &current)) continue; /* the link is the colour: it says nothing more */
+        const char *t = line;
+        while (*t == ' ' || *t == '\t') t++;
+        if (strncmp(t, "// begin inline asm", 19) == 0 || strncmp(t, "// end inline asm", 17) == 0) continue;
+        unsigned counts[KIND_COUNT] = {0};
+        if (line_instructions(line, len, counts)) {
+            char cls[16];
+            snprintf(cls, sizeof cls, "i %s", kind_classes[line_kind(counts)]);
+            put_line(out, cls, current, line, len);
+        } else {
+            put_line(out, "d", 0, line, len);
+        }
+    }
+    fprintf(out, "</pre></div>\n</div>\n<script>%s</script>\n</body></html>\n", page_script);
+    free(tally);
+    return !ferror(out);
+}
