@@ -55,8 +55,10 @@ SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t 
 bool blk_build_id(char *buf, size_t size);
 /* explore.c: --explore: one self-contained HTML page of the source, the
  * kernels' plans and the PTX (its launch contract first), every line tied
- * to its source line; false if writing failed. */
-bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans);
+ * to its source line, and ptxas's resources (stats: --stats' text, or NULL
+ * where ptxas is not installed); false if writing failed. */
+bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans,
+                  const char *stats);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);
 

@@ -192,7 +192,8 @@ static const char *page_script =
     "document.querySelectorAll('[data-l]').forEach(e=>{e.addEventListener('mouseenter',()=>light(e.dataset.l,false));"
     "e.addEventListener('click',()=>light(e.dataset.l,true));});";
 
-bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans) {
+bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans,
+                  const char *stats) {
     /* each source line's instructions, by kind */
     unsigned nlines = 1;
     for (size_t i = 0; i < src->len; i++) nlines += src->text[i] == '\n';
@@ -217,6 +218,10 @@ bool explore_page(FILE *out, const Source *src, const char *ptx, const char *con
         put_escaped(out, line, len);
         fputc('\n', out);
     }
+    fputs("</pre></div>\n<div class=\"contract\"><pre>", out);
+    if (stats) put_escaped(out, stats, strlen(stats));
+    else fputs("registers, spills and programs an SM: blkc --explore and --stats give them where ptxas\n"
+               "is installed ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)", out);
     fputs("</pre></div>\n<div class=\"tally\"><table><tr><th>line</th><th>PTX</th>", out);
     for (int k = 0; k < KIND_COUNT; k++) fprintf(out, "<th class=\"%s\">%s</th>", kind_classes[k], kind_names[k]);
     fputs("<th class=\"s\">source</th></tr>\n", out);

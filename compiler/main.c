@@ -408,7 +408,10 @@ static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, in
     return ok && *regs >= 0;
 }
 
-static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm) {
+/* ptxas's registers, spills and stack per kernel, with the shared memory, the
+ * programs an SM and the occupancy target that follow, written to `to`
+ * (stderr for --stats; the page for --explore). */
+static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to) {
     const char *ptx = out->text;
     const char *ptxas = find_ptxas();
     if (!ptxas) { /* the PTX is still written: statistics are extra */
@@ -448,22 +451,22 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
                 }
             const char *limit;
             int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
-            fprintf(stderr, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
+            fprintf(to, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
                             "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kernel, warps, regs, spill_st,
                     spill_ld, stack, smem, programs, programs == 1 ? "" : "s", programs ? limit : "none", notes);
-            fputs(advice, stderr);
+            fputs(advice, to);
             advice[0] = 0;
             /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
             int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
             int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs,
                                                                                  min_regs, persistent);
             if (target > programs)
-                fprintf(stderr, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
+                fprintf(to, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",
                         regs, regs - (unsigned)nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps),
                         nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps), target, target);
             else if (target)
-                fprintf(stderr, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
+                fprintf(to, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
                                 "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
                         regs, nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps), programs, programs);
         } else if (strstr(line, "error")) {
@@ -711,7 +714,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     LaunchBuild b = {c->bir, &res, opt.arch, &opt, o->defs, o->ndefs, NULL};
     /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
     if (!o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
-    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm);
+    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm, stderr);
     if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, &b);
     for (int i = 0; ok && o->emit == EMIT_PLAN && i < res.nkernels; i++)
         fprintf(out, "%s%s", i ? "\n" : "", res.kernels[i].plan);
@@ -731,8 +734,16 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         const char **plans = calloc((size_t)res.nkernels + 1, sizeof *plans);
         for (int i = 0; plans && i < res.nkernels; i++) plans[i] = res.kernels[i].plan;
         if (f) launch_contract_comment(f, &b), fputs(res.text, f);
-        if (!f || fclose(f) != 0 || !plans || !explore_page(out, &c->src, ptx, plans, res.nkernels))
+        /* ptxas's resources, where it is installed: extra, so a failure only leaves them out */
+        char *stats = NULL;
+        size_t stats_len = 0;
+        FILE *sf = find_ptxas() ? open_memstream(&stats, &stats_len) : NULL;
+        bool have_stats = sf && print_stats(&res, opt.arch, opt.min_blocks_per_sm, sf);
+        if (sf) fclose(sf);
+        if (!f || fclose(f) != 0 || !plans ||
+            !explore_page(out, &c->src, ptx, plans, res.nkernels, have_stats ? stats : NULL))
             fputs("blkc: error: out of memory\n", stderr), ok = false;
+        free(stats);
         free(plans);
         free(ptx);
     }

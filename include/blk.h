@@ -174,6 +174,13 @@ blk_status blk_kernel_launch_ptx(blk_kernel *kernel, const blk_arg *args, int nu
  * LLVM's passes; nothing is compiled to code, loaded or launched. Owned by
  * the kernel. */
 blk_status blk_kernel_plan(blk_kernel *kernel, const blk_arg *args, int num_args, const char **plan);
+/* One self-contained HTML page to study the kernel, as blkc --explore writes
+ * it: the source, the plan and the PTX side by side, each line tied to its
+ * source line, PTX instructions counted by kind per line. For a launch's
+ * facts (args as blk_kernel_launch_ptx takes them: the PTX that launch runs),
+ * or with args NULL and num_args 0 for the build without them. Owned by the
+ * kernel. */
+blk_status blk_kernel_explore(blk_kernel *kernel, const blk_arg *args, int num_args, const char **html);
 
 blk_status blk_malloc(blk_context *ctx, size_t bytes, blk_ptr *out);
 blk_status blk_free(blk_context *ctx, blk_ptr ptr);

@@ -179,11 +179,19 @@ typedef struct PlanText {
     struct PlanText *next;
 } PlanText;
 
+/* A page blk_kernel_explore made, for the PTX and plan it shows (both the kernel's). */
+typedef struct PageText {
+    const char *ptx, *plan;
+    char *html;
+    struct PageText *next;
+} PageText;
+
 struct blk_kernel {
     blk_module *module;
     const BirFunction *f;
     char *ptx, *llvm_ir; /* unspecialized, made on request */
     PlanText *plans;     /* blk_kernel_plan's, one per set of facts asked for */
+    PageText *pages;     /* blk_kernel_explore's */
     Variant *variants;
     int nvariants, cap;
 };
@@ -357,6 +365,12 @@ static void module_free(blk_module *m, bool ctx_live) {
             free(k->plans->text);
             free(k->plans);
             k->plans = next;
+        }
+        while (k->pages) {
+            PageText *next = k->pages->next;
+            free(k->pages->html);
+            free(k->pages);
+            k->pages = next;
         }
         free(k->ptx);
         free(k->llvm_ir);
@@ -758,6 +772,31 @@ blk_status blk_kernel_plan(blk_kernel *k, const blk_arg *args, int nargs, const 
         else *p = (PlanText){facts, text, k->plans}, k->plans = p;
     }
     if (p) *plan = p->text;
+    pthread_mutex_unlock(&m->lock);
+    return s ? s : ok();
+}
+
+blk_status blk_kernel_explore(blk_kernel *k, const blk_arg *args, int nargs, const char **html) {
+    if (!k || !html || (!args && nargs)) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_kernel_explore: a NULL argument");
+    if (!live_kernel(k)) return blk_fail(BLK_ERROR_INVALID_VALUE, "the kernel was destroyed with its module (or is not a kernel)");
+    *html = NULL;
+    const char *ptx, *plan;
+    blk_status s = args ? blk_kernel_launch_ptx(k, args, nargs, &ptx) : blk_kernel_ptx(k, &ptx);
+    if (s || (s = blk_kernel_plan(k, args, nargs, &plan))) return s;
+    blk_module *m = k->module;
+    pthread_mutex_lock(&m->lock);
+    PageText *p = k->pages;
+    while (p && !(p->ptx == ptx && p->plan == plan)) p = p->next;
+    if (!p) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        bool written = f && explore_page(f, &m->comp->src, ptx, &plan, 1, NULL);
+        if (f && fclose(f) != 0) written = false;
+        if (written && (p = calloc(1, sizeof *p))) *p = (PageText){ptx, plan, text, k->pages}, k->pages = p;
+        else free(text), s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (p) *html = p->html;
     pthread_mutex_unlock(&m->lock);
     return s ? s : ok();
 }

@@ -570,6 +570,7 @@ Test(driver, explore_writes_one_page_that_ties_every_instruction_to_a_line) {
     cr_assert(page);
     cr_expect(strncmp(page, "<!DOCTYPE html>", 15) == 0);
     cr_expect(strstr(page, "launch contract"), "the contract heads the page");
+    cr_expect(strstr(page, " an SM"), "ptxas's resources, or why they are missing");
     cr_expect(!strstr(page, "src=\"http") && !strstr(page, "href=\"http"), "nothing from the network");
     /* the source's lines, the plan's entries of line 3 and 4, instructions of each */
     cr_expect(strstr(page, "<span class=\"s\" data-l=\"3\""), "source line 3");

@@ -213,6 +213,26 @@ Test(runtime, the_plan_of_a_kernel_and_of_a_launch) {
     teardown(&fx);
 }
 
+Test(runtime, the_explore_page_of_a_kernel_and_of_a_launch) {
+    enum { N = 1024 };
+    Fixture fx = setup_add(NULL, 0, N, 4);
+    const char *general, *tidy, *again;
+    cr_assert_eq(blk_kernel_explore(fx.add, NULL, 0, &general), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(strncmp(general, "<!DOCTYPE html>", 15) == 0);
+    cr_expect(strstr(general, "facts: none") && strstr(general, "<span class=\"i mem\" data-l=\"5\""),
+              "the plan, and line 5's load tied to its line");
+    blk_arg args[] = {blk_arg_ptr(fx.x), blk_arg_ptr(fx.y), blk_arg_ptr(fx.out), blk_arg_i32(N)};
+    cr_assert_eq(blk_kernel_explore(fx.add, args, 4, &tidy), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(strstr(tidy, "facts: x%16 y%16 out%16 n%16") && strstr(tidy, "ld.global.v4.b32"),
+              "the launch's specialization: its facts and 16-byte loads");
+    cr_expect(!strstr(general, "ld.global.v4.b32"));
+    cr_assert_eq(blk_kernel_explore(fx.add, args, 4, &again), BLK_SUCCESS);
+    cr_expect_eq(again, tidy, "one page per build, kept");
+    cr_expect_eq(blk_kernel_explore(fx.add, NULL, 4, &again), BLK_ERROR_INVALID_VALUE);
+    cr_expect_eq(blk_kernel_explore(NULL, NULL, 0, &again), BLK_ERROR_INVALID_VALUE);
+    teardown(&fx);
+}
+
 /* A ragged contiguous matmul (no dimension a multiple of 16, every row 16
  * bytes long) is specialized for its strides' multiples of 8, as TMA and
  * 16-byte f16 accesses need: wgmma and TMA copies, not the slow general build. */

@@ -460,19 +460,31 @@ class Kernel:
         to code or launched."""
         return self._text("plan", args, consts)
 
+    def explore(self, path, *args, **consts):
+        """Writes to path one HTML page to study the kernel, as `blkc --explore` does: the
+        source, the plan and the PTX side by side, each line tied to its source line, the PTX
+        instructions counted by kind per line. Without arguments: the build without launch
+        facts; with a launch's arguments: the specialization that launch runs. Returns path."""
+        html = self._text("explore", args, consts)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html)
+        return path
+
     def _text(self, what, args, consts):
         if not args:
             k = self.module._kernel(self.name, self._key(consts, 0))[0]
             out = ctypes.c_char_p()
             if what == "ptx":
                 _lib.check(_lib.lib.blk_kernel_ptx(k, ctypes.byref(out)))
-            else:
+            elif what == "plan":
                 _lib.check(_lib.lib.blk_kernel_plan(k, None, 0, ctypes.byref(out)))
+            else:
+                _lib.check(_lib.lib.blk_kernel_explore(k, None, 0, ctypes.byref(out)))
             return out.value.decode()
         ordinal = (device_of(args) or 0) if self.module.device == "cuda" else None
         k, params = self.module._kernel(self.name, self._key(consts, ordinal, args))
         launch = _Launch(self.name, self.module.device, ordinal, k, params)
-        return launch.ptx(args) if what == "ptx" else launch.plan(args)
+        return launch.ptx(args) if what == "ptx" else launch.plan(args) if what == "plan" else launch.explore(args)
 
     def compile(self, ordinal=0, **consts):
         """Compiles this combination of const parameters now (a launch would
@@ -616,6 +628,10 @@ class _Launch:
     def plan(self, args):
         """The schedule for these arguments' facts (blk_kernel_plan)."""
         return self._text(_lib.lib.blk_kernel_plan, args)
+
+    def explore(self, args):
+        """The page to study the PTX these arguments' launch runs (blk_kernel_explore)."""
+        return self._text(_lib.lib.blk_kernel_explore, args)
 
     def _text(self, fn, args):
         """The text fn gives for this kernel and these arguments; nothing runs."""

@@ -79,6 +79,7 @@ for name, res, args in [
     ("blk_kernel_ptx", ctypes.c_int, [_P, ctypes.POINTER(ctypes.c_char_p)]),
     ("blk_kernel_launch_ptx", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
     ("blk_kernel_plan", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
+    ("blk_kernel_explore", ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
     # args: blk_arg[num_args] packed by _args.packer, passed as bytes
     ("blk_launch", ctypes.c_int, [_P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, ctypes.c_char_p, ctypes.c_int,
                                   _P]),

@@ -175,7 +175,7 @@ class Examples(unittest.TestCase):
         ragged = add.ptx(x, x, out, 1000, BLOCK=256)
         self.assertIn("3 n            i32    .u32  a multiple of 16 (compiled assuming it)", tidy)
         self.assertNotIn("a multiple of 16", ragged)
-        self.assertIn("ld.global.v4", tidy)
+        self.assertIn("ld.global.v4.b32", tidy)
         self.assertNotEqual(tidy, ragged)
         np.testing.assert_array_equal(out, 0)  # nothing ran
         with self.assertRaisesRegex(blk.BlkError, "argument 3 .'n'.: 2147483648 does not fit i32|does not fit"):
@@ -194,6 +194,23 @@ class Examples(unittest.TestCase):
         np.testing.assert_array_equal(out, 0)  # nothing ran
         with self.assertRaisesRegex(TypeError, "takes 4 arguments"):
             add.plan(x, x, BLOCK=256)
+
+    def test_explore_writes_the_page_of_a_kernel_and_of_a_launch(self):
+        add = example("add.blk")["add"]
+        with tempfile.TemporaryDirectory() as d:
+            general = add.explore(os.path.join(d, "add.html"), BLOCK=256)
+            with open(general) as f:
+                page = f.read()
+            self.assertTrue(page.startswith("<!DOCTYPE html>"))
+            self.assertIn("facts: none", page)
+            self.assertRegex(page, r'<span class="i mem" data-l="\d+"')  # the loads and stores, tied to lines
+            x, out = np.ones(1000, np.float32), np.zeros(1000, np.float32)
+            with open(add.explore(os.path.join(d, "tidy.html"), x, x, out, 1024, BLOCK=256)) as f:
+                tidy = f.read()
+            self.assertIn("n%16", tidy)  # the launch's specialization: its facts and its PTX
+            self.assertIn("ld.global.v4.b32", tidy)
+            self.assertNotIn("ld.global.v4.b32", page)
+            np.testing.assert_array_equal(out, 0)  # nothing ran
 
     def test_a_declared_unit_stride_is_checked_at_launch(self):
         k = blk.compile("kernel k(o: *f32, s: i32 @equal(1)) { store(o + arange(0, 16) * s, 1.0); }\n",
