@@ -222,6 +222,12 @@ typedef struct NvptxLoopSchedule {
     const char *why_no_producer;           /* a TMA loop's copies issued by thread 0 */
 } NvptxLoopSchedule;
 
+/* A loop with a dot in its body that is not pipelined, and why (for the plan). */
+typedef struct {
+    const BirOp *loop;
+    const char *why;
+} NvptxLoopRefusal;
+
 /* Where a dot reads an operand from. */
 typedef enum {
     NVPTX_FROM_RING,     /* its loop's ring slot (a pipelined load) */
@@ -310,6 +316,8 @@ typedef struct NvptxSchedule {
     /* loops and dots */
     int nloops, ndots;
     NvptxLoopSchedule *loops; /* the pipelined ones, in program order */
+    int nrefusals;
+    NvptxLoopRefusal *refusals; /* loops with a dot not pipelined (made for the plan only) */
     NvptxDotSchedule *dots;   /* in program order */
     /* resources */
     int launch_warps;        /* the program's warps and a producer warpgroup */
@@ -652,6 +660,8 @@ const BirOp *nvptx_pipeline_lost(Gen *g);
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipeline? */
 /* Once shared memory is laid out: every pipelined loop's schedule, in program order (*loops); how many. */
 int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops);
+/* Loops whose bodies hold a dot but that are not pipelined, each with why; how many. */
+int nvptx_pipeline_refusals(Gen *g, NvptxLoopRefusal **out);
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);

@@ -51,6 +51,9 @@
  * loop-invariant values and carried values whose next values are computed
  * so too (a pointer advanced by a stride): then the addresses of a later
  * iteration are that computation run ahead. */
+#include <stdio.h>
+#include <string.h>
+
 #include "gen.h"
 
 enum { PIPE_STAGES = 3 };
@@ -247,43 +250,64 @@ static bool holds_return_or_ring(Gen *g, const BirBlock *b) {
     return false;
 }
 
+/* The slice of a loop's body whose values can be computed an iteration
+ * ahead (the carried values' fixed point); false if the body does not end
+ * in its yield. */
+static bool slice_of(Gen *g, const BirBlock *body, Slice *S) {
+    const BirOp *y = bir_block_terminator(body);
+    if (!y || y->code != BIR_YIELD) return false;
+    int n = g->f->nvalues + 1;
+    *S = (Slice){g, body, arena_alloc(&g->arena, (size_t)n), arena_alloc(&g->arena, (size_t)body->nargs + 1),
+                 arena_alloc(&g->arena, (size_t)n)};
+    for (int i = 0; i < body->nargs; i++) S->in_body[body->args[i]] = 1;
+    for (int i = 0; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        for (int r = 0; r < op->nresults; r++) S->in_body[op->results[r]] = 1;
+    }
+    for (int i = 1; i < body->nargs; i++) S->carried_ok[i] = 1;
+    for (bool changed = true; changed;) {
+        changed = false;
+        memset(S->memo, 0, (size_t)n);
+        for (int i = 1; i < body->nargs; i++)
+            if (S->carried_ok[i] && !computable(S, y->operands[i - 1])) S->carried_ok[i] = 0, changed = true;
+    }
+    memset(S->memo, 0, (size_t)n);
+    return true;
+}
+
+/* Why a load of the body cannot be copied into a ring (NULL: it can; *trans:
+ * the transpose a dot reads instead, or -1). */
+static const char *load_refusal(Slice *S, const BirOp *op, int *trans) {
+    Gen *g = S->g;
+    int v = op->results[0], none = -1;
+    BlkType t = vtype(g, v);
+    int es = dtype_bytes(t.dtype);
+    *trans = -1;
+    if (t.rank != 2) return "not a 2-D tile";
+    if (es != 2 && es != 1) return "its elements are not 16-bit or 8-bit (a dot of f32 reads them as they come)";
+    if (nvptx_contiguous_dim(g, v) != 1) return "its rows are not known contiguous (a stride not known to be 1)";
+    if (nvptx_access_width(g->s->plan, g->f, op) * es < 16)
+        return "it moves less than 16 bytes an access, which a copy needs (its access line says what limits it)";
+    if (!zero_other(g, op->operands[2])) return "a masked load whose `other` is not 0 (copies fill with zeros)";
+    if (!only_dot_operand(S->body, v, true, trans)) return "it feeds more than a dot's operand";
+    if (!computable(S, op->operands[0]) || (op->operands[1] != BIR_NONE && !computable(S, op->operands[1])))
+        return "its address or mask cannot be computed an iteration ahead";
+    if (*trans >= 0 && !only_dot_operand(S->body, *trans, false, &none)) return "its transpose feeds more than a dot";
+    if (es == 1 && !only_wgmma_reads(g, S->body, v, *trans)) return "an 8-bit tile read by a dot not on wgmma";
+    return NULL;
+}
+
 static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
     *pp = (PipePlan){0};
     const BirBlock *body = loop->regions[0];
-    const BirOp *y = bir_block_terminator(body);
-    if (!y || y->code != BIR_YIELD || holds_return_or_ring(g, body)) return false;
-    int n = g->f->nvalues + 1;
-    Slice S = {g, body, arena_alloc(&g->arena, (size_t)n), arena_alloc(&g->arena, (size_t)body->nargs + 1),
-               arena_alloc(&g->arena, (size_t)n)};
-    for (int i = 0; i < body->nargs; i++) S.in_body[body->args[i]] = 1;
-    for (int i = 0; i < body->ops.len; i++) {
-        const BirOp *op = body->ops.items[i];
-        for (int r = 0; r < op->nresults; r++) S.in_body[op->results[r]] = 1;
-    }
-    /* the carried values whose next values are computable: a fixed point */
-    for (int i = 1; i < body->nargs; i++) S.carried_ok[i] = 1;
-    for (bool changed = true; changed;) {
-        changed = false;
-        memset(S.memo, 0, (size_t)n);
-        for (int i = 1; i < body->nargs; i++)
-            if (S.carried_ok[i] && !computable(&S, y->operands[i - 1])) S.carried_ok[i] = 0, changed = true;
-    }
-    memset(S.memo, 0, (size_t)n);
+    Slice S;
+    if (holds_return_or_ring(g, body) || !slice_of(g, body, &S)) return false;
     int64_t tiles = 0;
     for (int i = 0; i < body->ops.len && pp->nloads < NVPTX_MAX_PIPE_LOADS; i++) {
         const BirOp *op = body->ops.items[i];
-        if (op->code != BIR_LOAD) continue;
+        int trans;
+        if (op->code != BIR_LOAD || load_refusal(&S, op, &trans)) continue;
         int v = op->results[0];
-        BlkType t = vtype(g, v);
-        int es = dtype_bytes(t.dtype);
-        if (t.rank != 2 || (es != 2 && es != 1) || nvptx_contiguous_dim(g, v) != 1) continue;
-        if (nvptx_access_width(g->s->plan, g->f, op) * es < 16 || !zero_other(g, op->operands[2])) continue;
-        int trans = -1, none = -1;
-        if (!only_dot_operand(body, v, true, &trans) || !computable(&S, op->operands[0]) ||
-            (op->operands[1] != BIR_NONE && !computable(&S, op->operands[1])))
-            continue;
-        if (trans >= 0 && !only_dot_operand(body, trans, false, &none)) continue;
-        if (es == 1 && !only_wgmma_reads(g, body, v, trans)) continue;
         pp->views[pp->nloads] = trans;
         pp->loads[pp->nloads] = op;
         /* wgmma's descriptors want each tile at a multiple of 1024 bytes */
@@ -389,6 +413,67 @@ int64_t nvptx_pipeline_ring_bytes(Gen *g) {
     int64_t most = 0;
     ring_bytes_in(g, g->f->body, &most);
     return most;
+}
+
+/* Does the block (not the loops in it) hold a dot? */
+static bool holds_dot(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_DOT) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (op->code != BIR_FOR && op->code != BIR_WHILE && holds_dot(op->regions[r])) return true;
+    }
+    return false;
+}
+
+/* Does a dot of the block read v as a or b, itself or transposed? */
+static bool read_by_dot(const BirBlock *b, int v) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_DOT && (op->operands[0] == v || op->operands[1] == v)) return true;
+        if (op->code == BIR_TRANS && op->operands[0] == v && read_by_dot(b, op->results[0])) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (read_by_dot(op->regions[r], v)) return true;
+    }
+    return false;
+}
+
+/* Why a loop whose body holds a dot is not pipelined, for the plan. */
+static const char *why_not_pipelined(Gen *g, const BirOp *loop) {
+    const BirBlock *body = loop->regions[0];
+    Slice S;
+    if (holds_return_or_ring(g, body)) return "its body returns, or holds a loop that is pipelined";
+    if (!slice_of(g, body, &S)) return "its body does not end in its yield";
+    for (int i = 0; i < body->ops.len; i++) { /* the first load a dot reads that cannot be copied */
+        const BirOp *op = body->ops.items[i];
+        int trans;
+        const char *why = op->code == BIR_LOAD && read_by_dot(body, op->results[0]) ? load_refusal(&S, op, &trans) : NULL;
+        if (why) {
+            char *text = arena_alloc(&g->arena, strlen(why) + 64);
+            sprintf(text, "the load at line %u: %s", op->span.line, why);
+            return text;
+        }
+    }
+    PipePlan pp;
+    if (plan_at(g, loop, &pp, -1)) return "no room in shared memory for 2 stages";
+    return "no load in its body feeds a dot";
+}
+
+static void refusals_in(Gen *g, const BirBlock *b, NvptxLoopRefusal *out, int *n) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        PipePlan pp;
+        if (op->code == BIR_FOR && holds_dot(op->regions[0]) && !plan(g, op, &pp))
+            out[(*n)++] = (NvptxLoopRefusal){op, why_not_pipelined(g, op)};
+        for (int r = 0; r < op->nregions; r++) refusals_in(g, op->regions[r], out, n);
+    }
+}
+
+int nvptx_pipeline_refusals(Gen *g, NvptxLoopRefusal **out) {
+    int most = nvptx_ops_in(g->f->body, BIR_FOR), n = 0;
+    *out = arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof **out);
+    refusals_in(g, g->f->body, *out, &n);
+    return n;
 }
 
 /* The pipelined loops in program order, each planned once shared memory is laid out. */

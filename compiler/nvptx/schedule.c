@@ -435,6 +435,7 @@ bool nvptx_schedule(Gen *g) {
         return nvptx_gen_fail(g, g->s->ws_loop, "internal compiler error: the loop chosen for a producer warpgroup "
                               "does not pipeline once shared memory is laid out");
     g->s->nloops = nvptx_pipeline_schedule(g, &g->s->loops);
+    if (g->m->opt->plan) g->s->nrefusals = nvptx_pipeline_refusals(g, &g->s->refusals); /* said, not used */
     explain_loops(g);
     g->s->ndots = nvptx_dot_schedule_all(g, &g->s->dots);
     g->s->launch_warps = nvptx_ws_launch_warps(g);

@@ -409,6 +409,8 @@ char *nvptx_schedule_text(Gen *g) {
     bir_print_noted(out, f, value_layout, g);
     fprintf(out, "\n");
     for (int i = 0; i < s->nloops; i++) print_loop(g, out, &s->loops[i]);
+    for (int i = 0; i < s->nrefusals; i++)
+        fprintf(out, "loop line %u: not pipelined: %s\n", s->refusals[i].loop->span.line, s->refusals[i].why);
     for (int i = 0; i < s->ndots; i++) print_dot(g, out, &s->dots[i]);
     print_accesses(g, out, f->body);
     if (fclose(out) != 0) {
