@@ -221,6 +221,23 @@ class Examples(unittest.TestCase):
         with self.assertRaisesRegex(blk.BlkError, r"argument 1 \('s'\): declared @equal\(1\) but is 2"):
             k[(1,)](out, 2)
 
+    def test_compile_options_struct_is_the_headers(self):
+        # the ctypes struct is written by hand: read blk.h's declaration and compare field by field,
+        # so that a field added to one and not the other (or reordered) fails here, not at a launch
+        import ctypes
+        import re
+        with open(os.path.join(EXAMPLES, "..", "include", "blk.h")) as f:
+            header = f.read()
+        body = re.search(r"typedef struct blk_compile_options \{(.*?)\} blk_compile_options;", header, re.S).group(1)
+        body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+        declared = [re.match(r"\s*(.*?)\s*(\w+)$", d).groups() for d in body.split(";") if d.strip()]
+        ctypes_of = {"int": ctypes.c_int, "const char *": ctypes.c_char_p,
+                     "const char *const *": ctypes.POINTER(ctypes.c_char_p)}
+        fields = blk._lib.CompileOptions._fields_
+        self.assertEqual([name for _, name in declared], [name for name, _ in fields])
+        for (ctype, name), (_, pytype) in zip(declared, fields):
+            self.assertIs(ctypes_of[ctype], pytype, name)
+
     def test_version_is_the_runtimes(self):
         with open(os.path.join(EXAMPLES, "..", "include", "blk.h")) as f:
             header = f.read()
