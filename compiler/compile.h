@@ -55,10 +55,17 @@ SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t 
 bool blk_build_id(char *buf, size_t size);
 /* explore.c: --explore: one self-contained HTML page of the source, the
  * kernels' plans and the PTX (its launch contract first), every line tied
- * to its source line, and ptxas's resources (stats: --stats' text, or NULL
- * where ptxas is not installed); false if writing failed. */
-bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans,
-                  const char *stats);
+ * to its source line; with a second build (--explore-diff), both side by
+ * side, the plan lines only one has marked and the source lines whose
+ * instructions differ counted. False if writing failed. */
+typedef struct {
+    const char *ptx;            /* its launch contract first */
+    const char *const *plans;   /* one per kernel */
+    int nplans;
+    const char *stats;          /* --stats' text, or NULL where ptxas is not installed */
+    const char *label;          /* what the build is (with two), or NULL */
+} ExploreBuild;
+bool explore_page(FILE *out, const Source *src, const ExploreBuild *a, const ExploreBuild *b);
 /* --emit=tokens; returns the number of errors. */
 int dump_tokens(FILE *out, const CompileRequest *req);
 

@@ -180,7 +180,8 @@ static const char *page_style =
     ".tally{max-height:150px;overflow:auto;display:inline-block;vertical-align:top;margin-right:16px}"
     ".contract{display:inline-block;vertical-align:top;max-height:150px;overflow:auto;background:#fff;"
     "border:1px solid #ddd}"
-    ".tc{font-weight:bold;color:#a00}.mem{color:#05a}.sync{color:#a50}.ctl{color:#707}";
+    ".tc{font-weight:bold;color:#a00}.mem{color:#05a}.sync{color:#a50}.ctl{color:#707}"
+    ".changed{box-shadow:inset 4px 0 #d33;font-weight:bold}";
 
 /* Hover lights a source line's pieces everywhere; a click also scrolls each
  * column to the first of them. */
@@ -192,82 +193,185 @@ static const char *page_script =
     "document.querySelectorAll('[data-l]').forEach(e=>{e.addEventListener('mouseenter',()=>light(e.dataset.l,false));"
     "e.addEventListener('click',()=>light(e.dataset.l,true));});";
 
-bool explore_page(FILE *out, const Source *src, const char *ptx, const char *const *plans, int nplans,
-                  const char *stats) {
-    /* each source line's instructions, by kind */
-    unsigned nlines = 1;
-    for (size_t i = 0; i < src->len; i++) nlines += src->text[i] == '\n';
-    unsigned (*tally)[KIND_COUNT] = calloc(nlines + 1, sizeof *tally);
-    if (!tally) return false;
+typedef unsigned Tally[KIND_COUNT];
+
+/* Each source line's PTX instructions, by kind (line 0: the prologue). */
+static Tally *tally_of(const char *ptx, unsigned nlines) {
+    Tally *tally = calloc(nlines + 1, sizeof *tally);
     unsigned current = 0;
     const char *at = ptx, *line;
     size_t len;
-    while (next_line(&at, &line, &len))
+    while (tally && next_line(&at, &line, &len))
         if (!loc_directive(line, nlines, &current)) line_instructions(line, len, tally[current]);
+    return tally;
+}
 
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>blkc: ", out);
-    put_escaped(out, src->name, strlen(src->name));
-    fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>", page_style);
-    put_escaped(out, src->name, strlen(src->name));
-    fputs(" &mdash; source, plan and PTX, line to line (hover or click a line)</h1>\n", out);
+static unsigned tally_total(const Tally t) {
+    unsigned total = 0;
+    for (int k = 0; k < KIND_COUNT; k++) total += t[k];
+    return total;
+}
 
-    /* the launch contract: the PTX's leading comment block */
-    fputs("<div class=\"contract\"><pre>", out);
-    at = ptx;
+/* The plans' lines, in order, as one array (for the diff of two builds). */
+typedef struct {
+    const char **line;
+    size_t *len;
+    int n;
+} Lines;
+
+static Lines lines_of(const ExploreBuild *b) {
+    Lines l = {0};
+    int cap = 0;
+    for (int i = 0; i < b->nplans; i++) {
+        const char *at = b->plans[i] ? b->plans[i] : "", *line;
+        size_t len;
+        while (next_line(&at, &line, &len)) {
+            if (l.n == cap) {
+                cap = cap ? 2 * cap : 256;
+                const char **nl = realloc(l.line, (size_t)cap * sizeof *nl);
+                size_t *nlen = nl ? realloc(l.len, (size_t)cap * sizeof *nlen) : NULL;
+                if (nl) l.line = nl;
+                if (!nl || !nlen) return l;
+                l.len = nlen;
+            }
+            l.line[l.n] = line, l.len[l.n++] = len;
+        }
+    }
+    return l;
+}
+
+static bool same_line(const Lines *a, int i, const Lines *b, int j) {
+    return a->len[i] == b->len[j] && memcmp(a->line[i], b->line[j], a->len[i]) == 0;
+}
+
+/* Marks the lines of a and b that a longest common subsequence leaves out
+ * (changed[0] for a's, changed[1] for b's); false when the plans are too long
+ * to compare (then nothing is marked). */
+enum { MAX_DIFF_LINES = 4000 }; /* 32 MB of table at most */
+static bool diff_lines(const Lines *a, const Lines *b, char *changed[2]) {
+    if (a->n > MAX_DIFF_LINES || b->n > MAX_DIFF_LINES) return false;
+    size_t w = (size_t)b->n + 1;
+    unsigned short *lcs = calloc(((size_t)a->n + 1) * w, sizeof *lcs);
+    if (!lcs) return false;
+    for (int i = a->n - 1; i >= 0; i--)
+        for (int j = b->n - 1; j >= 0; j--) {
+            unsigned short down = lcs[(size_t)(i + 1) * w + (size_t)j], right = lcs[(size_t)i * w + (size_t)j + 1];
+            lcs[(size_t)i * w + (size_t)j] = same_line(a, i, b, j) ? lcs[(size_t)(i + 1) * w + (size_t)j + 1] + 1
+                                                                    : down > right ? down : right;
+        }
+    int i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        if (same_line(a, i, b, j)) i++, j++;
+        else if (lcs[(size_t)(i + 1) * w + (size_t)j] >= lcs[(size_t)i * w + (size_t)j + 1]) changed[0][i++] = 1;
+        else changed[1][j++] = 1;
+    }
+    while (i < a->n) changed[0][i++] = 1;
+    while (j < b->n) changed[1][j++] = 1;
+    free(lcs);
+    return true;
+}
+
+static void put_source_line_text(FILE *out, const Source *src, unsigned l) {
+    const char *s = src->text;
+    for (unsigned n = 1; n < l && s; n++) s = strchr(s, '\n'), s = s ? s + 1 : NULL;
+    if (!l || !s) return;
+    while (*s == ' ' || *s == '\t') s++;
+    const char *e = strchr(s, '\n');
+    put_escaped(out, s, e ? (size_t)(e - s) : strlen(s));
+}
+
+static void put_header_blocks(FILE *out, const ExploreBuild *b) {
+    if (b->label) {
+        fputs("<h2>", out);
+        put_escaped(out, b->label, strlen(b->label));
+        fputs("</h2>", out);
+    }
+    fputs("<div class=\"contract\"><pre>", out); /* the launch contract: the PTX's leading comment block */
+    const char *at = b->ptx, *line;
+    size_t len;
     while (next_line(&at, &line, &len) && len >= 2 && line[0] == '/' && line[1] == '/') {
         put_escaped(out, line, len);
         fputc('\n', out);
     }
     fputs("</pre></div>\n<div class=\"contract\"><pre>", out);
-    if (stats) put_escaped(out, stats, strlen(stats));
+    if (b->stats) put_escaped(out, b->stats, strlen(b->stats));
     else fputs("registers, spills and programs an SM: blkc --explore and --stats give them where ptxas\n"
                "is installed ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)", out);
-    fputs("</pre></div>\n<div class=\"tally\"><table><tr><th>line</th><th>PTX</th>", out);
+    fputs("</pre></div>\n", out);
+}
+
+/* One build's table: each source line's instructions by kind. */
+static void put_tally(FILE *out, const Source *src, Tally *t, unsigned nlines) {
+    fputs("<div class=\"tally\"><table><tr><th>line</th><th>PTX</th>", out);
     for (int k = 0; k < KIND_COUNT; k++) fprintf(out, "<th class=\"%s\">%s</th>", kind_classes[k], kind_names[k]);
     fputs("<th class=\"s\">source</th></tr>\n", out);
     for (unsigned l = 0; l <= nlines; l++) {
-        unsigned total = 0;
-        for (int k = 0; k < KIND_COUNT; k++) total += tally[l][k];
+        unsigned total = tally_total(t[l]);
         if (!total) continue;
         if (l) fprintf(out, "<tr data-l=\"%u\" style=\"--h:%u\"><td>%u</td>", l, (l * 67u) % 360u, l);
         else fputs("<tr data-l=\"0\"><td>prologue</td>", out);
         fprintf(out, "<td>%u</td>", total);
         for (int k = 0; k < KIND_COUNT; k++) {
-            if (tally[l][k]) fprintf(out, "<td class=\"%s\">%u</td>", kind_classes[k], tally[l][k]);
+            if (t[l][k]) fprintf(out, "<td class=\"%s\">%u</td>", kind_classes[k], t[l][k]);
             else fputs("<td></td>", out);
         }
         fputs("<td class=\"s\">", out);
-        const char *s = src->text;
-        for (unsigned n = 1; n < l && s; n++) s = strchr(s, '\n'), s = s ? s + 1 : NULL;
-        if (l && s) {
-            while (*s == ' ' || *s == '\t') s++;
-            const char *e = strchr(s, '\n');
-            put_escaped(out, s, e ? (size_t)(e - s) : strlen(s));
-        }
+        put_source_line_text(out, src, l);
         fputs("</td></tr>\n", out);
     }
-    fputs("</table></div>\n</header>\n<div class=\"cols\">\n", out);
+    fputs("</table></div>\n", out);
+}
 
-    fputs("<div class=\"col\"><h2>source</h2><pre>", out);
-    at = src->text;
-    for (unsigned l = 1; next_line(&at, &line, &len); l++) put_line(out, "s", l, line, len);
-    fputs("</pre></div>\n<div class=\"col\"><h2>plan (--emit=plan)</h2><pre>", out);
-    for (int i = 0; i < nplans; i++) {
+/* Two builds' tables in one: each source line whose instructions differ, A -> B by kind. */
+static void put_tally_diff(FILE *out, const Source *src, Tally *a, Tally *b, unsigned nlines) {
+    fputs("<div class=\"tally\"><table><tr><th>line</th><th>PTX A</th><th>PTX B</th><th>B - A</th>"
+          "<th class=\"s\">by kind, A &rarr; B</th><th class=\"s\">source</th></tr>\n", out);
+    for (unsigned l = 0; l <= nlines; l++) {
+        unsigned ta = tally_total(a[l]), tb = tally_total(b[l]);
+        if (memcmp(a[l], b[l], sizeof(Tally)) == 0) continue;
+        if (l) fprintf(out, "<tr data-l=\"%u\" style=\"--h:%u\"><td>%u</td>", l, (l * 67u) % 360u, l);
+        else fputs("<tr data-l=\"0\"><td>prologue</td>", out);
+        fprintf(out, "<td>%u</td><td>%u</td><td>%+d</td><td class=\"s\">", ta, tb, (int)tb - (int)ta);
+        for (int k = 0; k < KIND_COUNT; k++)
+            if (a[l][k] != b[l][k]) fprintf(out, "<span class=\"%s\">%s %u&rarr;%u</span> ", kind_classes[k],
+                                            kind_names[k], a[l][k], b[l][k]);
+        fputs("</td><td class=\"s\">", out);
+        put_source_line_text(out, src, l);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</table></div>\n", out);
+}
+
+static void put_plan_column(FILE *out, const ExploreBuild *b, const char *title, const char *changed,
+                            unsigned nlines) {
+    fputs("<div class=\"col\"><h2>", out);
+    put_escaped(out, title, strlen(title));
+    fputs("</h2><pre>", out);
+    int n = 0;
+    for (int i = 0; i < b->nplans; i++) {
         unsigned last = 0;
-        at = plans[i] ? plans[i] : "";
+        const char *at = b->plans[i] ? b->plans[i] : "", *line;
+        size_t len;
         while (next_line(&at, &line, &len)) {
             unsigned l = plan_line_source(line, len);
             /* an indented note ("remark: ...") belongs to the entry above it */
             if (!l && len > 2 && line[0] == ' ' && line[1] == ' ' && strstr(line, "remark") == line + 2) l = last;
             last = l;
-            put_line(out, "p", l <= nlines ? l : 0, line, len);
+            put_line(out, changed && changed[n] ? "p changed" : "p", l <= nlines ? l : 0, line, len);
+            n++;
         }
-        if (i + 1 < nplans) fputs("<span>\n</span>", out);
+        if (i + 1 < b->nplans) fputs("<span>\n</span>", out);
     }
-    fputs("</pre></div>\n<div class=\"col\"><h2>PTX (the .loc lines give each instruction its source line)</h2><pre>",
-          out);
-    current = 0;
-    at = ptx;
+    fputs("</pre></div>\n", out);
+}
+
+static void put_ptx_column(FILE *out, const ExploreBuild *b, const char *title, unsigned nlines) {
+    fputs("<div class=\"col\"><h2>", out);
+    put_escaped(out, title, strlen(title));
+    fputs("</h2><pre>", out);
+    unsigned current = 0;
+    const char *at = b->ptx, *line;
+    size_t len;
     while (next_line(&at, &line, &len)) {
         if (loc_directive(line, nlines, &current)) continue; /* the link is the colour: it says nothing more */
         const char *t = line;
@@ -282,7 +386,44 @@ bool explore_page(FILE *out, const Source *src, const char *ptx, const char *con
             put_line(out, "d", 0, line, len);
         }
     }
-    fprintf(out, "</pre></div>\n</div>\n<script>%s</script>\n</body></html>\n", page_script);
-    free(tally);
-    return !ferror(out);
+    fputs("</pre></div>\n", out);
+}
+
+bool explore_page(FILE *out, const Source *src, const ExploreBuild *a, const ExploreBuild *b) {
+    unsigned nlines = 1;
+    for (size_t i = 0; i < src->len; i++) nlines += src->text[i] == '\n';
+    Tally *ta = tally_of(a->ptx, nlines), *tb = b ? tally_of(b->ptx, nlines) : NULL;
+    Lines la = {0}, lb = {0};
+    char *changed[2] = {NULL, NULL};
+    bool ok = ta && (!b || tb);
+    if (ok && b) {
+        la = lines_of(a), lb = lines_of(b);
+        changed[0] = calloc((size_t)la.n + 1, 1), changed[1] = calloc((size_t)lb.n + 1, 1);
+        ok = changed[0] && changed[1];
+        if (ok) diff_lines(&la, &lb, changed);
+    }
+    if (ok) {
+        fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>blkc: ", out);
+        put_escaped(out, src->name, strlen(src->name));
+        fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>", page_style);
+        put_escaped(out, src->name, strlen(src->name));
+        fputs(b ? " &mdash; two builds compared: source, plans and PTX, line to line (hover or click a line; "
+                  "plan lines only one build has are marked)</h1>\n"
+                : " &mdash; source, plan and PTX, line to line (hover or click a line)</h1>\n", out);
+        put_header_blocks(out, a);
+        if (b) put_header_blocks(out, b), put_tally_diff(out, src, ta, tb, nlines);
+        else put_tally(out, src, ta, nlines);
+        fputs("</header>\n<div class=\"cols\">\n<div class=\"col\"><h2>source</h2><pre>", out);
+        const char *at = src->text, *line;
+        size_t len;
+        for (unsigned l = 1; next_line(&at, &line, &len); l++) put_line(out, "s", l, line, len);
+        fputs("</pre></div>\n", out);
+        put_plan_column(out, a, b ? "plan A" : "plan (--emit=plan)", changed[0], nlines);
+        if (b) put_plan_column(out, b, "plan B", changed[1], nlines);
+        put_ptx_column(out, a, b ? "PTX A" : "PTX (the .loc lines give each instruction its source line)", nlines);
+        if (b) put_ptx_column(out, b, "PTX B", nlines);
+        fprintf(out, "</div>\n<script>%s</script>\n</body></html>\n", page_script);
+    }
+    free(ta), free(tb), free(la.line), free(la.len), free(lb.line), free(lb.len), free(changed[0]), free(changed[1]);
+    return ok && !ferror(out);
 }

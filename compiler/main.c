@@ -35,6 +35,7 @@ typedef struct {
     bool no_hints;                /* --no-hints: no note that a faster build exists */
     int colour;                   /* --color: 1 always, 0 never, -1 auto (a terminal, NO_COLOR unset) */
     bool no_target;               /* --min-blocks-per-sm none: no automatic occupancy target (--emit=c/h) */
+    char *explore_diff;           /* --explore-diff OPTIONS: build B's options over build A's, or NULL */
 } Options;
 
 static void usage(FILE *out) {
@@ -73,6 +74,11 @@ static void usage(FILE *out) {
           "                   columns, each line tied to its source line (hover or click),\n"
           "                   PTX instructions counted by kind per source line\n"
           "  --explore FILE   the same as --emit=explore -o FILE\n"
+          "  --explore-diff OPTIONS\n"
+          "                   with --explore: compare this build (A) with one whose options\n"
+          "                   are A's and then OPTIONS (space-separated: a -D there replaces\n"
+          "                   A's), both side by side, the plan lines only one has marked\n"
+          "                   and the source lines whose instructions differ counted\n"
           "  --emit=bir       the verified block IR, one op per line with its type and\n"
           "                   source line\n"
           "  --emit=ast       the checked AST with the type and shape of every expression\n"
@@ -128,6 +134,8 @@ static void usage(FILE *out) {
           "                                          what the backend decided, and why\n"
           "  blkc add.blk --annotate --stats         PTX under its source lines; registers\n"
           "  blkc matmul.blk --arch sm_90a --explore matmul.html   study it in a browser\n"
+          "  blkc matmul.blk --arch sm_90a --explore m.html --explore-diff '--assume stride_ak=1,stride_bn=1'\n"
+          "                                          what two launch facts change\n"
           "  blkc add.blk --emit=c -o add.c          a C launcher with the PTX embedded\n"
           "  blkc softmax.blk -D T=f16 -D BLOCK=1024 -R   remarks on narrow accesses\n"
           "docs: docs/language.md (the language), docs/runtime.md (launching)\n",
@@ -295,12 +303,14 @@ static int parse_args(Options *o, int argc, char **argv) {
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
             strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
             strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0 ||
-            strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0 || strcmp(a, "--explore") == 0) {
+            strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0 || strcmp(a, "--explore") == 0 ||
+            strcmp(a, "--explore-diff") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             char *v = argv[++i];
             int rc = 0;
             if (a[1] == 'o') o->output = v;
             else if (strcmp(a, "--explore") == 0) o->emit = EMIT_EXPLORE, o->output = v;
+            else if (strcmp(a, "--explore-diff") == 0) o->emit = EMIT_EXPLORE, o->explore_diff = v;
             else if (a[1] == 'D') rc = add_define(o, v);
             else if (strcmp(a, "--kernel") == 0) o->kernel = v;
             else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
@@ -656,13 +666,97 @@ static bool launcher_source(Options *o, Compilation *c, const NvptxOptions *opts
     return ok;
 }
 
+/* One build for --explore: its PTX with the contract, plans and ptxas's resources. */
+typedef struct {
+    NvptxOptions opt;
+    NvptxOutput res;
+    char *ptx, *stats;
+    const char **plans;
+    ExploreBuild view;
+} ExploreParts;
+
+static bool explore_build(Options *o, Compilation *c, ExploreParts *e, const char *label) {
+    *e = (ExploreParts){.opt = o->backend};
+    e->opt.only_kernel = o->kernel;
+    e->opt.plan = true;
+    e->opt.assume = o->assume;
+    e->opt.nassume = o->nassume;
+    if (!e->opt.arch) e->opt.arch = NVPTX_DEFAULT_ARCH;
+    if (!compile_lower(c) || !compile_ptx(c, &e->opt, &e->res)) return false;
+    LaunchBuild b = {c->bir, &e->res, e->opt.arch, &e->opt, o->defs, o->ndefs, NULL};
+    size_t len = 0;
+    FILE *f = open_memstream(&e->ptx, &len);
+    if (f) launch_contract_comment(f, &b), fputs(e->res.text, f);
+    bool ok = f && fclose(f) == 0;
+    /* ptxas's resources, where it is installed: extra, so a failure only leaves them out */
+    FILE *sf = ok && find_ptxas() ? open_memstream(&e->stats, &len) : NULL;
+    bool have_stats = sf && print_stats(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf);
+    if (sf) fclose(sf);
+    e->plans = calloc((size_t)e->res.nkernels + 1, sizeof *e->plans);
+    for (int i = 0; e->plans && i < e->res.nkernels; i++) e->plans[i] = e->res.kernels[i].plan;
+    e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, have_stats ? e->stats : NULL, label};
+    if (!ok || !e->plans) fputs("blkc: error: out of memory\n", stderr);
+    return ok && e->plans;
+}
+
+static void explore_free(ExploreParts *e) {
+    nvptx_output_free(&e->res);
+    free(e->ptx), free(e->stats), free(e->plans);
+}
+
+/* --explore: the page of this build, or (--explore-diff) of it and a second
+ * one, whose options are this one's and then the words given. */
+static bool explore(Options *o, Compilation *c, FILE *out) {
+    ExploreParts a, b;
+    char *label_b = NULL;
+    bool ok = explore_build(o, c, &a, o->explore_diff ? "A: as the command line says" : NULL);
+    if (ok && !o->no_hints) launch_faster_hints(c, &a.opt, &c->de);
+    if (!ok || !o->explore_diff) {
+        ok = ok && explore_page(out, &c->src, &a.view, NULL);
+        explore_free(&a);
+        return ok;
+    }
+    /* build B: A's options, then the words (a -D replaces A's of that name) */
+    Options ob = *o;
+    char *words = malloc(strlen(o->explore_diff) + 1), *argv[130] = {"blkc"};
+    int argc = 1;
+    if (words) strcpy(words, o->explore_diff);
+    for (char *w = words ? strtok(words, " ") : NULL; w && argc < 129; w = strtok(NULL, " ")) argv[argc++] = w;
+    for (int i = 1; i + 1 < argc; i++) {
+        const char *eq = strcmp(argv[i], "-D") == 0 ? strchr(argv[i + 1], '=') : NULL;
+        for (int d = 0; eq && d < ob.ndefs; d++)
+            if (strlen(ob.defs[d].name) == (size_t)(eq - argv[i + 1]) &&
+                strncmp(ob.defs[d].name, argv[i + 1], (size_t)(eq - argv[i + 1])) == 0)
+                ob.defs[d--] = ob.defs[--ob.ndefs];
+    }
+    ok = words && parse_args(&ob, argc, argv) == -1;
+    Compilation *cb = NULL;
+    if (ok) {
+        CompileRequest req = {.name = c->src.name, .text = c->src.text, .len = c->src.len, .defs = ob.defs,
+                              .ndefs = ob.ndefs, .diag = diag_print_to_file, .diag_user = stderr};
+        cb = compile_front(&req);
+        ok = cb && cb->ok;
+    }
+    if (ok && (label_b = malloc(strlen(o->explore_diff) + 16))) sprintf(label_b, "B: A and %s", o->explore_diff);
+    bool built_b = ok && label_b;
+    ok = built_b && explore_build(&ob, cb, &b, label_b);
+    ok = ok && explore_page(out, &c->src, &a.view, &b.view);
+    if (built_b) explore_free(&b);
+    explore_free(&a);
+    compilation_free(cb);
+    free(label_b);
+    free(words);
+    return ok;
+}
+
 /* PTX (with its launch contract), LLVM IR, the contract as JSON, or a C
  * launcher over the build and its --variant builds, into out. */
 static bool emit_backend(Options *o, Compilation *c, FILE *out) {
+    if (o->emit == EMIT_EXPLORE) return explore(o, c, out);
     NvptxOptions opt = o->backend;
     opt.only_kernel = o->kernel;
     opt.llvm_ir = o->emit == EMIT_LLVM;
-    opt.plan = o->emit == EMIT_PLAN || o->emit == EMIT_EXPLORE;
+    opt.plan = o->emit == EMIT_PLAN;
     opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before LLVM's passes */
     opt.assume = o->assume;
     opt.nassume = o->nassume;
@@ -726,26 +820,6 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
         }
         if (ok) launch_contract_comment(out, &b), fputs(text, out);
         if (text != res.text) free(text);
-    }
-    if (ok && o->emit == EMIT_EXPLORE) {
-        char *ptx = NULL;
-        size_t ptx_len = 0;
-        FILE *f = open_memstream(&ptx, &ptx_len);
-        const char **plans = calloc((size_t)res.nkernels + 1, sizeof *plans);
-        for (int i = 0; plans && i < res.nkernels; i++) plans[i] = res.kernels[i].plan;
-        if (f) launch_contract_comment(f, &b), fputs(res.text, f);
-        /* ptxas's resources, where it is installed: extra, so a failure only leaves them out */
-        char *stats = NULL;
-        size_t stats_len = 0;
-        FILE *sf = find_ptxas() ? open_memstream(&stats, &stats_len) : NULL;
-        bool have_stats = sf && print_stats(&res, opt.arch, opt.min_blocks_per_sm, sf);
-        if (sf) fclose(sf);
-        if (!f || fclose(f) != 0 || !plans ||
-            !explore_page(out, &c->src, ptx, plans, res.nkernels, have_stats ? stats : NULL))
-            fputs("blkc: error: out of memory\n", stderr), ok = false;
-        free(stats);
-        free(plans);
-        free(ptx);
     }
     if (ok && o->emit == EMIT_LLVM) {
         if (o->nassume) { /* whoever reads the IR must know what it takes for granted */

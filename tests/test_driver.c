@@ -599,4 +599,25 @@ Test(driver, explore_writes_one_page_that_ties_every_instruction_to_a_line) {
     cr_expect_eq(r.status, 1);
     cr_expect(!exists("bad.html"));
     free_run(&r);
+    /* two builds compared: B is A's options and then the words (a -D replaces A's) */
+    write_file("b.blk", "kernel k(x: *f32, y: *f32, const B: i32 = 64) {\n"
+                        "    let i = arange(0, B);\n"
+                        "    store(y + i, load(x + i) * 2.0);\n"
+                        "}\n");
+    r = run_blkc("b.blk -D B=64 --no-hints --explore d.html --explore-diff '-D B=256 --num-warps 2'");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(path, sizeof path, "%s/d.html", workdir);
+    page = slurp(path);
+    cr_assert(page);
+    cr_expect(strstr(page, "B: A and -D B=256 --num-warps 2") && strstr(page, "plan A") && strstr(page, "plan B"));
+    cr_expect(strstr(page, "B = 64") && strstr(page, "B = 256"), "each plan has its own const");
+    cr_expect(strstr(page, "class=\"p changed\""), "the plans' differing lines are marked");
+    cr_expect(strstr(page, "<th>PTX A</th><th>PTX B</th>"), "the instruction counts, A against B");
+    free(page);
+    free_run(&r);
+    r = run_blkc("b.blk --explore d2.html --explore-diff '--no-such-option'");
+    cr_expect_neq(r.status, 0);
+    cr_expect(strstr(r.err, "unknown option '--no-such-option'"), "%s", r.err);
+    cr_expect(!exists("d2.html"));
+    free_run(&r);
 }
