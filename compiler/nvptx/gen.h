@@ -195,6 +195,18 @@ typedef struct {
  * memory is laid out). */
 enum { NVPTX_MAX_PIPE_LOADS = 4 };
 
+/* A TMA load's mask as its copies take it (see tma.c's top): the terms
+ * whose bounds are the map's extents, and the rest. */
+enum { NVPTX_TMA_MAX_TERMS = 8 };
+typedef struct NvptxTmaMask {
+    int coord[2];  /* per axis of the map (0 rows, 1 columns): the block whose element (0, 0) is the copy's
+                      coordinate there, its extent a bound of the mask; or -1 */
+    int shift[2];  /* a uniform integer the coordinate adds (the mask's bound was the extent minus it), or -1 */
+    int shifted_bound[2]; /* then that difference as the kernel computes it (checked not to wrap), else -1 */
+    int nrest;
+    int rest[NVPTX_TMA_MAX_TERMS]; /* the other terms: a TMA copy needs each all true */
+} NvptxTmaMask;
+
 typedef struct NvptxLoopSchedule {
     const BirOp *loop;
     const BirOp *async_dot; /* a wgmma dot that leaves its group in flight across iterations, or NULL */
@@ -302,6 +314,7 @@ typedef struct NvptxSchedule {
     struct TmaMemo *tma_memo; /* tma.c's analysis of pointers */
     int *tma_of;             /* per value: 1 + the tensor map of a load TMA copies, or 0 */
     int *tma_edge_of;        /* per value: 1 + the map its tiles at its columns' bound take, or 0 (tma.c) */
+    NvptxTmaMask tma_mask[NVPTX_MAX_TENSOR_MAPS]; /* per map a load's copies take (tma_of): its mask's terms */
     NvptxTensorMaps tma;     /* parameters after the kernel's own, then their validity bits */
     const BirOp *ws_loop;    /* the loop whose copies a producer warp issues (warpspec.c), or NULL */
     NvptxWsRing ws_ring;     /* its ring */
@@ -701,27 +714,14 @@ bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
 /* -------------------------------------------------------------------- tma.c */
 /* The loads of one pipelined loop: TMA copies them all if every one can be
  * (returns n, their maps in maps), else none (0). */
-int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps);
+int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps, NvptxTmaMask *masks);
 /* The pointer analysis tma.c keeps for a kernel (NvptxSchedule.tma_memo). */
 struct TmaMemo *nvptx_tma_memo(Gen *g);
 /* Are pointers v (a 2-D block) P(0, 0) + r * steps[0] + c * steps[1]
  * elements, with constant steps (the analysis TMA's maps use)? */
 bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
-const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map);
-/* A TMA load's mask as its copies take it (see tma.c's top): the terms
- * whose bounds are the map's extents, and the rest. */
-enum { NVPTX_TMA_MAX_TERMS = 8 };
-typedef struct {
-    int coord[2];  /* per axis of the map (0 rows, 1 columns): the block whose element (0, 0) is the copy's
-                      coordinate there, its extent a bound of the mask; or -1 */
-    int shift[2];  /* a uniform integer the coordinate adds (the mask's bound was the extent minus it), or -1 */
-    int shifted_bound[2]; /* then that difference as the kernel computes it (checked not to wrap), else -1 */
-    int nrest;
-    int rest[NVPTX_TMA_MAX_TERMS]; /* the other terms: a TMA copy needs each all true */
-} NvptxTmaMask;
-/* Load ld's mask terms; sets map's bounds from them (its rows_/cols_ fields). */
-bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out);
+const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *mask);
 /* Does a load with this map take two: one without its bound for the tiles within it, and this one
  * for those at the edge (its columns alone are bounded; tma.c says why)? */
 static inline bool nvptx_tma_edge_twin(const NvptxTensorMap *m) { return m->cols_scale && !m->rows_scale; }

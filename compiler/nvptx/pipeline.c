@@ -637,12 +637,10 @@ static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLV
     LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->t.i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
-        NvptxTensorMap map;
-        NvptxTmaMask mk;
-        nvptx_tma_mask(g, ld, &map, &mk);
-        for (int k = 0; k < mk.nrest; k++) { /* each term in its own layout: every register of every thread */
-            LLVMValueRef *term = g->regs[mk.rest[k]];
-            int32_t n = g->s->plan->layouts[mk.rest[k]].nregs, copies = nvptx_layout_copy_regs(&g->s->plan->layouts[mk.rest[k]]);
+        const NvptxTmaMask *mk = &g->s->tma_mask[g->s->tma_of[ld->results[0]] - 1]; /* planned with its map */
+        for (int k = 0; k < mk->nrest; k++) { /* each term in its own layout: every register of every thread */
+            LLVMValueRef *term = g->regs[mk->rest[k]];
+            int32_t n = g->s->plan->layouts[mk->rest[k]].nregs, copies = nvptx_layout_copy_regs(&g->s->plan->layouts[mk->rest[k]]);
             for (int r = 0; r < n; r++)
                 if (!(r & copies)) ok = LLVMBuildAnd(g->b, ok, term[r], "");
         }
@@ -650,7 +648,7 @@ static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLV
          * coordinates out (the other threads' time is the loop's: they took matmul 10% there) */
         LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
         LLVMBasicBlockRef merge = nvptx_begin_if(g, t0);
-        LLVMValueRef c, r, e, fits = nvptx_tma_coords_ok(g, ld, &mk, g->regs[ld->operands[0]][0], &c, &r, &e);
+        LLVMValueRef c, r, e, fits = nvptx_tma_coords_ok(g, ld, mk, g->regs[ld->operands[0]][0], &c, &r, &e);
         LLVMBasicBlockRef worked = LLVMGetInsertBlock(g->b);
         nvptx_end_if(g, merge);
         LLVMValueRef in[4][2] = {{LLVMConstInt(g->t.i1, 1, 0), fits}, {ci32(g, 0), c}, {ci32(g, 0), r},

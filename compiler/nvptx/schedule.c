@@ -270,9 +270,10 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
         bool dot_alone;
         int n = op->code == BIR_FOR ? nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone) : 0;
         NvptxTensorMap maps[NVPTX_MAX_TENSOR_MAPS];
+        NvptxTmaMask masks[NVPTX_MAX_TENSOR_MAPS];
         int needed = 0;
         bool tma = n && !nvptx_tma_loop_refusal(g, tile_bytes, dot_alone, nvptx_ops_in(op->regions[0], BIR_DOT)) &&
-                   nvptx_tma_plan_loop(g, loads, n, maps);
+                   nvptx_tma_plan_loop(g, loads, n, maps, masks);
         for (int k = 0; tma && k < n; k++) needed += 1 + nvptx_tma_edge_twin(&maps[k]);
         if (tma && g->s->tma.count + needed <= NVPTX_MAX_TENSOR_MAPS)
             for (int k = 0; k < n; k++) {
@@ -280,6 +281,7 @@ static void plan_tma_in(Gen *g, const BirBlock *b) {
                 bool twin = nvptx_tma_edge_twin(&maps[k]);
                 NvptxTensorMap inner = maps[k];
                 if (twin) inner.cols_param = -1, inner.cols_scale = 0;
+                g->s->tma_mask[g->s->tma.count] = masks[k];
                 g->s->tma.map[g->s->tma.count++] = inner;
                 g->s->tma_of[loads[k]->results[0]] = g->s->tma.count;
                 if (twin) {
@@ -336,7 +338,7 @@ static void explain_loops(Gen *g) {
             NvptxTensorMap unused;
             const char *why = NULL;
             if (g->s->tma_of[ld->results[0]] == 0 && tma) {
-                why = nvptx_tma_refusal(g, ld, &unused);
+                why = nvptx_tma_refusal(g, ld, &unused, NULL);
                 if (!why) why = ls->why_not_tma ? ls->why_not_tma : "another load of its loop cannot be";
             }
             ls->load_not_tma[k] = kept(g, why);

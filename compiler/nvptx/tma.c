@@ -334,7 +334,9 @@ static bool bound_term(Gen *g, int t, int *x, int *shift, int *dim, Sym *bound) 
     return false;
 }
 
-bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out) {
+/* Load ld's mask terms; sets map's bounds from them (its rows_/cols_ fields). Made once per
+ * map, at planning: the schedule keeps it (NvptxSchedule.tma_mask) for the copies to read. */
+static bool tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out) {
     *out = (NvptxTmaMask){.coord = {-1, -1}, .shift = {-1, -1}, .shifted_bound = {-1, -1}};
     map->rows_param = map->cols_param = -1;
     map->rows_scale = map->cols_scale = 0;
@@ -367,7 +369,7 @@ bool nvptx_tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *
     return true;
 }
 
-const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
+const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *mask) {
     if (!g->m->arch->tma) return "the arch has no TMA";
     if (g->m->opt->no_tma) return "--no-tma";
     int v = ld->results[0];
@@ -395,7 +397,7 @@ const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map) {
                             .box_inner = st.slab, .box_rows = st.rows,
                             .swizzle_bytes = nvptx_tma_swizzle_bytes(st.slab, es), .elem_bytes = es};
     NvptxTmaMask unused;
-    nvptx_tma_mask(g, ld, map, &unused);
+    tma_mask(g, ld, map, mask ? mask : &unused);
     return NULL;
 }
 
@@ -424,8 +426,8 @@ const char *nvptx_tma_loop_refusal(Gen *g, int64_t tile_bytes, bool dot_alone, i
 
 /* The loads of one pipelined loop: TMA copies them all, a map each, if
  * every one qualifies; else none. */
-int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps) {
+int nvptx_tma_plan_loop(Gen *g, const BirOp **loads, int n, NvptxTensorMap *maps, NvptxTmaMask *masks) {
     for (int k = 0; k < n; k++)
-        if (nvptx_tma_refusal(g, loads[k], &maps[k])) return 0;
+        if (nvptx_tma_refusal(g, loads[k], &maps[k], &masks[k])) return 0;
     return n;
 }
