@@ -89,9 +89,7 @@ const char *launch_swizzle_name(int bytes) {
  * times a scale, or a constant), else 2^31 columns, and rows 2^31 / stride
  * with bounded columns or the box's rows. */
 static void bound_text(const BirFunction *f, int param, int64_t scale, char *buf, size_t size) {
-    if (param < 0) snprintf(buf, size, "%lld", (long long)scale);
-    else if (scale == 1) snprintf(buf, size, "%s", f->params[param].name);
-    else snprintf(buf, size, "%s x %lld", f->params[param].name, (long long)scale);
+    nvptx_tma_bound_text(param >= 0 ? f->params[param].name : NULL, scale, buf, size);
 }
 
 static void extent_text(const BirFunction *f, const NvptxTensorMap *t, int axis, char *buf, size_t size) {

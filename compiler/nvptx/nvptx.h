@@ -156,6 +156,14 @@ static inline bool nvptx_tma_extents(const NvptxTensorMap *m, int64_t stride_arg
     return c >= 1 && c <= (int64_t)1 << 32 && r >= 1 && r <= (int64_t)1 << 32;
 }
 
+/* A map's bound as the contract and the plan both write it: "N" (the
+ * argument), "N x 2" (scale times it) or "64" (a constant: param_name NULL). */
+static inline void nvptx_tma_bound_text(const char *param_name, int64_t scale, char *buf, size_t size) {
+    if (!param_name) snprintf(buf, size, "%lld", (long long)scale);
+    else if (scale == 1) snprintf(buf, size, "%s", param_name);
+    else snprintf(buf, size, "%s x %lld", param_name, (long long)scale);
+}
+
 enum { NVPTX_MAX_TENSOR_MAPS = 8 };
 /* The swizzle of a box whose rows are box_inner elements of elem_bytes:
  * the row's bytes (staging.c's slabs), 0 for a 16-byte row. */

@@ -127,10 +127,9 @@ static void print_load(Gen *g, FILE *out, const NvptxLoopSchedule *ls, int k, in
             int param = axis ? m->cols_param : m->rows_param;
             int64_t scale = axis ? m->cols_scale : m->rows_scale;
             if (!scale) continue;
-            fprintf(out, "; %s bounded by ", axis ? "columns" : "rows");
-            if (param < 0) fprintf(out, "%lld", (long long)scale);
-            else if (scale == 1) fprintf(out, "%s", g->f->params[param].name);
-            else fprintf(out, "%lld x %s", (long long)scale, g->f->params[param].name);
+            char bound[96];
+            nvptx_tma_bound_text(param >= 0 ? g->f->params[param].name : NULL, scale, bound, sizeof bound);
+            fprintf(out, "; %s bounded by %s", axis ? "columns" : "rows", bound);
             if (edge >= 0) fprintf(out, " in map %d, for the tiles at that edge", edge);
         }
         fputc(')', out);
