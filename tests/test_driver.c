@@ -621,3 +621,22 @@ Test(driver, explore_writes_one_page_that_ties_every_instruction_to_a_line) {
     cr_expect(!exists("d2.html"));
     free_run(&r);
 }
+
+/* The largest example's page stays a page: attention backward on sm_90a (about 0.6 MB and
+ * 6,000 lines when this was written; a bound, so that a change that bloats it is seen). */
+Test(driver, explore_page_of_the_largest_example_stays_readable) {
+    char cmd[700], path[600];
+    snprintf(cmd, sizeof cmd, "%s/attention_bwd.blk --arch sm_90a --no-hints --explore ab.html", BLK_EXAMPLES_DIR);
+    Run r = run_blkc(cmd);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(path, sizeof path, "%s/ab.html", workdir);
+    char *page = slurp(path);
+    cr_assert(page);
+    size_t bytes = strlen(page);
+    int lines = count_lines_with(page, "");
+    cr_expect_lt(bytes, (size_t)2 << 20, "%zu bytes", bytes);
+    cr_expect_lt(lines, 30000, "%d lines", lines);
+    cr_expect(strstr(page, "<span class=\"i tc\" data-l=\""), "its wgmmas, tied to their lines");
+    free(page);
+    free_run(&r);
+}
