@@ -90,6 +90,9 @@ char *diag_format_colour(const Diagnostic *d, bool colour);
 void diag_print_to_file(void *file, const Diagnostic *d); /* a DiagCallback for FILE* */
 void diag_print_colour_to_file(void *file, const Diagnostic *d); /* the same, coloured */
 Span span_join(Span a, Span b);
+/* Line `line` (1-based) of the source, its leading blanks left out, *len
+ * bytes up to its newline; NULL for line 0 or past the end. */
+const char *source_line_text(const Source *src, uint32_t line, int *len);
 
 /* ---------------------------------------------------------------- types.c */
 typedef enum {

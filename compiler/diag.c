@@ -46,6 +46,18 @@ void diag_vreport(DiagEngine *de, DiagSeverity sev, const Source *src, Span span
     if (de->callback) de->callback(de->user, &d);
 }
 
+const char *source_line_text(const Source *src, uint32_t line, int *len) {
+    if (!src || !src->text || line == 0) return NULL;
+    const char *s = src->text, *end = src->text + src->len;
+    for (uint32_t l = 1; l < line && s < end; s++) l += *s == '\n';
+    if (s >= end) return NULL;
+    while (s < end && (*s == ' ' || *s == '\t')) s++;
+    const char *e = s;
+    while (e < end && *e != '\n') e++;
+    *len = (int)(e - s);
+    return s;
+}
+
 Span span_join(Span a, Span b) {
     if (b.offset + b.len <= a.offset) return a;
     Span s = a;

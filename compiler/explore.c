@@ -272,12 +272,9 @@ static bool diff_lines(const Lines *a, const Lines *b, char *changed[2]) {
 }
 
 static void put_source_line_text(FILE *out, const Source *src, unsigned l) {
-    const char *s = src->text;
-    for (unsigned n = 1; n < l && s; n++) s = strchr(s, '\n'), s = s ? s + 1 : NULL;
-    if (!l || !s) return;
-    while (*s == ' ' || *s == '\t') s++;
-    const char *e = strchr(s, '\n');
-    put_escaped(out, s, e ? (size_t)(e - s) : strlen(s));
+    int len;
+    const char *s = source_line_text(src, l, &len);
+    if (s) put_escaped(out, s, (size_t)len);
 }
 
 static void put_header_blocks(FILE *out, const ExploreBuild *b) {

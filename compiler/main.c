@@ -666,6 +666,16 @@ static bool launcher_source(Options *o, Compilation *c, const NvptxOptions *opts
     return ok;
 }
 
+/* The backend's options the command line gives (--emit's own added by each caller). */
+static NvptxOptions backend_options(const Options *o) {
+    NvptxOptions opt = o->backend;
+    opt.only_kernel = o->kernel;
+    opt.assume = o->assume;
+    opt.nassume = o->nassume;
+    if (!opt.arch) opt.arch = NVPTX_DEFAULT_ARCH;
+    return opt;
+}
+
 /* One build for --explore: its PTX with the contract, plans and ptxas's resources. */
 typedef struct {
     NvptxOptions opt;
@@ -676,12 +686,8 @@ typedef struct {
 } ExploreParts;
 
 static bool explore_build(Options *o, Compilation *c, ExploreParts *e, const char *label) {
-    *e = (ExploreParts){.opt = o->backend};
-    e->opt.only_kernel = o->kernel;
+    *e = (ExploreParts){.opt = backend_options(o)};
     e->opt.plan = true;
-    e->opt.assume = o->assume;
-    e->opt.nassume = o->nassume;
-    if (!e->opt.arch) e->opt.arch = NVPTX_DEFAULT_ARCH;
     if (!compile_lower(c) || !compile_ptx(c, &e->opt, &e->res)) return false;
     LaunchBuild b = {c->bir, &e->res, e->opt.arch, &e->opt, o->defs, o->ndefs, NULL};
     size_t len = 0;
@@ -753,14 +759,10 @@ static bool explore(Options *o, Compilation *c, FILE *out) {
  * launcher over the build and its --variant builds, into out. */
 static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     if (o->emit == EMIT_EXPLORE) return explore(o, c, out);
-    NvptxOptions opt = o->backend;
-    opt.only_kernel = o->kernel;
+    NvptxOptions opt = backend_options(o);
     opt.llvm_ir = o->emit == EMIT_LLVM;
     opt.plan = o->emit == EMIT_PLAN;
     opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before LLVM's passes */
-    opt.assume = o->assume;
-    opt.nassume = o->nassume;
-    if (!opt.arch) opt.arch = NVPTX_DEFAULT_ARCH;
     /* the variants first, then the build under --assume alone */
     int nbuilds = o->nvariants + 1;
     NvptxAssume facts[MAX_VARIANTS + 1][NVPTX_MAX_ASSUME];

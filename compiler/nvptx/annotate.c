@@ -10,19 +10,6 @@
 #include "nvptx.h"
 
 
-/* Line `line` of the source, trimmed, or NULL. */
-static const char *source_line(const Source *src, uint32_t line, int *len) {
-    if (!src || line == 0) return NULL;
-    const char *s = src->text, *end = src->text + src->len;
-    for (uint32_t l = 1; l < line && s < end; s++) l += *s == '\n';
-    if (s >= end) return NULL;
-    while (s < end && (*s == ' ' || *s == '\t')) s++;
-    const char *e = s;
-    while (e < end && *e != '\n') e++;
-    *len = (int)(e - s);
-    return s;
-}
-
 char *nvptx_annotate(const char *ptx, const Source *src) {
     size_t cap = strlen(ptx) * 2 + 4096, at = 0;
     char *out = malloc(cap);
@@ -46,7 +33,7 @@ char *nvptx_annotate(const char *ptx, const Source *src) {
                 continue;
             }
             int len = 0;
-            const char *s = source_line(src, line, &len);
+            const char *s = source_line_text(src, line, &len);
             if (line != last && s) {
                 size_t need = (size_t)len + 64;
                 if (at + need >= cap) {

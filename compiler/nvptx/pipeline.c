@@ -51,7 +51,6 @@
  * loop-invariant values and carried values whose next values are computed
  * so too (a pointer advanced by a stride): then the addresses of a later
  * iteration are that computation run ahead. */
-#include <stdio.h>
 #include <string.h>
 
 #include "gen.h"
@@ -448,11 +447,7 @@ static const char *why_not_pipelined(Gen *g, const BirOp *loop) {
         const BirOp *op = body->ops.items[i];
         int trans;
         const char *why = op->code == BIR_LOAD && read_by_dot(body, op->results[0]) ? load_refusal(&S, op, &trans) : NULL;
-        if (why) {
-            char *text = arena_alloc(&g->arena, strlen(why) + 64);
-            sprintf(text, "the load at line %u: %s", op->span.line, why);
-            return text;
-        }
+        if (why) return arena_printf(&g->arena, "the load at line %u: %s", op->span.line, why);
     }
     PipePlan pp;
     if (plan_at(g, loop, &pp, -1)) return "no room in shared memory for 2 stages";
