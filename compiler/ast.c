@@ -83,8 +83,10 @@ Stmt *stmt_clone(Arena *a, const Stmt *s) {
         c->u.for_.start = expr_clone(a, s->u.for_.start);
         c->u.for_.end = expr_clone(a, s->u.for_.end);
         c->u.for_.step = expr_clone(a, s->u.for_.step);
+        c->u.for_.unroll = expr_clone(a, s->u.for_.unroll);
         c->u.for_.body = stmt_clone(a, s->u.for_.body);
         c->u.for_.sym = NULL;
+        c->u.for_.unrolled = NULL;
         break;
     case S_WHILE:
         c->u.while_.cond = expr_clone(a, s->u.while_.cond);
@@ -243,11 +245,13 @@ static void dump_stmt(FILE *out, const Stmt *s, int depth) {
         dump_expr(out, s->u.assign.value, depth + 1, NULL);
         break;
     case S_FOR:
-        fprintf(out, "for %s  (line %u)\n", s->u.for_.var, s->span.line);
+        fprintf(out, "for %s%s  (line %u)\n", s->u.for_.var, s->u.for_.is_static ? " static" : "", s->span.line);
         dump_expr(out, s->u.for_.start, depth + 1, "start");
         dump_expr(out, s->u.for_.end, depth + 1, "end");
         if (s->u.for_.step) dump_expr(out, s->u.for_.step, depth + 1, "step");
-        dump_stmt(out, s->u.for_.body, depth + 1);
+        if (s->u.for_.unroll) dump_expr(out, s->u.for_.unroll, depth + 1, "unroll");
+        /* a static_range shows its checked copies (the body as written has no types) */
+        dump_stmt(out, s->u.for_.unrolled ? s->u.for_.unrolled : s->u.for_.body, depth + 1);
         break;
     case S_WHILE:
         fprintf(out, "while  (line %u)\n", s->span.line);

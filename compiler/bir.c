@@ -311,7 +311,8 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_FOR:
         put(p, " %s = %s to %s step %s", vname(p, op->regions[0]->args[0]), vname(p, op->operands[0]),
             vname(p, op->operands[1]), vname(p, op->operands[2]));
-        if (op->attr) put(p, " descending");
+        if (op->attr & FOR_DESCENDING) put(p, " descending");
+        if (for_unroll_of(op->attr)) put(p, " unroll %d", for_unroll_of(op->attr));
         break;
     case BIR_RAND: case BIR_RANDINT:
         put(p, " ");

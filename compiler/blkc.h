@@ -188,6 +188,9 @@ typedef enum {
  * precision on tensor cores). f16 and bf16 operands always use tensor cores. */
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 
+enum { FOR_DESCENDING = 1, FOR_UNROLL_SHIFT = 1 };
+static inline int for_unroll_of(int64_t attr) { return (int)(attr >> FOR_UNROLL_SHIFT); }
+
 /* The hardware counters read_counter reads (its attr), the builtins of the
  * same names: globaltimer (u64 ns), clock (u64 cycles of the SM, %clock64),
  * smid (u32, the SM the program runs on). */
@@ -371,8 +374,13 @@ struct Stmt {
             const char *var;
             Span var_span;
             Expr *start, *end, *step; /* step NULL: 1 */
+            Expr *unroll;             /* `unroll = N`, or NULL */
+            bool is_static;           /* static_range: unrolled by sema */
             Stmt *body;
             Symbol *sym;
+            /* static_range, after sema: a block of checked copies of body, one per
+             * value of the loop variable (a constant in each) */
+            Stmt *unrolled;
         } for_;
         struct { Expr *cond; Stmt *body; } while_;
         struct { Expr *cond; Stmt *then_, *else_; } if_;
@@ -600,8 +608,9 @@ typedef struct {
     int nregions;
     /* attr: the axis (program_id, num_programs, expand_dims, reductions, scans,
      * flip, take, partner), an atomic's sem | scope << 2, a dot's precision,
-     * arange's start, and for BIR_FOR 1 when the step
-     * is a negative constant (the loop runs while iv > end). */
+     * arange's start, and for BIR_FOR FOR_DESCENDING when the step is a
+     * negative constant (the loop runs while iv > end) | its unroll factor
+     * (0: the compiler's choice) << FOR_UNROLL_SHIFT. */
     int64_t attr;
     ConstVal value;   /* BIR_CONST, in the result's dtype; take's index and partner's xor in .i */
     const char *text; /* BIR_PRINT: the prefix */

@@ -167,6 +167,10 @@ static void collect_assigned(Lower *L, const Stmt *s, PtrVec *out) {
         return;
     }
     case S_FOR:
+        if (s->u.for_.is_static) { /* only the checked copies exist */
+            collect_assigned(L, s->u.for_.unrolled, out);
+            return;
+        }
         collect_assigned_expr(L, s->u.for_.start, out);
         collect_assigned_expr(L, s->u.for_.end, out);
         collect_assigned_expr(L, s->u.for_.step, out);
@@ -772,6 +776,10 @@ static int lower_expr(Lower *L, const Expr *e) {
 /* ------------------------------------------------------------- statements */
 
 static void lower_for(Lower *L, const Stmt *s) {
+    if (s->u.for_.is_static) { /* the copies in order, each with its constant loop variable */
+        lower_stmt(L, s->u.for_.unrolled);
+        return;
+    }
     DType d = s->u.for_.sym->type.dtype;
     int ops_fixed[3] = {
         convert(L, lower_expr(L, s->u.for_.start), d),
@@ -788,7 +796,8 @@ static void lower_for(Lower *L, const Stmt *s) {
     L->at = s->span;
     BirOp *op = emit_op(L, BIR_FOR, ops, n + 3, NULL);
     const Expr *step = s->u.for_.step;
-    op->attr = step && step->is_const && step->cv.i < 0 && dtype_is_signed(d);
+    op->attr = (step && step->is_const && step->cv.i < 0 && dtype_is_signed(d) ? FOR_DESCENDING : 0) |
+               (s->u.for_.unroll ? s->u.for_.unroll->cv.i << FOR_UNROLL_SHIFT : 0);
     int env_len = L->env_len;
     int *saved = env_save(L);
     op->regions[0] = lower_region(L, s->u.for_.body, carried, n, true, s->u.for_.sym, type_scalar(d));

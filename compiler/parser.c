@@ -646,7 +646,9 @@ static Stmt *parse_let(Parser *p) {
     return s;
 }
 
-/* for_stmt = "for" IDENT "in" "range" "(" expr "," expr [ "," expr ] ")" block */
+/* for_stmt = "for" IDENT "in" ( "range" | "static_range" )
+ *            "(" expr "," expr [ "," expr ] { "," IDENT "=" expr } ")" block
+ * The named options after the bounds: `unroll = N` (range only). */
 static Stmt *parse_for(Parser *p) {
     Token kw = p->tok;
     advance(p);
@@ -655,17 +657,48 @@ static Stmt *parse_for(Parser *p) {
     s->u.for_.var = tok_str(p, p->prev);
     s->u.for_.var_span = p->prev.span;
     if (!expect(p, TOK_IN, "after the loop variable")) return s;
-    if (!(check(p, TOK_IDENT) && p->tok.span.len == 5 && memcmp(p->tok.text, "range", 5) == 0)) {
-        error_at(p, p->tok.span, "expected 'range(start, end[, step])' after 'in', found %s", tok_desc(p, p->tok));
+    bool is_range = check(p, TOK_IDENT) && p->tok.span.len == 5 && memcmp(p->tok.text, "range", 5) == 0;
+    bool is_static = check(p, TOK_IDENT) && p->tok.span.len == 12 && memcmp(p->tok.text, "static_range", 12) == 0;
+    if (!is_range && !is_static) {
+        error_at(p, p->tok.span, "expected 'range(start, end[, step])' or 'static_range(...)' after 'in', found %s",
+                 tok_desc(p, p->tok));
         return s;
     }
+    s->u.for_.is_static = is_static;
+    const char *what = is_static ? "static_range" : "range";
     advance(p);
-    if (!expect(p, TOK_LPAREN, "after 'range'")) return s;
+    if (!expect(p, TOK_LPAREN, is_static ? "after 'static_range'" : "after 'range'")) return s;
     s->u.for_.start = parse_expr(p);
-    if (!expect(p, TOK_COMMA, "between range bounds (range takes start, end[, step])")) return s;
+    if (!expect(p, TOK_COMMA, is_static ? "between static_range bounds (static_range takes start, end[, step])"
+                                        : "between range bounds (range takes start, end[, step])"))
+        return s;
     s->u.for_.end = parse_expr(p);
-    if (accept(p, TOK_COMMA)) s->u.for_.step = parse_expr(p);
-    if (!expect(p, TOK_RPAREN, "to close 'range'")) return s;
+    while (accept(p, TOK_COMMA)) {
+        if (check(p, TOK_IDENT) && p->next.kind == TOK_ASSIGN) {
+            Token name = p->tok;
+            advance(p);
+            advance(p);
+            Expr *value = parse_expr(p);
+            if (!is_static && name.span.len == 6 && memcmp(name.text, "unroll", 6) == 0) {
+                s->u.for_.unroll = value;
+            } else if (name.span.len == 10 && memcmp(name.text, "num_stages", 10) == 0) {
+                error_at(p, name.span, "'%s' takes no 'num_stages': the stages of every pipelined loop are the "
+                         "compile option num_stages (blkc --num-stages N)", what);
+            } else if (name.span.len == 18 && memcmp(name.text, "loop_unroll_factor", 18) == 0 && !is_static) {
+                error_at(p, name.span, "the unroll factor of a loop is spelt 'unroll = N' in blk");
+            } else {
+                error_at(p, name.span, "'%s' has no option '%.*s'%s", what, (int)name.span.len, name.text,
+                         is_static ? "" : " (it takes 'unroll = N')");
+            }
+            continue;
+        }
+        if (s->u.for_.step || s->u.for_.unroll) {
+            error_at(p, p->tok.span, "'%s' takes start, end and step, then named options ('unroll = N')", what);
+            return s;
+        }
+        s->u.for_.step = parse_expr(p);
+    }
+    if (!expect(p, TOK_RPAREN, is_static ? "to close 'static_range'" : "to close 'range'")) return s;
     s->u.for_.body = parse_block(p);
     s->span = span_from(p, kw.span);
     return s;

@@ -44,6 +44,8 @@ typedef struct {
  * grow a kernel exponentially: the budget turns that into an error at the
  * call, long before memory runs out. */
 enum { MAX_INLINE_DEPTH = 32, MAX_INLINED_CALLS = 10000 };
+/* static_range copies its body once per value; an unroll factor beyond 64 only grows code */
+enum { MAX_STATIC_ITERATIONS = 1024, MAX_UNROLL = 64 };
 
 /* Every diagnostic of sema; error() and note() name the severity (sema has
  * no warnings: a Triton spelling that means something else in blk is an error). */
@@ -1145,6 +1147,7 @@ static bool combine_stmt_ok(Sema *S, const Stmt *s, const char *fn) {
     case S_LET: return combine_expr_ok(S, s->u.let.init, fn);
     case S_ASSIGN: return combine_expr_ok(S, s->u.assign.value, fn);
     case S_FOR:
+        if (s->u.for_.is_static) return combine_stmt_ok(S, s->u.for_.unrolled, fn);
         return combine_expr_ok(S, s->u.for_.start, fn) && combine_expr_ok(S, s->u.for_.end, fn) &&
                combine_expr_ok(S, s->u.for_.step, fn) && combine_stmt_ok(S, s->u.for_.body, fn);
     case S_WHILE: return combine_expr_ok(S, s->u.while_.cond, fn) && combine_stmt_ok(S, s->u.while_.body, fn);
@@ -2109,6 +2112,48 @@ static bool check_condition(Sema *S, Expr *cond, const char *what) {
     return true;
 }
 
+/* static_range: every bound a constant; the body is checked once per value of
+ * the loop variable, on a copy in which the variable is that constant (as
+ * Triton's static_range makes it a constexpr), and lowered as those copies in
+ * order. */
+static void check_static_for(Sema *S, Stmt *s, DType d, bool weak) {
+    Expr *bounds[3] = {s->u.for_.start, s->u.for_.end, s->u.for_.step};
+    for (int i = 0; i < 3; i++)
+        if (bounds[i] && !bounds[i]->is_const) {
+            error(S, bounds[i]->span, "the bounds of 'static_range' must be compile-time constants (literals and "
+                  "const parameters); 'range' takes values known only at run time");
+            return;
+        }
+    int64_t start = bounds[0]->cv.i, end = bounds[1]->cv.i, step = bounds[2] ? bounds[2]->cv.i : 1;
+    Stmt *copies = stmt_new(S->a, S_BLOCK, s->span);
+    int64_t count = 0;
+    for (int64_t iv = start; step > 0 ? iv < end : iv > end;) {
+        if (++count > MAX_STATIC_ITERATIONS) {
+            error(S, s->span, "this static_range runs more than %d times: each time is a copy of the body "
+                  "(use 'range', with 'unroll = N' if it should unroll)", MAX_STATIC_ITERATIONS);
+            return;
+        }
+        Stmt *body = stmt_clone(S->a, s->u.for_.body);
+        int errors_before = S->de->errors;
+        push_scope(S);
+        Symbol *sym = declare(S, SYM_LOOP, s->u.for_.var, s->u.for_.var_span, type_scalar(d));
+        sym->is_const = true;
+        sym->weak = weak;
+        sym->cv.i = iv;
+        check_block_in_scope(S, body);
+        pop_scope(S);
+        ptrvec_push(S->a, &copies->u.block.stmts, body);
+        if (S->de->errors != errors_before) {
+            if (count > 1) note(S, s->u.for_.var_span, "in the copy of the body where %s = %lld", s->u.for_.var, (long long)iv);
+            return; /* the other copies would repeat it */
+        }
+        int64_t next;
+        if (__builtin_add_overflow(iv, step, &next) || !int_fits(d, next)) break;
+        iv = next;
+    }
+    s->u.for_.unrolled = copies;
+}
+
 static void check_for(Sema *S, Stmt *s) {
     if (!s->u.for_.var || !s->u.for_.start || !s->u.for_.end || !s->u.for_.body) return;
     Expr *bounds[3] = {s->u.for_.start, s->u.for_.end, s->u.for_.step};
@@ -2130,9 +2175,21 @@ static void check_for(Sema *S, Stmt *s) {
         d = d == DT_ERROR ? b->type.dtype : dtype_promote(d, weak, b->type.dtype, b->weak);
         weak = weak && b->weak;
     }
+    const char *what = s->u.for_.is_static ? "static_range" : "range";
     if (ok && s->u.for_.step && s->u.for_.step->is_const && s->u.for_.step->cv.i == 0) {
-        error(S, s->u.for_.step->span, "the step of 'range' must not be zero");
+        error(S, s->u.for_.step->span, "the step of '%s' must not be zero", what);
         ok = false;
+    }
+    if (s->u.for_.unroll) {
+        Expr *u = s->u.for_.unroll;
+        check_expr(S, u);
+        if (require_value(S, u) &&
+            (!u->is_const || u->type.rank || !dtype_is_int(u->type.dtype) || u->cv.i < 1 || u->cv.i > MAX_UNROLL))
+            error(S, u->span, "'unroll' takes a compile-time integer from 1 (no unrolling) to %d", MAX_UNROLL);
+    }
+    if (s->u.for_.is_static) {
+        if (ok) check_static_for(S, s, d, weak);
+        return;
     }
     push_scope(S);
     Symbol *sym = declare(S, SYM_LOOP, s->u.for_.var, s->u.for_.var_span,

@@ -580,6 +580,50 @@ Test(interp, reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse) {
     drop(p);
 }
 
+/* static_range: the loop variable is a constant in each copy of the body (an axis, a
+ * compile-time `if`), a var assigned in it is carried through an enclosing runtime loop;
+ * `unroll = N` changes no result, whatever the trip count's remainder. */
+Test(interp, static_range_copies_the_body_with_a_constant_and_unroll_keeps_results) {
+    Prog *p = build("kernel k(x: *f32, o: *f32, n: i32) {\n"
+                    "  let m = load(x + arange(0, 8)[:, None] * 8 + arange(0, 8)[None, :]);\n"
+                    "  for ax in static_range(0, 2) {\n"
+                    "    store(o + ax * 8 + arange(0, 8), sum(m, axis = ax));\n"
+                    "  }\n"
+                    "  var acc = 0.0;\n"
+                    "  for t in range(0, n) {\n"
+                    "    for s in static_range(3, -3, -2) {\n"
+                    "      if s == 3 { acc += 100.0; } else { acc += s as f32; }\n"
+                    "    }\n"
+                    "  }\n"
+                    "  store(o + 16, acc);\n"
+                    "  var u = 0;\n"
+                    "  for t in range(0, n, unroll = 4) { u += t * t; }\n"
+                    "  for t in range(n, 0, -1, unroll = 1) { u += 1; }\n"
+                    "  store(o + 17, u as f32);\n"
+                    "}\n", NULL);
+    float x[64], o[18];
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % 7) + (float)i / 64.0f;
+    InterpBuffer bufs[] = {BUF(x, 64), BUF(o, 18)};
+    for (int n = 0; n < 7; n++) {
+        memset(o, 0, sizeof o);
+        InterpArg args[] = {{.p = x}, {.p = o}, {.i = n}};
+        char *err = run(p, args, 1, bufs, 2);
+        cr_assert_null(err, "%s", err);
+        for (int i = 0; i < 8; i++) {
+            float col = 0, row = 0; /* axis 0 sums a column, axis 1 a row (pairwise, exact here) */
+            for (int k = 0; k < 8; k++) col += x[k * 8 + i], row += x[i * 8 + k];
+            cr_expect_float_eq(o[i], col, 1e-5f, "axis 0 [%d]", i);
+            cr_expect_float_eq(o[8 + i], row, 1e-5f, "axis 1 [%d]", i);
+        }
+        /* s = 3, 1, -1: 100 + 1 - 1 per trip */
+        cr_expect_eq(o[16], 100.0f * (float)n, "n = %d", n);
+        int u = n; /* the descending loop adds one per trip */
+        for (int t = 0; t < n; t++) u += t * t;
+        cr_expect_eq(o[17], (float)u, "n = %d", n);
+    }
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

@@ -1307,3 +1307,24 @@ Test(ptx, masked_accesses_of_two_bytes_a_thread_pack_both) {
     cr_expect_eq(ptxas(ptx, "sm_90", out, sizeof out), 0, "%s", out);
     free(ptx);
 }
+
+/* `range(..., unroll = N)` reaches LLVM as the loop's unroll count (the body
+ * appears N times in the unrolled loop, plus a remainder loop) and `unroll = 1`
+ * keeps the loop rolled, down to ptxas (.pragma "nounroll"). */
+Test(ptx, a_loops_unroll_factor_reaches_llvm_and_ptxas) {
+    const char *src = "kernel k(x: *i32, n: i32, const UNROLL: i32 = 2) {\n"
+                      "  var u = 0;\n"
+                      "  for t in range(0, n, unroll = UNROLL) { u = u * 7 + load(x + t); }\n"
+                      "  store(x, u);\n"
+                      "}\n";
+    const char *four[] = {"UNROLL=4", NULL}, *one[] = {"UNROLL=1", NULL};
+    char *ptx4 = ptx_of(src, four, "sm_90", 0), *ptx1 = ptx_of(src, one, "sm_90", 0);
+    /* unrolled four times: four loads in the main loop, one in the remainder */
+    cr_expect_eq(count_of(ptx4, "ld.global"), 5, "%s", ptx4);
+    cr_expect_eq(count_of(ptx1, "ld.global"), 1, "%s", ptx1);
+    cr_expect(strstr(ptx1, ".pragma \"nounroll\""), "%s", ptx1);
+    expect_assembles(ptx4, "sm_90");
+    expect_assembles(ptx1, "sm_90");
+    free(ptx4);
+    free(ptx1);
+}

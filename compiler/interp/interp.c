@@ -876,7 +876,7 @@ static Flow exec_for(Interp *I, const BirOp *op) {
     DType d = vtype(I, op->operands[0]).dtype;
     int64_t iv = V(I, op->operands[0])[0].i, end = V(I, op->operands[1])[0].i;
     int64_t step = V(I, op->operands[2])[0].i;
-    bool descending = op->attr != 0;
+    bool descending = (op->attr & FOR_DESCENDING) != 0;
     for (int i = 0; i < n; i++)
         if (!copy_value(I, op, op->results[i], op->operands[3 + i])) return FLOW_ERROR;
     for (uint64_t iterations = 0; descending ? iv > end : iv < end; iterations++) {

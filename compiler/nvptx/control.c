@@ -40,6 +40,27 @@ static void add_incoming(Gen *g, LLVMValueRef **phis, const int *like, int n, LL
     }
 }
 
+/* `range(..., unroll = N)`: the back edge carries the loop's llvm.loop
+ * metadata, unroll.count N (N = 1: unroll.disable, which the NVPTX backend
+ * also passes on to ptxas as .pragma "nounroll"). The node names itself, as
+ * loop metadata must, through a temporary node replaced by it. */
+static void mark_unroll(Gen *g, LLVMValueRef backedge, int unroll) {
+    LLVMContextRef c = g->m->ctx;
+    LLVMMetadataRef hint;
+    if (unroll == 1) {
+        LLVMMetadataRef name = LLVMMDStringInContext2(c, "llvm.loop.unroll.disable", 24);
+        hint = LLVMMDNodeInContext2(c, &name, 1);
+    } else {
+        LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(c, "llvm.loop.unroll.count", 22),
+                                  LLVMValueAsMetadata(LLVMConstInt(g->t.i32, (unsigned long long)unroll, 0))};
+        hint = LLVMMDNodeInContext2(c, ops, 2);
+    }
+    LLVMMetadataRef self = LLVMTemporaryMDNode(c, NULL, 0);
+    LLVMMetadataRef ops[2] = {self, hint};
+    LLVMMetadataRef loop = LLVMMDNodeInContext2(c, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, loop);
+    LLVMSetMetadata(backedge, LLVMGetMDKindIDInContext(c, "llvm.loop", 9), LLVMMetadataAsValue(c, loop));
+}
 
 bool nvptx_gen_for(Gen *g, const BirOp *op) {
     const BirBlock *body = op->regions[0];
@@ -101,7 +122,8 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         out_latch = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *out_latch);
         memcpy(out_latch, next_vals, (size_t)n * sizeof *out_latch);
         exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_latch) : exit;
-        LLVMBuildCondBr(g->b, ovf, exit_from_latch, header);
+        LLVMValueRef backedge = LLVMBuildCondBr(g->b, ovf, exit_from_latch, header);
+        if (for_unroll_of(op->attr)) mark_unroll(g, backedge, for_unroll_of(op->attr));
     }
     g->terminated = false;
     LLVMPositionBuilderAtEnd(g->b, exit);

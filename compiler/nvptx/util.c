@@ -37,7 +37,7 @@ bool nvptx_op_ends_block(const BirOp *op) {
 
 LLVMIntPredicate nvptx_loop_continues(Gen *g, const BirOp *loop) {
     DType d = vtype(g, loop->operands[0]).dtype;
-    return loop->attr ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
+    return loop->attr & FOR_DESCENDING ? LLVMIntSGT : dtype_is_signed(d) ? LLVMIntSLT : LLVMIntULT; /* attr: a negative step */
 }
 
 bool nvptx_value_used(const BirBlock *b, int v) {

@@ -39,9 +39,9 @@ syn keyword blkBuiltin contained debug_barrier globaltimer clock smid static_ass
 syn keyword blkBuiltin contained exp exp2 log log2 sqrt rsqrt floor ceil trunc rint round
 syn keyword blkBuiltin contained tanh sigmoid erf expm1 log1p sin cos
 
-" Identifiers to the lexer, special where they stand: range after `for i in`,
+" Identifiers to the lexer, special where they stand: range and static_range after `for i in`,
 " str as a const parameter's type, inf and nan unless a binding shadows them.
-syn keyword blkCtxBuiltin contained range
+syn keyword blkCtxBuiltin contained range static_range
 syn keyword blkCtxType    str
 syn keyword blkCtxConstant inf nan
 
