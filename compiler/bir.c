@@ -296,6 +296,11 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         if (op->code == BIR_LOAD && op->noperands > 2 && op->operands[2] != BIR_NONE)
             put(p, ", other %s", vname(p, op->operands[2]));
         if (bir_is_atomic(op->code)) put_atomic_order(p, op);
+        else if (op->attr) { /* cache controls */
+            if (memory_cache_of(op->attr)) put(p, ", cache %s", cache_modifier_names[memory_cache_of(op->attr)]);
+            if (memory_eviction_of(op->attr)) put(p, ", %s", eviction_policy_names[memory_eviction_of(op->attr)]);
+            if (op->attr & MEMORY_VOLATILE) put(p, ", volatile");
+        }
         break;
     }
     case BIR_ATOMIC_CAS:
@@ -325,6 +330,11 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_PRINT:
         put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
         put_operands(p, op, 0);
+        break;
+    case BIR_ASSERT:
+        put(p, " ");
+        put_operands(p, op, 0);
+        if (op->text[0]) put(p, ", \"%s\"", op->text);
         break;
     default:
         if (op->noperands) put(p, " ");
@@ -651,9 +661,15 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         if (!mask_ok(V, a[1], r)) return false;
         NEED(a[2] == BIR_NONE || type_equal(vt(V, a[2]), r), "other has the loaded type");
         NEED(a[2] == BIR_NONE || a[1] != BIR_NONE, "other needs a mask");
+        NEED(op->attr >= 0 && op->attr <= (MEMORY_VOLATILE | 3 << 3 | 7) && memory_cache_of(op->attr) < CACHE_MODIFIER_COUNT &&
+                 memory_eviction_of(op->attr) < EVICTION_POLICY_COUNT,
+             "known cache controls");
         return true;
     case BIR_STORE:
         ARITY(3);
+        NEED(op->attr >= 0 && op->attr < MEMORY_VOLATILE && memory_cache_of(op->attr) < CACHE_MODIFIER_COUNT &&
+                 memory_eviction_of(op->attr) < EVICTION_POLICY_COUNT,
+             "known cache controls (a store is never volatile)");
         NEED(vt(V, a[0]).dtype == DT_PTR && type_equal(vt(V, a[1]), pointee(vt(V, a[0]))),
              "the stored value has the pointee type and the pointer's shape");
         return mask_ok(V, a[2], vt(V, a[1]));
@@ -747,6 +763,14 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(op->attr >= COUNTER_GLOBALTIMER && op->attr <= COUNTER_SMID, "a known counter");
         NEED(type_equal(r, type_scalar(op->attr == COUNTER_SMID ? DT_U32 : DT_U64)), "smid is a u32, the others u64");
         return true;
+    case BIR_ASSERT:
+        NEED(vt(V, a[0]).dtype == DT_I1, "the condition is i1");
+        NEED(a[1] == BIR_NONE || type_equal(vt(V, a[1]), vt(V, a[0])), "the mask has the condition's type");
+        NEED(op->text != NULL, "an assertion has a message (maybe empty)");
+        return true;
+    case BIR_ASSUME:
+        NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
+        return true;
     case BIR_YIELD: case BIR_RETURN: case BIR_BARRIER: case BIR_PRINT:
         NEED(op->code != BIR_RETURN || n == 0, "return takes no operands");
         NEED(op->code != BIR_BARRIER || n == 0, "barrier takes no operands");
@@ -773,7 +797,7 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     bool has_result = op->nresults == 1;
     switch (op->code) {
     case BIR_STORE: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN: case BIR_BARRIER:
-    case BIR_PRINT:
+    case BIR_PRINT: case BIR_ASSERT: case BIR_ASSUME:
         if (op->nresults) return fail(V, "has no result");
         break;
     case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_REDUCE: case BIR_SCAN: break;

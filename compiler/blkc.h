@@ -207,6 +207,15 @@ static inline bool atomic_order_valid(int64_t attr) {
     return attr >= 0 && attr < 12 && atomic_scope_of(attr) <= ATOMIC_SYS;
 }
 
+/* A load's or store's cache controls (docs/language.md §9), packed in its
+ * op's attr as cache | eviction << 3 | MEMORY_VOLATILE; 0 is the default
+ * access. They change how the caches keep the data, never a result. */
+typedef enum { CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CV, CACHE_WB, CACHE_CS, CACHE_WT, CACHE_MODIFIER_COUNT } CacheModifier;
+typedef enum { EVICT_NORMAL, EVICT_FIRST, EVICT_LAST, EVICTION_POLICY_COUNT } EvictionPolicy;
+enum { MEMORY_VOLATILE = 1 << 5 };
+static inline CacheModifier memory_cache_of(int64_t attr) { return (CacheModifier)(attr & 7); }
+static inline EvictionPolicy memory_eviction_of(int64_t attr) { return (EvictionPolicy)(attr >> 3 & 3); }
+
 /* A row of ops.def. */
 typedef struct {
     const char *name;
@@ -464,9 +473,11 @@ typedef enum {
     BI_ATOMIC_XCHG: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN: case BI_ATOMIC_AND: \
     case BI_ATOMIC_OR: case BI_ATOMIC_XOR
 
+enum { BUILTIN_MAX_PARAMS = 6 }; /* the most named parameters a builtin has (load's) */
+
 typedef struct {
     const char *name;
-    const char *params[5]; /* parameter names, for named arguments */
+    const char *params[BUILTIN_MAX_PARAMS]; /* parameter names, for named arguments */
     int min_args, max_args; /* max -1: variadic */
     int math_op;            /* the BirOpcode of a MATH_OP row of ops.def, else -1 */
 } BuiltinSig;
@@ -483,6 +494,12 @@ int dot_precision_from_name(const char *text, size_t len);
 int atomic_sem_from_name(const char *text, size_t len);
 int atomic_scope_from_name(const char *text, size_t len);
 extern const char *const atomic_sem_names[4], *const atomic_scope_names[3];
+/* A load's or store's cache_modifier= (".ca", ".cg", ".cv" for loads; ".wb", ".cg", ".cs",
+ * ".wt" for stores; "" the default) -> CacheModifier, and eviction_policy= ("evict_first",
+ * "evict_last"; "" the default) -> EvictionPolicy; else -1. */
+int cache_modifier_from_name(const char *text, size_t len);
+int eviction_policy_from_name(const char *text, size_t len);
+extern const char *const cache_modifier_names[CACHE_MODIFIER_COUNT], *const eviction_policy_names[EVICTION_POLICY_COUNT];
 
 /* ----------------------------------------------------------------- sema.c */
 

@@ -54,6 +54,12 @@ const char *builtin_nearest(const char *name) {
 const char *const atomic_sem_names[4] = {[ATOMIC_ACQ_REL] = "acq_rel", [ATOMIC_ACQUIRE] = "acquire",
                                          [ATOMIC_RELEASE] = "release", [ATOMIC_RELAXED] = "relaxed"};
 const char *const atomic_scope_names[3] = {[ATOMIC_GPU] = "gpu", [ATOMIC_CTA] = "cta", [ATOMIC_SYS] = "sys"};
+/* as PTX spells the cache operators (and Triton's cache_modifier= takes them) */
+const char *const cache_modifier_names[CACHE_MODIFIER_COUNT] = {
+    [CACHE_DEFAULT] = "", [CACHE_CA] = ".ca", [CACHE_CG] = ".cg", [CACHE_CV] = ".cv",
+    [CACHE_WB] = ".wb",   [CACHE_CS] = ".cs", [CACHE_WT] = ".wt"};
+const char *const eviction_policy_names[EVICTION_POLICY_COUNT] = {
+    [EVICT_NORMAL] = "", [EVICT_FIRST] = "evict_first", [EVICT_LAST] = "evict_last"};
 
 static int name_index(const char *const *names, int n, const char *text, size_t len) {
     for (int i = 0; i < n; i++)
@@ -63,6 +69,12 @@ static int name_index(const char *const *names, int n, const char *text, size_t 
 
 int atomic_sem_from_name(const char *text, size_t len) { return name_index(atomic_sem_names, 4, text, len); }
 int atomic_scope_from_name(const char *text, size_t len) { return name_index(atomic_scope_names, 3, text, len); }
+int cache_modifier_from_name(const char *text, size_t len) {
+    return name_index(cache_modifier_names, CACHE_MODIFIER_COUNT, text, len);
+}
+int eviction_policy_from_name(const char *text, size_t len) {
+    return name_index(eviction_policy_names, EVICTION_POLICY_COUNT, text, len);
+}
 
 int dot_precision_from_name(const char *text, size_t len) {
     static const char *const names[] = {[DOT_IEEE] = "ieee", [DOT_TF32] = "tf32", [DOT_TF32X3] = "tf32x3"};

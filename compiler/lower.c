@@ -284,7 +284,7 @@ static bool may_trap(const Expr *e) {
         if (e->u.call.helper) return true;
         switch (e->u.call.builtin) {
         case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
-        case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV:
+        case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV: case BI_DEVICE_ASSERT: case BI_ASSUME:
             return true;
         default: break;
         }
@@ -521,6 +521,18 @@ static int lower_cat_or_interleave(Lower *L, const Expr *e) {
     return emit1(L, BIR_RESHAPE, j, t);
 }
 
+/* A load's or store's cache controls (checked by sema) as its op's attr. */
+static int64_t cache_attr(const Expr *e) {
+    const PtrVec *args = &e->u.call.args;
+    const Expr *cache = args->len > 3 ? args->items[3] : NULL, *evict = args->len > 4 ? args->items[4] : NULL,
+               *vol = args->len > 5 ? args->items[5] : NULL;
+    int64_t attr = 0;
+    if (cache) attr |= cache_modifier_from_name(cache->u.str.text, cache->u.str.len);
+    if (evict) attr |= (int64_t)eviction_policy_from_name(evict->u.str.text, evict->u.str.len) << 3;
+    if (vol && vol->cv.i) attr |= MEMORY_VOLATILE;
+    return attr;
+}
+
 static int lower_builtin(Lower *L, const Expr *e) {
     const Expr *a0 = arg(e, 0), *a1 = arg(e, 1), *a2 = arg(e, 2);
     BlkType t = e->type;
@@ -542,13 +554,15 @@ static int lower_builtin(Lower *L, const Expr *e) {
         int ops[3] = {broadcast(L, lower_expr(L, a0), t), BIR_NONE, BIR_NONE};
         if (a1) ops[1] = lower_as(L, a1, DT_I1, t);
         if (a2 && a1) ops[2] = lower_as(L, a2, t.dtype, t); /* without a mask, other is moot */
-        return emit(L, BIR_LOAD, ops, 3, t);
+        int r = emit(L, BIR_LOAD, ops, 3, t);
+        L->f->values[r].def->attr = cache_attr(e);
+        return r;
     }
     case BI_STORE: {
         int p = lower_expr(L, a0);
         BlkType vt = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
         int ops[3] = {p, lower_as(L, a1, vt.dtype, vt), a2 ? lower_as(L, a2, DT_I1, vt) : BIR_NONE};
-        emit_op(L, BIR_STORE, ops, 3, NULL);
+        emit_op(L, BIR_STORE, ops, 3, NULL)->attr = cache_attr(e);
         return BIR_NONE;
     }
     case BI_SUM: return lower_reduction(L, e, BIR_REDUCE_SUM);
@@ -658,6 +672,19 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return op->results[0];
     }
     case BI_STATIC_ASSERT: return BIR_NONE; /* checked by sema */
+    case BI_DEVICE_ASSERT: {
+        BlkType shape = a0->type;
+        if (a2) shape_broadcast(a0->type, a2->type, &shape);
+        int ops[2] = {lower_as(L, a0, DT_I1, shape), a2 ? lower_as(L, a2, DT_I1, shape) : BIR_NONE};
+        BirOp *op = emit_op(L, BIR_ASSERT, ops, 2, NULL);
+        op->text = a1 ? arena_strndup(L->a, a1->u.str.text, a1->u.str.len) : "";
+        return BIR_NONE;
+    }
+    case BI_ASSUME: {
+        int c = lower_expr(L, a0);
+        emit_op(L, BIR_ASSUME, &c, 1, NULL);
+        return BIR_NONE;
+    }
     case BI_DEVICE_PRINT: {
         int n = e->u.call.args.len - 1;
         int *ops = arena_alloc(L->a, (size_t)(n ? n : 1) * sizeof(int));

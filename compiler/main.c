@@ -42,7 +42,7 @@ static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|explore|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
-          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
+          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--debug] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--color=auto|always|never]\n"
           "            [--help] [--version]\n"
           "\n"
@@ -110,6 +110,9 @@ static void usage(FILE *out) {
           "                   launch's grid (three u32) after its parameters and loops\n"
           "                   over its program ids (docs/runtime.md); a launcher makes\n"
           "                   as many programs as run at once\n"
+          "  --debug          device_assert and assume checked on the GPU too (a failure\n"
+          "                   prints the message, block and thread and stops the kernel:\n"
+          "                   CUDA_ERROR_ASSERT); without it they cost nothing there\n"
           "  --assume FACTS   compile as if every launch had these facts, comma-separated:\n"
           "                   NAME%%K (K a power of two): integer NAME is a multiple of K,\n"
           "                   pointer NAME is aligned to K bytes; NAME=1: integer NAME is 1.\n"
@@ -286,6 +289,8 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->backend.no_warp_specialize = true;
         } else if (strcmp(a, "--persistent") == 0) {
             o->backend.persistent = true;
+        } else if (strcmp(a, "--debug") == 0) {
+            o->backend.debug = true;
         } else if (strcmp(a, "--no-hints") == 0) {
             o->no_hints = true;
         } else if (strncmp(a, "--color=", 8) == 0) {

@@ -747,7 +747,7 @@ static void check_index(Sema *S, Expr *e) {
 
 static const char *param_list(Sema *S, const BuiltinSig *sig) {
     const char *s = "";
-    for (int i = 0; i < 4 && sig->params[i]; i++)
+    for (int i = 0; i < BUILTIN_MAX_PARAMS && sig->params[i]; i++)
         s = arena_printf(S->a, "%s%s%s", s, i ? ", " : "", sig->params[i]);
     return s;
 }
@@ -769,7 +769,7 @@ static bool bind_builtin_args(Sema *S, Expr *e, const BuiltinSig *sig) {
         }
         return true;
     }
-    Expr *slots[5] = {0};
+    Expr *slots[BUILTIN_MAX_PARAMS] = {0};
     bool seen_named = false;
     for (int i = 0; i < nargs; i++) {
         Expr *arg = e->u.call.args.items[i];
@@ -1120,6 +1120,56 @@ static bool flag_arg(Sema *S, Expr *a, const char *what, bool *out) {
     return true;
 }
 
+/* A named string argument among `allowed` (a subset of names, by index);
+ * sets *out to its index (absent: 0, the default). */
+static bool name_arg(Sema *S, Expr *call, Expr *a, const char *what, const char *const *names, const int *allowed,
+                     int nallowed, int (*parse)(const char *, size_t), int *out) {
+    *out = 0;
+    if (!a) return true;
+    const char *choices[8];
+    for (int i = 0; i < nallowed; i++) choices[i] = names[allowed[i]];
+    int found = a->kind == E_STRING ? parse(a->u.str.text, a->u.str.len) : -1;
+    for (int i = 0; i < nallowed; i++)
+        if (allowed[i] == found) {
+            *out = found;
+            return true;
+        }
+    if (a->kind != E_STRING)
+        error(S, a->span, "'%s' of '%s' is a string: %s", what, call->u.call.name, choices_text(S, choices, nallowed));
+    else
+        error(S, a->span, "'%s' takes no %s \"%.*s\" (expected %s)", call->u.call.name, what, (int)a->u.str.len,
+              a->u.str.text, choices_text(S, choices, nallowed));
+    return false;
+}
+
+/* load's and store's cache_modifier, eviction_policy and (loads) volatile,
+ * Triton's spellings, in the combinations PTX has: a cache operator other
+ * than the default or an eviction priority, and volatile alone. */
+static bool cache_controls_ok(Sema *S, Expr *e, bool is_load) {
+    static const int load_caches[] = {CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CV},
+                     store_caches[] = {CACHE_DEFAULT, CACHE_WB, CACHE_CG, CACHE_CS, CACHE_WT},
+                     evictions[] = {EVICT_NORMAL, EVICT_FIRST, EVICT_LAST};
+    Expr *cache = arg(e, 3), *evict = arg(e, 4), *vol = is_load ? arg(e, 5) : NULL;
+    int c, ev;
+    bool is_volatile;
+    if (!name_arg(S, e, cache, "cache_modifier", cache_modifier_names, is_load ? load_caches : store_caches,
+                  is_load ? 4 : 5, cache_modifier_from_name, &c) ||
+        !name_arg(S, e, evict, "eviction_policy", eviction_policy_names, evictions, 3, eviction_policy_from_name, &ev) ||
+        !flag_arg(S, vol, "'volatile' of 'load'", &is_volatile))
+        return false;
+    bool cache_default = c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB; /* .ca and .wb are PTX's defaults */
+    if (!cache_default && ev != EVICT_NORMAL) {
+        error(S, evict->span, "a %s takes a cache_modifier or an eviction_policy, not both: PTX has no access with "
+              "both a cache operator and an eviction priority", is_load ? "load" : "store");
+        return false;
+    }
+    if (is_volatile && (c != CACHE_DEFAULT || ev != EVICT_NORMAL)) {
+        error(S, vol->span, "a volatile load takes no cache_modifier or eviction_policy (PTX's ld.volatile has none)");
+        return false;
+    }
+    return true;
+}
+
 /* A made-up expression of type t (a combine's argument, one of a builtin's
  * several values): it only carries the type. */
 static Expr *typed_placeholder(Sema *S, Span span, const char *name, BlkType t) {
@@ -1184,7 +1234,7 @@ static bool combine_expr_ok(Sema *S, const Expr *e, const char *fn) {
     case E_CALL:
         switch (e->u.call.builtin) {
         case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES: case BI_DEVICE_PRINT:
-        case BI_DEBUG_BARRIER:
+        case BI_DEBUG_BARRIER: case BI_DEVICE_ASSERT: case BI_ASSUME:
             error(S, e->span, "the combine '%s' may not call '%s': it runs as many times as the compiler's order "
                   "needs, on partial results, so it must compute a value and nothing else", fn, e->u.call.name);
             return false;
@@ -1461,6 +1511,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             }
             if (!check_literal_fits(S, a2, t.dtype)) return;
         }
+        if (!cache_controls_ok(S, e, true)) return;
         e->type = t;
         return;
     }
@@ -1472,7 +1523,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
             error(S, a1->span, "'store' needs a numeric value, got %s", tstr(S, a1->type));
             return;
         }
-        if (!check_literal_fits(S, a1, t.dtype) || !mask_arg(S, e, a2, t)) return;
+        if (!check_literal_fits(S, a1, t.dtype) || !mask_arg(S, e, a2, t) || !cache_controls_ok(S, e, false)) return;
         e->type = type_scalar(DT_VOID);
         return;
     }
@@ -1726,6 +1777,39 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
+    case BI_DEVICE_ASSERT: {
+        if (!require_value(S, a0)) return;
+        if (a0->type.dtype != DT_I1) {
+            error(S, a0->span, "the condition of 'device_assert' must be i1 (a comparison such as 'x != 0'), got %s",
+                  tstr(S, a0->type));
+            return;
+        }
+        if (a1 && a1->kind != E_STRING) {
+            error(S, a1->span, "the message of 'device_assert' must be a string literal");
+            return;
+        }
+        if (a2) {
+            BlkType both;
+            if (!require_value(S, a2)) return;
+            if (a2->type.dtype != DT_I1) {
+                error(S, a2->span, "the mask of 'device_assert' must be i1, got %s", tstr(S, a2->type));
+                return;
+            }
+            if (!broadcast_or_error(S, a2->span, a0->type, a2->type, &both)) return;
+        }
+        e->type = type_scalar(DT_VOID);
+        return;
+    }
+    case BI_ASSUME:
+        if (!require_value(S, a0)) return;
+        if (a0->type.dtype != DT_I1 || a0->type.rank) {
+            error(S, a0->span, "the condition of 'assume' must be a scalar i1 (a comparison such as 'n %% 16 == 0'), "
+                  "got %s", tstr(S, a0->type));
+            return;
+        }
+        if (a0->is_const && !a0->cv.i) error(S, a0->span, "this assumption is false at compile time");
+        e->type = type_scalar(DT_VOID);
+        return;
     case BI_DEVICE_PRINT: {
         if (a0->kind != E_STRING) {
             error(S, a0->span, "'device_print' starts with a string literal prefix");

@@ -85,6 +85,8 @@ typedef struct blk_compile_options {
     int no_warp_specialize;     /* 1: no producer warpgroup for a TMA loop (sm_90a; docs/runtime.md) */
     int persistent;             /* 1: a CUDA launch makes as many programs as run at once, each running the
                                  * work of many program ids in turn (docs/runtime.md); results are the same */
+    int debug;                  /* 1: device_assert and assume checked on the GPU too (blkc --debug); also
+                                 * $BLK_DEBUG=1. The interpreter always checks them */
 } blk_compile_options;
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

@@ -218,9 +218,10 @@ static char *module_key(const char *arch, const blk_compile_options *opt, const 
     char line[512], build[128];
     blk_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
     snprintf(line, sizeof line,
-             "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\npersistent %d\n",
+             "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\npersistent %d\n"
+             "debug %d\n",
              BLKC_VERSION, build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,
-             opt->no_warp_specialize != 0, opt->persistent != 0);
+             opt->no_warp_specialize != 0, opt->persistent != 0, opt->debug != 0);
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -242,8 +243,10 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     if (s) return s;
     if (!out || (!source && length)) return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_module_create: NULL source or out");
     *out = NULL;
-    blk_compile_options none = {0};
-    if (!opt) opt = &none;
+    blk_compile_options given = opt ? *opt : (blk_compile_options){0};
+    const char *debug_env = getenv("BLK_DEBUG"); /* as Triton's TRITON_DEBUG=1 */
+    if (debug_env && *debug_env && strcmp(debug_env, "0") != 0) given.debug = 1;
+    opt = &given;
     if (opt->num_defines < 0 || opt->num_defines > 256 || (opt->num_defines && !opt->defines))
         return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_compile_options: bad defines");
     if (opt->num_warps < 0 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1)))
@@ -316,6 +319,7 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.no_tma = opt->no_tma != 0;
     m->backend.no_warp_specialize = opt->no_warp_specialize != 0;
     m->backend.persistent = opt->persistent != 0;
+    m->backend.debug = opt->debug != 0;
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;

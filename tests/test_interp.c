@@ -624,6 +624,64 @@ Test(interp, static_range_copies_the_body_with_a_constant_and_unroll_keeps_resul
     drop(p);
 }
 
+/* device_assert names the first failing element (masked-off ones pass) and its message;
+ * a false assume is an error here (undefined behaviour on the GPU); true ones change nothing. */
+Test(interp, device_assert_and_assume_are_checked) {
+    Prog *p = build("kernel k(x: *f32, n: i32, limit: f32) {\n"
+                    "  assume(n % 4 == 0);\n"
+                    "  let i = arange(0, 8);\n"
+                    "  let v = load(x + i, i < n, other = 0.0);\n"
+                    "  device_assert(v < limit, \"v below the limit\", i < n);\n"
+                    "  device_assert(n >= 0);\n"
+                    "  store(x + i, v * 2.0, i < n);\n"
+                    "}\n", NULL);
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 100};
+    InterpBuffer bufs[] = {BUF(x, 8)};
+    /* n = 4: the element beyond n would fail, but it is masked off */
+    InterpArg ok[] = {{.p = x}, {.i = 4}, {.f = 10}};
+    char *err = run(p, ok, 1, bufs, 1);
+    cr_assert_null(err, "%s", err);
+    cr_expect(x[0] == 2 && x[3] == 8 && x[4] == 5, "the kernel ran on");
+    InterpArg bad[] = {{.p = x}, {.i = 8}, {.f = 10}};
+    err = run(p, bad, 1, bufs, 1);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "device assertion failed at element [7]: \"v below the limit\""), "%s", err);
+    cr_expect(strstr(err, "t.blk:5"), "%s", err);
+    free(err);
+    InterpArg unaligned[] = {{.p = x}, {.i = 6}, {.f = 1000}};
+    err = run(p, unaligned, 1, bufs, 1);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "the condition of 'assume' is false"), "%s", err);
+    free(err);
+    drop(p);
+}
+
+/* Cache controls change how the caches keep data, never a value: every form reads and
+ * writes what the plain access does. */
+Test(interp, cache_controls_change_no_result) {
+    Prog *p = build("kernel k(x: *f32, y: *f32, f: *i32, n: i32) {\n"
+                    "  let i = arange(0, 16);\n"
+                    "  let a = load(x + i, cache_modifier = \".cg\");\n"
+                    "  let b = load(x + i, i < n, other = -1.0, eviction_policy = \"evict_first\");\n"
+                    "  let c = load(f, volatile = true);\n"
+                    "  store(y + i, a + b, i < n, cache_modifier = \".cs\");\n"
+                    "  store(y + 16 + i, b * (c as f32), eviction_policy = \"evict_last\");\n"
+                    "}\n", NULL);
+    float x[16], y[32] = {0};
+    int32_t f = 3;
+    for (int i = 0; i < 16; i++) x[i] = (float)i * 0.25f;
+    InterpBuffer bufs[] = {BUF(x, 16), BUF(y, 32), BUF(&f, 1)};
+    InterpArg args[] = {{.p = x}, {.p = y}, {.p = &f}, {.i = 10}};
+    char *err = run(p, args, 1, bufs, 3);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 16; i++) {
+        float b = i < 10 ? x[i] : -1.0f;
+        cr_expect_eq(y[i], i < 10 ? x[i] + b : 0.0f, "[%d]", i);
+        cr_expect_eq(y[16 + i], b * 3.0f, "[%d]", 16 + i);
+    }
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

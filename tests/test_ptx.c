@@ -1328,3 +1328,71 @@ Test(ptx, a_loops_unroll_factor_reaches_llvm_and_ptxas) {
     free(ptx4);
     free(ptx1);
 }
+
+/* device_assert costs nothing without debug; with it, each thread calls
+ * __assertfail (which the driver links) when an element it holds fails.
+ * assume(N % K == 0) at the top of a body is a launch fact, as --assume N%K:
+ * the masked accesses widen to 16 bytes; in a debug build it is checked too. */
+static char *ptx_with(const char *src, NvptxOptions opt) {
+    NvptxOutput out = output_of(src, NULL, opt);
+    char *text = out.text;
+    out.text = NULL;
+    nvptx_output_free(&out);
+    return text;
+}
+
+Test(ptx, device_assert_in_debug_builds_and_assume_as_a_launch_fact) {
+    const char *src = "kernel k(x: *f32 @align(16), y: *f32 @align(16), n: i32) {\n"
+                      "  ASSUME\n"
+                      "  let i = arange(0, 1024);\n"
+                      "  let v = load(x + i, i < n);\n"
+                      "  device_assert(v == v, \"not NaN\", i < n);\n"
+                      "  store(y + i, v, i < n);\n"
+                      "}\n";
+    char with[512], without[512];
+    snprintf(with, sizeof with, "%.*sassume(n %% 16 == 0);%s", (int)(strstr(src, "ASSUME") - src), src,
+             strstr(src, "ASSUME") + 6);
+    snprintf(without, sizeof without, "%.*s%s", (int)(strstr(src, "ASSUME") - src), src, strstr(src, "ASSUME") + 6);
+    char *plain = ptx_with(without, (NvptxOptions){.arch = "sm_90"});
+    char *debug = ptx_with(without, (NvptxOptions){.arch = "sm_90", .debug = true});
+    char *assumed = ptx_with(with, (NvptxOptions){.arch = "sm_90"});
+    char *assumed_debug = ptx_with(with, (NvptxOptions){.arch = "sm_90", .debug = true});
+    cr_expect_null(strstr(plain, "__assertfail"), "%s", plain);
+    cr_expect_eq(count_of(debug, "\t__assertfail,"), 1, "one call, after the thread's elements: %s", debug);
+    cr_expect(strstr(debug, "device_assert: not NaN") || strstr(debug, "100, 101, 118, 105, 99, 101"), "%s", debug);
+    /* without the fact the masked accesses are 4 bytes; with it, 16 */
+    cr_expect_eq(count_of(plain, ".v4.f32") + count_of(plain, ".v4.b32"), 0, "%s", plain);
+    cr_expect_gt(count_of(assumed, ".v4.f32") + count_of(assumed, ".v4.b32"), 0, "%s", assumed);
+    cr_expect_eq(count_of(assumed_debug, "\t__assertfail,"), 2, "the assert and the assumption: %s", assumed_debug);
+    expect_assembles(debug, "sm_90");
+    expect_assembles(assumed_debug, "sm_90");
+    free(plain), free(debug), free(assumed), free(assumed_debug);
+}
+
+/* Triton's cache_modifier, eviction_policy and volatile reach the PTX as its
+ * qualifiers, masked or not, block or scalar; on sm_80 (PTX 7.0, before
+ * eviction priorities) the eviction hint is left out and the PTX assembles. */
+Test(ptx, cache_controls_become_ptx_qualifiers) {
+    const char *src = "kernel k(x: *f32 @align(16), y: *f32 @align(16), f: *i32, n: i32 @multiple_of(16)) {\n"
+                      "  let i = arange(0, 1024);\n"
+                      "  let a = load(x + i, cache_modifier = \".cg\");\n"
+                      "  let b = load(x + i, i < n, eviction_policy = \"evict_last\");\n"
+                      "  let c = load(f, volatile = true);\n"
+                      "  let d = load(x + i, i < n, cache_modifier = \".cv\");\n"
+                      "  store(y + i, a + b + d + (c as f32), cache_modifier = \".cs\");\n"
+                      "  store(y + i + 1024, a, i < n, eviction_policy = \"evict_first\");\n"
+                      "  store(y, 1.0, cache_modifier = \".wt\");\n"
+                      "  store(y + i + 2048, a, cache_modifier = \".wb\");\n"
+                      "}\n";
+    char *ptx = ptx_of(src, NULL, "sm_90", 0), *ptx80 = ptx_of(src, NULL, "sm_80", 0);
+    expect_all_in(ptx, "ld.global.cg.v4.b32\0ld.global.L1::evict_last.v4.b32\0ld.volatile.global.b32\0"
+                       "ld.global.cv.v4.b32\0st.global.cs.v4.b32\0st.global.L1::evict_first.v4.b32\0st.global.wt.b32\0",
+                  "sm_90");
+    cr_expect_null(strstr(ptx, ".wb"), ".wb is PTX's default store: %s", ptx);
+    cr_expect_null(strstr(ptx80, "evict"), "%s", ptx80);
+    cr_expect(strstr(ptx80, "ld.global.cg.v4.b32"), "%s", ptx80);
+    expect_assembles(ptx, "sm_90");
+    expect_assembles(ptx80, "sm_80");
+    free(ptx);
+    free(ptx80);
+}

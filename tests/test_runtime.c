@@ -417,6 +417,28 @@ Test(runtime, the_occupancy_target_option_reaches_the_ptx) {
     blk_context_destroy(ctx);
 }
 
+/* debug (and $BLK_DEBUG=1, as Triton's TRITON_DEBUG=1) compiles device_assert
+ * into the PTX; without it the assertion is not there. */
+Test(runtime, the_debug_option_and_blk_debug_compile_device_asserts) {
+    static const char src[] = "kernel k(x: *f32) { device_assert(load(x) > 0.0, \"positive\"); }\n";
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        blk_compile_options opt = {.debug = i == 1};
+        if (i == 2) setenv("BLK_DEBUG", "1", 1);
+        blk_module *m;
+        blk_kernel *k;
+        const char *ptx;
+        cr_assert_eq(blk_module_create(ctx, src, strlen(src), &opt, &m), BLK_SUCCESS, "%s", blk_last_error());
+        cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+        cr_assert_eq(blk_kernel_ptx(k, &ptx), BLK_SUCCESS, "%s", blk_last_error());
+        cr_expect_eq(strstr(ptx, "__assertfail") != NULL, i > 0, "build %d:\n%s", i, ptx);
+        blk_module_destroy(m);
+        unsetenv("BLK_DEBUG");
+    }
+    blk_context_destroy(ctx);
+}
+
 Test(runtime, launch_arguments_are_checked_against_the_signature) {
     Fixture fx = setup_add(NULL, 0, 64, 4);
     blk_arg good[] = {blk_arg_ptr(fx.x), blk_arg_ptr(fx.y), blk_arg_ptr(fx.out), blk_arg_i32(64)};

@@ -1082,6 +1082,22 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_YIELD: case BIR_CONDITION: return FLOW_NEXT; /* the parent reads the operands */
     case BIR_BARRIER: return FLOW_NEXT; /* a program's elements already move in lockstep */
     case BIR_PRINT: exec_print(I, op); return FLOW_NEXT;
+    case BIR_ASSERT: { /* the first failing element (in row-major order) is named */
+        BlkType t = vtype(I, a[0]);
+        const Elem *cond = V(I, a[0]), *mask = a[1] != BIR_NONE ? V(I, a[1]) : NULL;
+        for (int64_t k = 0; k < numel(t); k++) {
+            if (cond[k].i || (mask && !mask[k].i)) continue;
+            char idx[48] = "";
+            if (t.rank) index_str(t, k, idx, sizeof idx);
+            return fail(I, op, "device assertion failed%s%s%s%s%s", t.rank ? " at element " : "", idx,
+                        op->text[0] ? ": \"" : "", op->text, op->text[0] ? "\"" : "");
+        }
+        return FLOW_NEXT;
+    }
+    case BIR_ASSUME: /* undefined behaviour on the GPU: the interpreter says so */
+        if (!V(I, a[0])[0].i)
+            return fail(I, op, "the condition of 'assume' is false here: the compiled kernel may compute anything");
+        return FLOW_NEXT;
     case BIR_READ_COUNTER: { /* the interpreter is one "SM" (0); both clocks are the host's ns (C11's clock) */
         struct timespec ts = {0};
         timespec_get(&ts, TIME_UTC);

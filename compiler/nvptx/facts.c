@@ -21,15 +21,72 @@ void nvptx_fact_spelling(const NvptxAssume *a, char *buf, size_t size) {
     else snprintf(buf, size, "%s%%%lld", a->name, (long long)a->fact);
 }
 
+/* The integer parameter value v is, or -1. */
+static int param_index(const BirFunction *f, int v) {
+    for (int i = 0; i < f->nparams; i++)
+        if (f->params[i].value == v && dtype_is_int(f->params[i].type.dtype)) return i;
+    return -1;
+}
+
+static bool const_value(const BirFunction *f, int v, int64_t *out) {
+    const BirOp *d = f->values[v].def;
+    if (!d || d->code != BIR_CONST || !dtype_is_int(f->values[v].type.dtype)) return false;
+    *out = d->value.i;
+    return true;
+}
+
+/* The fact an `assume(cond)` states, as --assume would: `N % K == 0` (K a
+ * power of two) and `N == 1` for an integer parameter N, either side of the
+ * `==`. Returns the parameter's index and sets *fact, or -1. */
+static int assumed_fact(const BirFunction *f, const BirOp *assume, int64_t *fact) {
+    const BirOp *eq = f->values[assume->operands[0]].def;
+    if (!eq || eq->code != BIR_EQ) return -1;
+    for (int side = 0; side < 2; side++) {
+        int x = eq->operands[side], y = eq->operands[1 - side];
+        int64_t c, k;
+        if (!const_value(f, y, &c)) continue;
+        int p = param_index(f, x);
+        if (p >= 0 && c == 1) {
+            *fact = NVPTX_PARAM_ONE;
+            return p;
+        }
+        const BirOp *rem = f->values[x].def;
+        if (c != 0 || !rem || rem->code != BIR_REM || !const_value(f, rem->operands[1], &k)) continue;
+        p = param_index(f, rem->operands[0]);
+        if (p >= 0 && k > 1 && (k & (k - 1)) == 0) {
+            *fact = k;
+            return p;
+        }
+    }
+    return -1;
+}
+
+/* Raises div[i] to fact (1 says more than any multiple). */
+static void add_fact(int64_t *div, int i, int64_t fact) {
+    if (fact == NVPTX_PARAM_ONE) div[i] = NVPTX_PARAM_ONE;
+    else if (div[i] != NVPTX_PARAM_ONE && fact > div[i]) div[i] = fact;
+}
+
 bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const int64_t **facts) {
     const NvptxOptions *o = m->opt;
     *facts = o->param_div;
-    bool declared_one = false;
+    bool declared_one = false, assumed = false;
     for (int i = 0; i < f->nparams; i++) declared_one |= f->params[i].equal_one;
-    if (!o->nassume && !declared_one) return true;
+    int64_t fact;
+    /* only the body's own assumes: one inside a branch or loop need not hold at every launch */
+    for (int i = 0; i < f->body->ops.len && !assumed; i++) {
+        const BirOp *op = f->body->ops.items[i];
+        assumed = op->code == BIR_ASSUME && assumed_fact(f, op, &fact) >= 0;
+    }
+    if (!o->nassume && !declared_one && !assumed) return true;
     int64_t *div = arena_alloc(a, (size_t)(f->nparams + 1) * sizeof *div);
     for (int i = 0; i < f->nparams; i++)
         div[i] = f->params[i].equal_one ? NVPTX_PARAM_ONE : o->param_div ? o->param_div[i] : 0; /* @equal(1): as =1 */
+    for (int i = 0; i < f->body->ops.len; i++) {
+        const BirOp *op = f->body->ops.items[i];
+        int p = op->code == BIR_ASSUME ? assumed_fact(f, op, &fact) : -1;
+        if (p >= 0) add_fact(div, p, fact);
+    }
     for (int k = 0; k < o->nassume; k++) {
         const NvptxAssume *as = &o->assume[k];
         char spelled[160];
@@ -46,8 +103,7 @@ bool nvptx_kernel_facts(NvptxModule *m, const BirFunction *f, Arena *a, const in
                 return nvptx_error(m, f, NULL, "--assume %s: parameter '%s' of kernel '%s' is a pointer; "
                                    "'=1' is for integers (a pointer takes %s%%16)", spelled, p->name, f->name,
                                    p->name);
-            if (as->fact == NVPTX_PARAM_ONE) div[i] = NVPTX_PARAM_ONE; /* 1 says more than any multiple */
-            else if (div[i] != NVPTX_PARAM_ONE && as->fact > div[i]) div[i] = as->fact;
+            add_fact(div, i, as->fact);
         }
     }
     *facts = div;

@@ -575,6 +575,7 @@ int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------------ print.c */
 bool nvptx_gen_print(Gen *g, const BirOp *op);
+bool nvptx_gen_check(Gen *g, const BirOp *op);
 
 /* ---------------------------------------------------------------- staging.c */
 /* Before and after a loop: fragments of its dots' loop-invariant operands. */

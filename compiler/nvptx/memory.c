@@ -50,16 +50,41 @@ static void reg_list(char *buf, size_t size, int first, int n) {
     snprintf(buf + at, size - at, n > 1 ? "}" : "");
 }
 
-/* A predicated load of w elements at p; masked-off gives `other`. */
-static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *other, int w, DType d,
+/* The instruction an access of op is, with its cache controls (the op's
+ * attr): "ld.global", "ld.global.cg", "st.global.L1::evict_first",
+ * "ld.volatile.global", ... */
+static const char *access_instruction(Gen *g, const BirOp *op) {
+    bool load = op->code == BIR_LOAD;
+    if (op->attr & MEMORY_VOLATILE) return "ld.volatile.global";
+    CacheModifier c = memory_cache_of(op->attr);
+    EvictionPolicy e = memory_eviction_of(op->attr);
+    const char *cache = c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB ? "" : cache_modifier_names[c];
+    /* eviction priorities came with PTX 7.4: sm_80's and sm_86's PTX (7.0, 7.1, for the oldest
+     * drivers) has none, and there the hint goes (it never changes a result) */
+    if (atoi(g->m->arch->ptx_features + 4) < 74) e = EVICT_NORMAL;
+    const char *evict = e == EVICT_FIRST ? ".L1::evict_first" : e == EVICT_LAST ? ".L1::evict_last" : "";
+    return arena_printf(&g->arena, "%s.global%s%s", load ? "ld" : "st", cache, evict);
+}
+
+/* Whether op's access is PTX's plain one (LLVM may emit it as it likes). */
+static bool plain_access(const BirOp *op) {
+    return !(op->attr & MEMORY_VOLATILE) && memory_eviction_of(op->attr) == EVICT_NORMAL &&
+           (memory_cache_of(op->attr) == CACHE_DEFAULT || memory_cache_of(op->attr) == CACHE_CA ||
+            memory_cache_of(op->attr) == CACHE_WB);
+}
+
+/* A predicated load of w elements at p by instruction `ld` (access_instruction);
+ * masked-off gives `other`. */
+static void masked_load(Gen *g, const char *ld, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *other, int w, DType d,
                         LLVMValueRef *out) {
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* sub-word elements: through a 32-bit register */
         LLVMTypeRef word = bytes == 2 ? g->t.i16 : g->t.i8;
         LLVMValueRef init = LLVMBuildZExt(g->b, pack_subword(g, other, w, d, word), g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), init};
-        LLVMValueRef v = nvptx_asm_call(g, g->t.i32, bytes == 2 ? "@$1 ld.global.u16 $0, [$2];" : "@$1 ld.global.u8 $0, [$2];",
-                                  "=r,b,l,0", args, 3, true);
+        char text[96];
+        snprintf(text, sizeof text, "@$1 %s.u%d $0, [$2];", ld, bytes * 8);
+        LLVMValueRef v = nvptx_asm_call(g, g->t.i32, text, "=r,b,l,0", args, 3, true);
         unpack_subword(g, LLVMBuildTrunc(g->b, v, word, ""), w, d, out);
         return;
     }
@@ -68,9 +93,9 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
     pack_words(g, other, w, d, words, nwords);
     args[0] = pred;
     args[1] = addr_i64(g, p);
-    char regs[48], text[128], cons[64];
+    char regs[48], text[160], cons[64];
     reg_list(regs, sizeof regs, 0, nwords);
-    snprintf(text, sizeof text, "@$%d ld.global%s.b32 %s, [$%d];", nwords, vsuffix(nwords), regs, nwords + 1);
+    snprintf(text, sizeof text, "@$%d %s%s.b32 %s, [$%d];", nwords, ld, vsuffix(nwords), regs, nwords + 1);
     size_t at = 0;
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, "=r,");
     at += (size_t)snprintf(cons + at, sizeof cons - at, "b,l");
@@ -86,13 +111,15 @@ static void masked_load(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef 
     unpack_words(g, words, nwords, d, w, out);
 }
 
-static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w, DType d) {
+static void masked_store(Gen *g, const char *st, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals, int w,
+                         DType d) {
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* sub-word elements: through a 32-bit register */
         LLVMValueRef v = LLVMBuildZExt(g->b, pack_subword(g, vals, w, d, bytes == 2 ? g->t.i16 : g->t.i8), g->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), v};
-        nvptx_asm_call(g, g->t.void_t, bytes == 2 ? "@$0 st.global.u16 [$1], $2;" : "@$0 st.global.u8 [$1], $2;",
-                 "b,l,r,~{memory}", args, 3, true);
+        char text[96];
+        snprintf(text, sizeof text, "@$0 %s.u%d [$1], $2;", st, bytes * 8);
+        nvptx_asm_call(g, g->t.void_t, text, "b,l,r,~{memory}", args, 3, true);
         return;
     }
     int nwords = bytes / 4;
@@ -101,9 +128,9 @@ static void masked_store(Gen *g, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef
     args[0] = pred;
     args[1] = addr_i64(g, p);
     for (int i = 0; i < nwords; i++) args[2 + i] = words[i];
-    char regs[48], text[128], cons[64];
+    char regs[48], text[160], cons[64];
     reg_list(regs, sizeof regs, 2, nwords);
-    snprintf(text, sizeof text, "@$0 st.global%s.b32 [$1], %s;", vsuffix(nwords), regs);
+    snprintf(text, sizeof text, "@$0 %s%s.b32 [$1], %s;", st, vsuffix(nwords), regs);
     size_t at = (size_t)snprintf(cons, sizeof cons, "b,l");
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",r");
     snprintf(cons + at, sizeof cons - at, ",~{memory}");
@@ -210,6 +237,11 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef p = g->regs[a[0]][0];
     int mask_at = bir_op_info(op->code)->mask_at;
     LLVMValueRef mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]][0] : NULL;
+    if (op->code == BIR_STORE && !plain_access(op)) {
+        LLVMValueRef cond = is_thread0(g), v = g->regs[a[1]][0];
+        masked_store(g, access_instruction(g, op), p, mask ? LLVMBuildAnd(g->b, cond, mask, "") : cond, &v, 1, d);
+        return true;
+    }
     if (op->code == BIR_STORE) {
         LLVMValueRef cond = is_thread0(g);
         if (mask) cond = LLVMBuildAnd(g->b, cond, mask, "");
@@ -221,9 +253,9 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     }
     if (op->code == BIR_LOAD) {
         LLVMValueRef v;
-        if (mask) {
-            LLVMValueRef init = a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
-            masked_load(g, p, mask, &init, 1, d, &v);
+        if (mask || !plain_access(op)) {
+            LLVMValueRef init = mask && a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
+            masked_load(g, access_instruction(g, op), p, mask ? mask : LLVMConstInt(g->t.i1, 1, 0), &init, 1, d, &v);
         } else {
             v = plain_load(g, p, d, dtype_bytes(d));
         }
@@ -291,20 +323,24 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
         }
         return true;
     }
+    /* an access with cache controls is PTX written out, predicated on true where unmasked */
+    const char *instruction = access_instruction(g, op);
+    bool plain = plain_access(op);
+    LLVMValueRef always = LLVMConstInt(g->t.i1, 1, 0);
     for (int k = 0; k < l->nregs; k += w) {
         if (op->code == BIR_STORE && (k & copies)) continue;
         if (op->code == BIR_LOAD) {
-            if (mask) {
+            if (mask || !plain) {
                 LLVMValueRef other[16];
                 for (int i = 0; i < w; i++) other[i] = in[1] ? in[1][k + i] : LLVMConstNull(ty(g, d));
-                masked_load(g, ptr[k], mask[k], other, w, d, out + k);
+                masked_load(g, instruction, ptr[k], mask ? mask[k] : always, other, w, d, out + k);
             } else {
                 nvptx_vector_load(g, ptr[k], w, d, out + k);
             }
         } else {
             LLVMValueRef *vals = in[0] + k;
-            if (mask) {
-                masked_store(g, ptr[k], mask[k], vals, w, d);
+            if (mask || !plain) {
+                masked_store(g, instruction, ptr[k], mask ? mask[k] : always, vals, w, d);
             } else {
                 nvptx_vector_store(g, ptr[k], vals, w, d);
             }

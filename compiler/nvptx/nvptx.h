@@ -104,6 +104,7 @@ typedef struct {
     bool decisions_only;      /* the kernels' decisions (NvptxKernel) without running LLVM's passes and
                                  code generation: NvptxOutput.text is "" (what a build would do, cheaply) */
     bool plan;                /* NvptxKernel.plan: each kernel's schedule as text (--emit=plan) */
+    bool debug;               /* device_assert (and assume) checked on the GPU: __assertfail on failure */
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };

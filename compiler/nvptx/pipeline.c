@@ -283,6 +283,7 @@ static const char *load_refusal(Slice *S, const BirOp *op, int *trans) {
     int es = dtype_bytes(t.dtype);
     *trans = -1;
     if (t.rank != 2) return "not a 2-D tile";
+    if (op->attr & MEMORY_VOLATILE) return "a volatile load (it reads memory when it runs, never ahead)";
     if (es != 2 && es != 1) return "its elements are not 16-bit or 8-bit (a dot of f32 reads them as they come)";
     if (nvptx_contiguous_dim(g, v) != 1) return "its rows are not known contiguous (a stride not known to be 1)";
     if (nvptx_access_width(g->s->plan, g->f, op) * es < 16)

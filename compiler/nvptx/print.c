@@ -1,4 +1,5 @@
-/* print.c: device_print through vprintf. */
+/* print.c: device_print through vprintf; device_assert and assume, checked
+ * through __assertfail in a debug build. */
 #include "gen.h"
 
 /* ------------------------------------------------------------ printing */
@@ -72,5 +73,65 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
         }
         nvptx_end_if(g, merge);
     }
+    return true;
+}
+
+/* ------------------------------------------------------------ checking */
+
+/* __assertfail(message, file, line, function, char size): CUDA's device-side
+ * assert, which the driver links as it does vprintf; it prints the message
+ * with the block and thread and stops the kernel (CUDA_ERROR_ASSERT). */
+static void call_assertfail(Gen *g, const BirOp *op, const char *message) {
+    LLVMTypeRef params[5] = {g->t.genptr, g->t.genptr, g->t.i32, g->t.genptr, g->t.i64};
+    LLVMTypeRef fn_ty = LLVMFunctionType(LLVMVoidTypeInContext(g->m->ctx), params, 5, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(g->m->mod, "__assertfail");
+    if (!fn) fn = LLVMAddFunction(g->m->mod, "__assertfail", fn_ty);
+    const char *file = g->f->src && g->f->src->name ? g->f->src->name : "<source>";
+    LLVMValueRef args[5] = {LLVMBuildGlobalStringPtr(g->b, message, ""), LLVMBuildGlobalStringPtr(g->b, file, ""),
+                            ci32(g, (int32_t)op->span.line), LLVMBuildGlobalStringPtr(g->b, g->f->name, ""),
+                            LLVMConstInt(g->t.i64, 1, 0)};
+    LLVMBuildCall2(g->b, fn_ty, fn, args, 5, "");
+}
+
+/* device_assert: in a debug build, each thread ORs the failures among the
+ * elements it holds (masked off ones pass) and calls __assertfail once if
+ * any; a scalar is checked by thread 0. Without debug, nothing. assume:
+ * llvm.assume, or in a debug build the check instead (a false assumption is
+ * otherwise undefined behaviour, silently). */
+bool nvptx_gen_check(Gen *g, const BirOp *op) {
+    int v = op->operands[0];
+    if (op->code == BIR_ASSUME && !g->m->opt->debug) { /* in a debug build, LLVM would fold the check away */
+        LLVMValueRef c = g->regs[v][0];
+        nvptx_call(g, "llvm.assume", LLVMVoidTypeInContext(g->m->ctx), &c, 1);
+    }
+    if (!g->m->opt->debug) return true;
+    BlkType t = vtype(g, v);
+    LLVMValueRef failed;
+    if (!t.rank) {
+        failed = LLVMBuildAnd(g->b, LLVMBuildNot(g->b, g->regs[v][0], ""), is_thread0(g), "");
+        if (op->code == BIR_ASSERT && op->operands[1] != BIR_NONE)
+            failed = LLVMBuildAnd(g->b, failed, g->regs[op->operands[1]][0], "");
+    } else {
+        const Layout *l = &g->s->plan->layouts[v];
+        LLVMValueRef *mask = op->operands[1] != BIR_NONE ? nvptx_operand(g, op->operands[1], l, 0) : NULL;
+        int32_t copies = nvptx_layout_copy_regs(l);
+        failed = LLVMConstInt(g->t.i1, 0, 0);
+        for (int k = 0; k < l->nregs; k++) {
+            if (k & copies) continue;
+            LLVMValueRef bad = LLVMBuildNot(g->b, g->regs[v][k], "");
+            if (mask) bad = LLVMBuildAnd(g->b, bad, mask[k], "");
+            failed = LLVMBuildOr(g->b, failed, bad, "");
+        }
+    }
+    LLVMBasicBlockRef merge = nvptx_begin_if(g, failed);
+    if (op->code == BIR_ASSUME) {
+        call_assertfail(g, op, "the condition of 'assume' is false");
+    } else {
+        size_t n = strlen(op->text) + 40;
+        char *message = arena_alloc(&g->arena, n);
+        snprintf(message, n, op->text[0] ? "device_assert: %s" : "device_assert", op->text);
+        call_assertfail(g, op, message);
+    }
+    nvptx_end_if(g, merge);
     return true;
 }

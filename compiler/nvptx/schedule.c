@@ -62,6 +62,9 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
         const BirOp *y = bir_block_terminator(op->regions[1]);
         return max64(carried_need(g, op, a, op->noperands), y ? carried_need(g, op, y->operands, y->noperands) : 0);
     }
+    case BIR_ASSERT: /* the mask in the condition's layout, where the check is compiled */
+        if (!g->m->opt->debug || a[1] == BIR_NONE || !vtype(g, a[0]).rank) return 0;
+        return operands_need(g, op, &g->s->plan->layouts[a[0]], 1);
     case BIR_IF: {
         int64_t need = 0;
         for (int r = 0; r < 2; r++) {

@@ -83,7 +83,7 @@ def _auto_device():
 
 
 def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_blocks_per_sm=0, no_tma=False,
-            no_warp_specialize=False, persistent=False):
+            no_warp_specialize=False, persistent=False, debug=False):
     """A Module from a .blk file's path or from source text. device: "cpu"
     (the reference interpreter), "cuda", or None (the GPU if there is one).
     min_blocks_per_sm: the occupancy target, 0 automatic, -1 none, 1 to 32
@@ -91,7 +91,9 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     no_tma (pipelined loads by cp.async even where sm_90a's TMA could copy
     them), no_warp_specialize (no producer warpgroup issuing a TMA loop's
     copies) and persistent (a CUDA launch makes as many programs as run at
-    once, each running many program ids in turn), as an autotuning Config may.
+    once, each running many program ids in turn), as an autotuning Config may;
+    debug: device_assert and assume checked on the GPU too (the interpreter
+    always checks them; $BLK_DEBUG=1 turns it on everywhere).
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
     if device not in (None, "cpu", "cuda"):
@@ -108,7 +110,7 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     else:
         text = source
     return Module(text, device or _auto_device(), name or "<source>", num_warps, num_stages, min_blocks_per_sm,
-                  no_tma, no_warp_specialize, persistent)
+                  no_tma, no_warp_specialize, persistent, debug)
 
 
 def _int_option(where, name, value):
@@ -125,16 +127,17 @@ def _int_option(where, name, value):
 
 
 def _bool_option(where, name, value):
-    """A flag (no_tma, no_warp_specialize, persistent): a bool, or 0 or 1."""
+    """A flag (no_tma, no_warp_specialize, persistent, debug): a bool, or 0 or 1."""
     if is_bool(value) or (as_integer(value) in (0, 1)):
         return bool(value)
     raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
 
 
-def _options(where, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent):
+def _options(where, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, debug):
     return (_int_option(where, "num_warps", num_warps), _int_option(where, "num_stages", num_stages),
             _int_option(where, "min_blocks_per_sm", min_blocks_per_sm), _bool_option(where, "no_tma", no_tma),
-            _bool_option(where, "no_warp_specialize", no_ws), _bool_option(where, "persistent", persistent))
+            _bool_option(where, "no_warp_specialize", no_ws), _bool_option(where, "persistent", persistent),
+            _bool_option(where, "debug", debug))
 
 
 def _dimension(kernel, value, axis, called):
@@ -254,12 +257,13 @@ class Module:
     per GPU (a module belongs to one device's context)."""
 
     def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, no_tma=False,
-                 no_warp_specialize=False, persistent=False):
+                 no_warp_specialize=False, persistent=False, debug=False):
         self.text, self.device, self.name = text, device, name
         (self.num_warps, self.num_stages, self.min_blocks_per_sm, self.no_tma, self.no_warp_specialize,
-         self.persistent) = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm, no_tma,
-                                     no_warp_specialize, persistent)
-        # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, persistent, ordinal)
+         self.persistent, self.debug) = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm,
+                                                 no_tma, no_warp_specialize, persistent, debug)
+        # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, persistent, debug,
+        #  ordinal)
         # -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
@@ -348,11 +352,11 @@ class Module:
 
     def _module_locked(self, key):
         if key not in self._compiled:
-            defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, ordinal = key
+            defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, debug, ordinal = key
             enc = [d.encode() for d in defines]
             arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
             opt = _lib.CompileOptions(arr, len(enc), num_warps, None, self.name.encode(), num_stages,
-                                      min_blocks_per_sm, int(no_tma), int(no_ws), int(persistent))
+                                      min_blocks_per_sm, int(no_tma), int(no_ws), int(persistent), int(debug))
             mod = ctypes.c_void_p()
             data = self.text.encode()
             _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
@@ -412,7 +416,7 @@ class Kernel:
 
     def _key(self, consts, ordinal, args=()):
         """The Module's key for these const parameters (num_warps, num_stages,
-        min_blocks_per_sm, no_tma, no_warp_specialize and persistent among them) on CUDA
+        min_blocks_per_sm, no_tma, no_warp_specialize, persistent and debug among them) on CUDA
         device `ordinal`; a pointer argument given as None (Triton's optional pointer) adds
         `NAME=None`, a build where that pointer is absent (`NAME != None` false there)."""
         if any(a is None for a in args):
@@ -421,12 +425,13 @@ class Kernel:
             consts = {**consts, **nones}
         consts = dict(consts)
         m = self.module
-        num_warps, num_stages, min_blocks, no_tma, no_ws, persistent = _options(
+        num_warps, num_stages, min_blocks, no_tma, no_ws, persistent, debug = _options(
             f"kernel '{self.name}'", consts.pop("num_warps", m.num_warps), consts.pop("num_stages", m.num_stages),
             consts.pop("min_blocks_per_sm", m.min_blocks_per_sm), consts.pop("no_tma", m.no_tma),
-            consts.pop("no_warp_specialize", m.no_warp_specialize), consts.pop("persistent", m.persistent))
+            consts.pop("no_warp_specialize", m.no_warp_specialize), consts.pop("persistent", m.persistent),
+            consts.pop("debug", m.debug))
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
-        return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent,
+        return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent, debug,
                 ordinal if self.module.device == "cuda" else None)
 
     def _inferred_types(self, args, consts):

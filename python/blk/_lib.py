@@ -23,7 +23,7 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
                 ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int),
-                ("no_warp_specialize", ctypes.c_int), ("persistent", ctypes.c_int)]
+                ("no_warp_specialize", ctypes.c_int), ("persistent", ctypes.c_int), ("debug", ctypes.c_int)]
 
 
 def _candidates():

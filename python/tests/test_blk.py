@@ -141,9 +141,9 @@ class Examples(unittest.TestCase):
         add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=128)
         self.assertEqual(len(mod._compiled), 2)
 
-    def test_no_tma_no_warp_specialize_and_persistent_are_compile_options_of_their_own(self):
+    def test_no_tma_no_warp_specialize_persistent_and_debug_are_compile_options_of_their_own(self):
         # the module's default, and per launch as num_stages is: each value its own build
-        for at, option in ((4, "no_tma"), (5, "no_warp_specialize"), (6, "persistent")):
+        for at, option in ((4, "no_tma"), (5, "no_warp_specialize"), (6, "persistent"), (7, "debug")):
             mod = example("add.blk")
             self.assertFalse(getattr(mod, option))
             add = mod["add"]
@@ -455,7 +455,7 @@ class Errors(unittest.TestCase):
             for value in (True, 4.0, "4", None, np.float32(4)):
                 with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be an integer, got "):
                     self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: value})
-        for name in ("no_tma", "no_warp_specialize", "persistent"):
+        for name in ("no_tma", "no_warp_specialize", "persistent", "debug"):
             with self.assertRaisesRegex(TypeError, rf"kernel 'add': {name} must be True or False, got 'yes'"):
                 self.add[(1,)](self.x, self.x, self.x, 64, BLOCK=64, **{name: "yes"})
         # in range for a C int, out of the option's: the runtime's rule, with the kernel named
