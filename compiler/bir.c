@@ -280,6 +280,16 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put_operands(p, op, 0);
         put(p, ", axis %lld", (long long)op->attr);
         break;
+    case BIR_GATHER:
+        put(p, " ");
+        put_operands(p, op, 0);
+        put(p, ", axis %lld", (long long)op->attr);
+        break;
+    case BIR_HISTOGRAM:
+        put(p, " %s", vname(p, op->operands[0]));
+        if (op->operands[1] != BIR_NONE) put(p, ", mask %s", vname(p, op->operands[1]));
+        put(p, ", %lld bins", (long long)op->attr);
+        break;
     case BIR_TAKE: case BIR_PARTNER:
         put(p, " ");
         put_operands(p, op, 0);
@@ -557,6 +567,24 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         for (int i = 0, j = 0; i < x.rank; i++)
             if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
         NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+        return true;
+    }
+    case BIR_GATHER: {
+        ARITY(2);
+        BlkType x = vt(V, a[0]), ix = vt(V, a[1]);
+        NEED(x.rank >= 1 && ix.rank == x.rank && dtype_is_int(ix.dtype) && op->attr >= 0 && op->attr < x.rank,
+             "an integer index of the source's rank, an axis");
+        for (int i = 0; i < x.rank; i++)
+            if (i != op->attr) NEED(ix.shape[i] == x.shape[i], "the index matches the source off the axis");
+        NEED(shape_equal(r, ix) && r.dtype == x.dtype, "the index's shape, the source's dtype");
+        return true;
+    }
+    case BIR_HISTOGRAM: {
+        ARITY(2);
+        BlkType x = vt(V, a[0]);
+        NEED(x.rank == 1 && dtype_is_int(x.dtype), "a 1-D integer input");
+        if (!mask_ok(V, a[1], x)) return false;
+        NEED(r.rank == 1 && r.dtype == DT_I32 && r.shape[0] == op->attr, "[bins] i32");
         return true;
     }
     case BIR_REDUCE: case BIR_SCAN: {

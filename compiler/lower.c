@@ -581,6 +581,18 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_ARGMIN: return lower_reduction(L, e, BIR_ARGMIN);
     case BI_REDUCE: case BI_ASSOCIATIVE_SCAN: return lower_combine(L, e);
     case BI_SORT: return lower_sort(L, e);
+    case BI_GATHER: {
+        int ops[2] = {lower_expr(L, a0), lower_expr(L, a1)};
+        BirOp *op = emit_op(L, BIR_GATHER, ops, 2, &t);
+        op->attr = a2->cv.i;
+        return op->results[0];
+    }
+    case BI_HISTOGRAM: {
+        int ops[2] = {lower_expr(L, a0), a2 ? lower_as(L, a2, DT_I1, a0->type) : BIR_NONE};
+        BirOp *op = emit_op(L, BIR_HISTOGRAM, ops, 2, &t);
+        op->attr = a1->cv.i;
+        return op->results[0];
+    }
     case BI_FLIP: return emit_axis_op(L, BIR_FLIP, lower_expr(L, a0), a1 ? (int)a1->cv.i : 0, 0, t);
     case BI_RESHAPE: {
         int x = lower_expr(L, a0);

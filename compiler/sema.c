@@ -1376,6 +1376,57 @@ static void check_sort(Sema *S, Expr *e) {
     e->type = x->type;
 }
 
+/* gather(src, index, axis): Triton's tl.gather; the result has index's shape
+ * and src's type, and matches src's shape on every other axis. */
+static void check_gather(Sema *S, Expr *e) {
+    Expr *src = arg(e, 0), *index = arg(e, 1);
+    int64_t axis;
+    if (!require_value(S, src) || !require_value(S, index)) return;
+    if (src->type.rank == 0 || src->type.dtype == DT_PTR) {
+        error(S, src->span, "'gather' takes a block of numbers or i1 to gather from, got %s", tstr(S, src->type));
+        return;
+    }
+    if (!dtype_is_int(index->type.dtype) || index->type.rank != src->type.rank) {
+        error(S, index->span, "the index of 'gather' is a block of integers of the source's rank (%d), got %s",
+              src->type.rank, tstr(S, index->type));
+        return;
+    }
+    if (!axis_arg(S, e, arg(e, 2), src->type, &axis)) return;
+    for (int d = 0; d < src->type.rank; d++)
+        if (d != axis && index->type.shape[d] != src->type.shape[d]) {
+            error(S, index->span, "the index of 'gather' (%s) must match the source (%s) on every axis but %lld",
+                  sstr(S, index->type), sstr(S, src->type), (long long)axis);
+            return;
+        }
+    e->type = type_with_shape(type_scalar(src->type.dtype), index->type.rank, index->type.shape);
+}
+
+/* histogram(input, num_bins, mask): Triton's tl.histogram of a 1-D integer
+ * block; [num_bins] i32 counts of 0 .. num_bins - 1. */
+static void check_histogram(Sema *S, Expr *e) {
+    Expr *x = arg(e, 0), *bins = arg(e, 1), *mask = arg(e, 2);
+    int64_t n;
+    if (!require_value(S, x)) return;
+    if (x->type.rank != 1 || !dtype_is_int(x->type.dtype)) {
+        error(S, x->span, "'histogram' counts a 1-D block of integers, got %s", tstr(S, x->type));
+        return;
+    }
+    if (!const_int_arg(S, e, bins, "the number of bins", &n)) return;
+    if (n < 1 || n > BLK_MAX_NUMEL || (n & (n - 1))) {
+        error(S, bins->span, "the number of bins of 'histogram' is a block size: a power of two up to %d, got %lld",
+              BLK_MAX_NUMEL, (long long)n);
+        return;
+    }
+    if (mask && (!require_value(S, mask) || mask->type.dtype != DT_I1 || !fits_shape(mask->type, x->type))) {
+        if (mask->type.dtype != DT_ERROR)
+            error(S, mask->span, "the mask of 'histogram' is an i1 block of the input's shape %s, got %s",
+                  sstr(S, x->type), tstr(S, mask->type));
+        return;
+    }
+    int32_t shape[1] = {(int32_t)n};
+    e->type = type_with_shape(type_scalar(DT_I32), 1, shape);
+}
+
 /* The element type join, cat and interleave give two blocks of numbers or i1
  * (promoted like where), whose result has twice the elements of `shape`;
  * DT_ERROR after an error. */
@@ -1534,6 +1585,8 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         check_combine(S, e, id);
         return;
     case BI_SORT: check_sort(S, e); return;
+    case BI_GATHER: check_gather(S, e); return;
+    case BI_HISTOGRAM: check_histogram(S, e); return;
     case BI_FLIP: {
         int64_t axis;
         if (!require_value(S, a0)) return;

@@ -682,6 +682,47 @@ Test(interp, cache_controls_change_no_result) {
     drop(p);
 }
 
+/* gather against C indexing along either axis (and an out-of-range index is an error
+ * naming the element); histogram against C counting, negative and too-large values and
+ * masked-off elements not counted. */
+Test(interp, gather_and_histogram) {
+    Prog *p = build("kernel k(x: *f32, ix: *i32, o: *f32, h: *i32, n: i32) {\n"
+                    "  let r = arange(0, 4)[:, None];\n"
+                    "  let c = arange(0, 8)[None, :];\n"
+                    "  let s = load(x + r * 8 + c);\n"
+                    "  store(o + r * 8 + c, gather(s, load(ix + r * 8 + c), 1));\n"
+                    "  store(o + 32 + arange(0, 2)[:, None] * 8 + c, gather(s, load(ix + 32 + arange(0, 2)[:, None] * 8 + c), 0));\n"
+                    "  let v = load(ix + 48 + arange(0, 32));\n"
+                    "  store(h + arange(0, 16), histogram(v, 16, mask = arange(0, 32) < n));\n"
+                    "}\n", NULL);
+    float x[32], o[48];
+    int32_t ix[80], h[16];
+    for (int i = 0; i < 32; i++) x[i] = (float)i * 1.5f - 7.0f;
+    for (int i = 0; i < 32; i++) ix[i] = (i * 5 + 3) % 8;        /* along axis 1: 0 .. 7 */
+    for (int i = 32; i < 48; i++) ix[i] = (i * 3) % 4;           /* along axis 0: 0 .. 3 */
+    for (int i = 48; i < 80; i++) ix[i] = (i * 7) % 21 - 3;      /* -3 .. 17: some outside 0 .. 15 */
+    InterpBuffer bufs[] = {BUF(x, 32), BUF(ix, 80), BUF(o, 48), BUF(h, 16)};
+    InterpArg args[] = {{.p = x}, {.p = ix}, {.p = o}, {.p = h}, {.i = 27}};
+    char *err = run(p, args, 1, bufs, 4);
+    cr_assert_null(err, "%s", err);
+    for (int rr = 0; rr < 4; rr++)
+        for (int cc = 0; cc < 8; cc++)
+            cr_expect_eq(o[rr * 8 + cc], x[rr * 8 + ix[rr * 8 + cc]], "axis 1 [%d, %d]", rr, cc);
+    for (int rr = 0; rr < 2; rr++)
+        for (int cc = 0; cc < 8; cc++)
+            cr_expect_eq(o[32 + rr * 8 + cc], x[ix[32 + rr * 8 + cc] * 8 + cc], "axis 0 [%d, %d]", rr, cc);
+    int want[16] = {0};
+    for (int i = 0; i < 27; i++)
+        if (ix[48 + i] >= 0 && ix[48 + i] < 16) want[ix[48 + i]]++;
+    for (int b = 0; b < 16; b++) cr_expect_eq(h[b], want[b], "bin %d", b);
+    ix[5] = 8; /* one past axis 1 */
+    err = run(p, args, 1, bufs, 4);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "gather: index 8 at element [0, 5] is outside the source's axis 1 of size 8"), "%s", err);
+    free(err);
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

@@ -712,6 +712,41 @@ static Flow exec_rearrange(Interp *I, const BirOp *op) {
     return FLOW_NEXT;
 }
 
+/* gather: out-of-range indices are errors here (the GPU reads some element
+ * of the axis instead). */
+static Flow exec_gather(Interp *I, const BirOp *op) {
+    BlkType xt = vtype(I, op->operands[0]), rt = vtype(I, op->results[0]), it = vtype(I, op->operands[1]);
+    const Elem *x = V(I, op->operands[0]), *index = V(I, op->operands[1]);
+    Elem *out = V(I, op->results[0]);
+    int axis = (int)op->attr;
+    int64_t inner = 1, len = xt.shape[axis], along = rt.shape[axis];
+    for (int d = axis + 1; d < rt.rank; d++) inner *= rt.shape[d];
+    for (int64_t k = 0; k < numel(rt); k++) {
+        int64_t i = index[k].i;
+        if (dtype_is_unsigned(it.dtype) ? index[k].u >= (uint64_t)len : i < 0 || i >= len) {
+            char idx[48];
+            index_str(rt, k, idx, sizeof idx);
+            return fail(I, op, "gather: index %lld at element %s is outside the source's axis %d of size %lld",
+                        dtype_is_unsigned(it.dtype) ? (long long)index[k].u : (long long)i, idx, axis, (long long)len);
+        }
+        out[k] = x[(k / inner / along) * len * inner + i * inner + k % inner];
+    }
+    return FLOW_NEXT;
+}
+
+static Flow exec_histogram(Interp *I, const BirOp *op) {
+    BlkType xt = vtype(I, op->operands[0]);
+    const Elem *x = V(I, op->operands[0]), *mask = op->operands[1] != BIR_NONE ? V(I, op->operands[1]) : NULL;
+    Elem *out = V(I, op->results[0]);
+    for (int64_t b = 0; b < op->attr; b++) out[b].i = 0;
+    for (int64_t k = 0; k < numel(xt); k++) {
+        if (mask && !mask[k].i) continue;
+        bool inside = dtype_is_unsigned(xt.dtype) ? x[k].u < (uint64_t)op->attr : x[k].i >= 0 && x[k].i < op->attr;
+        if (inside) out[x[k].i].i++;
+    }
+    return FLOW_NEXT;
+}
+
 /* left (+) right, n values each: cumsum's add, cumprod's multiply (each
  * rounded to the dtype), or the combine region of reduce/scan. */
 static Flow combine(Interp *I, const BirOp *op, const Elem *left, const Elem *right, Elem *out) {
@@ -1067,6 +1102,8 @@ static Flow exec_op(Interp *I, const BirOp *op) {
         return exec_reduce(I, op);
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_REDUCE: case BIR_SCAN: return exec_combine(I, op);
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return exec_rearrange(I, op);
+    case BIR_GATHER: return exec_gather(I, op);
+    case BIR_HISTOGRAM: return exec_histogram(I, op);
     case BIR_FOR: return exec_for(I, op);
     case BIR_WHILE: return exec_while(I, op);
     case BIR_IF: {

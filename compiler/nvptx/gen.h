@@ -558,6 +558,9 @@ LLVMValueRef *nvptx_partner_local(Gen *g, const Layout *l, int axis, int32_t j, 
  * warp, or a basis mixes dimensions). */
 int nvptx_partner_bit(const Layout *l, int axis, int32_t j, bool *reg);
 int64_t nvptx_rearrange_smem_bytes(Gen *g, const BirOp *op);
+/* gather: the source staged in shared memory, each result element read at its index */
+bool nvptx_gen_gather(Gen *g, const BirOp *op, int64_t smem_at);
+int64_t nvptx_gather_smem_bytes(Gen *g, const BirOp *op);
 
 /* ----------------------------------------------------------------- memory.c */
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
@@ -565,6 +568,9 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
 /* ----------------------------------------------------------------- reduce.c */
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
 bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot);
+/* histogram: bins in shared memory, counted by shared atomics */
+bool nvptx_gen_histogram(Gen *g, const BirOp *op, int64_t slot);
+int64_t nvptx_histogram_smem_bytes(Gen *g, const BirOp *op);
 
 /* ------------------------------------------------------------------- scan.c */
 /* scan.c: cumsum, cumprod, scan (nvptx_gen_scan) and reduce (tree_reduce) */

@@ -55,6 +55,8 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: return nvptx_gen_scan(g, op, slot);
     case BIR_REDUCE: return nvptx_gen_tree_reduce(g, op, slot);
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_gen_rearrange(g, op, slot);
+    case BIR_GATHER: return nvptx_gen_gather(g, op, slot);
+    case BIR_HISTOGRAM: return nvptx_gen_histogram(g, op, slot);
     case BIR_FOR: return nvptx_gen_for(g, op);
     case BIR_WHILE: return nvptx_gen_while(g, op);
     case BIR_IF: return nvptx_gen_if(g, op);

@@ -612,6 +612,9 @@ static void choose_op(Chooser *C, const BirOp *op) {
         set_layout(C, r, local ? nvptx_layout_slice(x, (int)op->attr) : default_layout(C, rt));
         return;
     }
+    case BIR_GATHER: /* the index's: its elements need not move */
+        set_layout(C, r, is_default(C, a[1]) ? default_layout(C, rt) : L[a[1]]);
+        return;
     case BIR_CUMSUM: case BIR_CUMPROD: /* each thread scans what it holds of the operand */
         set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : L[a[0]]);
         return;

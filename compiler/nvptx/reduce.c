@@ -185,3 +185,61 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     }
     return true;
 }
+
+/* ------------------------------------------------------------- histogram */
+
+int64_t nvptx_histogram_smem_bytes(Gen *g, const BirOp *op) {
+    int64_t bins = op->attr * 4, mask = 0;
+    if (op->operands[1] != BIR_NONE)
+        mask = nvptx_operand_smem_bytes(g, op->operands[1], &g->s->plan->layouts[op->operands[0]]);
+    return bins > mask ? bins : mask;
+}
+
+/* The bins live in shared memory: zeroed by the threads in turn, then each
+ * element a thread owns (not a copy, not masked off, inside 0 .. bins - 1)
+ * adds one to its bin with a shared atomic, then each thread reads the
+ * bins its registers of the result hold. */
+bool nvptx_gen_histogram(Gen *g, const BirOp *op, int64_t slot) {
+    int x = op->operands[0], r = op->results[0];
+    DType d = vtype(g, x).dtype;
+    const Layout *l = &g->s->plan->layouts[x], *to = &g->s->plan->layouts[r];
+    LLVMValueRef *mask = op->operands[1] != BIR_NONE ? nvptx_operand(g, op->operands[1], l, slot) : NULL;
+    int threads = g->s->plan->num_warps * 32;
+    nvptx_barrier(g); /* earlier readers of the shared region are done */
+    /* zero: bin i by thread i % threads, in a loop when there are more bins than threads */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bins.zero");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bins.zeroed");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, g->tid, ci32(g, (int32_t)op->attr), ""), loop, done);
+    LLVMPositionBuilderAtEnd(g->b, loop);
+    LLVMValueRef i = LLVMBuildPhi(g->b, g->t.i32, "");
+    LLVMAddIncoming(i, &g->tid, &pre, 1);
+    nvptx_smem_write(g, DT_I32, slot, i, ci32(g, 0));
+    LLVMValueRef next = LLVMBuildAdd(g->b, i, ci32(g, threads), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+    LLVMAddIncoming(i, &next, &latch, 1);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, ci32(g, (int32_t)op->attr), ""), loop, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    nvptx_barrier(g);
+    LLVMValueRef own = nvptx_owner(g, l);
+    int32_t copies = nvptx_layout_copy_regs(l);
+    LLVMTypeRef wide = dtype_bits(d) == 64 ? g->t.i64 : g->t.i32;
+    for (int k = 0; k < l->nregs; k++) {
+        if (k & copies) continue;
+        LLVMValueRef v = g->regs[x][k];
+        if (LLVMTypeOf(v) != wide) v = dtype_is_signed(d) ? LLVMBuildSExt(g->b, v, wide, "") : LLVMBuildZExt(g->b, v, wide, "");
+        /* unsigned compare: a negative value is out of range too */
+        LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, v, LLVMConstInt(wide, (unsigned long long)op->attr, 0), "");
+        in = LLVMBuildAnd(g->b, in, own, "");
+        if (mask) in = LLVMBuildAnd(g->b, in, mask[k], "");
+        LLVMBasicBlockRef merge = nvptx_begin_if(g, in);
+        LLVMValueRef bin = wide == g->t.i32 ? v : LLVMBuildTrunc(g->b, v, g->t.i32, "");
+        LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, nvptx_smem_ptr(g, slot, bin, 4), ci32(g, 1),
+                           LLVMAtomicOrderingMonotonic, 0);
+        nvptx_end_if(g, merge);
+    }
+    nvptx_barrier(g);
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    for (int k = 0; k < to->nregs; k++) out[k] = nvptx_smem_read(g, DT_I32, slot, nvptx_coord(g, to, 0, k));
+    return true;
+}

@@ -54,6 +54,8 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
     case BIR_REDUCE:
         return max64(nvptx_tree_reduce_smem_bytes(g, op), operands_need(g, op, &g->s->plan->layouts[a[0]], 1));
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return nvptx_rearrange_smem_bytes(g, op);
+    case BIR_GATHER: return nvptx_gather_smem_bytes(g, op);
+    case BIR_HISTOGRAM: return nvptx_histogram_smem_bytes(g, op);
     case BIR_FOR: {
         const BirOp *y = bir_block_terminator(op->regions[0]);
         return max64(carried_need(g, op, a + 3, op->noperands - 3), y ? carried_need(g, op, y->operands, y->noperands) : 0);
@@ -142,11 +144,16 @@ static bool smem_error(Gen *g, const BirOp *op) {
         why = "to combine the partial results of its warps";
         fix = "use a smaller block along the kept axis, or fewer warps (--num-warps)";
         break;
+    case BIR_HISTOGRAM:
+        shaped = op->results[0];
+        why = "to hold its bins";
+        fix = "use fewer bins";
+        break;
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_SCAN: case BIR_REDUCE:
         why = op->code == BIR_REDUCE ? "to hold the block while it reduces" : "to hold the block while it scans";
         fix = "use a smaller block";
         break;
-    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER:
+    case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: case BIR_GATHER:
         why = "to move its elements between threads";
         fix = "use a smaller block";
         break;

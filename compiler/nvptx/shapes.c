@@ -86,3 +86,33 @@ bool nvptx_gen_rearrange(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     return true;
 }
+
+/* ---------------------------------------------------------------- gather */
+
+int64_t nvptx_gather_smem_bytes(Gen *g, const BirOp *op) {
+    int64_t index = nvptx_operand_smem_bytes(g, op->operands[1], &g->s->plan->layouts[op->results[0]]);
+    int64_t src = nvptx_smem_value_bytes(g, op->operands[0]);
+    return index > src ? index : src;
+}
+
+/* Each result element reads the source, staged row-major, at its own
+ * coordinates with the axis' one replaced by its index; the index is masked
+ * to the axis (a power of two), so one out of range reads some element of
+ * the axis rather than memory beyond the block (the interpreter reports it). */
+bool nvptx_gen_gather(Gen *g, const BirOp *op, int64_t smem_at) {
+    int x = op->operands[0], r = op->results[0], axis = (int)op->attr;
+    BlkType xt = vtype(g, x), rt = vtype(g, r);
+    DType it = vtype(g, op->operands[1]).dtype;
+    const Layout *to = &g->s->plan->layouts[r];
+    LLVMValueRef *index = nvptx_operand(g, op->operands[1], to, smem_at); /* before the source takes the region */
+    nvptx_smem_write_value(g, x, smem_at);
+    LLVMValueRef *out = nvptx_new_regs(g, r);
+    for (int k = 0; k < nregs(g, r); k++) {
+        LLVMValueRef c[BLK_MAX_RANK];
+        for (int i = 0; i < rt.rank; i++) c[i] = nvptx_coord(g, to, i, k);
+        LLVMValueRef i32 = it == DT_I32 || it == DT_U32 ? index[k] : nvptx_convert_dtype(g, index[k], it, DT_I32);
+        c[axis] = LLVMBuildAnd(g->b, i32, ci32(g, xt.shape[axis] - 1), "");
+        out[k] = nvptx_smem_read(g, xt.dtype, smem_at, nvptx_row_major(g, xt, c));
+    }
+    return true;
+}

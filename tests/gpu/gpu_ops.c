@@ -212,6 +212,25 @@ static const OpCase cases[] = {
      "  store(u + 3072 + (program_id(0) * 8 + arange(0, 8))[:, None] * 32 + arange(0, 32)[None, :], interleave(m, m + 1.0));\n"
      "}\n",
      3, {DT_F32, DT_U32, DT_F32}, {512, 2048, 4096}, {0, 1, 1}, 1, {-4321}, 4, 0, 0, 0, 0},
+    /* issue 40's gather and histogram (negative values: not counted), static_range, an unrolled
+     * loop over a trip count not a multiple of 4, and cache controls (no a * b + c: bit for bit) */
+    {"gather along both axes, a masked histogram, static_range, unroll and cache controls",
+     "kernel k(x: *f32, ix: *i32, o: *f32, h: *i32, n: i32) {\n"
+     "  let r = arange(0, 16)[:, None];\n"
+     "  let c = arange(0, 32)[None, :];\n"
+     "  let s = load(x + r * 32 + c, cache_modifier = \".cg\");\n"
+     "  let i = load(ix + r * 32 + c, eviction_policy = \"evict_first\");\n"
+     "  store(o + r * 32 + c, gather(s, i & 31, 1));\n"
+     "  let rows = load(ix + arange(0, 8)[:, None] * 32 + c) & 15;\n"
+     "  store(o + 512 + arange(0, 8)[:, None] * 32 + c, gather(s, rows, 0), cache_modifier = \".cs\");\n"
+     "  let v = load(ix + arange(0, 1024), volatile = false) % 64;\n"
+     "  store(h + arange(0, 64), histogram(v, 64, arange(0, 1024) < n));\n"
+     "  var acc = zeros([32], f32);\n"
+     "  for t in static_range(0, 4) { acc += load(x + t * 32 + arange(0, 32)) + (t as f32); }\n"
+     "  for t in range(0, n / 128, unroll = 4) { acc += load(x + t * 32 + arange(0, 32)); }\n"
+     "  store(o + 768 + arange(0, 32), acc);\n"
+     "}\n",
+     4, {DT_F32, DT_I32, DT_F32, DT_I32}, {512, 1024, 800, 64}, {0, 0, 1, 1}, 1, {1000}, 1, 0, 0, 0, 0},
     /* sum adds in its layout's order (lanes, then warps), the interpreter in its own: within 1e-6 */
     {"reductions with keep_dims and dtype, a reverse cumsum, along both axes",
      "kernel k(x: *f32, n: *i32, o: *f32, oi: *i64) {\n"
