@@ -453,32 +453,77 @@ static int bit_clear(Lower *L, int idx, int64_t bit) {
 /* sort: a bitonic network along the axis (log2(n)(log2(n)+1)/2 steps);
  * each step compares every element with its partner (index xor j) and keeps
  * the smaller or the larger. NaN counts as larger than any number. */
+/* One step of a bitonic network: every element of x meets its partner
+ * (index xor j along the axis) and keeps the smaller where keep_min is true,
+ * else the larger; NaN counts as larger than any number. */
+static int compare_exchange(Lower *L, int x, int axis, int32_t j, int keep_min) {
+    BlkType wt = vtype(L, x), bt = type_with_shape(type_scalar(DT_I1), wt.rank, wt.shape);
+    int y = emit_axis_op(L, BIR_PARTNER, x, axis, j, wt);
+    int x_gt = emit2(L, BIR_GT, x, y, bt), y_gt = emit2(L, BIR_GT, y, x, bt);
+    if (dtype_is_float(wt.dtype)) { /* NaN is the largest */
+        int x_nan = emit2(L, BIR_NE, x, x, bt), y_nan = emit2(L, BIR_NE, y, y, bt);
+        int x_num = emit1(L, BIR_NOT, x_nan, bt), y_num = emit1(L, BIR_NOT, y_nan, bt);
+        x_gt = emit2(L, BIR_OR, x_gt, emit2(L, BIR_AND, x_nan, y_num, bt), bt);
+        y_gt = emit2(L, BIR_OR, y_gt, emit2(L, BIR_AND, y_nan, x_num, bt), bt);
+    }
+    int take_y = emit(L, BIR_SELECT, (int[]){keep_min, x_gt, y_gt}, 3, bt);
+    return emit(L, BIR_SELECT, (int[]){take_y, y, x}, 3, wt);
+}
+
+/* Sorts every run of `run` elements along the axis, runs alternating
+ * ascending and descending (all descending when descending_last and the
+ * run is the whole axis). */
+static int sort_runs(Lower *L, int x, int axis, int idx, int32_t run, bool descending) {
+    BlkType t = vtype(L, x), bt = type_with_shape(type_scalar(DT_I1), t.rank, t.shape);
+    for (int32_t k = 2; k <= run; k *= 2) {
+        int ascending_run = bit_clear(L, idx, k); /* runs of k alternate direction; the last is one run */
+        for (int32_t j = k / 2; j >= 1; j /= 2)
+            x = compare_exchange(L, x, axis, j, emit2(L, descending ? BIR_NE : BIR_EQ, bit_clear(L, idx, j), ascending_run, bt));
+    }
+    return x;
+}
+
 static int lower_sort(Lower *L, const Expr *e) {
     const Expr *ax = arg(e, 1), *desc = arg(e, 2);
     int axis = ax ? (int)ax->cv.i : 0;
-    bool descending = desc && desc->cv.i;
     BlkType t = e->type;
     DType d = t.dtype == DT_I1 ? DT_I32 : t.dtype; /* i1 sorts as 0 and 1 */
-    BlkType wt = type_with_shape(type_scalar(d), t.rank, t.shape), bt = type_with_shape(type_scalar(DT_I1), t.rank, t.shape);
     int x = convert(L, lower_expr(L, arg(e, 0)), d);
-    int idx = indices_along(L, t, axis);
-    int32_t n = t.shape[axis];
-    for (int32_t k = 2; k <= n; k *= 2) {
-        int ascending_run = bit_clear(L, idx, k); /* runs of k alternate direction; the last is one run */
-        for (int32_t j = k / 2; j >= 1; j /= 2) {
-            int y = emit_axis_op(L, BIR_PARTNER, x, axis, j, wt);
-            int lower = bit_clear(L, idx, j);
-            int keep_min = emit2(L, descending ? BIR_NE : BIR_EQ, lower, ascending_run, bt);
-            int x_gt = emit2(L, BIR_GT, x, y, bt), y_gt = emit2(L, BIR_GT, y, x, bt);
-            if (dtype_is_float(d)) { /* NaN is the largest */
-                int x_nan = emit2(L, BIR_NE, x, x, bt), y_nan = emit2(L, BIR_NE, y, y, bt);
-                int x_num = emit1(L, BIR_NOT, x_nan, bt), y_num = emit1(L, BIR_NOT, y_nan, bt);
-                x_gt = emit2(L, BIR_OR, x_gt, emit2(L, BIR_AND, x_nan, y_num, bt), bt);
-                y_gt = emit2(L, BIR_OR, y_gt, emit2(L, BIR_AND, y_nan, x_num, bt), bt);
-            }
-            int take_y = emit(L, BIR_SELECT, (int[]){keep_min, x_gt, y_gt}, 3, bt);
-            x = emit(L, BIR_SELECT, (int[]){take_y, y, x}, 3, wt);
-        }
+    x = sort_runs(L, x, axis, indices_along(L, t, axis), t.shape[axis], desc && desc->cv.i);
+    return convert(L, x, t.dtype);
+}
+
+/* topk(x, k, axis): the k largest along the axis, in descending order, by a
+ * partial bitonic network: runs of k sorted in alternating directions; then,
+ * for each distance m = k, 2k, ..., n/2, every element keeps the larger of
+ * itself and its partner m away (each run then holds the top k of two runs,
+ * as a bitonic sequence) and the runs are merged again, in the direction the
+ * next distance needs (descending at the last); finally the first k
+ * elements. log2(k)(log2(k)+1)/2 + log2(n/k)(log2(k)+1) steps, against
+ * sort's log2(n)(log2(n)+1)/2. */
+static int lower_topk(Lower *L, const Expr *e) {
+    const Expr *ax = arg(e, 2);
+    int axis = ax ? (int)ax->cv.i : arg(e, 0)->type.rank - 1; /* Triton's default: the last */
+    BlkType xt = arg(e, 0)->type, t = e->type;
+    DType d = t.dtype == DT_I1 ? DT_I32 : t.dtype;
+    BlkType wt = type_with_shape(type_scalar(d), xt.rank, xt.shape), bt = type_with_shape(type_scalar(DT_I1), xt.rank, xt.shape);
+    int32_t n = xt.shape[axis], k = t.shape[axis];
+    int x = convert(L, lower_expr(L, arg(e, 0)), d);
+    int idx = indices_along(L, wt, axis);
+    x = sort_runs(L, x, axis, idx, k, k == n);
+    for (int32_t m = k; m < n; m *= 2) {
+        int keep_max = broadcast(L, const_int(L, DT_I1, 0), bt);
+        x = compare_exchange(L, x, axis, m, keep_max);
+        int ascending = 2 * m < n ? bit_clear(L, idx, 2 * m) : keep_max; /* the last merge: descending */
+        for (int32_t j = k / 2; j >= 1; j /= 2)
+            x = compare_exchange(L, x, axis, j, emit2(L, BIR_EQ, bit_clear(L, idx, j), ascending, bt));
+    }
+    if (k < n) {
+        int ops[2] = {x, indices_along(L, type_with_shape(type_scalar(d), t.rank, t.shape), axis)};
+        BlkType gt = type_with_shape(type_scalar(d), t.rank, t.shape);
+        BirOp *op = emit_op(L, BIR_GATHER, ops, 2, &gt);
+        op->attr = axis;
+        x = op->results[0];
     }
     return convert(L, x, t.dtype);
 }
@@ -581,6 +626,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_ARGMIN: return lower_reduction(L, e, BIR_ARGMIN);
     case BI_REDUCE: case BI_ASSOCIATIVE_SCAN: return lower_combine(L, e);
     case BI_SORT: return lower_sort(L, e);
+    case BI_TOPK: return lower_topk(L, e);
     case BI_GATHER: {
         int ops[2] = {lower_expr(L, a0), lower_expr(L, a1)};
         BirOp *op = emit_op(L, BIR_GATHER, ops, 2, &t);

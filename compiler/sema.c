@@ -1376,6 +1376,29 @@ static void check_sort(Sema *S, Expr *e) {
     e->type = x->type;
 }
 
+/* topk(x, k, axis): Triton's tl.topk, the k largest along the axis (the last
+ * by default), in descending order. */
+static void check_topk(Sema *S, Expr *e) {
+    Expr *x = arg(e, 0), *k = arg(e, 1), *ax = arg(e, 2);
+    int64_t axis = x->type.rank - 1, n;
+    if (!require_value(S, x)) return;
+    if (x->type.rank == 0 || x->type.dtype == DT_PTR || dtype_is_fp8(x->type.dtype)) {
+        error(S, x->span, "'topk' takes a block of numbers or i1, got %s", tstr(S, x->type));
+        return;
+    }
+    if (ax && !axis_arg(S, e, ax, x->type, &axis)) return;
+    if (!const_int_arg(S, e, k, "k", &n)) return;
+    if (n < 1 || n > x->type.shape[axis] || (n & (n - 1))) {
+        error(S, k->span, "k of 'topk' is a power of two from 1 to the axis' size %d, got %lld", x->type.shape[axis],
+              (long long)n);
+        return;
+    }
+    int32_t shape[BLK_MAX_RANK];
+    memcpy(shape, x->type.shape, sizeof shape);
+    shape[axis] = (int32_t)n;
+    e->type = type_with_shape(x->type, x->type.rank, shape);
+}
+
 /* gather(src, index, axis): Triton's tl.gather; the result has index's shape
  * and src's type, and matches src's shape on every other axis. */
 static void check_gather(Sema *S, Expr *e) {
@@ -1586,6 +1609,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         return;
     case BI_SORT: check_sort(S, e); return;
     case BI_GATHER: check_gather(S, e); return;
+    case BI_TOPK: check_topk(S, e); return;
     case BI_HISTOGRAM: check_histogram(S, e); return;
     case BI_FLIP: {
         int64_t axis;

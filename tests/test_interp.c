@@ -723,6 +723,69 @@ Test(interp, gather_and_histogram) {
     drop(p);
 }
 
+static int descending_nan_first(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    if (isnan(x) || isnan(y)) return isnan(x) ? (isnan(y) ? 0 : -1) : 1;
+    return x > y ? -1 : x < y;
+}
+
+/* topk against C's qsort of each row and column (descending, NaN first as sort's
+ * largest), for k = 1, 4 and the whole axis, along either axis; i32 too. */
+Test(interp, topk_gives_the_k_largest_in_descending_order) {
+    Prog *p = build("kernel k(x: *f32, xi: *i32, o: *f32, oi: *i32) {\n"
+                    "  let r = arange(0, 8)[:, None];\n"
+                    "  let c = arange(0, 32)[None, :];\n"
+                    "  let v = load(x + r * 32 + c);\n"
+                    "  store(o + r * 4 + arange(0, 4)[None, :], topk(v, 4));\n"
+                    "  store(o + 32 + r + arange(0, 1)[None, :], topk(v, 1));\n"
+                    "  store(o + 40 + r * 32 + c, topk(v, 32, axis = 1));\n"
+                    "  store(o + 296 + arange(0, 2)[:, None] * 32 + c, topk(v, 2, axis = 0));\n"
+                    "  store(oi + arange(0, 16), topk(load(xi + arange(0, 64)), 16));\n"
+                    "}\n", NULL);
+    float x[256], o[360];
+    int32_t xi[64], oi[16];
+    uint32_t state = 77;
+    for (int i = 0; i < 256; i++) { /* many ties */
+        state = state * 1664525u + 1013904223u;
+        x[i] = (float)((int)(state >> 24) % 17 - 8) * 0.5f;
+    }
+    x[37] = NAN, x[200] = -INFINITY;
+    for (int i = 0; i < 64; i++) {
+        state = state * 1664525u + 1013904223u;
+        xi[i] = (int32_t)(state >> 8) - (1 << 23);
+    }
+    InterpBuffer bufs[] = {BUF(x, 256), BUF(xi, 64), BUF(o, 360), BUF(oi, 16)};
+    InterpArg args[] = {{.p = x}, {.p = xi}, {.p = o}, {.p = oi}};
+    char *err = run(p, args, 1, bufs, 4);
+    cr_assert_null(err, "%s", err);
+    for (int rr = 0; rr < 8; rr++) {
+        float row[32];
+        memcpy(row, x + rr * 32, sizeof row);
+        qsort(row, 32, sizeof row[0], descending_nan_first);
+        for (int i = 0; i < 32; i++) {
+            if (i < 4) cr_expect(o[rr * 4 + i] == row[i] || (isnan(row[i]) && isnan(o[rr * 4 + i])), "k=4 [%d, %d]", rr, i);
+            cr_expect(o[40 + rr * 32 + i] == row[i] || (isnan(row[i]) && isnan(o[40 + rr * 32 + i])), "k=32 [%d, %d]", rr, i);
+        }
+        cr_expect(o[32 + rr] == row[0] || (isnan(row[0]) && isnan(o[32 + rr])), "k=1 [%d]", rr);
+    }
+    for (int cc = 0; cc < 32; cc++) {
+        float col[8];
+        for (int rr = 0; rr < 8; rr++) col[rr] = x[rr * 32 + cc];
+        qsort(col, 8, sizeof col[0], descending_nan_first);
+        for (int i = 0; i < 2; i++)
+            cr_expect(o[296 + i * 32 + cc] == col[i] || (isnan(col[i]) && isnan(o[296 + i * 32 + cc])), "axis 0 [%d, %d]", i, cc);
+    }
+    int32_t sorted[64];
+    memcpy(sorted, xi, sizeof sorted);
+    for (int i = 0; i < 64; i++) /* insertion sort, descending */
+        for (int j = i; j > 0 && sorted[j] > sorted[j - 1]; j--) {
+            int32_t t = sorted[j];
+            sorted[j] = sorted[j - 1], sorted[j - 1] = t;
+        }
+    for (int i = 0; i < 16; i++) cr_expect_eq(oi[i], sorted[i], "i32 [%d]", i);
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

@@ -231,6 +231,17 @@ static const OpCase cases[] = {
      "  store(o + 768 + arange(0, 32), acc);\n"
      "}\n",
      4, {DT_F32, DT_I32, DT_F32, DT_I32}, {512, 1024, 800, 64}, {0, 0, 1, 1}, 1, {1000}, 1, 0, 0, 0, 0},
+    {"topk along both axes (partial bitonic networks, then a gather), k = 1, 8 and the whole row",
+     "kernel k(x: *f32, o: *f32, oi: *i32) {\n"
+     "  let r = (program_id(0) * 16 + arange(0, 16))[:, None];\n"
+     "  let v = load(x + r * 128 + arange(0, 128)[None, :]);\n"
+     "  store(o + r * 8 + arange(0, 8)[None, :], topk(v, 8));\n"
+     "  store(o + 512 + r + arange(0, 1)[None, :], topk(v, 1));\n"
+     "  store(o + 1024 + r * 128 + arange(0, 128)[None, :], topk(v, 128, axis = 1));\n"
+     "  store(o + 9216 + program_id(0) * 512 + arange(0, 4)[:, None] * 128 + arange(0, 128)[None, :], topk(v, 4, axis = 0));\n"
+     "  store(oi + program_id(0) * 32 + arange(0, 32), topk(load(x + program_id(0) * 2048 + arange(0, 2048)) as i32, 32));\n"
+     "}\n",
+     3, {DT_F32, DT_F32, DT_I32}, {8192, 11264, 128}, {0, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
     /* sum adds in its layout's order (lanes, then warps), the interpreter in its own: within 1e-6 */
     {"reductions with keep_dims and dtype, a reverse cumsum, along both axes",
      "kernel k(x: *f32, n: *i32, o: *f32, oi: *i64) {\n"
