@@ -56,6 +56,8 @@ static Config configs[] = {
     {"cross_entropy.blk", {NULL}},
     {"quantize.blk", {"T=f32", NULL}},
     {"cumsum.blk", {NULL}},
+    {"histogram.blk", {NULL}},
+    {"topk_sampling.blk", {"K=8", "BLOCK=256", NULL}},
     {"activations.blk", {"T=f16", "APPROX_TANH=true", NULL}},
     {"layernorm.blk", {NULL}},
     {"layernorm.blk", {"T=f32", "BLOCK_SIZE=4096", "BLOCK_SIZE_N=16384", NULL}},

@@ -760,6 +760,98 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
     return r;
 }
 
+/* A histogram of n values spread over -16 .. nbins + 15 (some outside the
+ * bins), against C counting: exact. */
+CheckResult check_histogram(const ExampleRunner *run, int n, int nbins, int block) {
+    CheckResult r = {0};
+    set_name(&r, "histogram n=%d NBINS=%d BLOCK=%d", n, nbins, block);
+    RefRng rng = {21};
+    TBuf x = tb_new(DT_I32, n), bins = tb_new(DT_I32, nbins);
+    int32_t *want = calloc((size_t)nbins, sizeof *want);
+    for (int i = 0; i < n; i++) {
+        int32_t v = (int32_t)floor(ref_uniform(&rng) * (nbins + 32)) - 16;
+        tb_set(&x, i, v);
+        if (v >= 0 && v < nbins) want[v]++;
+    }
+    char nb[32], b[32];
+    snprintf(nb, sizeof nb, "NBINS=%d", nbins);
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"histogram.blk", "histogram_kernel", {nb, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&bins, "BINS")};
+    InterpArg args[] = {{.p = x.data}, {.p = bins.data}, {.i = n}};
+    if (launch(run, &r, &k, args, 3, (uint32_t)((n + block - 1) / block), bufs, 2)) {
+        double *ref = malloc((size_t)nbins * sizeof *ref);
+        for (int i = 0; i < nbins; i++) ref[i] = want[i];
+        compare(&r, "BINS", &bins, nbins, ref, 1, nbins, TOL_EXACT, 0, 0, true);
+        free(ref);
+    }
+    free(want);
+    tb_free(&x), tb_free(&bins);
+    return r;
+}
+
+/* Top-k sampling of M rows of N logits (2 N(0,1), ties made by rounding to
+ * 1/8): the reference in double keeps the logits at or above the k-th
+ * largest, weighs them by exp((x - max) inv_temp), and picks the first
+ * token whose cumulative weight exceeds u = rand(seed, row) times the total.
+ * The kernel's exp is approximate on the GPU, so a pick may differ where u
+ * times the total lies within 1e-5 of the total from a boundary; every pick
+ * must be a kept token, and the others must be the reference's. */
+CheckResult check_topk_sample(const ExampleRunner *run, int M, int N, int stride, int topk, int block) {
+    CheckResult r = {0};
+    set_name(&r, "topk_sample M=%d N=%d stride=%d K=%d BLOCK=%d", M, N, stride, topk, block);
+    RefRng rng = {22};
+    const int32_t seed = 4321;
+    const float inv_temp = 1.25f;
+    TBuf logits = tb_new(DT_F32, (int64_t)M * stride), tokens = tb_new(DT_I32, M);
+    for (int64_t i = 0; i < logits.n; i++) tb_set(&logits, i, i % stride < N ? round(16 * ref_normal(&rng)) / 8 : NAN);
+    char kk[32], b[32];
+    snprintf(kk, sizeof kk, "K=%d", topk);
+    snprintf(b, sizeof b, "BLOCK=%d", block);
+    ExampleKernel k = {"topk_sampling.blk", "topk_sample", {kk, b, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&logits, "L"), tb_buf(&tokens, "TOKENS")};
+    InterpArg args[] = {{.p = logits.data}, {.p = tokens.data}, {.i = stride}, {.i = N}, {.i = seed}, {.f = inv_temp}};
+    if (launch(run, &r, &k, args, 6, (uint32_t)M, bufs, 2)) {
+        float *x = tb_floats(&logits), *sorted = malloc((size_t)N * sizeof *sorted);
+        double *cum = malloc((size_t)N * sizeof *cum);
+        int near = 0;
+        for (int row = 0; row < M && r.ok; row++) {
+            const float *xr = x + (int64_t)row * stride;
+            memcpy(sorted, xr, (size_t)N * sizeof *sorted);
+            for (int i = 1; i < N; i++) /* insertion sort, descending: N is small */
+                for (int j = i; j > 0 && sorted[j] > sorted[j - 1]; j--) {
+                    float t = sorted[j];
+                    sorted[j] = sorted[j - 1], sorted[j - 1] = t;
+                }
+            float threshold = sorted[(topk < N ? topk : N) - 1], top = sorted[0];
+            double total = 0;
+            for (int i = 0; i < N; i++) {
+                total += xr[i] >= threshold ? exp(((double)xr[i] - top) * inv_temp) : 0.0;
+                cum[i] = total;
+            }
+            double target = philox_rand(seed, (uint64_t)row) * total;
+            int want = 0;
+            while (want < N - 1 && cum[want] <= target) want++;
+            int got = (int)tb_get(&tokens, row);
+            double tol = 1e-5 * total;
+            bool ok = got == want ||
+                      (got >= 0 && got < N && xr[got] >= threshold &&
+                       (got < want ? cum[got] >= target - tol : cum[got - 1] <= target + tol));
+            if (!ok)
+                failf(&r, "row %d: token %d (logit %g, cumulative %.9g), the reference's %d (cumulative %.9g) for %.9g",
+                      row, got, got >= 0 && got < N ? xr[got] : NAN, got >= 0 && got < N ? cum[got] : NAN, want,
+                      cum[want], target);
+            near += got != want;
+        }
+        if (near > M / 100 + 1) failf(&r, "%d of %d picks differ from the reference's (near ties allowed: 1%%)", near, M);
+        snprintf(r.tolerance, sizeof r.tolerance, "picks; ties 1e-5");
+        r.max_err = near;
+        free(x), free(sorted), free(cum);
+    }
+    tb_free(&logits), tb_free(&tokens);
+    return r;
+}
+
 CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad) {
     CheckResult r = {0};
@@ -1316,6 +1408,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_group_norm(r, 4, 64, 1024, 32, DT_F32, 1024)); /* 2 channels of 32x32 per group */
     CHECK(check_quantize(r, 64, 4096, 4096, DT_F16, 1024));
     CHECK(check_cumsum(r, 16, 5000, 5000, DT_F32, 1024));
+    CHECK(check_histogram(r, 100000, 256, 4096));
+    CHECK(check_topk_sample(r, 64, 1000, 1024, 64, 1024));
     CHECK(check_activation(r, ACT_GELU, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
@@ -1360,6 +1454,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_cumsum(r, 3, 1, 1, DT_F32, 16));
         CHECK(check_cumsum(r, 7, 3000, 3100, DT_F16, 512)); /* stride > N: the padding is kept */
         CHECK(check_cumsum(r, 2, 100, 100, DT_BF16, 128));
+        CHECK(check_histogram(r, 1, 16, 128));      /* one value, one program */
+        CHECK(check_histogram(r, 70001, 1024, 1024)); /* a ragged last block, more bins than threads */
+        CHECK(check_topk_sample(r, 3, 5, 8, 4, 8));   /* k close to N */
+        CHECK(check_topk_sample(r, 24, 4000, 4000, 8, 4096));
         CHECK(check_activation(r, ACT_GELU, 1, DT_F32, 1024));
         CHECK(check_activation(r, ACT_GELU, 5000, DT_F16, 512));
         CHECK(check_activation(r, ACT_GELU_TANH, 4099, DT_BF16, 256));

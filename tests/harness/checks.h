@@ -65,6 +65,9 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *r, int M, int N, int strid
                                  int block_n, int group_m, bool deterministic);
 CheckResult check_activation(const ExampleRunner *r, Activation act, int n, DType dtype, int block);
 CheckResult check_dropout(const ExampleRunner *r, int n, float p, int32_t seed, DType dtype, int block);
+/* histogram.blk (exact) and topk_sampling.blk (the picks, near ties allowed) */
+CheckResult check_histogram(const ExampleRunner *r, int n, int nbins, int block);
+CheckResult check_topk_sample(const ExampleRunner *r, int M, int N, int stride, int k, int block);
 /* C = A B, dtype DT_F16 or DT_BF16; A row-major, B row-major or (trans_b)
  * column-major; every row (column for a column-major B) pad elements longer
  * than the matrix: NaN in A and B, a sentinel in C. */
