@@ -54,7 +54,13 @@ Expr *expr_clone(Arena *a, const Expr *e) {
         c->u.call.inline_result = NULL;
         c->u.call.combine = NULL;
         break;
-    case E_INDEX: c->u.index.operand = expr_clone(a, e->u.index.operand); break;
+    case E_INDEX:
+        c->u.index.operand = expr_clone(a, e->u.index.operand);
+        for (int i = 0; i < e->u.index.n; i++) {
+            c->u.index.lo[i] = expr_clone(a, e->u.index.lo[i]);
+            c->u.index.hi[i] = expr_clone(a, e->u.index.hi[i]);
+        }
+        break;
     case E_SHAPE: case E_TUPLE: c->u.shape.dims = clone_exprs(a, &e->u.shape.dims); break;
     default: break;
     }
@@ -185,8 +191,14 @@ static void dump_expr(FILE *out, const Expr *e, int depth, const char *label) {
     case E_CALL: fprintf(out, "call %s", e->u.call.name); break;
     case E_INDEX:
         fputs("index [", out);
-        for (int i = 0; i < e->u.index.n; i++)
-            fprintf(out, "%s%s", i ? ", " : "", e->u.index.is_none[i] ? "None" : ":");
+        for (int i = 0; i < e->u.index.n; i++) {
+            fputs(i ? ", " : "", out);
+            if (e->u.index.is_none[i]) fputs("None", out);
+            else if (!e->u.index.is_slice[i]) fputs(":", out);
+            else if (e->u.index.lo[i] && e->u.index.lo[i]->is_const && e->u.index.hi[i] && e->u.index.hi[i]->is_const)
+                fprintf(out, "%lld:%lld", (long long)e->u.index.lo[i]->cv.i, (long long)e->u.index.hi[i]->cv.i);
+            else fputs("lo:hi", out);
+        }
         fputs("]", out);
         break;
     case E_SHAPE: fputs("shape", out); break;

@@ -347,7 +347,14 @@ struct Expr {
             Expr *combine;        /* reduce, associative_scan: the combine helper's call, inlined
                                      on scalar arguments */
         } call;
-        struct { Expr *operand; int n; bool is_none[BLK_MAX_RANK + 1]; } index;
+        /* x[:, None], x[a:b], x[:, 2:6]: per entry None (a new axis of size 1), the whole
+         * axis, or a slice lo:hi (either may be NULL: 0, the axis' size) */
+        struct {
+            Expr *operand;
+            int n;
+            bool is_none[BLK_MAX_RANK + 1], is_slice[BLK_MAX_RANK + 1];
+            Expr *lo[BLK_MAX_RANK + 1], *hi[BLK_MAX_RANK + 1];
+        } index;
         struct { PtrVec dims; } shape; /* Expr* */
     } u;
 };

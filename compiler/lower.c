@@ -760,6 +760,35 @@ static int lower_builtin(Lower *L, const Expr *e) {
     return BIR_NONE;
 }
 
+/* x[...]: each slice lo:hi a gather of the indices lo .. hi - 1 along its
+ * axis (through shared memory on the GPU), then a None's new axis. */
+static int lower_index(Lower *L, const Expr *e) {
+    int x = lower_expr(L, e->u.index.operand), none_at = -1;
+    for (int i = 0, axis = 0; i < e->u.index.n; i++) {
+        if (e->u.index.is_none[i]) {
+            none_at = i;
+            continue;
+        }
+        BlkType t = vtype(L, x);
+        int64_t size = t.shape[axis], lo = e->u.index.lo[i] ? e->u.index.lo[i]->cv.i : 0,
+                hi = e->u.index.hi[i] ? e->u.index.hi[i]->cv.i : size;
+        if (e->u.index.is_slice[i] && hi - lo < size) {
+            BlkType rt = t;
+            rt.shape[axis] = (int32_t)(hi - lo);
+            BlkType it = type_with_shape(type_scalar(DT_I32), rt.rank, rt.shape);
+            int index = emit2(L, BIR_ADD, indices_along(L, it, axis), broadcast(L, const_int(L, DT_I32, lo), it), it);
+            BirOp *op = emit_op(L, BIR_GATHER, (int[]){x, index}, 2, &rt);
+            op->attr = axis;
+            x = op->results[0];
+        }
+        axis++;
+    }
+    if (none_at < 0) return x;
+    BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &x, 1, &e->type);
+    op->attr = none_at;
+    return op->results[0];
+}
+
 /* An inlined helper's body, its parameters bound to the argument values. */
 static void lower_helper_body(Lower *L, const Expr *e) {
     for (int i = 0; i < e->u.call.inline_params.len; i++)
@@ -788,14 +817,7 @@ static int lower_expr_at(Lower *L, const Expr *e) {
         if (type_equal(vtype(L, x), e->type)) return x;
         return emit1(L, BIR_PTR_CAST, x, e->type);
     }
-    case E_INDEX: {
-        int none_at = 0;
-        for (int i = 0; i < e->u.index.n; i++)
-            if (e->u.index.is_none[i]) none_at = i;
-        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, (int[]){lower_expr(L, e->u.index.operand)}, 1, &e->type);
-        op->attr = none_at;
-        return op->results[0];
-    }
+    case E_INDEX: return lower_index(L, e);
     case E_CALL: return lower_call(L, e);
     default: return BIR_NONE; /* strings, types and shapes are arguments, not values */
     }

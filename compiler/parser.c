@@ -388,7 +388,8 @@ static Expr *parse_member(Parser *p, Expr *base) {
     return error_expr(p, span_from(p, base->span));
 }
 
-/* postfix = primary { "[" index { "," index } "]" | member }    index = ":" | "None" */
+/* postfix = primary { "[" index { "," index } "]" | member }
+ * index   = ":" | "None" | [ expr ] ":" [ expr ]          (a slice lo:hi, either optional) */
 static Expr *parse_postfix(Parser *p) {
     Expr *e = parse_primary(p);
     int levels = 0;
@@ -407,15 +408,29 @@ static Expr *parse_postfix(Parser *p) {
                          BLK_MAX_RANK);
                 break;
             }
-            if (accept(p, TOK_COLON)) ix->u.index.is_none[ix->u.index.n++] = false;
-            else if (accept(p, TOK_NONE)) ix->u.index.is_none[ix->u.index.n++] = true;
-            else {
-                error_at(p, p->tok.span,
-                         "expected ':' or 'None' in an index, found %s (blk has no element "
-                         "indexing; use load with a pointer block)", tok_desc(p, p->tok));
-                bad = true;
-                break;
+            int at = ix->u.index.n;
+            if (accept(p, TOK_NONE)) {
+                ix->u.index.is_none[ix->u.index.n++] = true;
+                continue;
             }
+            Expr *lo = NULL;
+            if (!check(p, TOK_COLON)) {
+                Token first = p->tok;
+                lo = parse_expr(p);
+                if (!check(p, TOK_COLON)) {
+                    error_at(p, span_from(p, first.span),
+                             "blk has no element indexing: an index is ':', 'None' or a slice 'lo:hi' with "
+                             "constant bounds (use load with a pointer block for one element)");
+                    bad = true;
+                    break;
+                }
+            }
+            advance(p); /* the ':' */
+            Expr *hi = check(p, TOK_COMMA) || check(p, TOK_RBRACKET) ? NULL : parse_expr(p);
+            ix->u.index.is_slice[at] = lo || hi;
+            ix->u.index.lo[at] = lo;
+            ix->u.index.hi[at] = hi;
+            ix->u.index.n++;
         } while (accept(p, TOK_COMMA));
         if (bad) {
             e = error_expr(p, start);

@@ -728,18 +728,46 @@ static void check_index(Sema *S, Expr *e) {
     Expr *x = e->u.index.operand;
     check_expr(S, x);
     if (!require_value(S, x)) return;
-    int n = e->u.index.n, nones = 0;
-    for (int i = 0; i < n; i++) nones += e->u.index.is_none[i];
-    if (nones != 1 || n - nones != x->type.rank || n > BLK_MAX_RANK) {
+    int n = e->u.index.n, nones = 0, slices = 0;
+    for (int i = 0; i < n; i++) nones += e->u.index.is_none[i], slices += e->u.index.is_slice[i];
+    if (nones > 1 || (nones == 0 && slices == 0) || n - nones != x->type.rank || n > BLK_MAX_RANK) {
         error(S, e->span,
-              "an index must have one ':' per dimension of the %s value and exactly one 'None' "
-              "(like x[:, None]); the result may have at most %d dimensions",
+              "an index has one ':' or slice 'lo:hi' per dimension of the %s value, and 'None' at most once "
+              "(x[:, None], x[2:6], x[:, 0:8]); the result may have at most %d dimensions",
               tstr(S, x->type), BLK_MAX_RANK);
         return;
     }
     int32_t shape[BLK_MAX_RANK];
-    int src = 0;
-    for (int i = 0; i < n; i++) shape[i] = e->u.index.is_none[i] ? 1 : x->type.shape[src++];
+    for (int i = 0, src = 0; i < n; i++) {
+        if (e->u.index.is_none[i]) {
+            shape[i] = 1;
+            continue;
+        }
+        int64_t size = x->type.shape[src++], bound[2] = {0, size};
+        if (!e->u.index.is_slice[i]) {
+            shape[i] = (int32_t)size;
+            continue;
+        }
+        if (x->type.rank == 0) return; /* reported above */
+        Expr *b[2] = {e->u.index.lo[i], e->u.index.hi[i]};
+        for (int k = 0; k < 2; k++) {
+            if (!b[k]) continue;
+            check_expr(S, b[k]);
+            if (!require_value(S, b[k])) return;
+            if (!b[k]->is_const || b[k]->type.rank || !dtype_is_int(b[k]->type.dtype)) {
+                error(S, b[k]->span, "a slice's bounds are compile-time integers (literals and const parameters)");
+                return;
+            }
+            bound[k] = b[k]->cv.i;
+        }
+        int64_t len = bound[1] - bound[0];
+        if (bound[0] < 0 || bound[1] > size || len <= 0 || (len & (len - 1))) {
+            error(S, e->span, "the slice %lld:%lld of an axis of %lld elements must lie inside it and hold a power of "
+                  "two of them (a block's size)", (long long)bound[0], (long long)bound[1], (long long)size);
+            return;
+        }
+        shape[i] = (int32_t)len;
+    }
     e->type = type_with_shape(x->type, n, shape);
 }
 

@@ -786,6 +786,36 @@ Test(interp, topk_gives_the_k_largest_in_descending_order) {
     drop(p);
 }
 
+/* Register slices with constant bounds, against C indexing: rank 1 (open ends too), both
+ * axes of a 2-D block at once, a slice then a new axis, and a slice of pointers. */
+Test(interp, slices_with_constant_bounds) {
+    Prog *p = build("kernel k(x: *f32, o: *f32) {\n"
+                    "  let v = load(x + arange(0, 32));\n"
+                    "  store(o + arange(0, 8), v[4:12]);\n"
+                    "  store(o + 8 + arange(0, 16), v[16:]);\n"
+                    "  store(o + 24 + arange(0, 4), v[:4]);\n"
+                    "  let m = load(x + arange(0, 8)[:, None] * 4 + arange(0, 4)[None, :]);\n"
+                    "  store(o + 28 + arange(0, 2)[:, None] * 2 + arange(0, 2)[None, :], m[6:8, 1:3]);\n"
+                    "  store(o + 32 + arange(0, 4)[:, None] + arange(0, 1)[None, :], v[28:32, None]);\n"
+                    "  store((o + 36 + arange(0, 8))[2:6], v[0:4]);\n"
+                    "}\n", NULL);
+    float x[32], o[44];
+    for (int i = 0; i < 32; i++) x[i] = (float)i * 0.5f + 1.0f;
+    for (int i = 0; i < 44; i++) o[i] = -1.0f;
+    InterpBuffer bufs[] = {BUF(x, 32), BUF(o, 44)};
+    InterpArg args[] = {{.p = x}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 8; i++) cr_expect_eq(o[i], x[4 + i], "[4:12] %d", i);
+    for (int i = 0; i < 16; i++) cr_expect_eq(o[8 + i], x[16 + i], "[16:] %d", i);
+    for (int i = 0; i < 4; i++) cr_expect_eq(o[24 + i], x[i], "[:4] %d", i);
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 2; c++) cr_expect_eq(o[28 + r * 2 + c], x[(6 + r) * 4 + 1 + c], "[6:8, 1:3] %d %d", r, c);
+    for (int i = 0; i < 4; i++) cr_expect_eq(o[32 + i], x[28 + i], "[28:32, None] %d", i);
+    for (int i = 0; i < 8; i++) cr_expect_eq(o[36 + i], i >= 2 && i < 6 ? x[i - 2] : -1.0f, "pointers [2:6] %d", i);
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

@@ -231,6 +231,16 @@ static const OpCase cases[] = {
      "  store(o + 768 + arange(0, 32), acc);\n"
      "}\n",
      4, {DT_F32, DT_I32, DT_F32, DT_I32}, {512, 1024, 800, 64}, {0, 0, 1, 1}, 1, {1000}, 1, 0, 0, 0, 0},
+    {"register slices: rank 1 and both axes of a 2-D block, with a new axis, of pointers",
+     "kernel k(x: *f32, o: *f32) {\n"
+     "  let v = load(x + arange(0, 1024));\n"
+     "  store(o + arange(0, 256), v[512:768]);\n"
+     "  let m = load(x + arange(0, 32)[:, None] * 32 + arange(0, 32)[None, :]);\n"
+     "  store(o + 256 + arange(0, 8)[:, None] * 16 + arange(0, 16)[None, :], m[8:16, 16:32]);\n"
+     "  store(o + 384 + arange(0, 64)[:, None] + arange(0, 1)[None, :], v[64:128, None]);\n"
+     "  store((o + 448 + arange(0, 128))[32:96], v[:64]);\n"
+     "}\n",
+     2, {DT_F32, DT_F32}, {1024, 576}, {0, 1}, 0, {0}, 1, 0, 0, 0, 0},
     {"topk along both axes (partial bitonic networks, then a gather), k = 1, 8 and the whole row",
      "kernel k(x: *f32, o: *f32, oi: *i32) {\n"
      "  let r = (program_id(0) * 16 + arange(0, 16))[:, None];\n"
