@@ -526,6 +526,8 @@ struct Symbol {
     Param *param;    /* for SYM_PARAM / SYM_CONST */
     const Expr *quotient; /* sema: the truncating integer division whose quotient the binding
                              holds (Triton's '/' would have made it a float), or NULL */
+    int runtime_depth, const_if_depth; /* sema: the runtime loops and branches, and the
+                                          compile-time branches taken, around its declaration */
 };
 
 typedef struct {

@@ -38,6 +38,10 @@ typedef struct {
     int misplaced_returns;
     int inlined_calls; /* helper calls inlined into the kernel being checked */
     const KernelDef *kernel;
+    /* how many runtime loops and branches, and compile-time branches taken, enclose the
+     * statement being checked: a var may change its type in a compile-time branch with no
+     * runtime one between it and the declaration (rebind_var) */
+    int runtime_depth, const_if_depth;
 } Sema;
 
 /* Helpers are inlined at every call, so helpers that each call the next twice
@@ -134,6 +138,8 @@ static Symbol *declare(Sema *S, SymbolKind kind, const char *name, Span span, Bl
     s->decl = span;
     s->type = type;
     s->id = S->next_sym_id++;
+    s->runtime_depth = S->runtime_depth;
+    s->const_if_depth = S->const_if_depth;
     Scope *sc = S->scope;
     ptrvec_push(S->a, &sc->syms, s);
     if (sc->table && 2 * sc->syms.len <= sc->table_cap) *table_slot(sc, name) = s;
@@ -2241,6 +2247,37 @@ static void check_let(Sema *S, Stmt *s) {
     }
 }
 
+/* Triton rebinds a name to a value of another type in a constexpr branch
+ * (`if UPCAST: x = x.to(tl.float32)`). blk lets a var do that in a
+ * compile-time branch taken after its declaration, with no runtime loop or
+ * branch in between: the code is straight-line there, so from this
+ * assignment on the name is a new var of the value's type, in the scope of
+ * the old one (uses before it keep the old). */
+static bool rebind_var(Sema *S, Stmt *s, Symbol *sym) {
+    const Expr *v = s->u.assign.value;
+    if (type_equal(type_with_shape(v->type, 0, NULL), type_with_shape(sym->type, 0, NULL)) && shape_equal(v->type, sym->type))
+        return false;
+    if (S->const_if_depth <= sym->const_if_depth || S->runtime_depth != sym->runtime_depth || v->weak ||
+        !require_value(S, s->u.assign.value) || v->type.dtype == DT_VOID)
+        return false;
+    Scope *home = S->scope;
+    while (home && lookup_in(home, sym->name) != sym) home = home->parent;
+    if (!home) return false;
+    Symbol *rebound = arena_alloc(S->a, sizeof *rebound);
+    *rebound = *sym;
+    rebound->type = v->type;
+    rebound->weak = false;
+    rebound->quotient = held_quotient(v);
+    rebound->id = S->next_sym_id++;
+    ptrvec_push(S->a, &home->syms, rebound); /* a later symbol of the name wins the scan */
+    if (home->table) {
+        if (2 * home->syms.len <= home->table_cap) *table_slot(home, rebound->name) = rebound;
+        else table_insert_all(S, home);
+    }
+    s->u.assign.sym = rebound;
+    return true;
+}
+
 static void check_assign(Sema *S, Stmt *s) {
     Symbol *sym = lookup(S, s->u.assign.name);
     if (!sym) {
@@ -2278,8 +2315,14 @@ static void check_assign(Sema *S, Stmt *s) {
     }
     check_expr(S, s->u.assign.value);
     if (sym->type.dtype == DT_ERROR || s->u.assign.value->type.dtype == DT_ERROR) return;
-    if (assignable(S, s->u.assign.value, sym->type, sym->name, s->span) && !sym->quotient)
-        sym->quotient = held_quotient(s->u.assign.value);
+    if (rebind_var(S, s, sym)) return;
+    if (!assignable(S, s->u.assign.value, sym->type, sym->name, s->span)) {
+        if (S->const_if_depth > sym->const_if_depth && S->runtime_depth != sym->runtime_depth)
+            note(S, sym->decl, "'%s' may take another type in a compile-time branch only where no runtime loop or "
+                 "branch lies between it and this declaration", sym->name);
+        return;
+    }
+    if (!sym->quotient) sym->quotient = held_quotient(s->u.assign.value);
 }
 
 static bool check_condition(Sema *S, Expr *cond, const char *what) {
@@ -2384,7 +2427,9 @@ static void check_for(Sema *S, Stmt *s) {
     Symbol *sym = declare(S, SYM_LOOP, s->u.for_.var, s->u.for_.var_span,
                           type_scalar(ok ? d : DT_ERROR));
     s->u.for_.sym = sym;
+    S->runtime_depth++;
     check_block_in_scope(S, s->u.for_.body);
+    S->runtime_depth--;
     pop_scope(S);
 }
 
@@ -2395,7 +2440,9 @@ static void check_stmt(Sema *S, Stmt *s) {
     case S_FOR: check_for(S, s); return;
     case S_WHILE:
         if (s->u.while_.cond) check_condition(S, s->u.while_.cond, "while");
+        S->runtime_depth++;
         if (s->u.while_.body) check_stmt(S, s->u.while_.body);
+        S->runtime_depth--;
         return;
     case S_IF: {
         const Expr *cond = s->u.if_.cond;
@@ -2404,11 +2451,15 @@ static void check_stmt(Sema *S, Stmt *s) {
              * Triton prunes a constexpr `if` before checking it, so `if HAS_BIAS { ... }` may
              * use what exists only when HAS_BIAS is true */
             Stmt *taken = ast_const_if_taken(s);
+            S->const_if_depth++;
             if (taken) check_stmt(S, taken);
+            S->const_if_depth--;
             return;
         }
+        S->runtime_depth++;
         if (s->u.if_.then_) check_stmt(S, s->u.if_.then_);
         if (s->u.if_.else_) check_stmt(S, s->u.if_.else_);
+        S->runtime_depth--;
         return;
     }
     case S_RETURN:

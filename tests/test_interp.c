@@ -816,6 +816,40 @@ Test(interp, slices_with_constant_bounds) {
     drop(p);
 }
 
+/* A var that takes another type in a compile-time branch (Triton's `x = x.to(tl.float32)`
+ * under a constexpr): f32 from there on, carried as f32 through a later loop; the build
+ * without the branch keeps f16 (its sums round to f16 at each step). */
+Test(interp, a_var_changes_type_in_a_compile_time_branch) {
+    static const char src[] = "kernel k(x: *f16, o: *f32, n: i32, const UPCAST: bool = true) {\n"
+                              "  let i = arange(0, 8);\n"
+                              "  var v = load(x + i);\n"
+                              "  if UPCAST { v = v as f32; }\n"
+                              "  for t in range(0, n) { v = v + 0.001; }\n"
+                              "  store(o + i, v as f32);\n"
+                              "}\n";
+    for (int upcast = 0; upcast < 2; upcast++) {
+        const char *defs[] = {upcast ? "UPCAST=true" : "UPCAST=false", NULL};
+        Prog *p = build(src, defs);
+        uint16_t x[8];
+        float o[8];
+        for (int i = 0; i < 8; i++) {
+            _Float16 h = (_Float16)(1.0f + (float)i);
+            memcpy(&x[i], &h, 2);
+        }
+        InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 8)};
+        InterpArg args[] = {{.p = x}, {.p = o}, {.i = 10}};
+        char *err = run(p, args, 1, bufs, 2);
+        cr_assert_null(err, "%s", err);
+        for (int i = 0; i < 8; i++) {
+            float want32 = 1.0f + (float)i;
+            _Float16 want16 = (_Float16)(1.0f + (float)i);
+            for (int t = 0; t < 10; t++) want32 += 0.001f, want16 = (_Float16)((float)want16 + 0.001f);
+            cr_expect_eq(o[i], upcast ? want32 : (float)want16, "UPCAST=%d [%d]: %.9g", upcast, i, o[i]);
+        }
+        drop(p);
+    }
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {
