@@ -341,6 +341,12 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
         put_operands(p, op, 0);
         break;
+    case BIR_INLINE_ASM:
+        put(p, " \"%s\", \"%s\", ", op->text, op->asm_constraints);
+        put_operands(p, op, 0);
+        if (op->attr) put(p, ", pure");
+        if (op->nregions) put(p, ", reference");
+        break;
     case BIR_ASSERT:
         put(p, " ");
         put_operands(p, op, 0);
@@ -799,6 +805,20 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_ASSUME:
         NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
         return true;
+    case BIR_INLINE_ASM: {
+        NEED(n >= 1 && op->text && op->asm_constraints && op->nregions <= 1, "asm, constraints, arguments");
+        for (int i = 0; i < n; i++) NEED(shape_equal(vt(V, a[i]), r), "the arguments have the result's shape");
+        if (op->nregions) {
+            const BirBlock *ref = op->regions[0];
+            const BirOp *y = bir_block_terminator(ref);
+            NEED(ref->nargs == n, "the reference takes one scalar per argument");
+            for (int i = 0; i < n; i++)
+                NEED(type_equal(vt(V, ref->args[i]), type_scalar(vt(V, a[i]).dtype)), "reference argument %d", i);
+            NEED(y && y->code == BIR_YIELD && y->noperands == 1 &&
+                 type_equal(vt(V, y->operands[0]), type_scalar(r.dtype)), "the reference yields the result's type");
+        }
+        return true;
+    }
     case BIR_YIELD: case BIR_RETURN: case BIR_BARRIER: case BIR_PRINT:
         NEED(op->code != BIR_RETURN || n == 0, "return takes no operands");
         NEED(op->code != BIR_BARRIER || n == 0, "barrier takes no operands");
@@ -835,7 +855,7 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     if (ops[op->code].operands >= 0 && op->noperands != ops[op->code].operands)
         return fail(V, "has %d operands, not %d", op->noperands, ops[op->code].operands);
     if (op->nregions < 0 || op->nregions > 2) return fail(V, "bad region count");
-    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF ||
+    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF || op->code == BIR_INLINE_ASM ||
                          op->code == BIR_REDUCE || op->code == BIR_SCAN;
     if (!wants_regions && op->nregions) return fail(V, "has no regions");
     for (int r = 0; r < op->nregions; r++)

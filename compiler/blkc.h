@@ -480,7 +480,7 @@ typedef enum {
     BI_ATOMIC_XCHG: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN: case BI_ATOMIC_AND: \
     case BI_ATOMIC_OR: case BI_ATOMIC_XOR
 
-enum { BUILTIN_MAX_PARAMS = 6 }; /* the most named parameters a builtin has (load's) */
+enum { BUILTIN_MAX_PARAMS = 7 }; /* the most named parameters a builtin has (inline_asm_elementwise's) */
 
 typedef struct {
     const char *name;
@@ -639,7 +639,8 @@ typedef struct {
      * (0: the compiler's choice) << FOR_UNROLL_SHIFT. */
     int64_t attr;
     ConstVal value;   /* BIR_CONST, in the result's dtype; take's index and partner's xor in .i */
-    const char *text; /* BIR_PRINT: the prefix */
+    const char *text; /* BIR_PRINT: the prefix; BIR_ASSERT: the message; BIR_INLINE_ASM: the PTX */
+    const char *asm_constraints; /* BIR_INLINE_ASM: "=r,r,r" */
     Span span;        /* its source: debug locations and diagnostics */
 } BirOp;
 

@@ -285,6 +285,7 @@ static bool may_trap(const Expr *e) {
         switch (e->u.call.builtin) {
         case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
         case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV: case BI_DEVICE_ASSERT: case BI_ASSUME:
+        case BI_INLINE_ASM_ELEMENTWISE:
             return true;
         default: break;
         }
@@ -430,6 +431,38 @@ static int lower_combine(Lower *L, const Expr *e) {
         L->values[i] = reverse ? emit_axis_op(L, BIR_FLIP, r, axis, 0, vtype(L, r)) : r;
     }
     return n == 1 && x->kind != E_TUPLE ? L->values[0] : BIR_NONE;
+}
+
+/* inline_asm_elementwise: the arguments broadcast to the result's shape;
+ * the reference helper, inlined once on scalars, becomes the op's region. */
+static int lower_inline_asm(Lower *L, const Expr *e) {
+    const Expr *args = arg(e, 2), *call = e->u.call.combine, *pure = arg(e, 4);
+    int n = args->kind == E_TUPLE ? args->u.shape.dims.len : 1;
+    int *ops = arena_alloc(L->a, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        const Expr *a = args->kind == E_TUPLE ? args->u.shape.dims.items[i] : args;
+        ops[i] = broadcast(L, lower_expr(L, a), type_with_shape(a->type, e->type.rank, e->type.shape));
+    }
+    Span at = L->at;
+    BlkType t = e->type;
+    BirOp *op = emit_op(L, BIR_INLINE_ASM, ops, n, &t);
+    op->text = arena_strndup(L->a, arg(e, 0)->u.str.text, arg(e, 0)->u.str.len);
+    op->asm_constraints = arena_strndup(L->a, arg(e, 1)->u.str.text, arg(e, 1)->u.str.len);
+    op->attr = pure->cv.i != 0;
+    if (call) {
+        BirBlock *saved = L->block, *region = op->regions[0] = bir_block_new(L->f);
+        op->nregions = 1;
+        L->block = region;
+        for (int i = 0; i < n; i++)
+            env_set(L, call->u.call.inline_params.items[i],
+                    bir_block_add_arg(L->f, region, type_scalar(vtype(L, ops[i]).dtype), NULL));
+        lower_stmt(L, call->u.call.inline_body);
+        int y = lower_as(L, call->u.call.inline_result, t.dtype, type_scalar(t.dtype));
+        emit_op(L, BIR_YIELD, &y, 1, NULL);
+        L->block = saved;
+        L->at = at;
+    }
+    return op->results[0];
 }
 
 /* i32 indices along `axis`, in the shape of t. */
@@ -627,6 +660,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_REDUCE: case BI_ASSOCIATIVE_SCAN: return lower_combine(L, e);
     case BI_SORT: return lower_sort(L, e);
     case BI_TOPK: return lower_topk(L, e);
+    case BI_INLINE_ASM_ELEMENTWISE: return lower_inline_asm(L, e);
     case BI_GATHER: {
         int ops[2] = {lower_expr(L, a0), lower_expr(L, a1)};
         BirOp *op = emit_op(L, BIR_GATHER, ops, 2, &t);

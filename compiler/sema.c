@@ -1310,6 +1310,37 @@ static void check_combine_result(Sema *S, Expr *e, Expr *call, HelperDef *h, Exp
     }
 }
 
+/* A made-up call of helper h on scalars of the types of inputs[0 .. n - 1],
+ * repeated over h's parameters (a combine's 2n: the left's, then the right's). */
+static Expr *scalar_call(Sema *S, Span at, HelperDef *h, Expr *const *inputs, int n) {
+    Expr *call = expr_new(S->a, E_CALL, at);
+    call->u.call.name = h->name;
+    call->u.call.name_span = at;
+    call->u.call.builtin = -1;
+    for (int i = 0; i < h->params.len; i++) {
+        Param *prm = h->params.items[i];
+        ptrvec_push(S->a, &call->u.call.args, typed_placeholder(S, at, prm->name, type_scalar(inputs[i % n]->type.dtype)));
+        ptrvec_push(S->a, &call->u.call.arg_names, NULL);
+    }
+    return call;
+}
+
+/* The values of x, a tuple (a, b, ...) of at most MAX_COMBINED or one value,
+ * into items; their count, or -1 after an error ("'name' " then too_many). */
+static int tuple_items(Sema *S, Expr *x, Expr **items, const char *name, const char *too_many) {
+    if (x->kind != E_TUPLE) {
+        items[0] = x;
+        return 1;
+    }
+    if (x->u.shape.dims.len > MAX_COMBINED) {
+        char *what = arena_printf(S->a, too_many, MAX_COMBINED, x->u.shape.dims.len);
+        error(S, x->span, "'%s' %s", name, what);
+        return -1;
+    }
+    for (int i = 0; i < x->u.shape.dims.len; i++) items[i] = x->u.shape.dims.items[i];
+    return x->u.shape.dims.len;
+}
+
 /* reduce(x, axis, f) and associative_scan(x, axis, f, reverse): x a block or
  * a tuple (a, b, ...) of blocks of one shape, f a helper taking the left
  * and the right partial results (2n scalars) and returning n values of
@@ -1318,16 +1349,8 @@ static void check_combine(Sema *S, Expr *e, BuiltinId id) {
     Expr *x = arg(e, 0), *ax = arg(e, 1), *fn = arg(e, 2), *rev = arg(e, 3);
     const char *name = e->u.call.name;
     Expr *inputs[MAX_COMBINED] = {0};
-    int n = 0;
-    if (x->kind == E_TUPLE) {
-        if (x->u.shape.dims.len > MAX_COMBINED) {
-            error(S, x->span, "'%s' combines at most %d blocks, got %d", name, MAX_COMBINED, x->u.shape.dims.len);
-            return;
-        }
-        for (int i = 0; i < x->u.shape.dims.len; i++) inputs[n++] = x->u.shape.dims.items[i];
-    } else {
-        inputs[n++] = x;
-    }
+    int n = tuple_items(S, x, inputs, name, "combines at most %d blocks, got %d");
+    if (n < 0) return;
     for (int i = 0; i < n; i++) {
         Expr *v = inputs[i];
         if (!require_value(S, v)) return;
@@ -1360,16 +1383,7 @@ static void check_combine(Sema *S, Expr *e, BuiltinId id) {
         note(S, h->name_span, "'%s' is defined here", h->name);
         return;
     }
-    Expr *call = expr_new(S->a, E_CALL, fn->span);
-    call->u.call.name = h->name;
-    call->u.call.name_span = fn->span;
-    call->u.call.builtin = -1;
-    for (int i = 0; i < 2 * n; i++) {
-        Param *prm = h->params.items[i];
-        BlkType t = type_scalar(inputs[i % n]->type.dtype);
-        ptrvec_push(S->a, &call->u.call.args, typed_placeholder(S, fn->span, prm->name, t));
-        ptrvec_push(S->a, &call->u.call.arg_names, NULL);
-    }
+    Expr *call = scalar_call(S, fn->span, h, inputs, n);
     if (!may_inline(S, fn->span, h, "use as a combine of")) return;
     int errors_before = S->de->errors;
     check_combine_result(S, e, call, h, inputs, n);
@@ -1408,6 +1422,108 @@ static void check_sort(Sema *S, Expr *e) {
     }
     if (!axis_arg(S, e, arg(e, 1), x->type, &axis) || !flag_arg(S, arg(e, 2), "'descending'", &descending)) return;
     e->type = x->type;
+}
+
+/* The LLVM constraint letter an asm operand of dtype d may take: h for
+ * 16-bit values, r for 32-bit integers and f32 (its bits), l for 64-bit
+ * integers, f for f32, d for f64. */
+static bool asm_letter_fits(char c, DType d) {
+    switch (c) {
+    case 'h': return dtype_bits(d) == 16 && !dtype_is_fp8(d);
+    case 'r': return d == DT_I32 || d == DT_U32 || d == DT_F32;
+    case 'l': return d == DT_I64 || d == DT_U64;
+    case 'f': return d == DT_F32;
+    case 'd': return d == DT_F64;
+    default: return false;
+    }
+}
+
+/* inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack,
+ * reference): Triton's escape hatch, one output an element; args a value or
+ * a tuple of them (broadcast to one shape), constraints one output ("=r")
+ * then one per argument. reference (blk's): a helper computing the same on
+ * scalars, which the interpreter runs (it cannot run PTX). */
+static void check_inline_asm(Sema *S, Expr *e) {
+    Expr *text = arg(e, 0), *cons = arg(e, 1), *args = arg(e, 2), *pure = arg(e, 4), *pack = arg(e, 5),
+         *ref = arg(e, 6);
+    const char *name = e->u.call.name;
+    if (text->kind != E_STRING || cons->kind != E_STRING) {
+        error(S, (text->kind != E_STRING ? text : cons)->span, "the asm and the constraints of '%s' are string literals",
+              name);
+        return;
+    }
+    Expr *inputs[MAX_COMBINED];
+    int n = tuple_items(S, args, inputs, name, "takes at most %d arguments, got %d");
+    if (n < 0) return;
+    BlkType shape = type_scalar(DT_VOID);
+    for (int i = 0; i < n; i++) {
+        if (!require_value(S, inputs[i])) return;
+        if (i == 0) shape = inputs[i]->type;
+        else if (!broadcast_or_error(S, inputs[i]->span, shape, inputs[i]->type, &shape)) return;
+    }
+    DType out;
+    bool is_pure;
+    int64_t packed = 1;
+    if (!dtype_arg(S, arg(e, 3), &out) || !flag_arg(S, pure, "'is_pure'", &is_pure)) return;
+    if (pack && !const_int_arg(S, e, pack, "pack", &packed)) return;
+    if (packed != 1) {
+        error(S, pack->span, "pack = %lld: '%s' runs its asm once per element here; several elements an asm (pack > 1, "
+              "for packed conversions) are not supported yet", (long long)packed, name);
+        return;
+    }
+    /* the constraints: "=X" then one letter per argument */
+    const char *c = cons->u.str.text, *end = c + cons->u.str.len;
+    int entry = 0;
+    for (const char *p = c; p <= end; entry++) {
+        const char *q = memchr(p, ',', (size_t)(end - p));
+        if (!q) q = end;
+        bool output = entry == 0;
+        size_t len = (size_t)(q - p);
+        char letter = len == (output ? 2u : 1u) && (!output || p[0] == '=') ? p[output] : 0;
+        DType want = output ? out : entry - 1 < n ? inputs[entry - 1]->type.dtype : DT_ERROR;
+        if (entry > n || !letter || !asm_letter_fits(letter, want)) {
+            if (entry > n)
+                error(S, cons->span, "the constraints \"%.*s\" name more operands than one output and the %d argument%s",
+                      (int)cons->u.str.len, c, n, n == 1 ? "" : "s");
+            else
+                error(S, cons->span, "constraint %d (\"%.*s\") does not fit the %s %s (%s; the letters: h 16-bit, r "
+                      "32-bit integers and f32's bits, l 64-bit integers, f f32, d f64)", entry + 1, (int)len, p,
+                      output ? "output's type" : "argument's type", dtype_name(want),
+                      output ? "the output's is '=' and one letter" : "an argument's is one letter");
+            return;
+        }
+        p = q + 1;
+    }
+    if (entry != n + 1) {
+        error(S, cons->span, "the constraints \"%.*s\" have %d entr%s; one output and %d argument%s need %d",
+              (int)cons->u.str.len, c, entry, entry == 1 ? "y" : "ies", n, n == 1 ? "" : "s", n + 1);
+        return;
+    }
+    if (ref) {
+        if (ref->type.dtype != DT_HELPER) {
+            if (ref->type.dtype != DT_ERROR)
+                error(S, ref->span, "the reference of '%s' is the name of a helper computing the same on scalars", name);
+            return;
+        }
+        HelperDef *h = find_helper(S, ref->u.name.name);
+        if (h->params.len != n) {
+            error(S, ref->span, "'%s' takes %d argument%s, but the asm has %d", h->name, h->params.len,
+                  h->params.len == 1 ? "" : "s", n);
+            note(S, h->name_span, "'%s' is defined here", h->name);
+            return;
+        }
+        Expr *call = scalar_call(S, ref->span, h, inputs, n);
+        if (!may_inline(S, ref->span, h, "use as the reference of")) return;
+        Expr want = {.type = type_scalar(out)}, *wants[1] = {&want};
+        int errors_before = S->de->errors;
+        check_combine_result(S, e, call, h, wants, 1);
+        if (S->de->errors != errors_before) {
+            note(S, ref->span, "'%s' is the reference of '%s' here", h->name, name);
+            return;
+        }
+        e->u.call.combine = call;
+    }
+    e->type = type_with_shape(type_scalar(out), shape.rank, shape.shape);
 }
 
 /* topk(x, k, axis): Triton's tl.topk, the k largest along the axis (the last
@@ -1644,6 +1760,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
     case BI_SORT: check_sort(S, e); return;
     case BI_GATHER: check_gather(S, e); return;
     case BI_TOPK: check_topk(S, e); return;
+    case BI_INLINE_ASM_ELEMENTWISE: check_inline_asm(S, e); return;
     case BI_HISTOGRAM: check_histogram(S, e); return;
     case BI_FLIP: {
         int64_t axis;

@@ -850,6 +850,33 @@ Test(interp, a_var_changes_type_in_a_compile_time_branch) {
     }
 }
 
+/* inline_asm_elementwise on the interpreter runs its reference helper (it cannot run
+ * PTX); without one, the run fails saying so. */
+Test(interp, inline_asm_runs_its_reference_here) {
+    Prog *p = build("fn mad_ref(a, b, c) { return a * b + c; }\n"
+                    "kernel k(x: *i32, o: *i32) {\n"
+                    "  let a = load(x + arange(0, 16));\n"
+                    "  store(o + arange(0, 16), inline_asm_elementwise(\"mad.lo.s32 $0, $1, $2, $3;\", \"=r,r,r,r\",\n"
+                    "                                               (a, a, 7), i32, true, reference = mad_ref));\n"
+                    "}\n", NULL);
+    int32_t x[16], o[16];
+    for (int i = 0; i < 16; i++) x[i] = i - 5;
+    InterpBuffer bufs[] = {BUF(x, 16), BUF(o, 16)};
+    InterpArg args[] = {{.p = x}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 16; i++) cr_expect_eq(o[i], x[i] * x[i] + 7, "[%d]", i);
+    drop(p);
+    p = build("kernel k(x: *i32, o: *i32) {\n"
+              "  store(o + arange(0, 16), inline_asm_elementwise(\"neg.s32 $0, $1;\", \"=r,r\", load(x + arange(0, 16)), i32, true));\n"
+              "}\n", NULL);
+    err = run(p, args, 1, bufs, 2);
+    cr_assert_not_null(err);
+    cr_expect(strstr(err, "inline_asm_elementwise has no reference: the interpreter cannot run PTX"), "%s", err);
+    free(err);
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

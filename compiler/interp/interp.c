@@ -712,6 +712,28 @@ static Flow exec_rearrange(Interp *I, const BirOp *op) {
     return FLOW_NEXT;
 }
 
+/* inline asm: the interpreter cannot run PTX; it runs the reference helper
+ * (the op's region) on each element instead. */
+static Flow exec_inline_asm(Interp *I, const BirOp *op) {
+    if (!op->nregions)
+        return fail(I, op, "inline_asm_elementwise has no reference: the interpreter cannot run PTX; give "
+                    "'reference = f', a helper computing the same on scalars");
+    const BirBlock *ref = op->regions[0];
+    Elem *out = V(I, op->results[0]);
+    for (int64_t k = 0; k < numel(vtype(I, op->results[0])); k++) {
+        for (int i = 0; i < op->noperands; i++) {
+            Elem *a = define(I, ref->args[i], op);
+            if (!a) return FLOW_ERROR;
+            a[0] = V(I, op->operands[i])[k];
+        }
+        Flow fl = exec_block(I, ref);
+        if (fl != FLOW_NEXT) return fl;
+        out[k] = V(I, bir_block_terminator(ref)->operands[0])[0];
+        end_block(I, ref);
+    }
+    return FLOW_NEXT;
+}
+
 /* gather: out-of-range indices are errors here (the GPU reads some element
  * of the axis instead). */
 static Flow exec_gather(Interp *I, const BirOp *op) {
@@ -1103,6 +1125,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_CUMSUM: case BIR_CUMPROD: case BIR_REDUCE: case BIR_SCAN: return exec_combine(I, op);
     case BIR_FLIP: case BIR_RESHAPE: case BIR_TAKE: case BIR_PARTNER: return exec_rearrange(I, op);
     case BIR_GATHER: return exec_gather(I, op);
+    case BIR_INLINE_ASM: return exec_inline_asm(I, op);
     case BIR_HISTOGRAM: return exec_histogram(I, op);
     case BIR_FOR: return exec_for(I, op);
     case BIR_WHILE: return exec_while(I, op);

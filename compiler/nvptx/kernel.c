@@ -65,6 +65,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_BARRIER: nvptx_barrier(g); return true;
     case BIR_PRINT: return nvptx_gen_print(g, op);
     case BIR_ASSERT: case BIR_ASSUME: return nvptx_gen_check(g, op);
+    case BIR_INLINE_ASM: return nvptx_gen_inline_asm(g, op, slot);
     case BIR_READ_COUNTER: {
         /* not readnone in LLVM (the clocks), so each read stays where it is */
         static const char *const reads[] = {"llvm.nvvm.read.ptx.sreg.globaltimer", "llvm.nvvm.read.ptx.sreg.clock64",

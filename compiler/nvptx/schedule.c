@@ -64,6 +64,8 @@ static int64_t smem_need(Gen *g, const BirOp *op) {
         const BirOp *y = bir_block_terminator(op->regions[1]);
         return max64(carried_need(g, op, a, op->noperands), y ? carried_need(g, op, y->operands, y->noperands) : 0);
     }
+    case BIR_INLINE_ASM: /* the arguments in the result's layout */
+        return vtype(g, op->results[0]).rank ? operands_need(g, op, &g->s->plan->layouts[op->results[0]], 0) : 0;
     case BIR_ASSERT: /* the mask in the condition's layout, where the check is compiled */
         if (!g->m->opt->debug || a[1] == BIR_NONE || !vtype(g, a[0]).rank) return 0;
         return operands_need(g, op, &g->s->plan->layouts[a[0]], 1);

@@ -231,6 +231,19 @@ static const OpCase cases[] = {
      "  store(o + 768 + arange(0, 32), acc);\n"
      "}\n",
      4, {DT_F32, DT_I32, DT_F32, DT_I32}, {512, 1024, 800, 64}, {0, 0, 1, 1}, 1, {1000}, 1, 0, 0, 0, 0},
+    /* the GPU runs the asm, the interpreter the reference helper: equal bit for bit */
+    {"inline_asm_elementwise: lop3 on u32, f32 through its bits ('r'), a scalar argument",
+     "fn lop3_ref(a, b, c) { return (a & b) ^ c; }\n"
+     "fn abs_ref(x) { return abs(x); }\n"
+     "kernel k(x: *i32, y: *f32, o: *i32, p: *f32) {\n"
+     "  let i = program_id(0) * 256 + arange(0, 256);\n"
+     "  let a = load(x + i) as u32;\n"
+     "  store(o + i, inline_asm_elementwise(\"lop3.b32 $0, $1, $2, $3, 0x6a;\", \"=r,r,r,r\",\n"
+     "                                     (a, a >> 3, 12345 as u32), u32, true, 1, lop3_ref) as i32);\n"
+     "  store(p + i, inline_asm_elementwise(\"and.b32 $0, $1, 0x7fffffff;\", \"=r,r\", load(y + i), f32, true,\n"
+     "                                     reference = abs_ref));\n"
+     "}\n",
+     4, {DT_I32, DT_F32, DT_I32, DT_F32}, {1024, 1024, 1024, 1024}, {0, 0, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
     {"register slices: rank 1 and both axes of a 2-D block, with a new axis, of pointers",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let v = load(x + arange(0, 1024));\n"
