@@ -81,6 +81,18 @@ BirOp *bir_block_terminator(const BirBlock *b) {
     return is_terminator(last->code) ? last : NULL;
 }
 
+static bool block_waits_on_grid(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_GRID_DEPENDENCY && op->attr == GRID_WAIT) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (block_waits_on_grid(op->regions[r])) return true;
+    }
+    return false;
+}
+
+bool bir_waits_on_grid(const BirFunction *f) { return block_waits_on_grid(f->body); }
+
 /* -------------------------------------------------------- dead op removal */
 
 static void count_uses(const BirBlock *b, int *uses) {
@@ -340,6 +352,9 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_PRINT:
         put(p, " \"%s\"%s", op->text, op->noperands ? ", " : "");
         put_operands(p, op, 0);
+        break;
+    case BIR_GRID_DEPENDENCY:
+        put(p, " %s", op->attr == GRID_WAIT ? "wait" : "launch_dependents");
         break;
     case BIR_INLINE_ASM:
         put(p, " \"%s\", \"%s\", ", op->text, op->asm_constraints);
@@ -805,6 +820,9 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_ASSUME:
         NEED(type_equal(vt(V, a[0]), type_scalar(DT_I1)), "the condition is a scalar i1");
         return true;
+    case BIR_GRID_DEPENDENCY:
+        NEED(op->attr == GRID_WAIT || op->attr == GRID_LAUNCH_DEPENDENTS, "wait or launch_dependents");
+        return true;
     case BIR_INLINE_ASM: {
         NEED(n >= 1 && op->text && op->asm_constraints && op->nregions <= 1, "asm, constraints, arguments");
         for (int i = 0; i < n; i++) NEED(shape_equal(vt(V, a[i]), r), "the arguments have the result's shape");
@@ -845,7 +863,7 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     bool has_result = op->nresults == 1;
     switch (op->code) {
     case BIR_STORE: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN: case BIR_BARRIER:
-    case BIR_PRINT: case BIR_ASSERT: case BIR_ASSUME:
+    case BIR_PRINT: case BIR_ASSERT: case BIR_ASSUME: case BIR_GRID_DEPENDENCY:
         if (op->nresults) return fail(V, "has no result");
         break;
     case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_REDUCE: case BIR_SCAN: break;

@@ -191,6 +191,9 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 enum { FOR_DESCENDING = 1, FOR_UNROLL_SHIFT = 1 };
 static inline int for_unroll_of(int64_t attr) { return (int)(attr >> FOR_UNROLL_SHIFT); }
 
+/* grid_dependency's attr */
+enum { GRID_WAIT, GRID_LAUNCH_DEPENDENTS };
+
 /* The hardware counters read_counter reads (its attr), the builtins of the
  * same names: globaltimer (u64 ns), clock (u64 cycles of the SM, %clock64),
  * smid (u32, the SM the program runs on). */
@@ -677,6 +680,10 @@ typedef struct {
     int nvalues, values_cap;
     Arena *arena;
 } BirFunction;
+
+/* Whether f has a gdc_wait: a launch may then overlap its start with the end
+ * of the grid launched before it (programmatic dependent launch). */
+bool bir_waits_on_grid(const BirFunction *f);
 
 typedef struct {
     BirFunction **kernels;

@@ -285,7 +285,7 @@ static bool may_trap(const Expr *e) {
         switch (e->u.call.builtin) {
         case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
         case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV: case BI_DEVICE_ASSERT: case BI_ASSUME:
-        case BI_INLINE_ASM_ELEMENTWISE:
+        case BI_INLINE_ASM_ELEMENTWISE: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
             return true;
         default: break;
         }
@@ -756,6 +756,10 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_RAND: case BI_RANDINT: case BI_RANDN: case BI_RAND4X: case BI_RANDINT4X: case BI_RANDN4X:
         return lower_random(L, e);
     case BI_DEBUG_BARRIER: emit_op(L, BIR_BARRIER, NULL, 0, NULL); return BIR_NONE;
+    case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
+        emit_op(L, BIR_GRID_DEPENDENCY, NULL, 0, NULL)->attr =
+            e->u.call.builtin == BI_GDC_WAIT ? GRID_WAIT : GRID_LAUNCH_DEPENDENTS;
+        return BIR_NONE;
     case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID: {
         BirOp *op = emit_op(L, BIR_READ_COUNTER, NULL, 0, &t);
         op->attr = e->u.call.builtin == BI_GLOBALTIMER ? COUNTER_GLOBALTIMER

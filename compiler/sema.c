@@ -1268,7 +1268,7 @@ static bool combine_expr_ok(Sema *S, const Expr *e, const char *fn) {
     case E_CALL:
         switch (e->u.call.builtin) {
         case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES: case BI_DEVICE_PRINT:
-        case BI_DEBUG_BARRIER: case BI_DEVICE_ASSERT: case BI_ASSUME:
+        case BI_DEBUG_BARRIER: case BI_DEVICE_ASSERT: case BI_ASSUME: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
             error(S, e->span, "the combine '%s' may not call '%s': it runs as many times as the compiler's order "
                   "needs, on partial results, so it must compute a value and nothing else", fn, e->u.call.name);
             return false;
@@ -1980,7 +1980,7 @@ static void check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    case BI_DEBUG_BARRIER:
+    case BI_DEBUG_BARRIER: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
         e->type = type_scalar(DT_VOID);
         return;
     case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID:

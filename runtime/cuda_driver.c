@@ -62,6 +62,8 @@ bool blk_cuda_driver_load(CudaDriver *d, char *err, size_t err_size) {
     }
     void *p = dlsym(d->lib, "cuTensorMapEncodeTiled");
     memcpy(&d->TensorMapEncodeTiled, &p, sizeof p);
+    p = dlsym(d->lib, "cuLaunchKernelEx");
+    memcpy(&d->LaunchKernelEx, &p, sizeof p);
     return true;
 }
 

@@ -49,6 +49,8 @@ typedef struct {
     CUresult (*TensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                      const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                                      CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    /* drivers from CUDA 12 on; NULL in older ones (then no programmatic dependent launch) */
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 } CudaDriver;
 
 /* Loads libcuda.so.1 and every entry point. False, with the reason in err,

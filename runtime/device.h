@@ -51,6 +51,7 @@ typedef struct {
     size_t key_len;
     bool auto_occupancy; /* the module leaves the occupancy target (.minnctapersm) to the device */
     bool persistent;     /* built --persistent: a launch passes the grid (nvptx.h's NvptxKernel.persistent) */
+    bool waits_on_grid;  /* has a gdc_wait: a CUDA launch allows programmatic dependent launch */
 } BlkVariantSpec;
 
 /* A specialization's code as the compiler makes it. */

@@ -37,6 +37,8 @@ typedef struct {
     int64_t shared_bytes;
     NvptxTensorMaps tensor_maps;
     unsigned at_once;   /* persistent: the programs a launch makes (those that run at once on the device) */
+    bool after_previous; /* the kernel has a gdc_wait: launched with programmatic stream serialization,
+                          * so it may start while the grid before it finishes */
     char *ptx;          /* the PTX loaded, its launch contract at the top (blk_kernel_launch_ptx) */
 } CudaCode;
 
@@ -342,6 +344,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         c->ptx = blk_variant_contract(spec, &kc, false);
         blk_dump_variant(spec, &kc, c->ptx);
     }
+    c->after_previous = !s && st->drv.LaunchKernelEx && spec->waits_on_grid && atoi(ctx->arch + 3) >= 90;
     Occupancy o;
     if (!s && spec->persistent) /* (a kernel that fits no program an SM fails at its launch) */
         c->at_once = (unsigned)(st->sms > 0 ? st->sms : 1) * (unsigned)(occupancy(st, c, &o) && o.blocks > 0 ? o.blocks : 1);
@@ -441,8 +444,19 @@ static blk_status cuda_launch(blk_context *ctx, const BlkLaunch *l) {
         memcpy(st->last_kernel, f->name, n);
         st->last_kernel[n] = 0;
     }
-    CUresult r = st->drv.LaunchKernel(c->fn, launched[0], launched[1], launched[2], 32u * (unsigned)c->warps, 1, 1,
-                                      (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);
+    CUresult r;
+    if (c->after_previous) { /* its gdc_wait makes an early start safe: the previous grid's writes are seen after it */
+        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config = {.gridDimX = launched[0], .gridDimY = launched[1], .gridDimZ = launched[2],
+                                 .blockDimX = 32u * (unsigned)c->warps, .blockDimY = 1, .blockDimZ = 1,
+                                 .sharedMemBytes = (unsigned)c->shared_bytes, .hStream = (CUstream)l->stream,
+                                 .attrs = &attr, .numAttrs = 1};
+        r = st->drv.LaunchKernelEx(&config, c->fn, params, NULL);
+    } else {
+        r = st->drv.LaunchKernel(c->fn, launched[0], launched[1], launched[2], 32u * (unsigned)c->warps, 1, 1,
+                                 (unsigned)c->shared_bytes, (CUstream)l->stream, params, NULL);
+    }
     if (!r) return BLK_SUCCESS;
     char what[300];
     snprintf(what, sizeof what, "kernel '%s': launch", f->name);

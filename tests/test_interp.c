@@ -877,6 +877,25 @@ Test(interp, inline_asm_runs_its_reference_here) {
     drop(p);
 }
 
+/* gdc_wait and gdc_launch_dependents: the interpreter runs launches one after the other,
+ * so both have nothing to do; the kernel computes as without them. */
+Test(interp, grid_dependency_control_changes_nothing_here) {
+    Prog *p = build("kernel k(x: *f32, y: *f32) {\n"
+                    "  gdc_wait();\n"
+                    "  let v = load(x + arange(0, 8));\n"
+                    "  gdc_launch_dependents();\n"
+                    "  store(y + arange(0, 8), v * 3.0);\n"
+                    "}\n", NULL);
+    float x[8], y[8];
+    for (int i = 0; i < 8; i++) x[i] = (float)i - 2.5f;
+    InterpBuffer bufs[] = {BUF(x, 8), BUF(y, 8)};
+    InterpArg args[] = {{.p = x}, {.p = y}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    for (int i = 0; i < 8; i++) cr_expect_eq(y[i], x[i] * 3.0f, "[%d]", i);
+    drop(p);
+}
+
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {

@@ -1399,3 +1399,27 @@ Test(ptx, cache_controls_become_ptx_qualifiers) {
     free(ptx);
     free(ptx80);
 }
+
+/* gdc_wait and gdc_launch_dependents are griddepcontrol on sm_90 (PTX 7.8), and the
+ * contract says a launch may overlap the kernel with the grid before it; on sm_80 a grid
+ * starts only after the one before it ends, so they compile to nothing. */
+Test(ptx, grid_dependency_control_on_sm90_and_nothing_before) {
+    const char *src = "kernel k(x: *f32, y: *f32) {\n"
+                      "  gdc_wait();\n"
+                      "  let v = load(x + arange(0, 128));\n"
+                      "  gdc_launch_dependents();\n"
+                      "  store(y + arange(0, 128), v);\n"
+                      "}\n";
+    Captured cap = {0};
+    Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
+    cr_assert(c && c->ok, "%s", cap.text);
+    cr_expect(bir_waits_on_grid(c->bir->kernels[0]));
+    compilation_free(c);
+    char *ptx90 = ptx_of(src, NULL, "sm_90", 0), *ptx80 = ptx_of(src, NULL, "sm_80", 0);
+    cr_expect_eq(count_of(ptx90, "griddepcontrol.wait;"), 1, "%s", ptx90);
+    cr_expect_eq(count_of(ptx90, "griddepcontrol.launch_dependents;"), 1, "%s", ptx90);
+    cr_expect_null(strstr(ptx80, "griddepcontrol"), "%s", ptx80);
+    expect_assembles(ptx90, "sm_90");
+    expect_assembles(ptx80, "sm_80");
+    free(ptx90), free(ptx80);
+}

@@ -1142,6 +1142,7 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_YIELD: case BIR_CONDITION: return FLOW_NEXT; /* the parent reads the operands */
     case BIR_BARRIER: return FLOW_NEXT; /* a program's elements already move in lockstep */
     case BIR_PRINT: exec_print(I, op); return FLOW_NEXT;
+    case BIR_GRID_DEPENDENCY: return FLOW_NEXT; /* launches run one after the other here */
     case BIR_ASSERT: { /* the first failing element (in row-major order) is named */
         BlkType t = vtype(I, a[0]);
         const Elem *cond = V(I, a[0]), *mask = a[1] != BIR_NONE ? V(I, a[1]) : NULL;

@@ -66,6 +66,13 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_PRINT: return nvptx_gen_print(g, op);
     case BIR_ASSERT: case BIR_ASSUME: return nvptx_gen_check(g, op);
     case BIR_INLINE_ASM: return nvptx_gen_inline_asm(g, op, slot);
+    case BIR_GRID_DEPENDENCY:
+        /* PTX 7.8's griddepcontrol, sm_90 on; before that a grid starts only after the one before it
+         * has finished, so there is nothing to wait for or to release */
+        if (g->m->arch->sm >= 90)
+            nvptx_asm_call(g, g->t.void_t, op->attr == GRID_WAIT ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;",
+                           "~{memory}", NULL, 0, true);
+        return true;
     case BIR_READ_COUNTER: {
         /* not readnone in LLVM (the clocks), so each read stays where it is */
         static const char *const reads[] = {"llvm.nvvm.read.ptx.sreg.globaltimer", "llvm.nvvm.read.ptx.sreg.clock64",

@@ -37,6 +37,7 @@ syn keyword blkBuiltin contained expand_dims broadcast_to
 syn keyword blkBuiltin contained rand randint randn rand4x randint4x randn4x
 syn keyword blkBuiltin contained debug_barrier globaltimer clock smid static_assert device_print
 syn keyword blkBuiltin contained device_assert assume gather histogram topk inline_asm_elementwise
+syn keyword blkBuiltin contained gdc_wait gdc_launch_dependents
 syn keyword blkBuiltin contained exp exp2 log log2 sqrt rsqrt floor ceil trunc rint round
 syn keyword blkBuiltin contained tanh sigmoid erf expm1 log1p sin cos
 
