@@ -493,6 +493,8 @@ typedef struct {
 } BuiltinSig;
 
 const BuiltinSig *builtin_sig(BuiltinId id);
+/* The BUILTIN_EFFECT rows of builtins.def: an effect or a possible fault. */
+bool builtin_has_effect(BuiltinId id);
 int builtin_find(const char *name); /* a BuiltinId, or -1 */
 /* The builtin whose name is nearest to `name` (at most a third of its
  * letters away, by edit distance), for "did you mean"; NULL if none. */

@@ -14,6 +14,14 @@ static const BuiltinSig builtins[BI_COUNT] = {
 
 const BuiltinSig *builtin_sig(BuiltinId id) { return &builtins[id]; }
 
+static const bool has_effect[BI_COUNT] = {
+#define BUILTIN(...)
+#define BUILTIN_EFFECT(ID) [BI_##ID] = true,
+#include "builtins.def"
+};
+
+bool builtin_has_effect(BuiltinId id) { return has_effect[id]; }
+
 int builtin_find(const char *name) {
     for (int i = 0; i < BI_COUNT; i++)
         if (strcmp(builtins[i].name, name) == 0) return i;

@@ -282,13 +282,8 @@ static bool may_trap(const Expr *e) {
     case E_INDEX: return may_trap(e->u.index.operand);
     case E_CALL:
         if (e->u.call.helper) return true;
-        switch (e->u.call.builtin) {
-        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
-        case BI_DEVICE_PRINT: case BI_DEBUG_BARRIER: case BI_CDIV: case BI_DEVICE_ASSERT: case BI_ASSUME:
-        case BI_INLINE_ASM_ELEMENTWISE: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
-            return true;
-        default: break;
-        }
+        if (e->u.call.builtin == BI_CDIV || (e->u.call.builtin >= 0 && builtin_has_effect((BuiltinId)e->u.call.builtin)))
+            return true; /* cdiv: an integer division */
         for (int i = 0; i < e->u.call.args.len; i++)
             if (may_trap(e->u.call.args.items[i])) return true;
         return false;

@@ -1266,13 +1266,10 @@ static bool combine_expr_ok(Sema *S, const Expr *e, const char *fn) {
             if (!combine_expr_ok(S, e->u.shape.dims.items[i], fn)) return false;
         return true;
     case E_CALL:
-        switch (e->u.call.builtin) {
-        case BI_LOAD: case BI_STORE: case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES: case BI_DEVICE_PRINT:
-        case BI_DEBUG_BARRIER: case BI_DEVICE_ASSERT: case BI_ASSUME: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
+        if (e->u.call.builtin >= 0 && builtin_has_effect((BuiltinId)e->u.call.builtin)) {
             error(S, e->span, "the combine '%s' may not call '%s': it runs as many times as the compiler's order "
                   "needs, on partial results, so it must compute a value and nothing else", fn, e->u.call.name);
             return false;
-        default: break;
         }
         for (int i = 0; i < e->u.call.args.len; i++)
             if (!combine_expr_ok(S, e->u.call.args.items[i], fn)) return false;

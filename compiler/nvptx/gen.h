@@ -582,7 +582,7 @@ int64_t nvptx_tree_reduce_smem_bytes(Gen *g, const BirOp *op);
 /* ------------------------------------------------------------------ print.c */
 bool nvptx_gen_print(Gen *g, const BirOp *op);
 bool nvptx_gen_check(Gen *g, const BirOp *op);
-/* inline_asm_elementwise: the user's PTX once per element (elementwise.c) */
+/* inline_asm_elementwise: the user's PTX once per element (asm.c) */
 bool nvptx_gen_inline_asm(Gen *g, const BirOp *op, int64_t slot);
 
 /* ---------------------------------------------------------------- staging.c */
