@@ -37,6 +37,7 @@ typedef struct {
     int helper_depth; /* > 0 while checking an inlined helper body */
     int misplaced_returns;
     int inlined_calls; /* helper calls inlined into the kernel being checked */
+    int static_copies; /* copies of static_range bodies made for that kernel, nested ones included */
     const KernelDef *kernel;
     /* how many runtime loops and branches, and compile-time branches taken, enclose the
      * statement being checked: a var may change its type in a compile-time branch with no
@@ -48,8 +49,10 @@ typedef struct {
  * grow a kernel exponentially: the budget turns that into an error at the
  * call, long before memory runs out. */
 enum { MAX_INLINE_DEPTH = 32, MAX_INLINED_CALLS = 10000 };
-/* static_range copies its body once per value; an unroll factor beyond 64 only grows code */
-enum { MAX_STATIC_ITERATIONS = 1024, MAX_UNROLL = 64 };
+/* static_range copies its body once per value, at most 1024 times a loop and 16384 times a
+ * kernel (nested loops multiply: 1024 inside 1024 would be a million copies); an unroll
+ * factor beyond 64 only grows code */
+enum { MAX_STATIC_ITERATIONS = 1024, MAX_STATIC_COPIES = 16384, MAX_UNROLL = 64 };
 
 /* Every diagnostic of sema; error() and note() name the severity (sema has
  * no warnings: a Triton spelling that means something else in blk is an error). */
@@ -2479,6 +2482,12 @@ static void check_static_for(Sema *S, Stmt *s, DType d, bool weak) {
                   "(use 'range', with 'unroll = N' if it should unroll)", MAX_STATIC_ITERATIONS);
             return;
         }
+        if (++S->static_copies > MAX_STATIC_COPIES) {
+            error(S, s->span, "the static_range loops of kernel '%s' make more than %d copies of their bodies "
+                  "(nested ones multiply); use 'range' for the outer ones", S->kernel ? S->kernel->name : "?",
+                  MAX_STATIC_COPIES);
+            return;
+        }
         Stmt *body = stmt_clone(S->a, s->u.for_.body);
         int errors_before = S->de->errors;
         push_scope(S);
@@ -2768,6 +2777,7 @@ static void bind_runtime_param(Sema *S, Param *prm) {
 static void check_kernel(Sema *S, KernelDef *k) {
     S->kernel = k;
     S->inlined_calls = 0;
+    S->static_copies = 0;
     S->scope = NULL;
     S->next_sym_id = 0;
     memset(&S->decls, 0, sizeof S->decls);
