@@ -1499,6 +1499,28 @@ static void check_inline_asm(Sema *S, Expr *e) {
               (int)cons->u.str.len, c, entry, entry == 1 ? "y" : "ies", n, n == 1 ? "" : "s", n + 1);
         return;
     }
+    /* the asm's operand references, which LLVM would otherwise reject by aborting: $$ (a '$'),
+     * $N or ${N} with N an operand (0 the output, 1 .. n the arguments; no modifiers) */
+    const char *t = text->u.str.text, *tend = t + text->u.str.len;
+    for (const char *p = t; p < tend; p++) {
+        if (*p != '$') continue;
+        const char *at = p++;
+        if (p < tend && *p == '$') continue;
+        bool braced = p < tend && *p == '{';
+        if (braced) p++;
+        long operand = -1;
+        if (p < tend && *p >= '0' && *p <= '9') {
+            operand = 0;
+            while (p < tend && *p >= '0' && *p <= '9' && operand <= n) operand = operand * 10 + (*p++ - '0');
+        }
+        bool closed = !braced || (p < tend && *p == '}');
+        if (operand < 0 || operand > n || !closed) {
+            error(S, text->span, "the asm's '%.*s' is no operand: write $0 for the output, $1 to $%d for the "
+                  "argument%s, $$ for a '$'", (int)(p - at) + (braced && p < tend), at, n, n == 1 ? "" : "s");
+            return;
+        }
+        if (!braced) p--; /* the loop's p++ moves past the last digit */
+    }
     if (ref) {
         if (ref->type.dtype != DT_HELPER) {
             if (ref->type.dtype != DT_ERROR)
