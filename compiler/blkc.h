@@ -217,6 +217,8 @@ typedef enum { CACHE_DEFAULT, CACHE_CA, CACHE_CG, CACHE_CV, CACHE_WB, CACHE_CS, 
 typedef enum { EVICT_NORMAL, EVICT_FIRST, EVICT_LAST, EVICTION_POLICY_COUNT } EvictionPolicy;
 enum { MEMORY_VOLATILE = 1 << 5 };
 static inline CacheModifier memory_cache_of(int64_t attr) { return (CacheModifier)(attr & 7); }
+/* .ca (loads) and .wb (stores) are what PTX does unasked */
+static inline bool cache_is_default(CacheModifier c) { return c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB; }
 static inline EvictionPolicy memory_eviction_of(int64_t attr) { return (EvictionPolicy)(attr >> 3 & 3); }
 
 /* A row of ops.def. */

@@ -1194,8 +1194,7 @@ static bool cache_controls_ok(Sema *S, Expr *e, bool is_load) {
         !name_arg(S, e, evict, "eviction_policy", eviction_policy_names, evictions, 3, eviction_policy_from_name, &ev) ||
         !flag_arg(S, vol, "'volatile' of 'load'", &is_volatile))
         return false;
-    bool cache_default = c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB; /* .ca and .wb are PTX's defaults */
-    if (!cache_default && ev != EVICT_NORMAL) {
+    if (!cache_is_default((CacheModifier)c) && ev != EVICT_NORMAL) {
         error(S, evict->span, "a %s takes a cache_modifier or an eviction_policy, not both: PTX has no access with "
               "both a cache operator and an eviction priority", is_load ? "load" : "store");
         return false;

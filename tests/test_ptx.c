@@ -22,13 +22,17 @@ static NvptxOutput output_of(const char *src, const char *const *defs, NvptxOpti
     return out;
 }
 
-/* PTX for a source text (all kernels); fails the test on errors. */
-static char *ptx_of(const char *src, const char *const *defs, const char *arch, int num_warps) {
-    NvptxOutput out = output_of(src, defs, (NvptxOptions){.arch = arch, .num_warps = num_warps});
+/* PTX for a source text (all kernels) under options opt; fails the test on errors. */
+static char *ptx_with(const char *src, const char *const *defs, NvptxOptions opt) {
+    NvptxOutput out = output_of(src, defs, opt);
     char *text = out.text; /* the caller frees it */
     out.text = NULL;
     nvptx_output_free(&out);
     return text;
+}
+
+static char *ptx_of(const char *src, const char *const *defs, const char *arch, int num_warps) {
+    return ptx_with(src, defs, (NvptxOptions){.arch = arch, .num_warps = num_warps});
 }
 
 /* The PTX of one kernel of c, with launch facts div (NULL: none); the caller frees it. */
@@ -1336,14 +1340,6 @@ Test(ptx, a_loops_unroll_factor_reaches_llvm_and_ptxas) {
  * __assertfail (which the driver links) when an element it holds fails.
  * assume(N % K == 0) at the top of a body is a launch fact, as --assume N%K:
  * the masked accesses widen to 16 bytes; in a debug build it is checked too. */
-static char *ptx_with(const char *src, NvptxOptions opt) {
-    NvptxOutput out = output_of(src, NULL, opt);
-    char *text = out.text;
-    out.text = NULL;
-    nvptx_output_free(&out);
-    return text;
-}
-
 Test(ptx, device_assert_in_debug_builds_and_assume_as_a_launch_fact) {
     const char *src = "kernel k(x: *f32 @align(16), y: *f32 @align(16), n: i32) {\n"
                       "  ASSUME\n"
@@ -1356,10 +1352,10 @@ Test(ptx, device_assert_in_debug_builds_and_assume_as_a_launch_fact) {
     snprintf(with, sizeof with, "%.*sassume(n %% 16 == 0);%s", (int)(strstr(src, "ASSUME") - src), src,
              strstr(src, "ASSUME") + 6);
     snprintf(without, sizeof without, "%.*s%s", (int)(strstr(src, "ASSUME") - src), src, strstr(src, "ASSUME") + 6);
-    char *plain = ptx_with(without, (NvptxOptions){.arch = "sm_90"});
-    char *debug = ptx_with(without, (NvptxOptions){.arch = "sm_90", .debug = true});
-    char *assumed = ptx_with(with, (NvptxOptions){.arch = "sm_90"});
-    char *assumed_debug = ptx_with(with, (NvptxOptions){.arch = "sm_90", .debug = true});
+    char *plain = ptx_with(without, NULL, (NvptxOptions){.arch = "sm_90"});
+    char *debug = ptx_with(without, NULL, (NvptxOptions){.arch = "sm_90", .debug = true});
+    char *assumed = ptx_with(with, NULL, (NvptxOptions){.arch = "sm_90"});
+    char *assumed_debug = ptx_with(with, NULL, (NvptxOptions){.arch = "sm_90", .debug = true});
     cr_expect_null(strstr(plain, "__assertfail"), "%s", plain);
     cr_expect_eq(count_of(debug, "\t__assertfail,"), 1, "one call, after the thread's elements: %s", debug);
     cr_expect(strstr(debug, "device_assert: not NaN") || strstr(debug, "100, 101, 118, 105, 99, 101"), "%s", debug);

@@ -58,7 +58,7 @@ static const char *access_instruction(Gen *g, const BirOp *op) {
     if (op->attr & MEMORY_VOLATILE) return "ld.volatile.global";
     CacheModifier c = memory_cache_of(op->attr);
     EvictionPolicy e = memory_eviction_of(op->attr);
-    const char *cache = c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB ? "" : cache_modifier_names[c];
+    const char *cache = cache_is_default(c) ? "" : cache_modifier_names[c];
     /* eviction priorities came with PTX 7.4: sm_80's and sm_86's PTX (7.0, 7.1, for the oldest
      * drivers) has none, and there the hint goes (it never changes a result) */
     if (atoi(g->m->arch->ptx_features + 4) < 74) e = EVICT_NORMAL;
@@ -69,8 +69,7 @@ static const char *access_instruction(Gen *g, const BirOp *op) {
 /* Whether op's access is PTX's plain one (LLVM may emit it as it likes). */
 static bool plain_access(const BirOp *op) {
     return !(op->attr & MEMORY_VOLATILE) && memory_eviction_of(op->attr) == EVICT_NORMAL &&
-           (memory_cache_of(op->attr) == CACHE_DEFAULT || memory_cache_of(op->attr) == CACHE_CA ||
-            memory_cache_of(op->attr) == CACHE_WB);
+           cache_is_default(memory_cache_of(op->attr));
 }
 
 /* A predicated load of w elements at p by instruction `ld` (access_instruction);
