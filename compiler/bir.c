@@ -132,6 +132,60 @@ void bir_remove_dead_ops(BirFunction *f) {
     free(uses);
 }
 
+/* ------------------------------------------- loop-invariant shape ops */
+
+static void mark_defined(const BirBlock *b, bool *inside, bool value) {
+    for (int i = 0; i < b->nargs; i++) inside[b->args[i]] = value;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int k = 0; k < op->nresults; k++) inside[op->results[k]] = value;
+        for (int r = 0; r < op->nregions; r++) mark_defined(op->regions[r], inside, value);
+    }
+}
+
+static bool hoistable(const BirOp *op, const bool *inside) {
+    if (op->code != BIR_SPLAT && op->code != BIR_EXPAND_DIMS && op->code != BIR_BROADCAST && op->code != BIR_TRANS)
+        return false;
+    for (int k = 0; k < op->noperands; k++)
+        if (op->operands[k] >= 0 && inside[op->operands[k]]) return false;
+    return true;
+}
+
+static void hoist_block(BirFunction *f, BirBlock *b, bool *inside) {
+    PtrVec out = {0};
+    for (int i = 0; i < b->ops.len; i++) {
+        BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) hoist_block(f, op->regions[r], inside); /* inner loops first */
+        if (op->code == BIR_FOR || op->code == BIR_WHILE) {
+            for (int r = 0; r < op->nregions; r++) mark_defined(op->regions[r], inside, true);
+            for (int r = 0; r < op->nregions; r++) {
+                BirBlock *body = op->regions[r];
+                PtrVec kept = {0};
+                for (int j = 0; j < body->ops.len; j++) {
+                    BirOp *x = body->ops.items[j];
+                    if (hoistable(x, inside)) {
+                        ptrvec_push(f->arena, &out, x);
+                        for (int k = 0; k < x->nresults; k++) inside[x->results[k]] = false;
+                    } else {
+                        ptrvec_push(f->arena, &kept, x);
+                    }
+                }
+                body->ops = kept;
+            }
+            for (int r = 0; r < op->nregions; r++) mark_defined(op->regions[r], inside, false);
+        }
+        ptrvec_push(f->arena, &out, op);
+    }
+    b->ops = out;
+}
+
+void bir_hoist_invariant_shapes(BirFunction *f) {
+    bool *inside = calloc((size_t)f->nvalues + 1, sizeof *inside);
+    if (!inside) return; /* an optimization only */
+    hoist_block(f, f->body, inside);
+    free(inside);
+}
+
 /* ------------------------------------------------------------------ print */
 
 typedef struct {

@@ -705,6 +705,11 @@ BirOp *bir_block_terminator(const BirBlock *b); /* its last op if that is a term
 /* Removes ops without effects whose results are unused (a load stays: on
  * the interpreter it still checks its bounds). */
 void bir_remove_dead_ops(BirFunction *f);
+/* Moves splat, expand_dims, broadcast and trans ops whose operands are
+ * defined outside a loop out of it, before the loop: a mask row of a loaded
+ * vector (`valid[:, None]`) is then laid out for its uses once, not every
+ * iteration (a layout change can go through shared memory). */
+void bir_hoist_invariant_shapes(BirFunction *f);
 /* --emit=bir: one op per line, with result types and the source line. */
 void bir_print(FILE *out, const BirFunction *f);
 /* The same with a note after the type of each value an op or region

@@ -1112,6 +1112,9 @@ BirModule *lower_module(Arena *a, const Module *m) {
     bm->kernels = arena_alloc(a, (size_t)(m->kernels.len ? m->kernels.len : 1) * sizeof(BirFunction *));
     for (int i = 0; i < m->kernels.len; i++)
         bm->kernels[bm->nkernels++] = lower_kernel(a, m, m->kernels.items[i]);
-    for (int i = 0; i < bm->nkernels; i++) bir_remove_dead_ops(bm->kernels[i]);
+    for (int i = 0; i < bm->nkernels; i++) {
+        bir_remove_dead_ops(bm->kernels[i]);
+        bir_hoist_invariant_shapes(bm->kernels[i]);
+    }
     return bm;
 }

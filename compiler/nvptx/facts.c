@@ -233,12 +233,15 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
     if (now * es >= WIDEST_FACT || pt.shape[pt.rank - 1] == 1) return;
     char msg[512];
     lead(msg, sizeof msg, op, now, es);
-    /* an integer that is 1 (a unit stride) may make the addresses consecutive */
-    for (int c = 0; c < R->ncand; c++) {
-        int p = R->candidates[c];
+    /* an integer that is 1 (a unit stride) may make the addresses consecutive:
+     * along the last dimension first (row-major), then along the first */
+    for (int c = 0; c < 2 * R->ncand; c++) {
+        int p = R->candidates[c % R->ncand];
         if (f->params[p].type.dtype == DT_PTR) continue;
-        int *w = widths_under(R, facts_for(R, true, p, NVPTX_PARAM_ONE), NULL);
-        if (w[i] > now) {
+        KernelPlan *trial;
+        int *w = widths_under(R, facts_for(R, true, p, NVPTX_PARAM_ONE), &trial);
+        bool along_last = nvptx_layout_vec_dim(nvptx_memory_layout(trial, op)) == pt.rank - 1;
+        if (w[i] > now && (along_last || c >= R->ncand)) {
             R->advice[i] = arena_printf(&g->arena, "%s: %s not known to be 1 (--assume %s=1 allows %d-byte accesses)", msg,
                                         f->params[p].name, f->params[p].name, w[i] * es);
             return;
@@ -246,12 +249,12 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
     }
     const AxisInfo *ax = &all_plan->axis[op->operands[0]];
     const Layout *l = &all_plan->layouts[op->operands[0]];
-    int vec = nvptx_layout_vec(l);
-    if (ax->contig > now && vec <= now)
+    int vec = nvptx_layout_vec(l), d = nvptx_layout_vec_dim(l);
+    if (ax->contig[d] > now && vec <= now)
         R->advice[i] = arena_printf(&g->arena, "%s: each thread holds %d consecutive element%s of the block (%d warps "
                                     "spread its %lld elements)", msg, vec, vec == 1 ? "" : "s", g->s->plan->num_warps,
                                     (long long)type_numel(pt));
-    else if (ax->contig <= 1)
+    else if (ax->contig[d] <= 1)
         R->advice[i] = arena_printf(&g->arena, "%s: neighbouring elements of the block are not at consecutive addresses",
                                     msg);
 }

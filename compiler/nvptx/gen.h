@@ -54,16 +54,17 @@
 #include "nvptx.h"
 
 /* ---------------------------------------------------------------- layout.c */
-/* What the backend knows before emitting code: per value, facts along its
- * fastest (last) dimension (Triton's AxisInfo), and how each block shape is
- * spread over the threads of a CTA (Triton's blocked layout). */
+/* What the backend knows before emitting code: per value, facts along each
+ * of its dimensions (Triton's AxisInfo; a scalar's at index 0), and how each
+ * block shape is spread over the threads of a CTA (Triton's blocked layout). */
 enum { AXIS_MAX_DIV = 1 << 30 };
 
 typedef struct {
-    int64_t contig;    /* runs of this many consecutive elements increase by 1 */
-    int64_t div;       /* the first element of each run is divisible by this (bytes for pointers) */
-    int64_t constancy; /* runs of this many consecutive elements are equal */
-    bool one;          /* the value is the integer 1 (a parameter specialized so) */
+    /* along dimension d (the other dimensions' coordinates fixed): */
+    int64_t contig[BLK_MAX_RANK];    /* runs of this many consecutive elements increase by 1 */
+    int64_t div[BLK_MAX_RANK];       /* the first element of each run is divisible by this (bytes for pointers) */
+    int64_t constancy[BLK_MAX_RANK]; /* runs of this many consecutive elements are equal */
+    bool one;                        /* the value is the integer 1 (a parameter specialized so) */
 } AxisInfo;
 
 /* A layout says which elements of a block each thread holds: register r of
@@ -122,7 +123,9 @@ int nvptx_access_limit(const KernelPlan *p, const BirFunction *f, const BirOp *o
  * spread a block ("" for a scalar). */
 void nvptx_layout_describe(const Layout *l, char *buf, size_t size);
 
-Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec);
+/* Triton's blocked layout: vec elements a thread along dimension fast, then
+ * lanes and warps along it first. */
+Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec, int fast);
 /* The tensor cores' m16n8 accumulator layout of an [M, N] block, warps
  * tiling wm along M and wn along N. */
 Layout nvptx_layout_mma(int32_t M, int32_t N, int num_warps, int wm);
@@ -141,8 +144,10 @@ Layout nvptx_layout_trans(const Layout *l);
 bool nvptx_layout_equal(const Layout *a, const Layout *b);
 /* The coordinate along d of register r of thread (warp, lane), on the host. */
 int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane);
-/* Registers 0 .. vec-1 hold consecutive elements along the fastest dimension. */
+/* Registers 0 .. vec-1 hold consecutive elements along dimension vec_dim
+ * (the last where register 0 runs along none). */
 int nvptx_layout_vec(const Layout *l);
+int nvptx_layout_vec_dim(const Layout *l);
 /* Register bits (a mask of r) whose basis is zero: those registers copy others. */
 int32_t nvptx_layout_copy_regs(const Layout *l);
 /* Can a thread find, for each register of `to`, the element of a value of

@@ -25,22 +25,50 @@ static int64_t pow2_div(int64_t v) {
     return (int64_t)min64((int64_t)(u & (0 - u)), AXIS_MAX_DIV);
 }
 
-static int64_t last_dim(BlkType t) { return t.rank ? t.shape[t.rank - 1] : 1; }
+static int64_t dim_size(BlkType t, int d) { return t.rank ? t.shape[d] : 1; }
+static int dims_of(BlkType t) { return t.rank ? t.rank : 1; }
 
 typedef struct {
     const BirFunction *f;
     AxisInfo *ax;
 } Analysis;
 
-static AxisInfo unknown(void) { return (AxisInfo){1, 1, 1, false}; }
+/* The same facts along every dimension. */
+static AxisInfo uniform(int64_t contig, int64_t div, int64_t constancy, bool one) {
+    AxisInfo x = {.one = one};
+    for (int d = 0; d < BLK_MAX_RANK; d++) x.contig[d] = contig, x.div[d] = div, x.constancy[d] = constancy;
+    return x;
+}
+
+static AxisInfo unknown(void) { return uniform(1, 1, 1, false); }
 
 static void set(Analysis *A, int v, AxisInfo info) {
     BlkType t = A->f->values[v].type;
-    int64_t n = last_dim(t);
-    info.contig = min64(max64(info.contig, 1), n);
-    info.constancy = min64(max64(info.constancy, 1), n);
-    info.div = max64(min64(info.div, AXIS_MAX_DIV), 1);
+    for (int d = 0; d < BLK_MAX_RANK; d++) {
+        int64_t n = d < dims_of(t) ? dim_size(t, d) : 1;
+        info.contig[d] = min64(max64(info.contig[d], 1), n);
+        info.constancy[d] = min64(max64(info.constancy[d], 1), n);
+        info.div[d] = max64(min64(info.div[d], AXIS_MAX_DIV), 1);
+    }
     A->ax[v] = info;
+}
+
+/* Along each dimension, from the operands' facts along it. */
+static AxisInfo add_facts(AxisInfo x, AxisInfo y, int64_t scale, bool integer) {
+    AxisInfo o = {.one = false};
+    for (int d = 0; d < BLK_MAX_RANK; d++) {
+        o.contig[d] = max64(min64(x.contig[d], y.constancy[d]), min64(y.contig[d], x.constancy[d]));
+        o.div[d] = min64(x.div[d], y.div[d] * scale);
+        o.constancy[d] = min64(x.constancy[d], y.constancy[d]);
+        if (!integer) o.contig[d] = o.div[d] = 1;
+    }
+    return o;
+}
+
+static AxisInfo equal_runs(AxisInfo x, AxisInfo y) {
+    AxisInfo o = unknown();
+    for (int d = 0; d < BLK_MAX_RANK; d++) o.constancy[d] = min64(x.constancy[d], y.constancy[d]);
+    return o;
 }
 
 static void analyze_block(Analysis *A, const BirBlock *b);
@@ -52,27 +80,52 @@ static void analyze_op(Analysis *A, const BirOp *op) {
     AxisInfo y = op->noperands > 1 && a[1] >= 0 ? A->ax[a[1]] : unknown();
     int r = op->nresults == 1 ? op->results[0] : -1;
     BlkType rt = r >= 0 ? f->values[r].type : type_scalar(DT_VOID);
+    bool integer = dtype_is_int(rt.dtype) || rt.dtype == DT_PTR;
     switch (op->code) {
     case BIR_CONST:
-        set(A, r, (AxisInfo){1, dtype_is_int(rt.dtype) ? pow2_div(op->value.i) : 1, 1,
-                             dtype_is_int(rt.dtype) && op->value.i == 1});
+        set(A, r, uniform(1, dtype_is_int(rt.dtype) ? pow2_div(op->value.i) : 1, 1,
+                          dtype_is_int(rt.dtype) && op->value.i == 1));
         return;
-    case BIR_ARANGE:
-        set(A, r, (AxisInfo){rt.shape[0], pow2_div(op->attr), 1, false});
+    case BIR_ARANGE: {
+        AxisInfo o = unknown();
+        o.contig[0] = rt.shape[0], o.div[0] = pow2_div(op->attr);
+        set(A, r, o);
         return;
-    case BIR_SPLAT:
-        set(A, r, (AxisInfo){1, x.div, last_dim(rt), x.one});
+    }
+    case BIR_SPLAT: {
+        AxisInfo o = uniform(1, x.div[0], 1, x.one);
+        for (int d = 0; d < rt.rank; d++) o.constancy[d] = rt.shape[d];
+        set(A, r, o);
         return;
-    case BIR_EXPAND_DIMS:
-        if (op->attr == rt.rank - 1) /* a new last dimension of size 1: each element its own run */
-            set(A, r, (AxisInfo){1, x.contig > 1 ? 1 : x.div, 1, x.one});
-        else
-            set(A, r, x);
+    }
+    case BIR_EXPAND_DIMS: {
+        /* the new dimension has size 1: each element its own run, divisible
+         * by what divides every element of x */
+        BlkType xt = f->values[a[0]].type;
+        int64_t each = AXIS_MAX_DIV;
+        for (int d = 0; d < dims_of(xt); d++) each = min64(each, x.contig[d] > 1 ? 1 : x.div[d]);
+        AxisInfo o = x;
+        for (int d = 0; d < rt.rank; d++) {
+            int from = d < op->attr ? d : d - 1;
+            if (d == op->attr) o.contig[d] = 1, o.div[d] = each, o.constancy[d] = 1;
+            else o.contig[d] = x.contig[from], o.div[d] = x.div[from], o.constancy[d] = x.constancy[from];
+        }
+        set(A, r, o);
         return;
+    }
     case BIR_BROADCAST: {
         BlkType xt = f->values[a[0]].type;
-        if (last_dim(xt) == 1 && last_dim(rt) > 1) set(A, r, (AxisInfo){1, x.div, last_dim(rt), x.one});
-        else set(A, r, x);
+        AxisInfo o = x;
+        for (int d = 0; d < rt.rank; d++)
+            if (dim_size(xt, d) == 1 && rt.shape[d] > 1) o.contig[d] = 1, o.constancy[d] = rt.shape[d];
+        set(A, r, o);
+        return;
+    }
+    case BIR_TRANS: { /* a view: the facts along each dimension move with it */
+        AxisInfo o = x;
+        o.contig[0] = x.contig[1], o.div[0] = x.div[1], o.constancy[0] = x.constancy[1];
+        o.contig[1] = x.contig[0], o.div[1] = x.div[0], o.constancy[1] = x.constancy[0];
+        set(A, r, o);
         return;
     }
     case BIR_CONVERT:
@@ -81,67 +134,69 @@ static void analyze_op(Analysis *A, const BirOp *op) {
     case BIR_PTR_CAST:
         set(A, r, x);
         return;
-    case BIR_ADD: case BIR_PTR_ADD: {
-        int64_t scale = op->code == BIR_PTR_ADD ? dtype_bytes(rt.elem) : 1;
-        AxisInfo o = {
-            max64(min64(x.contig, y.constancy), min64(y.contig, x.constancy)),
-            min64(x.div, y.div * scale),
-            min64(x.constancy, y.constancy),
-            false,
-        };
-        if (!dtype_is_int(rt.dtype) && rt.dtype != DT_PTR) o = (AxisInfo){1, 1, o.constancy, false};
+    case BIR_ADD: case BIR_PTR_ADD:
+        set(A, r, add_facts(x, y, op->code == BIR_PTR_ADD ? dtype_bytes(rt.elem) : 1, integer));
+        return;
+    case BIR_SUB: {
+        AxisInfo o = add_facts(x, y, 1, integer);
+        for (int d = 0; d < BLK_MAX_RANK; d++) o.contig[d] = integer ? min64(x.contig[d], y.constancy[d]) : 1;
         set(A, r, o);
         return;
     }
-    case BIR_SUB:
-        set(A, r, dtype_is_int(rt.dtype) ? (AxisInfo){min64(x.contig, y.constancy), min64(x.div, y.div),
-                                                      min64(x.constancy, y.constancy), false}
-                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
-        return;
-    case BIR_MUL:
+    case BIR_MUL: {
         if (x.one || y.one) { /* times one: the other operand */
             set(A, r, x.one ? y : x);
             return;
         }
-        set(A, r, dtype_is_int(rt.dtype) ? (AxisInfo){1, x.div * y.div, min64(x.constancy, y.constancy), false}
-                                         : (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
+        AxisInfo o = equal_runs(x, y);
+        for (int d = 0; dtype_is_int(rt.dtype) && d < BLK_MAX_RANK; d++) o.div[d] = x.div[d] * y.div[d];
+        set(A, r, o);
         return;
+    }
     case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_EQ: case BIR_NE: {
         /* Equal operands-runs give equal results; and `offs < n` is constant
          * over aligned runs of offs no longer than what divides n. */
-        int64_t k = min64(x.constancy, y.constancy);
+        AxisInfo o = equal_runs(x, y);
         bool ordered = op->code != BIR_EQ && op->code != BIR_NE;
-        if (ordered && y.constancy >= x.contig) k = max64(k, min64(x.contig, min64(x.div, y.div)));
-        if (ordered && x.constancy >= y.contig) k = max64(k, min64(y.contig, min64(y.div, x.div)));
-        set(A, r, (AxisInfo){1, 1, k, false});
+        for (int d = 0; ordered && d < BLK_MAX_RANK; d++) {
+            int64_t k = o.constancy[d];
+            if (y.constancy[d] >= x.contig[d]) k = max64(k, min64(x.contig[d], min64(x.div[d], y.div[d])));
+            if (x.constancy[d] >= y.contig[d]) k = max64(k, min64(y.contig[d], min64(y.div[d], x.div[d])));
+            o.constancy[d] = k;
+        }
+        set(A, r, o);
         return;
     }
     case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_UMULHI: case BIR_POW:
-        set(A, r, (AxisInfo){1, 1, min64(x.constancy, y.constancy), false});
+        set(A, r, equal_runs(x, y));
         return;
-    case BIR_SELECT: {
-        AxisInfo z = A->ax[a[2]];
-        set(A, r, (AxisInfo){1, 1, min64(x.constancy, min64(y.constancy, z.constancy)), false});
+    case BIR_SELECT:
+        set(A, r, equal_runs(x, equal_runs(y, A->ax[a[2]])));
         return;
-    }
     case BIR_FOR: {
         /* the loop variable: start + k * step; a carried value: what holds of
          * its start and of every value the body yields (a pointer advanced
          * by a multiple of 16 stays aligned), found by iterating to a fixed
          * point from the start */
         const BirBlock *body = op->regions[0];
-        set(A, body->args[0], (AxisInfo){1, min64(A->ax[a[0]].div, A->ax[a[2]].div), 1, false});
+        set(A, body->args[0], uniform(1, min64(A->ax[a[0]].div[0], A->ax[a[2]].div[0]), 1, false));
         for (int i = 1; i < body->nargs; i++) set(A, body->args[i], A->ax[a[2 + i]]);
         for (int round = 0; round < 8; round++) {
             analyze_block(A, body);
-            const BirOp *y = bir_block_terminator(body);
+            const BirOp *yield = bir_block_terminator(body);
             bool changed = false;
-            for (int i = 1; y && i < body->nargs && i - 1 < y->noperands; i++) {
-                AxisInfo old = A->ax[body->args[i]], next = A->ax[y->operands[i - 1]];
-                AxisInfo join = {min64(old.contig, next.contig), min64(old.div, next.div),
-                                 min64(old.constancy, next.constancy), old.one && next.one};
-                if (join.contig != old.contig || join.div != old.div || join.constancy != old.constancy ||
-                    join.one != old.one) {
+            for (int i = 1; yield && i < body->nargs && i - 1 < yield->noperands; i++) {
+                AxisInfo old = A->ax[body->args[i]], next = A->ax[yield->operands[i - 1]], join = old;
+                join.one = old.one && next.one;
+                bool differs = join.one != old.one;
+                for (int d = 0; d < BLK_MAX_RANK; d++) {
+                    join.contig[d] = min64(old.contig[d], next.contig[d]);
+                    join.div[d] = min64(old.div[d], next.div[d]);
+                    join.constancy[d] = min64(old.constancy[d], next.constancy[d]);
+                    differs |= join.contig[d] != old.contig[d] || join.div[d] != old.div[d] ||
+                               join.constancy[d] != old.constancy[d];
+                }
+                if (differs) {
                     set(A, body->args[i], join);
                     changed = true;
                 }
@@ -165,7 +220,6 @@ static void analyze_op(Analysis *A, const BirOp *op) {
 static void analyze_block(Analysis *A, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) analyze_op(A, b->ops.items[i]);
 }
-
 /* ------------------------------------------------------------- layouts */
 
 static int log2i(int64_t v) {
@@ -195,9 +249,11 @@ static Layout empty_layout(int rank, const int32_t *shape, int num_warps) {
     return l;
 }
 
-Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec) {
+Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec, int fast) {
     Layout l = empty_layout(t.rank, t.shape, num_warps);
-    int fast = t.rank - 1;
+    if (t.rank < 2) fast = 0;
+    /* the dimensions, fastest first (Triton's order) */
+    int order[BLK_MAX_RANK] = {fast, 1 - fast}, slow = t.rank == 2 ? 1 - fast : fast;
     int32_t spt[BLK_MAX_RANK], tpw[BLK_MAX_RANK], wpc[BLK_MAX_RANK], reps[BLK_MAX_RANK];
     for (int d = 0; d < t.rank; d++) spt[d] = tpw[d] = wpc[d] = 1;
     /* vec elements per thread along the fastest dimension, but no wider
@@ -208,25 +264,29 @@ Layout nvptx_layout_blocked(BlkType t, int num_warps, int vec) {
         tpw[0] = 32;
         wpc[0] = num_warps;
     } else {
-        /* lanes, then warps, fill the fastest dimension first (Triton's order) */
-        tpw[1] = (int32_t)min64(32, max64(1, t.shape[1] / spt[1]));
-        tpw[0] = 32 / tpw[1];
-        wpc[1] = (int32_t)min64(num_warps, max64(1, t.shape[1] / ((int64_t)spt[1] * tpw[1])));
-        wpc[0] = num_warps / wpc[1];
+        /* lanes, then warps, fill the fastest dimension first */
+        tpw[fast] = (int32_t)min64(32, max64(1, t.shape[fast] / spt[fast]));
+        tpw[slow] = 32 / tpw[fast];
+        wpc[fast] = (int32_t)min64(num_warps, max64(1, t.shape[fast] / ((int64_t)spt[fast] * tpw[fast])));
+        wpc[slow] = num_warps / wpc[fast];
     }
     for (int d = 0; d < t.rank; d++) reps[d] = (int32_t)max64(1, t.shape[d] / ((int64_t)spt[d] * tpw[d] * wpc[d]));
     /* registers: the elements along the fastest dimension, then (rank 2)
      * along the other, then the repetitions of the CTA tile, fastest first */
-    for (int d = fast; d >= 0; d--)
-        for (int b = 0; (1 << b) < spt[d]; b++) add_reg_bit(&l, d, INT64_C(1) << b);
-    for (int d = fast; d >= 0; d--)
+    for (int i = 0; i < t.rank; i++)
+        for (int b = 0; (1 << b) < spt[order[i]]; b++) add_reg_bit(&l, order[i], INT64_C(1) << b);
+    for (int i = 0; i < t.rank; i++) {
+        int d = order[i];
         for (int b = 0; (1 << b) < reps[d]; b++) add_reg_bit(&l, d, (int64_t)spt[d] * tpw[d] * wpc[d] << b);
+    }
     int bit = 0;
-    for (int d = fast; d >= 0; d--)
-        for (int b = 0; (1 << b) < tpw[d]; b++) set_basis(l.lane[bit++], &l, d, (int64_t)spt[d] << b);
+    for (int i = 0; i < t.rank; i++)
+        for (int b = 0; (1 << b) < tpw[order[i]]; b++) set_basis(l.lane[bit++], &l, order[i], (int64_t)spt[order[i]] << b);
     bit = 0;
-    for (int d = fast; d >= 0; d--)
+    for (int i = 0; i < t.rank; i++) {
+        int d = order[i];
         for (int b = 0; (1 << b) < wpc[d]; b++) set_basis(l.warp[bit++], &l, d, (int64_t)spt[d] * tpw[d] << b);
+    }
     return l;
 }
 
@@ -370,12 +430,21 @@ int32_t nvptx_layout_coord(const Layout *l, int d, int r, int warp, int lane) {
     return c;
 }
 
+int nvptx_layout_vec_dim(const Layout *l) {
+    for (int d = 0; l->nreg_bits && d < l->rank; d++) {
+        bool unit = l->reg[0][d] == 1;
+        for (int k = 0; k < l->rank; k++) unit &= k == d || l->reg[0][k] == 0;
+        if (unit) return d;
+    }
+    return l->rank ? l->rank - 1 : 0;
+}
+
 int nvptx_layout_vec(const Layout *l) {
-    int fast = l->rank - 1, n = 0;
-    while (n < l->nreg_bits && l->reg[n][fast] == (1 << n)) {
-        bool only_fast = true;
-        for (int d = 0; d < fast; d++) only_fast &= l->reg[n][d] == 0;
-        if (!only_fast) break;
+    int along = nvptx_layout_vec_dim(l), n = 0;
+    while (n < l->nreg_bits && l->reg[n][along] == (1 << n)) {
+        bool only_along = true;
+        for (int d = 0; d < l->rank; d++) only_along &= d == along || l->reg[n][d] == 0;
+        if (!only_along) break;
         n++;
     }
     return 1 << n;
@@ -441,7 +510,7 @@ bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection pro
 
 typedef struct {
     BlkType shape;
-    int vec;
+    int vec[BLK_MAX_RANK]; /* the widest access to blocks of this shape along each dimension */
 } ShapeVec;
 
 enum { MAX_SHAPES = 64, MAX_DOT_LAYOUTS = 16 };
@@ -457,6 +526,8 @@ typedef struct {
     Layout dots[MAX_DOT_LAYOUTS];    /* the accumulator layouts, for broadcasts */
     int ndots;
     bool changed;
+    int8_t *dim_of;  /* per value: the dimension its default layout runs along, where not its shape's (-1) */
+    const BirOp **loop_of; /* per loop-carried block argument: its loop */
     Layout *wanted;  /* per value: the layout a row (or column) load's consumers compute in, if any */
     bool *has_wanted;
     bool new_wants;  /* a want recorded in this pass: the loads take it in the next */
@@ -469,16 +540,17 @@ static int mask_operand(const BirOp *op) {
     return at >= 0 && at < op->noperands ? op->operands[at] : BIR_NONE;
 }
 
-/* The widest access the facts allow: contiguous, aligned, one mask bit,
- * at most 16 bytes. Atomics are per element. */
-static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *op) {
+/* The widest access the facts allow along dimension d of the block:
+ * contiguous, aligned, one mask bit, at most 16 bytes. Atomics are per
+ * element. */
+static int access_width(const AxisInfo *ax, const BirFunction *f, const BirOp *op, int d) {
     int p = op->operands[0];
     BlkType pt = f->values[p].type;
     if (pt.rank == 0 || (op->code != BIR_LOAD && op->code != BIR_STORE)) return 1;
     int es = dtype_bytes(pt.elem);
-    int64_t w = min64(ax[p].contig, min64(ax[p].div / es, 16 / es));
+    int64_t w = min64(ax[p].contig[d], min64(ax[p].div[d] / es, 16 / es));
     int m = mask_operand(op);
-    if (m != BIR_NONE) w = min64(w, ax[m].constancy);
+    if (m != BIR_NONE) w = min64(w, ax[m].constancy[d]);
     int64_t p2 = 1;
     while (p2 * 2 <= w) p2 *= 2;
     if (p2 * es < 4) p2 = 1; /* below a word, one element per access (memory.c's sub-word path) */
@@ -499,28 +571,91 @@ static void collect_shapes(Chooser *C, const BirBlock *b) {
         }
         if (is_memory(op->code)) {
             BlkType pt = f->values[op->operands[0]].type;
-            if (pt.rank) {
-                int w = access_width(C->ax, f, op), j = 0;
-                while (j < C->nshapes && !shape_equal(C->sv[j].shape, pt)) j++;
-                if (j == C->nshapes && C->nshapes < MAX_SHAPES) C->sv[C->nshapes++] = (ShapeVec){pt, 1};
-                if (j < C->nshapes && w > C->sv[j].vec) C->sv[j].vec = w;
-            }
+            int j = 0;
+            while (pt.rank && j < C->nshapes && !shape_equal(C->sv[j].shape, pt)) j++;
+            if (pt.rank && j == C->nshapes && C->nshapes < MAX_SHAPES) C->sv[C->nshapes++] = (ShapeVec){pt, {1, 1}};
+            for (int d = 0; j < C->nshapes && d < pt.rank; d++)
+                C->sv[j].vec[d] = (int)max64(C->sv[j].vec[d], access_width(C->ax, f, op, d));
         }
+        if (op->code == BIR_FOR)
+            for (int k = 1; k < op->regions[0]->nargs; k++) C->loop_of[op->regions[0]->args[k]] = op;
         for (int r = 0; r < op->nregions; r++) collect_shapes(C, op->regions[r]);
     }
 }
 
-/* The layout of a block value no op asks anything special of. */
-static Layout default_layout(Chooser *C, BlkType t) {
-    int vec = 1;
+static const ShapeVec *shape_vec(Chooser *C, BlkType t) {
     for (int s = 0; s < C->nshapes; s++)
-        if (shape_equal(C->sv[s].shape, t)) vec = C->sv[s].vec;
-    return nvptx_layout_blocked(t, C->p->num_warps, vec);
+        if (shape_equal(C->sv[s].shape, t)) return &C->sv[s];
+    return NULL;
+}
+
+/* The dimension blocks of shape t run along: the last, or the first where
+ * accesses along it are wider (a column-major tile, B^T's [K, N]). */
+static int shape_dim(Chooser *C, BlkType t) {
+    const ShapeVec *sv = shape_vec(C, t);
+    return t.rank == 2 && sv && sv->vec[0] > sv->vec[1] ? 0 : t.rank - 1;
+}
+
+static Layout blocked_along(Chooser *C, BlkType t, int dim) {
+    const ShapeVec *sv = shape_vec(C, t);
+    return nvptx_layout_blocked(t, C->p->num_warps, sv ? sv->vec[dim] : 1, dim);
+}
+
+/* The layout of block value v when no op asks anything special of it:
+ * blocked along its shape's dimension, or along the dimension of the
+ * accesses it feeds where those run along the other one (mark_accesses). */
+static Layout value_layout(Chooser *C, int v) {
+    BlkType t = C->f->values[v].type;
+    return blocked_along(C, t, C->dim_of[v] >= 0 ? C->dim_of[v] : shape_dim(C, t));
 }
 
 static bool is_default(Chooser *C, int v) {
-    Layout d = default_layout(C, C->f->values[v].type);
+    Layout d = value_layout(C, v);
     return nvptx_layout_equal(&C->p->layouts[v], &d);
+}
+
+/* Value v and the same-shaped values it is computed from, through
+ * elementwise ops and loop-carried values, take blocked layouts along d. */
+static void mark_along(Chooser *C, int v, int d, int depth) {
+    const BirFunction *f = C->f;
+    BlkType t = f->values[v].type;
+    if (v < 0 || t.rank != 2 || C->dim_of[v] >= 0 || depth > 64) return;
+    C->dim_of[v] = (int8_t)d;
+    const BirOp *op = f->values[v].def;
+    if (!op && C->loop_of[v]) { /* a carried value: its start and what the body yields */
+        const BirOp *loop = C->loop_of[v];
+        const BirBlock *body = loop->regions[0];
+        const BirOp *y = bir_block_terminator(body);
+        for (int i = 1; i < body->nargs; i++)
+            if (body->args[i] == v) {
+                mark_along(C, loop->operands[2 + i], d, depth + 1);
+                if (y && i - 1 < y->noperands) mark_along(C, y->operands[i - 1], d, depth + 1);
+            }
+        return;
+    }
+    if (!op || !bir_is_elementwise(op->code)) return;
+    for (int i = 0; i < op->noperands; i++)
+        if (op->operands[i] >= 0 && shape_equal(f->values[op->operands[i]].type, t))
+            mark_along(C, op->operands[i], d, depth + 1);
+}
+
+/* Loads and stores whose accesses are wider along the other dimension than
+ * their shape's: their operands are computed along theirs (so a [K, N] tile
+ * of a column-major B and a row-major [M, N] result of one shape both get
+ * 16-byte accesses). */
+static void mark_accesses(Chooser *C, const BirBlock *b) {
+    const BirFunction *f = C->f;
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) mark_accesses(C, op->regions[r]);
+        if (op->code != BIR_LOAD && op->code != BIR_STORE) continue;
+        BlkType pt = f->values[op->operands[0]].type;
+        if (pt.rank != 2) continue;
+        int along = access_width(C->ax, f, op, 0) > access_width(C->ax, f, op, 1) ? 0 : 1;
+        if (along == shape_dim(C, pt)) continue;
+        for (int k = 0; k < op->noperands; k++)
+            if (op->operands[k] >= 0) mark_along(C, op->operands[k], along, 0);
+    }
 }
 
 /* The accumulator layout of an [M, N] dot: as Triton's warpsPerTileV2, warps
@@ -575,14 +710,15 @@ static void want_rows(Chooser *C, int v, const Layout *l, int depth) {
 /* A broadcast of a layout with zero bases along its size-1 dimensions: an
  * accumulator layout that holds the same rows (or columns) in the same
  * threads, so the broadcast moves nothing; else the default. */
-static Layout broadcast_layout(Chooser *C, const Layout *x, BlkType rt) {
+static Layout broadcast_layout(Chooser *C, const Layout *x, int r) {
+    BlkType rt = C->f->values[r].type;
     Projection proj = {{0, 1}};
     for (int d = 0; d < rt.rank; d++) proj.from[d] = x->shape[d] == 1 && rt.shape[d] > 1 ? -1 : d;
     for (int i = 0; i < C->ndots; i++)
         if (shape_equal(type_with_shape(rt, 2, C->dots[i].shape), rt) &&
             nvptx_layout_local_map(x, &C->dots[i], proj, NULL))
             return C->dots[i];
-    return default_layout(C, rt);
+    return value_layout(C, r);
 }
 
 static void choose_op(Chooser *C, const BirOp *op) {
@@ -599,24 +735,24 @@ static void choose_op(Chooser *C, const BirOp *op) {
         set_layout(C, r, nvptx_layout_trans(&L[a[0]]));
         return;
     case BIR_EXPAND_DIMS:
-        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : nvptx_layout_expand(&L[a[0]], (int)op->attr));
+        set_layout(C, r, is_default(C, a[0]) ? value_layout(C, r) : nvptx_layout_expand(&L[a[0]], (int)op->attr));
         return;
     case BIR_BROADCAST:
-        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : broadcast_layout(C, &L[a[0]], rt));
+        set_layout(C, r, is_default(C, a[0]) ? value_layout(C, r) : broadcast_layout(C, &L[a[0]], r));
         return;
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN: {
         if (rt.rank == 0) return;
         /* in registers and shuffles alone when no warps divide the axis */
         const Layout *x = &L[a[0]];
         bool local = nvptx_layout_warps_along(x, (int)op->attr) == 1 && !is_default(C, a[0]);
-        set_layout(C, r, local ? nvptx_layout_slice(x, (int)op->attr) : default_layout(C, rt));
+        set_layout(C, r, local ? nvptx_layout_slice(x, (int)op->attr) : value_layout(C, r));
         return;
     }
     case BIR_GATHER: /* the index's: its elements need not move */
-        set_layout(C, r, is_default(C, a[1]) ? default_layout(C, rt) : L[a[1]]);
+        set_layout(C, r, is_default(C, a[1]) ? value_layout(C, r) : L[a[1]]);
         return;
     case BIR_CUMSUM: case BIR_CUMPROD: /* each thread scans what it holds of the operand */
-        set_layout(C, r, is_default(C, a[0]) ? default_layout(C, rt) : L[a[0]]);
+        set_layout(C, r, is_default(C, a[0]) ? value_layout(C, r) : L[a[0]]);
         return;
     case BIR_FOR: case BIR_WHILE: {
         /* carried values take the layout their loop yields (an accumulator's
@@ -655,7 +791,7 @@ static void choose_op(Chooser *C, const BirOp *op) {
         for (int reg = 0; reg < op->nregions; reg++) choose_block(C, op->regions[reg]);
         for (int i = 0; i < op->nresults; i++) {
             if (!f->values[op->results[i]].type.rank) continue;
-            Layout l = default_layout(C, f->values[op->results[i]].type);
+            Layout l = value_layout(C, op->results[i]);
             for (int reg = 0; reg < 2; reg++) {
                 const BirOp *y = bir_block_terminator(op->regions[reg]);
                 if (y && y->code == BIR_YIELD && !is_default(C, y->operands[i])) l = L[y->operands[i]];
@@ -686,7 +822,7 @@ static void choose_op(Chooser *C, const BirOp *op) {
     }
     /* elementwise ops: the first operand with a layout of its own (an
      * accumulator's, say) sets the result's; else the default */
-    Layout l = default_layout(C, rt);
+    Layout l = value_layout(C, r);
     bool elementwise = bir_is_elementwise(op->code);
     for (int i = 0; elementwise && i < op->noperands; i++) {
         if (a[i] < 0 || !shape_equal(f->values[a[i]].type, rt) || f->values[a[i]].type.rank == 0) continue;
@@ -713,9 +849,9 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     for (int i = 0; i < f->nparams; i++) {
         const BirParam *prm = &f->params[i];
         AxisInfo info = unknown();
-        if (prm->type.dtype == DT_PTR) info.div = prm->align ? prm->align : dtype_bytes(prm->type.elem);
-        else if (prm->multiple_of) info.div = pow2_div(prm->multiple_of);
-        if (param_div && param_div[i] > 0) info.div = max64(info.div, pow2_div(param_div[i]));
+        if (prm->type.dtype == DT_PTR) info.div[0] = prm->align ? prm->align : dtype_bytes(prm->type.elem);
+        else if (prm->multiple_of) info.div[0] = pow2_div(prm->multiple_of);
+        if (param_div && param_div[i] > 0) info.div[0] = max64(info.div[0], pow2_div(param_div[i]));
         if (param_div && param_div[i] == NVPTX_PARAM_ONE && dtype_is_int(prm->type.dtype)) info.one = true;
         if (prm->equal_one) info.one = true;
         set(&A, prm->value, info);
@@ -724,6 +860,7 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
 
     Chooser *C = arena_alloc(a, sizeof *C);
     *C = (Chooser){.f = f, .ax = p->axis, .p = p, .max_numel = 1};
+    C->loop_of = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->loop_of);
     collect_shapes(C, f->body);
     C->chained = p->ndots > 1;
     /* Triton's tutorials' rule, a warp per 256 elements, 1 to 8 warps; and
@@ -736,8 +873,11 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
         else num_warps = C->max_numel >= 16384 ? 16 : (int)min64(8, max64(1, C->max_numel / 256));
     }
     p->num_warps = num_warps;
+    C->dim_of = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->dim_of);
+    memset(C->dim_of, -1, (size_t)(f->nvalues + 1) * sizeof *C->dim_of);
+    mark_accesses(C, f->body);
     for (int v = 0; v < f->nvalues; v++)
-        if (f->values[v].type.rank) p->layouts[v] = default_layout(C, f->values[v].type);
+        if (f->values[v].type.rank) p->layouts[v] = value_layout(C, v);
     C->wanted = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->wanted);
     C->has_wanted = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->has_wanted);
     choose_block(C, f->body);
@@ -748,7 +888,7 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
 int nvptx_equal_run(const KernelPlan *p, int v) {
     const Layout *l = &p->layouts[v];
     if (!l->rank) return 1;
-    int64_t c = p->axis[v].constancy, vec = nvptx_layout_vec(l);
+    int64_t c = p->axis[v].constancy[nvptx_layout_vec_dim(l)], vec = nvptx_layout_vec(l);
     int run = 1;
     while (run * 2 <= vec && c % (run * 2) == 0) run *= 2; /* runs start at multiples of c */
     return run;
@@ -761,8 +901,8 @@ const Layout *nvptx_memory_layout(const KernelPlan *p, const BirOp *op) {
 }
 
 int nvptx_access_width(const KernelPlan *p, const BirFunction *f, const BirOp *op) {
-    int w = access_width(p->axis, f, op);
     const Layout *l = nvptx_memory_layout(p, op);
+    int w = access_width(p->axis, f, op, nvptx_layout_vec_dim(l));
     int vec = nvptx_layout_vec(l);
     if (l->rank && w > vec) w = vec;
     return w;
@@ -810,6 +950,8 @@ void nvptx_layout_describe(const Layout *l, char *buf, size_t size) {
     put_spread(buf, size, &at, "warps", (const int32_t(*)[BLK_MAX_RANK])l->warp, l->nwarp_bits, l->rank);
     int vec = nvptx_layout_vec(l);
     if (vec > 1 && at < size) at += (size_t)snprintf(buf + at, size - at, "; %d consecutive a thread", vec);
+    if (vec > 1 && nvptx_layout_vec_dim(l) != l->rank - 1 && at < size)
+        at += (size_t)snprintf(buf + at, size - at, " down dimension %d", nvptx_layout_vec_dim(l));
     if (at < size) snprintf(buf + at, size - at, "}");
 }
 
@@ -819,13 +961,14 @@ int nvptx_access_limit(const KernelPlan *p, const BirFunction *f, const BirOp *o
     BlkType pt = f->values[ptr].type;
     int es = dtype_bytes(pt.elem);
     const AxisInfo *ax = &p->axis[ptr];
-    int m = mask_operand(op), vec = nvptx_layout_vec(&p->layouts[ptr]);
+    int m = mask_operand(op), vec = nvptx_layout_vec(&p->layouts[ptr]), d = nvptx_layout_vec_dim(nvptx_memory_layout(p, op));
     /* the terms of access_width, then the layout's: the first that stops it */
     if (w * es >= 16) snprintf(why, size, "the widest access there is");
-    else if (ax->contig <= w) snprintf(why, size, "addresses known consecutive in runs of %lld", (long long)ax->contig);
-    else if (ax->div / es <= w) snprintf(why, size, "pointers known %lld-byte aligned", (long long)ax->div);
-    else if (m != BIR_NONE && p->axis[m].constancy <= w)
-        snprintf(why, size, "the mask known constant in runs of %lld", (long long)p->axis[m].constancy);
+    else if (ax->contig[d] <= w)
+        snprintf(why, size, "addresses known consecutive in runs of %lld", (long long)ax->contig[d]);
+    else if (ax->div[d] / es <= w) snprintf(why, size, "pointers known %lld-byte aligned", (long long)ax->div[d]);
+    else if (m != BIR_NONE && p->axis[m].constancy[d] <= w)
+        snprintf(why, size, "the mask known constant in runs of %lld", (long long)p->axis[m].constancy[d]);
     else if (vec <= w) snprintf(why, size, "each thread holds %d consecutive element%s", vec, vec == 1 ? "" : "s");
     else snprintf(why, size, "accesses below a word are made an element at a time");
     return w;

@@ -285,7 +285,7 @@ static const char *load_refusal(Slice *S, const BirOp *op, int *trans) {
     if (t.rank != 2) return "not a 2-D tile";
     if (op->attr & MEMORY_VOLATILE) return "a volatile load (it reads memory when it runs, never ahead)";
     if (es != 2 && es != 1) return "its elements are not 16-bit or 8-bit (a dot of f32 reads them as they come)";
-    if (nvptx_contiguous_dim(g, v) != 1) return "its rows are not known contiguous (a stride not known to be 1)";
+    if (nvptx_contiguous_dim(g, v) < 0) return "its rows are not known contiguous (a stride not known to be 1)";
     if (nvptx_access_width(g->s->plan, g->f, op) * es < 16)
         return "it moves less than 16 bytes an access, which a copy needs (its access line says what limits it)";
     if (!zero_other(g, op->operands[2])) return "a masked load whose `other` is not 0 (copies fill with zeros)";
@@ -598,7 +598,8 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
             if (r & copies) continue;
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
             LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
-            LLVMValueRef dst_off = nvptx_staged_offset(g, &st, nvptx_coord(g, l, 0, r), nvptx_coord(g, l, 1, r));
+            LLVMValueRef dst_off =
+                nvptx_staged_offset(g, &st, nvptx_coord(g, l, 1 - st.cd, r), nvptx_coord(g, l, st.cd, r));
             LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->t.i8, g->smem, &dst_off, 1, ""), ptr[r], size};
             call_void(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
         }

@@ -271,7 +271,7 @@ bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]) {
 
 /* What a multiple of, in bytes for a pointer parameter (launch facts and
  * attributes included). */
-static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div; }
+static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div[0]; }
 
 /* Is v (through splats, broadcasts, conversions) the constant zero, +0.0
  * for floats (TMA fills with all bits zero)? */
