@@ -899,6 +899,102 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     return r;
 }
 
+CheckResult check_moe_matmul(const ExampleRunner *run, int tokens, int experts, int top_k, int N, int K, DType dt,
+                             int block_m, int block_n, int block_k, bool mul_weight, int pad) {
+    CheckResult r = {0};
+    set_name(&r, "moe_matmul %d tokens x top %d of %d experts, N=%d K=%d %s%s pad=%d BLOCK=%d/%d/%d", tokens, top_k,
+             experts, N, K, tname(dt), mul_weight ? " weighted" : "", pad, block_m, block_n, block_k);
+    RefRng rng = {11};
+    const double sentinel = 1280.0;
+    int rows = tokens * top_k; /* routed rows: (token, choice) */
+    int64_t sam = K + pad, sbn = K + pad, sbe = (int64_t)N * sbn, scm = N + pad;
+    /* routing: top_k distinct experts a token, and a weight each; the last
+     * expert gets none where there are more than top_k (an idle expert) */
+    int pool = experts > top_k ? experts - 1 : experts;
+    int *expert_of = malloc((size_t)rows * sizeof *expert_of);
+    for (int t = 0; expert_of && t < tokens; t++)
+        for (int j = 0; j < top_k; j++) {
+            int e, dup;
+            do {
+                e = (int)(ref_uniform(&rng) * pool);
+                dup = 0;
+                for (int i = 0; i < j; i++) dup |= expert_of[t * top_k + i] == e;
+            } while (dup);
+            expert_of[t * top_k + j] = e;
+        }
+    /* the rows sorted by expert, each expert's run padded to BLOCK_M with the
+     * id `rows` (vLLM's moe_align_block_size), then two blocks of padding
+     * past the count the kernel is given (their programs return at once) */
+    int64_t cap = (int64_t)rows + (int64_t)experts * block_m + 2 * block_m, padded = 0;
+    TBuf ids = tb_new(DT_I32, cap), eids = tb_new(DT_I32, cap / block_m + 1), count = tb_new(DT_I32, 1);
+    for (int64_t i = 0; i < ids.n; i++) tb_set(&ids, i, rows);
+    for (int64_t i = 0; i < eids.n; i++) tb_set(&eids, i, 0);
+    for (int e = 0; expert_of && e < experts; e++) {
+        int64_t start = padded;
+        for (int i = 0; i < rows; i++)
+            if (expert_of[i] == e) tb_set(&ids, padded++, i);
+        if (padded == start) continue;
+        padded = (padded + block_m - 1) / block_m * block_m;
+        for (int64_t b = start / block_m; b < padded / block_m; b++) tb_set(&eids, b, e);
+    }
+    tb_set(&count, 0, (double)padded);
+    int em = (int)padded + 2 * block_m;
+    TBuf a = tb_new(dt, (int64_t)tokens * sam), b = tb_new(dt, experts * sbe), c = tb_new(dt, (int64_t)rows * scm);
+    TBuf w = tb_new(DT_F32, rows);
+    for (int64_t i = 0; i < a.n; i++) tb_set(&a, i, i % sam < K ? ref_normal(&rng) : NAN);
+    for (int64_t i = 0; i < b.n; i++) tb_set(&b, i, i % sbn < K ? ref_normal(&rng) : NAN);
+    for (int64_t i = 0; i < c.n; i++) tb_set(&c, i, sentinel);
+    for (int64_t i = 0; i < w.n; i++) tb_set(&w, i, ref_uniform(&rng));
+    char t[16], tk[32], mw[32], bm[32], bn[32], bk[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(tk, sizeof tk, "TOP_K=%d", top_k);
+    snprintf(mw, sizeof mw, "MUL_WEIGHT=%s", mul_weight ? "true" : "false");
+    snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
+    snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
+    snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
+    ExampleKernel k = {"moe_matmul.blk", "moe_matmul", {t, tk, mw, bm, bn, bk, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&a, "a"),       tb_buf(&b, "b"),          tb_buf(&c, "c"),
+                           tb_buf(&ids, "sorted_ids"), tb_buf(&eids, "expert_ids"), tb_buf(&w, "weights"),
+                           tb_buf(&count, "padded")};
+    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = ids.data}, {.p = eids.data},
+                        {.p = w.data}, {.p = count.data}, {.i = N}, {.i = K}, {.i = em}, {.i = rows},
+                        {.i = sam}, {.i = sbe}, {.i = sbn}, {.i = scm}};
+    uint32_t programs = (uint32_t)(((em + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
+    if (expert_of && launch(run, &r, &k, args, 15, programs, bufs, 7)) {
+        size_t mn = (size_t)rows * N;
+        double *ref = malloc(mn * sizeof *ref), *bound = malloc(mn * sizeof *bound);
+        if (ref && bound) {
+            /* as matmul's: the f32 sum's error (K 2^-23 sum|ab|), the weight's
+             * f32 product (2^-24), one rounding to T */
+            double u = unit_roundoff(dt);
+            for (int i = 0; i < rows; i++)
+                for (int n = 0; n < N; n++) {
+                    double sum = 0, mag = 0, wi = mul_weight ? tb_get(&w, i) : 1;
+                    for (int kk = 0; kk < K; kk++) {
+                        double x = tb_get(&a, (int64_t)(i / top_k) * sam + kk) *
+                                   tb_get(&b, expert_of[i] * sbe + (int64_t)n * sbn + kk);
+                        sum += x, mag += fabs(x);
+                    }
+                    ref[(size_t)i * N + n] = sum * wi;
+                    bound[(size_t)i * N + n] =
+                        (1 + u) * (K * 0x1p-23 * mag * wi + 0x1p-24 * fabs(sum * wi)) + u * fabs(sum * wi) +
+                        subnormal_half(dt);
+                }
+            compare_bound(&r, "c", &c, scm, ref, bound, rows, N, dt == DT_BF16 ? "K2^-23S+2^-8|c|" : "K2^-23S+2^-11|c|",
+                          true);
+            check_padding(&r, "c", &c, rows, N, scm, sentinel);
+        } else {
+            failf(&r, "out of memory for the reference");
+        }
+        free(ref), free(bound);
+    } else if (!expert_of) {
+        failf(&r, "out of memory for the routing");
+    }
+    free(expert_of);
+    tb_free(&a), tb_free(&b), tb_free(&c), tb_free(&w), tb_free(&ids), tb_free(&eids), tb_free(&count);
+    return r;
+}
+
 /* A matrix of 8-bit operands in row-major rows `stride` apart (or, trans,
  * column-major columns `stride` apart): every 8-bit integer alike, or fp8
  * roundings of N(0, 1); NaN (fp8) or -1 (integers) in the padding. */
@@ -1417,6 +1513,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 64, true, false, 3));
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_I8, DT_I8, DT_I32, 64, 64, 64, false, false, 5));
     CHECK(check_matmul_fp8_blockwise(r, 100, 200, 300, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 3));
+    CHECK(check_moe_matmul(r, 50, 6, 2, 96, 80, DT_F16, 16, 32, 32, true, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
@@ -1477,6 +1574,13 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 16, 40, 33, DT_F16, 64, 64, 32, 8, false, 0));
         CHECK(check_matmul(r, 20, 30, 5, DT_BF16, 16, 16, 16, 4, false, 1));
         CHECK(check_matmul(r, 70, 48, 1000, DT_F16, 64, 32, 32, 4, true, 0)); /* long sums */
+        /* MoE: B [experts, N, K] read as [K, N] tiles (K contiguous), A's rows
+         * gathered; ragged N and K, one expert with no tokens, BLOCK_M = BLOCK_K
+         * (A and B tiles of one shape, laid out along different dimensions) */
+        CHECK(check_moe_matmul(r, 37, 8, 2, 100, 72, DT_BF16, 32, 64, 32, false, 8));
+        CHECK(check_moe_matmul(r, 1, 4, 2, 64, 64, DT_F16, 16, 64, 64, true, 0));
+        CHECK(check_moe_matmul(r, 200, 8, 2, 256, 256, DT_F16, 64, 128, 64, true, 0));
+        CHECK(check_moe_matmul(r, 129, 16, 4, 136, 200, DT_F16, 64, 64, 64, false, 0));
         /* strides TMA can take (sm_90a): partial tiles along M, N and K go to
          * the cp.async fallback, and would read the NaN padding if not; B^T's
          * tiles run along K (columns of the map) */

@@ -73,6 +73,12 @@ CheckResult check_topk_sample(const ExampleRunner *r, int M, int N, int stride, 
  * than the matrix: NaN in A and B, a sentinel in C. */
 CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad);
+/* The MoE example: tokens routed to top_k of `experts` (distinct, random),
+ * their rows sorted by expert and padded to BLOCK_M (vLLM's alignment); C's
+ * routed rows against a C reference, weighted by the router if mul_weight.
+ * A's and B's rows pad elements longer (NaN), C's (a sentinel). */
+CheckResult check_moe_matmul(const ExampleRunner *r, int tokens, int experts, int top_k, int N, int K, DType dtype,
+                             int block_m, int block_n, int block_k, bool mul_weight, int pad);
 /* The fp8 example (row-wise or per-tensor scales, C in `out`) or the int8
  * one (C in i32, exact) on random operands of types ta and tb; B
  * column-major if trans_b; rows (columns) pad elements longer, padded with
