@@ -124,6 +124,41 @@ static const Config configs[] = {
 };
 
 
+/* Loops whose loads are copied by cp.async (16-byte accesses need launch
+ * facts, which the configurations above have not): a matmul, one with a
+ * column-major B, the MoE kernel with gathered rows. The copies' zero-fill
+ * form depends on the PTX ISA (ignore-src from 7.5; sm_80's PTX is 7.0), so
+ * each arch's PTX must assemble. */
+Test(ptx, cp_async_loops_assemble_for_every_arch, .timeout = 200) {
+    static const NvptxAssume row_major[] = {{"stride_ak", NVPTX_PARAM_ONE}, {"stride_bn", NVPTX_PARAM_ONE},
+                                            {"stride_cn", NVPTX_PARAM_ONE}, {"K", 16}, {"N", 16},
+                                            {"stride_am", 16}, {"stride_bk", 16}, {"stride_cm", 16}};
+    static const NvptxAssume b_trans[] = {{"stride_ak", NVPTX_PARAM_ONE}, {"stride_bk", NVPTX_PARAM_ONE},
+                                          {"stride_cn", NVPTX_PARAM_ONE}, {"K", 16}, {"N", 16},
+                                          {"stride_am", 16}, {"stride_bn", 16}, {"stride_cm", 16}};
+    static const NvptxAssume moe[] = {{"K", 16}, {"N", 16}, {"stride_am", 16}, {"stride_be", 16},
+                                      {"stride_bn", 16}, {"stride_cm", 16}};
+    static const struct {
+        const char *file;
+        const NvptxAssume *facts;
+        int nfacts;
+    } cases[] = {{"matmul.blk", row_major, 8}, {"matmul.blk", b_trans, 8}, {"moe_matmul.blk", moe, 6}};
+    const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *src = example_source(cases[i].file);
+        for (int a = 0; a < 3; a++) {
+            const char *no_defs[] = {NULL};
+            NvptxOptions opt = {.arch = archs[a], .assume = cases[i].facts, .nassume = cases[i].nfacts, .no_tma = true};
+            char *ptx = ptx_with(src, no_defs, opt);
+            cr_expect(strstr(ptx, "cp.async.cg.shared.global") != NULL, "case %zu %s: no cp.async copies", i, archs[a]);
+            char out[4096];
+            cr_expect_eq(ptxas(ptx, archs[a], out, sizeof out), 0, "case %zu %s: ptxas failed:\n%s", i, archs[a], out);
+            free(ptx);
+        }
+        free(src);
+    }
+}
+
 Test(ptx, every_example_assembles_cleanly_for_sm80_sm90_and_sm90a, .timeout = 400) {
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {

@@ -9,6 +9,21 @@ static LLVMValueRef smem_addr(Gen *g, LLVMValueRef byte_off) {
     return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->t.i32, ""), byte_off, "");
 }
 
+void nvptx_cp_async_16(Gen *g, LLVMValueRef dst_off, LLVMValueRef src, LLVMValueRef ok) {
+    /* the predicate form (ignore-src, PTX 7.5): zeros where !ok, src not
+     * read; the src-size form cost a select a mask term and a compare a copy
+     * in the MoE kernel's loop (docs/notebook.md, 2026-11-27); sm_80's and
+     * sm_86's PTX (7.0, 7.1) has only that one */
+    if (nvptx_ptx_isa(g->m->arch) < 75) {
+        LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
+        LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->t.i8, g->smem, &dst_off, 1, ""), src, size};
+        nvptx_call(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", g->t.void_t, args, 3);
+        return;
+    }
+    LLVMValueRef args[3] = {smem_addr(g, dst_off), src, LLVMBuildNot(g->b, ok, "")};
+    nvptx_asm_call(g, g->t.void_t, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", args, 3, true);
+}
+
 void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count) {
     LLVMValueRef args[2] = {smem_addr(g, at), ci32(g, count)};
     nvptx_asm_call(g, g->t.void_t, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", args, 2, true);

@@ -61,7 +61,7 @@ static const char *access_instruction(Gen *g, const BirOp *op) {
     const char *cache = cache_is_default(c) ? "" : cache_modifier_names[c];
     /* eviction priorities came with PTX 7.4: sm_80's and sm_86's PTX (7.0, 7.1, for the oldest
      * drivers) has none, and there the hint goes (it never changes a result) */
-    if (atoi(g->m->arch->ptx_features + 4) < 74) e = EVICT_NORMAL;
+    if (nvptx_ptx_isa(g->m->arch) < 74) e = EVICT_NORMAL;
     const char *evict = e == EVICT_FIRST ? ".L1::evict_first" : e == EVICT_LAST ? ".L1::evict_last" : "";
     return arena_printf(&g->arena, "%s.global%s%s", load ? "ld" : "st", cache, evict);
 }

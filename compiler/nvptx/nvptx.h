@@ -25,6 +25,9 @@ enum { NVPTX_SM_REGISTERS = 65536 }; /* 32-bit registers of a multiprocessor, sm
 
 #define NVPTX_DEFAULT_ARCH "sm_90"
 
+/* The PTX ISA version an arch's PTX declares, times ten (its ptx_features): 70 for sm_80. */
+int nvptx_ptx_isa(const NvptxArch *a);
+
 const NvptxArch *nvptx_arch(const char *name); /* NULL if blkc does not know it */
 /* The registers a thread may have (at most 255) when `programs` programs of
  * `warps` warps share `sm_registers` registers, which a warp gets 256 at a time. */

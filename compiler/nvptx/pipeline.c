@@ -597,11 +597,9 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
         for (int r = 0; r < l->nregs; r += 16 / st.es) { /* a 16-byte chunk a copy */
             if (r & copies) continue;
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
-            LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
             LLVMValueRef dst_off =
                 nvptx_staged_offset(g, &st, nvptx_coord(g, l, 1 - st.cd, r), nvptx_coord(g, l, st.cd, r));
-            LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->t.i8, g->smem, &dst_off, 1, ""), ptr[r], size};
-            call_void(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", args, 3);
+            nvptx_cp_async_16(g, dst_off, ptr[r], ok);
         }
         if (owned) nvptx_end_if(g, owned);
         off += pp->tile_bytes[i];

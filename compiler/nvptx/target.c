@@ -19,6 +19,8 @@ static const NvptxArch archs[] = {
 };
 enum { NARCHS = sizeof archs / sizeof archs[0] };
 
+int nvptx_ptx_isa(const NvptxArch *a) { return atoi(a->ptx_features + 4); }
+
 const NvptxArch *nvptx_arch(const char *name) {
     for (int i = 0; name && i < NARCHS; i++)
         if (strcmp(archs[i].name, name) == 0) return &archs[i];
