@@ -413,7 +413,8 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_INLINE_ASM:
         put(p, " \"%s\", \"%s\", ", op->text, op->asm_constraints);
         put_operands(p, op, 0);
-        if (op->attr) put(p, ", pure");
+        if (op->attr & ASM_PURE) put(p, ", pure");
+        if (asm_pack_of(op->attr) > 1) put(p, ", pack %d", asm_pack_of(op->attr));
         if (op->nregions) put(p, ", reference");
         break;
     case BIR_ASSERT:

@@ -132,6 +132,11 @@ bool dtype_is_float(DType t);    /* f16, bf16, f32, f64: the types with arithmet
 bool dtype_is_fp8(DType t);      /* f8e4m3, f8e5m2: storage and conversion only */
 DType dot_result_dtype(DType a, DType b); /* what dot(a, b) of these elements gives, DT_VOID: no dot */
 int dot_k_step(DType operand);            /* k of one tensor-core step: 16, 32 for 8-bit operands */
+/* inline_asm_elementwise with `pack` elements an asm: an operand's elements
+ * of dtype d travel in *regs registers of *bits bits each; narrower elements
+ * share 32-bit (or, two 8-bit ones, 16-bit) registers, the first in the low
+ * bits. False where they cannot (one or two 8-bit elements: no register). */
+bool asm_pack_registers(DType d, int pack, int *regs, int *bits);
 bool dtype_is_signed(DType t);
 bool dtype_is_unsigned(DType t); /* u8 ... u64 */
 bool dtype_is_numeric_elem(DType t); /* any row of dtypes.def */
@@ -189,6 +194,9 @@ typedef enum {
 typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 
 enum { FOR_DESCENDING = 1, FOR_UNROLL_SHIFT = 1 };
+/* BIR_INLINE_ASM's attr: ASM_PURE | pack << ASM_PACK_SHIFT (elements an asm) */
+enum { ASM_PURE = 1, ASM_PACK_SHIFT = 1 };
+static inline int asm_pack_of(int64_t attr) { return attr >> ASM_PACK_SHIFT ? (int)(attr >> ASM_PACK_SHIFT) : 1; }
 static inline int for_unroll_of(int64_t attr) { return (int)(attr >> FOR_UNROLL_SHIFT); }
 
 /* grid_dependency's attr */
@@ -643,7 +651,8 @@ typedef struct {
      * flip, take, partner), an atomic's sem | scope << 2, a dot's precision,
      * arange's start, and for BIR_FOR FOR_DESCENDING when the step is a
      * negative constant (the loop runs while iv > end) | its unroll factor
-     * (0: the compiler's choice) << FOR_UNROLL_SHIFT. */
+     * (0: the compiler's choice) << FOR_UNROLL_SHIFT; inline asm's ASM_PURE |
+     * pack << ASM_PACK_SHIFT. */
     int64_t attr;
     ConstVal value;   /* BIR_CONST, in the result's dtype; take's index and partner's xor in .i */
     const char *text; /* BIR_PRINT: the prefix; BIR_ASSERT: the message; BIR_INLINE_ASM: the PTX */

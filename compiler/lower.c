@@ -431,7 +431,7 @@ static int lower_combine(Lower *L, const Expr *e) {
 /* inline_asm_elementwise: the arguments broadcast to the result's shape;
  * the reference helper, inlined once on scalars, becomes the op's region. */
 static int lower_inline_asm(Lower *L, const Expr *e) {
-    const Expr *args = arg(e, 2), *call = e->u.call.combine, *pure = arg(e, 4);
+    const Expr *args = arg(e, 2), *call = e->u.call.combine, *pure = arg(e, 4), *pack = arg(e, 5);
     int n = args->kind == E_TUPLE ? args->u.shape.dims.len : 1;
     int *ops = arena_alloc(L->a, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) {
@@ -443,7 +443,7 @@ static int lower_inline_asm(Lower *L, const Expr *e) {
     BirOp *op = emit_op(L, BIR_INLINE_ASM, ops, n, &t);
     op->text = arena_strndup(L->a, arg(e, 0)->u.str.text, arg(e, 0)->u.str.len);
     op->asm_constraints = arena_strndup(L->a, arg(e, 1)->u.str.text, arg(e, 1)->u.str.len);
-    op->attr = pure->cv.i != 0;
+    op->attr = (pure->cv.i != 0 ? ASM_PURE : 0) | (pack ? pack->cv.i : 1) << ASM_PACK_SHIFT;
     if (call) {
         BirBlock *saved = L->block, *region = op->regions[0] = bir_block_new(L->f);
         op->nregions = 1;

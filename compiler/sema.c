@@ -1465,25 +1465,54 @@ static void check_inline_asm(Sema *S, Expr *e) {
     int64_t packed = 1;
     if (!dtype_arg(S, arg(e, 3), &out) || !flag_arg(S, pure, "'is_pure'", &is_pure)) return;
     if (pack && !const_int_arg(S, e, pack, "pack", &packed)) return;
-    if (packed != 1) {
-        error(S, pack->span, "pack = %lld: '%s' runs its asm once per element here; several elements an asm (pack > 1, "
-              "for packed conversions) are not supported yet", (long long)packed, name);
+    if (packed < 1 || packed > 16 || (packed & (packed - 1))) {
+        error(S, pack->span, "pack = %lld: '%s' runs its asm on 1, 2, 4, 8 or 16 elements at a time", (long long)packed,
+              name);
         return;
     }
-    /* the constraints: "=X" then one letter per argument */
+    /* the operands' registers: the output's, then each argument's (pack
+     * elements of a narrow type share 32-bit registers) */
+    int regs_of[MAX_COMBINED + 1], bits_of[MAX_COMBINED + 1], nentries = 0;
+    for (int i = 0; i <= n; i++) {
+        DType d = i == 0 ? out : inputs[i - 1]->type.dtype;
+        if (!asm_pack_registers(d, (int)packed, &regs_of[i], &bits_of[i])) {
+            error(S, pack->span, "pack = %lld: %lld elements of %s make %lld bits, no register (pack 8-bit elements by "
+                  "at least 4, 16-bit ones by at least 2)", (long long)packed, (long long)packed, dtype_name(d),
+                  (long long)packed * dtype_bits(d));
+            return;
+        }
+        nentries += regs_of[i];
+    }
+    /* the constraints: "=X" per output register, then one letter per argument register */
     const char *c = cons->u.str.text, *end = c + cons->u.str.len;
-    int entry = 0;
+    int entry = 0, outputs = regs_of[0], given = 1;
+    for (const char *p = c; p < end; p++) given += *p == ',';
+    if (packed > 1 && given != nentries) {
+        error(S, cons->span, "the constraints \"%.*s\" have %d entr%s; with pack = %lld the output takes %d register%s "
+              "and the argument%s %d, %d in all", (int)cons->u.str.len, c, given, given == 1 ? "y" : "ies",
+              (long long)packed, outputs, outputs == 1 ? "" : "s", n == 1 ? "" : "s", nentries - outputs, nentries);
+        return;
+    }
     for (const char *p = c; p <= end; entry++) {
         const char *q = memchr(p, ',', (size_t)(end - p));
         if (!q) q = end;
-        bool output = entry == 0;
+        bool output = entry < outputs;
+        int operand = 0; /* 0 the output, i the argument i */
+        for (int e2 = entry; operand <= n && e2 >= regs_of[operand]; operand++) e2 -= regs_of[operand];
         size_t len = (size_t)(q - p);
         char letter = len == (output ? 2u : 1u) && (!output || p[0] == '=') ? p[output] : 0;
-        DType want = output ? out : entry - 1 < n ? inputs[entry - 1]->type.dtype : DT_ERROR;
-        if (entry > n || !letter || !asm_letter_fits(letter, want)) {
-            if (entry > n)
+        DType want = operand == 0 ? out : operand <= n ? inputs[operand - 1]->type.dtype : DT_ERROR;
+        bool shared = operand <= n && bits_of[operand] != dtype_bits(want); /* several elements a register */
+        bool fits = shared ? letter == (bits_of[operand] == 32 ? 'r' : 'h') : asm_letter_fits(letter, want);
+        if (entry >= nentries || !letter || !fits) {
+            if (entry >= nentries)
                 error(S, cons->span, "the constraints \"%.*s\" name more operands than one output and the %d argument%s",
                       (int)cons->u.str.len, c, n, n == 1 ? "" : "s");
+            else if (shared)
+                error(S, cons->span, "constraint %d (\"%.*s\") does not fit %d %s elements packed in a %d-bit register "
+                      "(%s)", entry + 1, (int)len, p, bits_of[operand] / dtype_bits(want), dtype_name(want),
+                      bits_of[operand], bits_of[operand] == 32 ? (output ? "\"=r\"" : "\"r\"")
+                                                               : (output ? "\"=h\"" : "\"h\""));
             else
                 error(S, cons->span, "constraint %d (\"%.*s\") does not fit the %s %s (%s; the letters: h 16-bit, r "
                       "32-bit integers and f32's bits, l 64-bit integers, f f32, d f64)", entry + 1, (int)len, p,
@@ -1493,13 +1522,13 @@ static void check_inline_asm(Sema *S, Expr *e) {
         }
         p = q + 1;
     }
-    if (entry != n + 1) {
+    if (entry != nentries) {
         error(S, cons->span, "the constraints \"%.*s\" have %d entr%s; one output and %d argument%s need %d",
               (int)cons->u.str.len, c, entry, entry == 1 ? "y" : "ies", n, n == 1 ? "" : "s", n + 1);
         return;
     }
     /* the asm's operand references, which LLVM would otherwise reject by aborting: $$ (a '$'),
-     * $N or ${N} with N an operand (0 the output, 1 .. n the arguments; no modifiers) */
+     * $N or ${N} with N an operand register (the output's first, then the arguments'; no modifiers) */
     const char *t = text->u.str.text, *tend = t + text->u.str.len;
     for (const char *p = t; p < tend; p++) {
         if (*p != '$') continue;
@@ -1510,12 +1539,17 @@ static void check_inline_asm(Sema *S, Expr *e) {
         long operand = -1;
         if (p < tend && *p >= '0' && *p <= '9') {
             operand = 0;
-            while (p < tend && *p >= '0' && *p <= '9' && operand <= n) operand = operand * 10 + (*p++ - '0');
+            while (p < tend && *p >= '0' && *p <= '9' && operand < nentries) operand = operand * 10 + (*p++ - '0');
         }
         bool closed = !braced || (p < tend && *p == '}');
-        if (operand < 0 || operand > n || !closed) {
-            error(S, text->span, "the asm's '%.*s' is no operand: write $0 for the output, $1 to $%d for the "
-                  "argument%s, $$ for a '$'", (int)(p - at) + (braced && p < tend), at, n, n == 1 ? "" : "s");
+        if (operand < 0 || operand >= nentries || !closed) {
+            if (packed == 1)
+                error(S, text->span, "the asm's '%.*s' is no operand: write $0 for the output, $1 to $%d for the "
+                      "argument%s, $$ for a '$'", (int)(p - at) + (braced && p < tend), at, n, n == 1 ? "" : "s");
+            else
+                error(S, text->span, "the asm's '%.*s' is no operand: with pack = %lld write $0 to $%d for the "
+                      "output's registers, $%d to $%d for the arguments', $$ for a '$'",
+                      (int)(p - at) + (braced && p < tend), at, (long long)packed, outputs - 1, outputs, nentries - 1);
             return;
         }
         if (!braced) p--; /* the loop's p++ moves past the last digit */

@@ -76,6 +76,19 @@ DType dot_result_dtype(DType a, DType b) {
  * steps are 8, but its dots, like all, need k >= 16). */
 int dot_k_step(DType operand) { return dtype_bits(operand) == 8 ? 32 : 16; }
 
+bool asm_pack_registers(DType d, int pack, int *regs, int *bits) {
+    int b = dtype_bits(d), total = b * pack;
+    if (pack == 1 || b >= 32) { /* an element a register */
+        *regs = pack, *bits = b;
+        return true;
+    }
+    if (total == 16 || total >= 32) {
+        *regs = total >= 32 ? total / 32 : 1, *bits = total >= 32 ? 32 : 16;
+        return true;
+    }
+    return false;
+}
+
 bool dtype_fits_int(DType t, int64_t v) {
     int bits = dtype_bits(t);
     switch (dclass(t)) {

@@ -1454,3 +1454,34 @@ Test(ptx, grid_dependency_control_on_sm90_and_nothing_before) {
     expect_assembles(ptx80, "sm_80");
     free(ptx90), free(ptx80);
 }
+
+/* inline_asm_elementwise with pack: one asm statement for each `pack` of a
+ * thread's elements (256 elements on 4 warps: 2 a thread, so 1 statement for
+ * pack 2 and, padded, 1 for pack 4), 8-bit and 16-bit elements packed into
+ * 32-bit registers, two f32 outputs; ptxas takes it on every arch. */
+Test(ptx, inline_asm_packs_elements_into_registers) {
+    const char *src = "fn s(x) { return ((x & 31) << 3) as i8; }\n"
+                      "fn x2(a, b) { return a ^ b; }\n"
+                      "fn m(a, b) { return a * b; }\n"
+                      "kernel k(x: *i32, y: *f32, o: *i32, p: *f32) {\n"
+                      "  let i = arange(0, 256);\n"
+                      "  let v = load(x + i);\n"
+                      "  store(o + i, inline_asm_elementwise(\"and.b32 $0, $1, 0x1F1F1F1F;\", \"=r,r\", v as u8, i8, true, 4, s) as i32);\n"
+                      "  store(o + 256 + i, inline_asm_elementwise(\"xor.b32 $0, $1, $2;\", \"=r,r,r\", (v as i16, v as i16), i16,\n"
+                      "                                          true, 2, x2) as i32);\n"
+                      "  let f = load(y + i);\n"
+                      "  store(p + i, inline_asm_elementwise(\"mul.f32 $0, $2, $4; mul.f32 $1, $3, $5;\", \"=f,=f,f,f,f,f\",\n"
+                      "                                     (f, f), f32, true, 2, m));\n"
+                      "}\n";
+    const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
+    for (int a = 0; a < 3; a++) {
+        const char *no_defs[] = {NULL};
+        char *ptx = ptx_with(src, no_defs, (NvptxOptions){.arch = archs[a], .num_warps = 4});
+        cr_expect_eq(count_of(ptx, "0x1F1F1F1F"), 1, "%s: one and.b32 for the thread's 2 u8 (padded to 4)", archs[a]);
+        cr_expect_eq(count_of(ptx, "xor.b32 %"), 1, "%s: one xor for the thread's 2 i16", archs[a]);
+        cr_expect_eq(count_of(ptx, "mul.f32"), 2, "%s: one asm (two mul.f32) for the thread's 2 f32", archs[a]);
+        char out[4096];
+        cr_expect_eq(ptxas(ptx, archs[a], out, sizeof out), 0, "%s: %s", archs[a], out);
+        free(ptx);
+    }
+}

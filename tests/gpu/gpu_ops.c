@@ -244,6 +244,22 @@ static const OpCase cases[] = {
      "                                     reference = abs_ref));\n"
      "}\n",
      4, {DT_I32, DT_F32, DT_I32, DT_F32}, {1024, 1024, 1024, 1024}, {0, 0, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
+    {"inline_asm_elementwise with pack: 4 u8 a 32-bit register, 2 i16, 2 f32 an asm (two outputs)",
+     "fn shift_ref(x) { return ((x & 31) << 3) as i8; }\n"
+     "fn xor_ref(a, b) { return a ^ b; }\n"
+     "fn mul_ref(a, b) { return a * b; }\n"
+     "kernel k(x: *i32, y: *f32, o: *i32, p: *f32) {\n"
+     "  let i = program_id(0) * 256 + arange(0, 256);\n"
+     "  let v = load(x + i);\n"
+     "  store(o + i, inline_asm_elementwise(\"and.b32 $0, $1, 0x1F1F1F1F; shl.b32 $0, $0, 3;\", \"=r,r\", v as u8, i8,\n"
+     "                                     true, 4, shift_ref) as i32);\n"
+     "  store(o + 1024 + i, inline_asm_elementwise(\"xor.b32 $0, $1, $2;\", \"=r,r,r\", (v as i16, (v >> 7) as i16), i16,\n"
+     "                                            true, 2, xor_ref) as i32);\n"
+     "  let f = load(y + i);\n"
+     "  store(p + i, inline_asm_elementwise(\"mul.f32 $0, $2, $4; mul.f32 $1, $3, $5;\", \"=f,=f,f,f,f,f\",\n"
+     "                                     (f, f + 1.0), f32, true, 2, mul_ref));\n"
+     "}\n",
+     4, {DT_I32, DT_F32, DT_I32, DT_F32}, {1024, 1024, 2048, 1024}, {0, 0, 1, 1}, 0, {0}, 4, 0, 0, 0, 0},
     {"register slices: rank 1 and both axes of a 2-D block, with a new axis, of pointers",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let v = load(x + arange(0, 1024));\n"
