@@ -439,10 +439,31 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
         fputs("        break;\n", out);
     }
     fputs("    default: break;\n    }\n    (void)blk_n, (void)blk_made, (void)blk_grid, (void)blk_maps;\n", out);
+    /* a kernel with gdc_wait may start while the grid before it ends (programmatic dependent launch,
+     * sm_90 up, cuLaunchKernelEx from CUDA 12), as the runtime launches it */
+    const NvptxArch *arch = nvptx_arch(builds[0].arch);
+    if (bir_waits_on_grid(f) && arch && arch->sm >= 90)
+        fprintf(out, "#if CUDA_VERSION >= 12000\n"
+                     "    /* its gdc_wait makes an early start safe: the grid before it's writes are seen after it */\n"
+                     "    CUlaunchAttribute blk_attr;\n"
+                     "    memset(&blk_attr, 0, sizeof blk_attr);\n"
+                     "    blk_attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;\n"
+                     "    blk_attr.value.programmaticStreamSerializationAllowed = 1;\n"
+                     "    CUlaunchConfig blk_config;\n"
+                     "    memset(&blk_config, 0, sizeof blk_config);\n"
+                     "    blk_config.gridDimX = blk_launched, blk_config.gridDimY = blk_launched_y, blk_config.gridDimZ = blk_launched_z;\n"
+                     "    blk_config.blockDimX = (unsigned)blk_v->threads, blk_config.blockDimY = 1, blk_config.blockDimZ = 1;\n"
+                     "    blk_config.sharedMemBytes = (unsigned)blk_v->shared_bytes, blk_config.hStream = stream;\n"
+                     "    blk_config.attrs = &blk_attr, blk_config.numAttrs = 1;\n"
+                     "    blk_r = cuLaunchKernelEx(&blk_config, blk_v->function, blk_params, NULL);\n"
+                     "    return blk_r == CUDA_SUCCESS ? (%serror_text[0] = 0, CUDA_SUCCESS) : %scuda_fail(blk_r, \"%s\", \"cuLaunchKernelEx\");\n"
+                     "#else\n", I, I, K);
     fprintf(out, "    blk_r = cuLaunchKernel(blk_v->function, blk_launched, blk_launched_y, blk_launched_z, (unsigned)blk_v->threads, 1, 1,\n"
                  "                       (unsigned)blk_v->shared_bytes, stream, blk_params, NULL);\n"
-                 "    return blk_r == CUDA_SUCCESS ? (%serror_text[0] = 0, CUDA_SUCCESS) : %scuda_fail(blk_r, \"%s\", \"cuLaunchKernel\");\n}\n",
+                 "    return blk_r == CUDA_SUCCESS ? (%serror_text[0] = 0, CUDA_SUCCESS) : %scuda_fail(blk_r, \"%s\", \"cuLaunchKernel\");\n",
             I, I, K);
+    if (bir_waits_on_grid(f) && arch && arch->sm >= 90) fputs("#endif\n", out);
+    fputs("}\n", out);
 }
 
 bool launch_c_source(FILE *out, const LaunchBuild *builds, int nbuilds, const char *prefix, bool header, char *err,

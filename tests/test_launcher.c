@@ -21,6 +21,7 @@
 #include "blk.h"
 #include "fake_cuda.h"
 #include "launcher_attn.h"
+#include "launcher_dependent.h"
 #include "launcher_layernorm.h"
 #include "launcher_matmul.h"
 #include "launcher_matmul_persistent.h"
@@ -120,6 +121,35 @@ Test(launcher, softmax_launches_as_the_runtime) {
         cr_expect_eq(fake_cuda_launches(), count, "blk_kernel_launch_ptx launched");
     }
     blk_module_destroy(m);
+}
+
+/* A kernel with gdc_wait (tests/launcher/dependent_step.blk): the runtime launches it with
+ * programmatic stream serialization allowed (cuLaunchKernelEx), so that it may start while the
+ * grid before it ends, and its C launcher does the same; softmax, without gdc_wait, is launched
+ * plainly by both. */
+Test(launcher, a_kernel_with_gdc_wait_may_start_early_from_both) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/dependent_step.blk", BLK_LAUNCHER_DIR); /* as the launcher's (its .file) */
+    blk_compile_options o = {.arch = "sm_90a", .min_blocks_per_sm = -1};
+    blk_module *m;
+    blk_kernel *k;
+    cr_assert_eq(blk_module_create_from_file(ctx, path, &o, &m), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_module_get_kernel(m, "step", &k), BLK_SUCCESS, "%s", blk_last_error());
+    blk_ptr x = alloc(1 << 20), y = alloc(1 << 20);
+    int count = fake_cuda_launches();
+    blk_arg args[] = {blk_arg_ptr(x), blk_arg_ptr(y), blk_arg_i32(4096)};
+    cr_assert_eq(blk_launch(k, 4, 1, 1, args, 3, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    FakeLaunch jit = take_launch(&count);
+    cr_assert_eq(dependent_step_launch(NULL, x, y, 4096, 4, 1, 1), CUDA_SUCCESS, "%s", dependent_step_last_error());
+    FakeLaunch aot = take_launch(&count);
+    expect_same_launch(&jit, &aot, "step");
+    cr_expect(jit.after_previous, "the runtime launched a kernel with gdc_wait in stream order");
+    cr_expect(aot.after_previous, "the C launcher launched a kernel with gdc_wait in stream order");
+    blk_module_destroy(m);
+    blk_ptr out = alloc(4 << 20), in = alloc(4 << 20);
+    cr_assert_eq(softmax_softmax_launch(NULL, out, in, 1024, 1024, 1024, 30, 1, 1), CUDA_SUCCESS, "%s",
+                 softmax_softmax_last_error());
+    cr_expect(!take_launch(&count).after_previous, "softmax (no gdc_wait) may not start early");
 }
 
 /* A, B and C of a row-major f16 matmul, and matmul.blk's arguments for them. */

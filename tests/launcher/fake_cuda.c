@@ -176,13 +176,13 @@ CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
 }
 CUresult cuMemsetD8(CUdeviceptr d, unsigned char c, size_t n) { (void)d, (void)c, (void)n; return CUDA_SUCCESS; }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned shared, CUstream stream, void **params, void **extra) {
-    (void)stream;
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                       unsigned shared, void **params, void **extra, int after_previous) {
     if (extra || !params) return CUDA_ERROR_INVALID_VALUE;
     if (!gx || !gy || !gz || bx * by * bz > (unsigned)f->maxntid) return CUDA_ERROR_INVALID_VALUE;
     if (shared > 48 * 1024 && (int)shared > f->shared_allowed) return CUDA_ERROR_INVALID_VALUE;
-    FakeLaunch l = {.grid = {gx, gy, gz}, .block = {bx, by, bz}, .shared = shared, .nparams = f->nparams};
+    FakeLaunch l = {.grid = {gx, gy, gz}, .block = {bx, by, bz}, .shared = shared, .nparams = f->nparams,
+                    .after_previous = after_previous};
     snprintf(l.name, sizeof l.name, "%s", f->name);
     l.ptx = f->module->ptx;
     size_t off = 0;
@@ -196,6 +196,23 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
     last = l;
     launches++;
     return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream stream, void **params, void **extra) {
+    (void)stream;
+    return launch(f, gx, gy, gz, bx, by, bz, shared, params, extra, 0);
+}
+
+/* A launch with attributes: only programmatic stream serialization is known here. */
+CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    int after_previous = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) return CUDA_ERROR_NOT_SUPPORTED;
+        after_previous = c->attrs[i].value.programmaticStreamSerializationAllowed != 0;
+    }
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                  c->sharedMemBytes, params, extra, after_previous);
 }
 
 /* A map's 128 bytes: what it was made from, so two launchers' maps compare equal exactly when

@@ -15,6 +15,7 @@ typedef struct {
     int param_bytes[FAKE_MAX_PARAMS];
     unsigned char params[4096]; /* every parameter's bytes, in order */
     size_t params_len;
+    int after_previous; /* by cuLaunchKernelEx with programmatic stream serialization allowed */
 } FakeLaunch;
 
 /* The last launch, or NULL before the first; the number of launches so far. */
