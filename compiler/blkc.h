@@ -523,7 +523,7 @@ int cache_modifier_from_name(const char *text, size_t len);
 int eviction_policy_from_name(const char *text, size_t len);
 extern const char *const cache_modifier_names[CACHE_MODIFIER_COUNT], *const eviction_policy_names[EVICTION_POLICY_COUNT];
 
-/* ----------------------------------------------------------------- sema.c */
+/* ---------------------------------------------------------------- sema*.c */
 
 typedef enum {
     SYM_PARAM, SYM_CONST, SYM_LET, SYM_VAR, SYM_LOOP,

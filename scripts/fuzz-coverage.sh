@@ -16,7 +16,7 @@ cmake --build build-cov --target fuzz_frontend fuzz_interp fuzz_cache >/dev/null
 stages=(
   "lexer:compiler/lexer.c"
   "parser:compiler/parser.c"
-  "sema:compiler/sema.c compiler/types.c compiler/builtins.c"
+  "sema:compiler/sema.c compiler/sema_expr.c compiler/sema_args.c compiler/sema_builtins.c compiler/sema_asm.c compiler/sema_stmt.c compiler/types.c compiler/builtins.c"
   "lowering:compiler/lower.c"
   "block IR (verifier, printer):compiler/bir.c"
   "interpreter:compiler/interp/interp.c"
