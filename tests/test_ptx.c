@@ -1484,4 +1484,18 @@ Test(ptx, inline_asm_packs_elements_into_registers) {
         cr_expect_eq(ptxas(ptx, archs[a], out, sizeof out), 0, "%s: %s", archs[a], out);
         free(ptx);
     }
+    /* pack 16 of four u32 arguments: 80 operand registers (once past a fixed table) */
+    char cons[512] = "", big[1024];
+    for (int i = 0; i < 80; i++) strcat(cons, i < 16 ? "=r," : "r,");
+    cons[strlen(cons) - 1] = 0;
+    snprintf(big, sizeof big,
+             "kernel k(x: *u32, o: *u32) {\n"
+             "  let v = load(x + arange(0, 256));\n"
+             "  store(o + arange(0, 256), inline_asm_elementwise(\"mov.b32 $0, $16;\", \"%s\", (v, v, v, v), u32, true, 16));\n"
+             "}\n", cons);
+    const char *no_defs[] = {NULL};
+    char *ptx = ptx_with(big, no_defs, (NvptxOptions){.arch = "sm_90"});
+    char out[4096];
+    cr_expect_eq(ptxas(ptx, "sm_90", out, sizeof out), 0, "%s", out);
+    free(ptx);
 }

@@ -38,9 +38,11 @@ bool nvptx_gen_inline_asm(Gen *g, const BirOp *op, int64_t slot) {
     int r = op->results[0], n = op->noperands, pack = asm_pack_of(op->attr);
     BlkType rt = vtype(g, r);
     const char *cons = op->asm_constraints;
-    char letters[64];
-    int nl = 0;
-    for (const char *p = cons; *p && nl < 64; p++) /* one letter an entry, the outputs' after their '=' */
+    int nl = 1;
+    for (const char *p = cons; *p; p++) nl += *p == ',';
+    char *letters = arena_alloc(&g->arena, (size_t)nl); /* one letter an entry, the outputs' after their '=' */
+    nl = 0;
+    for (const char *p = cons; *p; p++)
         if (*p != '=' && *p != ',') letters[nl++] = *p;
     /* each operand's registers (sema checked that they exist and that the letters fit) */
     int *regs = arena_alloc(&g->arena, (size_t)(n + 1) * sizeof *regs);

@@ -131,9 +131,13 @@ static void analyze_op(Analysis *A, const BirOp *op) {
     case BIR_CONVERT:
         set(A, r, dtype_is_int(rt.dtype) && dtype_is_int(f->values[a[0]].type.dtype) ? x : unknown());
         return;
-    case BIR_PTR_CAST:
-        set(A, r, x);
+    case BIR_PTR_CAST: { /* runs count elements: of another size, none are known */
+        AxisInfo o = x;
+        if (dtype_bytes(rt.elem) != dtype_bytes(f->values[a[0]].type.elem))
+            for (int d = 0; d < BLK_MAX_RANK; d++) o.contig[d] = 1;
+        set(A, r, o);
         return;
+    }
     case BIR_ADD: case BIR_PTR_ADD:
         set(A, r, add_facts(x, y, op->code == BIR_PTR_ADD ? dtype_bytes(rt.elem) : 1, integer));
         return;
@@ -148,8 +152,11 @@ static void analyze_op(Analysis *A, const BirOp *op) {
             set(A, r, x.one ? y : x);
             return;
         }
+        /* the product's elements are each their own run: what divides every
+         * element of each operand (the first of a run only, where it runs) */
         AxisInfo o = equal_runs(x, y);
-        for (int d = 0; dtype_is_int(rt.dtype) && d < BLK_MAX_RANK; d++) o.div[d] = x.div[d] * y.div[d];
+        for (int d = 0; dtype_is_int(rt.dtype) && d < BLK_MAX_RANK; d++)
+            o.div[d] = (x.contig[d] > 1 ? 1 : x.div[d]) * (y.contig[d] > 1 ? 1 : y.div[d]);
         set(A, r, o);
         return;
     }
@@ -181,7 +188,8 @@ static void analyze_op(Analysis *A, const BirOp *op) {
         const BirBlock *body = op->regions[0];
         set(A, body->args[0], uniform(1, min64(A->ax[a[0]].div[0], A->ax[a[2]].div[0]), 1, false));
         for (int i = 1; i < body->nargs; i++) set(A, body->args[i], A->ax[a[2 + i]]);
-        for (int round = 0; round < 8; round++) {
+        bool settled = false;
+        for (int round = 0; round < 8 && !settled; round++) {
             analyze_block(A, body);
             const BirOp *yield = bir_block_terminator(body);
             bool changed = false;
@@ -201,7 +209,11 @@ static void analyze_op(Analysis *A, const BirOp *op) {
                     changed = true;
                 }
             }
-            if (!changed) break;
+            settled = !changed;
+        }
+        if (!settled) { /* no fixed point in 8 rounds: nothing is known of the carried values */
+            for (int i = 1; i < body->nargs; i++) set(A, body->args[i], unknown());
+            analyze_block(A, body);
         }
         for (int i = 0; i < op->nresults; i++) set(A, op->results[i], A->ax[body->args[1 + i]]);
         return;
@@ -961,7 +973,8 @@ int nvptx_access_limit(const KernelPlan *p, const BirFunction *f, const BirOp *o
     BlkType pt = f->values[ptr].type;
     int es = dtype_bytes(pt.elem);
     const AxisInfo *ax = &p->axis[ptr];
-    int m = mask_operand(op), vec = nvptx_layout_vec(&p->layouts[ptr]), d = nvptx_layout_vec_dim(nvptx_memory_layout(p, op));
+    const Layout *l = nvptx_memory_layout(p, op);
+    int m = mask_operand(op), vec = nvptx_layout_vec(l), d = nvptx_layout_vec_dim(l);
     /* the terms of access_width, then the layout's: the first that stops it */
     if (w * es >= 16) snprintf(why, size, "the widest access there is");
     else if (ax->contig[d] <= w)
