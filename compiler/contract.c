@@ -154,7 +154,7 @@ void launch_contract_comment(FILE *out, const LaunchBuild *b) {
                   "programs in x;\n//     the kernel runs the grid given in its last three parameters\n", out);
         else
             fputs("//   grid: one program per program id (x, y, z as program_id(0), (1), (2) count them)\n", out);
-        if (bir_waits_on_grid(f) && a && a->sm >= 90)
+        if (nvptx_launches_after_previous(a, f))
             fputs("//   programmatic dependent launch: the kernel waits for the grid before it (gdc_wait), so a launch\n"
                   "//     may set CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cuLaunchKernelEx) to start while\n"
                   "//     that grid finishes; the runtime does; without it the wait returns at once\n", out);

@@ -441,8 +441,8 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
     fputs("    default: break;\n    }\n    (void)blk_n, (void)blk_made, (void)blk_grid, (void)blk_maps;\n", out);
     /* a kernel with gdc_wait may start while the grid before it ends (programmatic dependent launch,
      * sm_90 up, cuLaunchKernelEx from CUDA 12), as the runtime launches it */
-    const NvptxArch *arch = nvptx_arch(builds[0].arch);
-    if (bir_waits_on_grid(f) && arch && arch->sm >= 90)
+    bool after_previous = nvptx_launches_after_previous(nvptx_arch(builds[0].arch), f);
+    if (after_previous)
         fprintf(out, "#if CUDA_VERSION >= 12000\n"
                      "    /* its gdc_wait makes an early start safe: the grid before it's writes are seen after it */\n"
                      "    CUlaunchAttribute blk_attr;\n"
@@ -462,7 +462,7 @@ static void kernel_source(FILE *out, const LaunchBuild *builds, int n, int ki, c
                  "                       (unsigned)blk_v->shared_bytes, stream, blk_params, NULL);\n"
                  "    return blk_r == CUDA_SUCCESS ? (%serror_text[0] = 0, CUDA_SUCCESS) : %scuda_fail(blk_r, \"%s\", \"cuLaunchKernel\");\n",
             I, I, K);
-    if (bir_waits_on_grid(f) && arch && arch->sm >= 90) fputs("#endif\n", out);
+    if (after_previous) fputs("#endif\n", out);
     fputs("}\n", out);
 }
 

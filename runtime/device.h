@@ -51,7 +51,8 @@ typedef struct {
     size_t key_len;
     bool auto_occupancy; /* the module leaves the occupancy target (.minnctapersm) to the device */
     bool persistent;     /* built --persistent: a launch passes the grid (nvptx.h's NvptxKernel.persistent) */
-    bool waits_on_grid;  /* has a gdc_wait: a CUDA launch allows programmatic dependent launch */
+    bool after_previous; /* may start while the grid before it ends (nvptx_launches_after_previous):
+                            a CUDA launch allows programmatic dependent launch */
 } BlkVariantSpec;
 
 /* A specialization's code as the compiler makes it. */
@@ -133,6 +134,8 @@ void blk_dump_variant(const BlkVariantSpec *spec, const BlkKernelCode *code, con
  * (into buf); the one to build for on a device of compute capability
  * major.minor (NULL: the device is older than every one). */
 bool blk_jit_arch_known(const char *arch);
+/* nvptx_launches_after_previous for a kernel built for arch */
+bool blk_jit_launches_after_previous(const char *arch, const BirFunction *f);
 const char *blk_jit_arch_names(char *buf, size_t size);
 const char *blk_jit_device_arch(int major, int minor);
 /* The occupancy target to build a kernel again with, or 0 (the compiler's

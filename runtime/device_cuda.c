@@ -344,7 +344,7 @@ static blk_status cuda_load(blk_context *ctx, const BlkVariantSpec *spec, void *
         c->ptx = blk_variant_contract(spec, &kc, false);
         blk_dump_variant(spec, &kc, c->ptx);
     }
-    c->after_previous = !s && st->drv.LaunchKernelEx && spec->waits_on_grid && atoi(ctx->arch + 3) >= 90;
+    c->after_previous = !s && st->drv.LaunchKernelEx && spec->after_previous; /* of the module's arch, not the device's */
     Occupancy o;
     if (!s && spec->persistent) /* (a kernel that fits no program an SM fails at its launch) */
         c->at_once = (unsigned)(st->sms > 0 ? st->sms : 1) * (unsigned)(occupancy(st, c, &o) && o.blocks > 0 ? o.blocks : 1);

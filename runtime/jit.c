@@ -13,6 +13,10 @@ bool blk_jit_arch_known(const char *arch) { return nvptx_arch(arch) != NULL; }
 
 const char *blk_jit_arch_names(char *buf, size_t size) { return nvptx_arch_names(buf, size); }
 
+bool blk_jit_launches_after_previous(const char *arch, const BirFunction *f) {
+    return nvptx_launches_after_previous(nvptx_arch(arch), f);
+}
+
 int blk_jit_occupancy_target(const char *arch, int sm_registers, int programs, int warps, int regs, int64_t shared,
                              int min_regs, bool persistent) {
     const NvptxArch *a = nvptx_arch(arch);

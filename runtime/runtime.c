@@ -692,7 +692,8 @@ static blk_status variant_for(blk_kernel *k, BlkFacts facts, void **code) {
         else k->variants = grown, k->cap = cap;
     }
     BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy,
-                           m->backend.persistent, bir_waits_on_grid(k->f)};
+                           m->backend.persistent,
+                           blk_jit_launches_after_previous(m->arch, k->f)};
     if (!s) s = m->ctx->dev->load(m->ctx, &spec, code);
     if (!s) k->variants[k->nvariants++] = (Variant){facts, *code, NULL};
     pthread_mutex_unlock(&m->lock);
@@ -736,7 +737,8 @@ blk_status blk_kernel_launch_ptx(blk_kernel *k, const blk_arg *args, int nargs, 
         if (k->variants[i].code == code) v = &k->variants[i];
     if (v && !v->ptx) {
         BlkVariantSpec spec = {k, k->f->name, facts, m->cache_key, m->cache_key_len, m->auto_occupancy,
-                               m->backend.persistent, bir_waits_on_grid(k->f)};
+                               m->backend.persistent,
+                               blk_jit_launches_after_previous(m->arch, k->f)};
         BlkKernelCode kc;
         if (!(s = blk_kernel_code(&spec, 0, &kc))) {
             if (!(v->ptx = blk_variant_contract(&spec, &kc, false))) s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");

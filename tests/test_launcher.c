@@ -146,6 +146,14 @@ Test(launcher, a_kernel_with_gdc_wait_may_start_early_from_both) {
     cr_expect(jit.after_previous, "the runtime launched a kernel with gdc_wait in stream order");
     cr_expect(aot.after_previous, "the C launcher launched a kernel with gdc_wait in stream order");
     blk_module_destroy(m);
+    /* built for sm_80 (no griddepcontrol: its gdc_wait waits for nothing), on this sm_90 device it
+     * must keep stream order, or it could read the previous grid's output before it is written */
+    o.arch = "sm_80";
+    cr_assert_eq(blk_module_create_from_file(ctx, path, &o, &m), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_module_get_kernel(m, "step", &k), BLK_SUCCESS, "%s", blk_last_error());
+    cr_assert_eq(blk_launch(k, 4, 1, 1, args, 3, NULL), BLK_SUCCESS, "%s", blk_last_error());
+    cr_expect(!take_launch(&count).after_previous, "an sm_80 build of a kernel with gdc_wait may not start early");
+    blk_module_destroy(m);
     blk_ptr out = alloc(4 << 20), in = alloc(4 << 20);
     cr_assert_eq(softmax_softmax_launch(NULL, out, in, 1024, 1024, 1024, 30, 1, 1), CUDA_SUCCESS, "%s",
                  softmax_softmax_last_error());

@@ -69,7 +69,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_GRID_DEPENDENCY:
         /* PTX 7.8's griddepcontrol, sm_90 on; before that a grid starts only after the one before it
          * has finished, so there is nothing to wait for or to release */
-        if (g->m->arch->sm >= 90)
+        if (g->m->arch->grid_dependency)
             nvptx_asm_call(g, g->t.void_t, op->attr == GRID_WAIT ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;",
                            "~{memory}", NULL, 0, true);
         return true;

@@ -15,6 +15,8 @@ typedef struct {
     bool arch_specific;       /* sm_90a: runs on that GPU only, chosen only for a device of exactly that capability */
     bool wgmma;               /* has wgmma.mma_async (warpgroup tensor cores): dot uses it */
     bool tma;                 /* pipelined loads may be TMA copies (cp.async.bulk.tensor) */
+    bool grid_dependency;     /* griddepcontrol (sm_90 up): gdc_wait and gdc_launch_dependents act; before,
+                                 a grid starts only after the one before it ends and they do nothing */
     const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
     int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
     int64_t sm_shared_bytes;  /* shared memory of a multiprocessor (1 KiB of it reserved per program) */
@@ -27,6 +29,11 @@ enum { NVPTX_SM_REGISTERS = 65536 }; /* 32-bit registers of a multiprocessor, sm
 
 /* The PTX ISA version an arch's PTX declares, times ten (its ptx_features): 70 for sm_80. */
 int nvptx_ptx_isa(const NvptxArch *a);
+/* Whether kernel f built for arch a may start while the grid before it on its stream ends
+ * (programmatic dependent launch: cuLaunchKernelEx with programmatic stream serialization):
+ * it has a gdc_wait, and a's code keeps it. The runtime, the C launchers and the contract
+ * all ask this. */
+bool nvptx_launches_after_previous(const NvptxArch *a, const BirFunction *f);
 
 const NvptxArch *nvptx_arch(const char *name); /* NULL if blkc does not know it */
 /* The registers a thread may have (at most 255) when `programs` programs of
