@@ -234,18 +234,22 @@ static void remark_limit(Remarks *R, int i, int now, const KernelPlan *all_plan)
     char msg[512];
     lead(msg, sizeof msg, op, now, es);
     /* an integer that is 1 (a unit stride) may make the addresses consecutive:
-     * along the last dimension first (row-major), then along the first */
-    for (int c = 0; c < 2 * R->ncand; c++) {
-        int p = R->candidates[c % R->ncand];
+     * the first such along the last dimension (row-major), else the first along the other */
+    int unit = -1, unit_width = 0;
+    for (int c = 0; c < R->ncand; c++) {
+        int p = R->candidates[c];
         if (f->params[p].type.dtype == DT_PTR) continue;
         KernelPlan *trial;
         int *w = widths_under(R, facts_for(R, true, p, NVPTX_PARAM_ONE), &trial);
+        if (w[i] <= now) continue;
         bool along_last = nvptx_layout_vec_dim(nvptx_memory_layout(trial, op)) == pt.rank - 1;
-        if (w[i] > now && (along_last || c >= R->ncand)) {
-            R->advice[i] = arena_printf(&g->arena, "%s: %s not known to be 1 (--assume %s=1 allows %d-byte accesses)", msg,
-                                        f->params[p].name, f->params[p].name, w[i] * es);
-            return;
-        }
+        if (unit < 0 || along_last) unit = p, unit_width = w[i];
+        if (along_last) break;
+    }
+    if (unit >= 0) {
+        R->advice[i] = arena_printf(&g->arena, "%s: %s not known to be 1 (--assume %s=1 allows %d-byte accesses)", msg,
+                                    f->params[unit].name, f->params[unit].name, unit_width * es);
+        return;
     }
     const AxisInfo *ax = &all_plan->axis[op->operands[0]];
     const Layout *l = &all_plan->layouts[op->operands[0]];

@@ -755,10 +755,10 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
  * copy otherwise waits for its map to be fetched); and the maps' constants the copies' coordinates
  * need, once (g->tma_row_inverse). At the kernel's entry. */
 void nvptx_tma_prefetch_maps(Gen *g);
-/* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
 /* A 16-byte cp.async of global src into shared memory at byte offset
  * dst_off, zeros where ok is false (src then not read). */
 void nvptx_cp_async_16(Gen *g, LLVMValueRef dst_off, LLVMValueRef src, LLVMValueRef ok);
+/* A TMA copy of map's box at (col, row) to shared byte offset dst, completing on the mbarrier at bar. */
 void nvptx_tma_load(Gen *g, LLVMValueRef map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar);
 /* Tensor map `map`'s address, as the copies take it. */
 LLVMValueRef nvptx_tma_map_address(Gen *g, int map);

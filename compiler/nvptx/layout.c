@@ -65,6 +65,10 @@ static AxisInfo add_facts(AxisInfo x, AxisInfo y, int64_t scale, bool integer) {
     return o;
 }
 
+/* What divides every element of x along d: a run's first element's
+ * divisor holds only for it where x runs. */
+static int64_t each_div(AxisInfo x, int d) { return x.contig[d] > 1 ? 1 : x.div[d]; }
+
 static AxisInfo equal_runs(AxisInfo x, AxisInfo y) {
     AxisInfo o = unknown();
     for (int d = 0; d < BLK_MAX_RANK; d++) o.constancy[d] = min64(x.constancy[d], y.constancy[d]);
@@ -103,7 +107,7 @@ static void analyze_op(Analysis *A, const BirOp *op) {
          * by what divides every element of x */
         BlkType xt = f->values[a[0]].type;
         int64_t each = AXIS_MAX_DIV;
-        for (int d = 0; d < dims_of(xt); d++) each = min64(each, x.contig[d] > 1 ? 1 : x.div[d]);
+        for (int d = 0; d < dims_of(xt); d++) each = min64(each, each_div(x, d));
         AxisInfo o = x;
         for (int d = 0; d < rt.rank; d++) {
             int from = d < op->attr ? d : d - 1;
@@ -152,11 +156,10 @@ static void analyze_op(Analysis *A, const BirOp *op) {
             set(A, r, x.one ? y : x);
             return;
         }
-        /* the product's elements are each their own run: what divides every
-         * element of each operand (the first of a run only, where it runs) */
+        /* the product's elements are each their own run, divisible by what
+         * divides every element of each operand */
         AxisInfo o = equal_runs(x, y);
-        for (int d = 0; dtype_is_int(rt.dtype) && d < BLK_MAX_RANK; d++)
-            o.div[d] = (x.contig[d] > 1 ? 1 : x.div[d]) * (y.contig[d] > 1 ? 1 : y.div[d]);
+        for (int d = 0; dtype_is_int(rt.dtype) && d < BLK_MAX_RANK; d++) o.div[d] = each_div(x, d) * each_div(y, d);
         set(A, r, o);
         return;
     }
@@ -232,6 +235,7 @@ static void analyze_op(Analysis *A, const BirOp *op) {
 static void analyze_block(Analysis *A, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) analyze_op(A, b->ops.items[i]);
 }
+
 /* ------------------------------------------------------------- layouts */
 
 static int log2i(int64_t v) {
@@ -630,8 +634,8 @@ static bool is_default(Chooser *C, int v) {
  * elementwise ops and loop-carried values, take blocked layouts along d. */
 static void mark_along(Chooser *C, int v, int d, int depth) {
     const BirFunction *f = C->f;
+    if (v < 0 || f->values[v].type.rank != 2 || C->dim_of[v] >= 0 || depth > 64) return;
     BlkType t = f->values[v].type;
-    if (v < 0 || t.rank != 2 || C->dim_of[v] >= 0 || depth > 64) return;
     C->dim_of[v] = (int8_t)d;
     const BirOp *op = f->values[v].def;
     if (!op && C->loop_of[v]) { /* a carried value: its start and what the body yields */
