@@ -646,6 +646,8 @@ Staged nvptx_staging(Gen *g, int v, LLVMValueRef base);
 /* Byte offset of element (row, col) of a staged block; row along the other
  * dimension, col along cd. */
 LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLVMValueRef col);
+/* The same for register r of a value of layout l (rows across st's contiguous dimension). */
+LLVMValueRef nvptx_staged_offset_of(Gen *g, const Staged *st, const Layout *l, int r);
 /* Every thread stores its registers of v (a run of 2 to 8 elements at a time) where st says. */
 void nvptx_stage_store(Gen *g, int v, const Staged *st);
 

@@ -597,9 +597,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
         for (int r = 0; r < l->nregs; r += 16 / st.es) { /* a 16-byte chunk a copy */
             if (r & copies) continue;
             LLVMValueRef ok = mask ? LLVMBuildAnd(g->b, mask[r], live, "") : live;
-            LLVMValueRef dst_off =
-                nvptx_staged_offset(g, &st, nvptx_coord(g, l, 1 - st.cd, r), nvptx_coord(g, l, st.cd, r));
-            nvptx_cp_async_16(g, dst_off, ptr[r], ok);
+            nvptx_cp_async_16(g, nvptx_staged_offset_of(g, &st, l, r), ptr[r], ok);
         }
         if (owned) nvptx_end_if(g, owned);
         off += pp->tile_bytes[i];

@@ -91,6 +91,10 @@ LLVMValueRef nvptx_staged_offset(Gen *g, const Staged *st, LLVMValueRef row, LLV
     return LLVMBuildAdd(g->b, st->base, LLVMBuildMul(g->b, e, ci32(g, st->es), ""), "");
 }
 
+LLVMValueRef nvptx_staged_offset_of(Gen *g, const Staged *st, const Layout *l, int r) {
+    return nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
+}
+
 static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
     return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
 }
@@ -110,7 +114,7 @@ void nvptx_stage_store(Gen *g, int v, const Staged *st) {
         if (r & copies) continue;
         LLVMValueRef vec = LLVMGetUndef(vt);
         for (int i = 0; i < run; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
-        LLVMValueRef off = nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
+        LLVMValueRef off = nvptx_staged_offset_of(g, st, l, r);
         LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
         LLVMSetAlignment(store, (unsigned)(run * st->es));
     }
