@@ -431,7 +431,7 @@ def gqa(ba, args):
 
 
 def decode(args):
-    """Decode attention: GB/s of K and V read (the kernel is bound by them), blk's parts at 1 and 2
+    """Decode attention: GB/s of K and V read (the kernel is bound by them), blk's parts at 1, 2 and 4
     warps and a few part sizes, against SDPA's backends on a query of one token."""
     mod = blk.compile(os.path.join(EXAMPLES, "attention_decode.blk"))
     part_k, combine_k = mod["attn_decode_part"], mod["attn_decode_combine"]
@@ -460,7 +460,7 @@ def decode(args):
             max_parts = triton.next_power_of_2(parts)
             part_out = torch.empty(B, H, parts, D, device="cuda", dtype=torch.float32)
             part_lse = torch.empty(B, H, parts, device="cuda", dtype=torch.float32)
-            for warps in (1, 2):
+            for warps in (1, 2, 4):
                 def run(split=split, parts=parts, max_parts=max_parts, part_out=part_out, part_lse=part_lse,
                         warps=warps):
                     part_k[(parts, H_KV, B)](q, k, v, lens, part_out, part_lse, scale, L, H_KV, parts, HEAD_DIM=D,

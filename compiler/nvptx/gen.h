@@ -233,6 +233,8 @@ typedef struct NvptxLoopSchedule {
     int64_t slot_bytes;     /* one iteration's tiles */
     int64_t ring_bytes;     /* the slots, and the mbarriers */
     const char *carried_ok; /* per body argument: its next value can be computed ahead */
+    int nread_ahead;        /* loads the copies' addresses need, read for a later iteration (pipeline.c) */
+    const BirOp *read_ahead[NVPTX_MAX_PIPE_LOADS];
     /* why not faster (NULL: it is): */
     const char *why_not_tma;               /* the loop's reason, whatever its loads */
     const char *load_not_tma[NVPTX_MAX_PIPE_LOADS]; /* each load's own */
@@ -392,6 +394,8 @@ typedef struct Gen {
     struct NvptxPipeline *deferred_due; /* while a loop's deferred dot is still to be waited for in this
                                            iteration (by its first dot): the loop's pipeline (pipeline.c) */
     LLVMValueRef ws_fills; /* the producer ring's fills released so far (i32): the next one's number */
+    LLVMValueRef ahead_live; /* while a pipelined loop computes a later iteration's addresses (pipeline.c):
+                                whether that iteration runs (i1); the loads read there are predicated on it */
     LLVMValueRef tma_row_divisor[NVPTX_MAX_TENSOR_MAPS], tma_row_inverse[NVPTX_MAX_TENSOR_MAPS];
                            /* maps whose columns alone are bounded: their stride as a 32-bit divisor (1 where
                               it is not one) and (2^32 - 1) / it, made at the entry (async.c) */

@@ -538,7 +538,7 @@ typedef struct {
     ShapeVec sv[MAX_SHAPES];
     int nshapes;
     int64_t max_numel, max_dot;
-    bool chained;                    /* more than one dot: warps all along M */
+    bool chained;                    /* more than one dot: warps along M, as far as its 16-row tiles go */
     Layout dots[MAX_DOT_LAYOUTS];    /* the accumulator layouts, for broadcasts */
     int ndots;
     bool changed;
@@ -676,7 +676,10 @@ static void mark_accesses(Chooser *C, const BirBlock *b) {
 
 /* The accumulator layout of an [M, N] dot: as Triton's warpsPerTileV2, warps
  * go to whichever dimension has more 16 x 8 tiles per warp left; with
- * chained dots (attention) all go along M. */
+ * chained dots (attention) along M, so that a row's softmax stays in one
+ * warp, but only while each warp still gets rows of its own: the rest go
+ * along N (a decode's 16 query rows on 2 or 4 warps), where they would
+ * otherwise each compute the same rows. */
 static Layout dot_layout(Chooser *C, const BirOp *op) {
     const BirFunction *f = C->f;
     BlkType at = f->values[op->operands[0]].type, rt = f->values[op->results[0]].type;
@@ -685,7 +688,7 @@ static Layout dot_layout(Chooser *C, const BirOp *op) {
     /* wgmma: each warpgroup takes whole 64-row tiles (warps all along M) */
     if (C->p->wgmma && !nvptx_wgmma_shape_refusal(M, N, at.shape[1], at.dtype, warps)) wm = warps;
     while (wm * wn < warps) {
-        if (C->chained || M / (16 * wm) >= N / (8 * wn)) wm *= 2;
+        if (C->chained ? M >= 32 * wm || N < 16 * wn : M / (16 * wm) >= N / (8 * wn)) wm *= 2;
         else wn *= 2;
     }
     Layout l = nvptx_layout_mma(M, N, warps, wm);

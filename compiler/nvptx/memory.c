@@ -236,6 +236,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef p = g->regs[a[0]][0];
     int mask_at = bir_op_info(op->code)->mask_at;
     LLVMValueRef mask = mask_at >= 0 && a[mask_at] != BIR_NONE ? g->regs[a[mask_at]][0] : NULL;
+    if (op->code == BIR_LOAD && g->ahead_live) mask = mask ? LLVMBuildAnd(g->b, mask, g->ahead_live, "") : g->ahead_live;
     if (op->code == BIR_STORE && !plain_access(op)) {
         LLVMValueRef cond = is_thread0(g), v = g->regs[a[1]][0];
         masked_store(g, access_instruction(g, op), p, mask ? LLVMBuildAnd(g->b, cond, mask, "") : cond, &v, 1, d);
@@ -322,17 +323,19 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
         }
         return true;
     }
-    /* an access with cache controls is PTX written out, predicated on true where unmasked */
+    /* an access with cache controls is PTX written out, predicated on true where unmasked;
+     * a later iteration's load, read ahead of it, only where that iteration runs */
     const char *instruction = access_instruction(g, op);
-    bool plain = plain_access(op);
-    LLVMValueRef always = LLVMConstInt(g->t.i1, 1, 0);
+    bool plain = plain_access(op) && !(op->code == BIR_LOAD && g->ahead_live);
+    LLVMValueRef always = op->code == BIR_LOAD && g->ahead_live ? g->ahead_live : LLVMConstInt(g->t.i1, 1, 0);
     for (int k = 0; k < l->nregs; k += w) {
         if (op->code == BIR_STORE && (k & copies)) continue;
         if (op->code == BIR_LOAD) {
             if (mask || !plain) {
                 LLVMValueRef other[16];
                 for (int i = 0; i < w; i++) other[i] = in[1] ? in[1][k + i] : LLVMConstNull(ty(g, d));
-                masked_load(g, instruction, ptr[k], mask ? mask[k] : always, other, w, d, out + k);
+                LLVMValueRef pred = mask ? (g->ahead_live ? LLVMBuildAnd(g->b, mask[k], always, "") : mask[k]) : always;
+                masked_load(g, instruction, ptr[k], pred, other, w, d, out + k);
             } else {
                 nvptx_vector_load(g, ptr[k], w, d, out + k);
             }

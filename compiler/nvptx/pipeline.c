@@ -50,7 +50,11 @@
  * pointers and mask are computed, without effects, from the loop variable,
  * loop-invariant values and carried values whose next values are computed
  * so too (a pointer advanced by a stride): then the addresses of a later
- * iteration are that computation run ahead. */
+ * iteration are that computation run ahead. Loads may be part of it (a
+ * gather's row indices, a paged cache's page table) where nothing in the
+ * loop writes memory: read ahead they give what they would give in their
+ * own iteration; they are predicated on that iteration running
+ * (g->ahead_live), so none reads past what the loop would. */
 #include <string.h>
 
 #include "gen.h"
@@ -68,12 +72,34 @@ typedef struct {
     char *in_body;   /* per value: defined by a top-level op of the body, or a body argument */
     char *carried_ok;/* per body argument index: its next value is computable */
     char *memo;      /* per value: 0 unknown, 1 computable, 2 not, 3 visiting */
+    bool loads_ahead;/* nothing in the loop writes memory: its loads may be read ahead */
 } Slice;
 
 static bool pure(const BirOp *op) {
     BirOpKind k = bir_op_info(op->code)->kind;
     return (k == BIR_KIND_LEAF || k == BIR_KIND_SHAPE || k == BIR_KIND_ELEMENTWISE || k == BIR_KIND_MATH) &&
            op->code != BIR_RAND && op->code != BIR_RANDINT;
+}
+
+/* Does anything in b write memory or order memory against other threads
+ * (stores, atomics, an asm with effects, the wait for an earlier grid)? */
+static bool writes_memory(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        BirOpKind k = bir_op_info(op->code)->kind;
+        if ((k == BIR_KIND_MEMORY && op->code != BIR_LOAD) || op->code == BIR_GRID_DEPENDENCY ||
+            (op->code == BIR_INLINE_ASM && !(op->attr & ASM_PURE)))
+            return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (writes_memory(op->regions[r])) return true;
+    }
+    return false;
+}
+
+/* A load run ahead of its iteration: any but a volatile one (that reads
+ * when it runs), in a loop that writes no memory. */
+static bool load_ahead(const Slice *S, const BirOp *op) {
+    return S->loads_ahead && op->code == BIR_LOAD && !(op->attr & MEMORY_VOLATILE);
 }
 
 static int arg_index(const BirBlock *body, int v) {
@@ -91,7 +117,7 @@ static bool computable(Slice *S, int v) {
     if (S->memo[v] == 1 || S->memo[v] == 3) return S->memo[v] == 1;
     if (S->memo[v] == 2) return false;
     const BirOp *op = S->g->f->values[v].def;
-    bool ok = op && pure(op);
+    bool ok = op && (pure(op) || load_ahead(S, op));
     S->memo[v] = 3;
     for (int i = 0; ok && i < op->noperands; i++) ok = computable(S, op->operands[i]);
     S->memo[v] = ok ? 1 : 2;
@@ -257,7 +283,7 @@ static bool slice_of(Gen *g, const BirBlock *body, Slice *S) {
     if (!y || y->code != BIR_YIELD) return false;
     int n = g->f->nvalues + 1;
     *S = (Slice){g, body, arena_alloc(&g->arena, (size_t)n), arena_alloc(&g->arena, (size_t)body->nargs + 1),
-                 arena_alloc(&g->arena, (size_t)n)};
+                 arena_alloc(&g->arena, (size_t)n), !writes_memory(body)};
     for (int i = 0; i < body->nargs; i++) S->in_body[body->args[i]] = 1;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
@@ -291,10 +317,32 @@ static const char *load_refusal(Slice *S, const BirOp *op, int *trans) {
     if (!zero_other(g, op->operands[2])) return "a masked load whose `other` is not 0 (copies fill with zeros)";
     if (!only_dot_operand(S->body, v, true, trans)) return "it feeds more than a dot's operand";
     if (!computable(S, op->operands[0]) || (op->operands[1] != BIR_NONE && !computable(S, op->operands[1])))
-        return "its address or mask cannot be computed an iteration ahead";
+        return S->loads_ahead ? "its address or mask cannot be computed an iteration ahead"
+                              : "its address or mask cannot be computed an iteration ahead (nor read ahead through "
+                                "loads: the loop writes memory)";
     if (*trans >= 0 && !only_dot_operand(S->body, *trans, false, &none)) return "its transpose feeds more than a dot";
     if (es == 1 && !only_wgmma_reads(g, S->body, v, *trans)) return "an 8-bit tile read by a dot not on wgmma";
     return NULL;
+}
+
+/* The loads the copies' addresses (and the carried values they advance
+ * by) need: those run ahead with them, for the plan. */
+static void note_read_ahead(Gen *g, const BirBlock *body, PipePlan *pp) {
+    const BirOp *y = bir_block_terminator(body);
+    char *need = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    for (int i = 0; i < pp->nloads; i++)
+        for (int k = 0; k < 2; k++)
+            if (pp->loads[i]->operands[k] >= 0) need[pp->loads[i]->operands[k]] = 1;
+    for (int i = 0; i < y->noperands; i++)
+        if (pp->carried_ok[1 + i] && y->operands[i] >= 0) need[y->operands[i]] = 1;
+    pp->nread_ahead = 0;
+    for (int i = body->ops.len - 1; i >= 0; i--) {
+        const BirOp *op = body->ops.items[i];
+        if (op->nresults != 1 || !need[op->results[0]]) continue;
+        for (int k = 0; k < op->noperands; k++)
+            if (op->operands[k] >= 0) need[op->operands[k]] = 1;
+        if (op->code == BIR_LOAD && pp->nread_ahead < NVPTX_MAX_PIPE_LOADS) pp->read_ahead[pp->nread_ahead++] = op;
+    }
 }
 
 static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
@@ -317,6 +365,7 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
     }
     if (!pp->nloads) return false;
     pp->carried_ok = S.carried_ok;
+    note_read_ahead(g, body, pp);
     pp->tma = g->s->tma_of != NULL;
     for (int i = 0; i < pp->nloads; i++) pp->tma &= g->s->tma_of && g->s->tma_of[pp->loads[i]->results[0]] > 0;
     pp->slot_bytes = tiles;
@@ -498,7 +547,7 @@ int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops) {
  * current one: the computable ops generated again over `env` (the carried
  * values' registers, in their layouts) and `iv`. Returns the register table. */
 static LLVMValueRef **run_ahead(Gen *g, const BirBlock *body, LLVMValueRef **env, LLVMValueRef iv, const int *want,
-                                int nwant) {
+                                int nwant, LLVMValueRef live) {
     int n = g->f->nvalues + 1;
     LLVMValueRef **tmp = arena_alloc(&g->arena, (size_t)n * sizeof *tmp);
     memcpy(tmp, g->regs, (size_t)n * sizeof *tmp);
@@ -516,27 +565,32 @@ static LLVMValueRef **run_ahead(Gen *g, const BirBlock *body, LLVMValueRef **env
         for (int k = 0; k < op->noperands; k++)
             if (op->operands[k] >= 0) need[op->operands[k]] = 1;
     }
-    LLVMValueRef **saved = g->regs;
+    LLVMValueRef **saved = g->regs, saved_live = g->ahead_live;
     g->regs = tmp;
+    g->ahead_live = live;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
-        if (op->nresults == 1 && need[op->results[0]] && pure(op) && arg_index(body, op->results[0]) < 0)
+        /* (a load here is one computable() let in: the loop writes no memory) */
+        if (op->nresults == 1 && need[op->results[0]] && (pure(op) || op->code == BIR_LOAD) &&
+            arg_index(body, op->results[0]) < 0)
             nvptx_gen_op(g, op);
     }
-    g->regs = saved;
+    g->regs = saved, g->ahead_live = saved_live;
     return tmp;
 }
 
 /* The carried values of the next iteration, from those of this one: the
  * ones that can be computed ahead (NULL for the others, which no pipelined
- * load's address uses). */
-static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv) {
+ * load's address uses). `live`: whether the iteration they are wanted for
+ * runs (then this one does too; NULL: it does). */
+static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv,
+                              LLVMValueRef live) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
     int n = y->noperands;
     int *want = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *want);
     for (int i = 0; i < n; i++) want[i] = pp->carried_ok[1 + i] ? y->operands[i] : -1;
-    LLVMValueRef **tmp = run_ahead(g, body, env, iv, want, n);
+    LLVMValueRef **tmp = run_ahead(g, body, env, iv, want, n, live);
     LLVMValueRef **next = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *next);
     LLVMValueRef **saved = g->regs;
     g->regs = tmp;
@@ -548,9 +602,9 @@ static LLVMValueRef **next_env(Gen *g, const BirOp *loop, const PipePlan *pp, LL
 
 /* The carried values n iterations after those at *iv (which moves there). */
 static LLVMValueRef **steps_ahead(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef *iv,
-                                 LLVMValueRef step, int n) {
+                                 LLVMValueRef step, int n, LLVMValueRef live) {
     for (int s = 0; s < n; s++) {
-        env = next_env(g, loop, pp, env, *iv);
+        env = next_env(g, loop, pp, env, *iv, live);
         *iv = LLVMBuildAdd(g->b, *iv, step, "");
     }
     return env;
@@ -561,11 +615,12 @@ static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
 }
 
 /* The registers of the loads' pointers and masks for the iteration at iv
- * with carried values env. */
-static LLVMValueRef **ahead_regs(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv) {
+ * with carried values env, which runs where `live` holds (NULL: it does). */
+static LLVMValueRef **ahead_regs(Gen *g, const BirOp *loop, const PipePlan *pp, LLVMValueRef **env, LLVMValueRef iv,
+                                 LLVMValueRef live) {
     int want[2 * NVPTX_MAX_PIPE_LOADS];
     for (int i = 0; i < pp->nloads; i++) want[2 * i] = pp->loads[i]->operands[0], want[2 * i + 1] = pp->loads[i]->operands[1];
-    return run_ahead(g, loop->regions[0], env, iv, want, 2 * pp->nloads);
+    return run_ahead(g, loop->regions[0], env, iv, want, 2 * pp->nloads, live);
 }
 
 static LLVMValueRef slot_at(Gen *g, const PipePlan *pp, int64_t at, LLVMValueRef slot) {
@@ -608,7 +663,7 @@ static void copy_chunks(Gen *g, const PipePlan *pp, int64_t ring_at, LLVMValueRe
 static void issue(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
                   LLVMValueRef slot, LLVMValueRef live) {
     LLVMValueRef **saved = g->regs;
-    g->regs = ahead_regs(g, loop, pp, env, iv);
+    g->regs = ahead_regs(g, loop, pp, env, iv, live);
     copy_chunks(g, pp, ring_at, slot, live);
     g->regs = saved;
     call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
@@ -660,7 +715,7 @@ static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLV
 static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at, LLVMValueRef **env, LLVMValueRef iv,
                  LLVMValueRef slot, LLVMValueRef live) {
     LLVMValueRef **saved = g->regs;
-    g->regs = ahead_regs(g, loop, pp, env, iv);
+    g->regs = ahead_regs(g, loop, pp, env, iv, live);
     LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS], rows[NVPTX_MAX_PIPE_LOADS], edges[NVPTX_MAX_PIPE_LOADS];
     LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols, rows, edges), g->t.i32, "");
     LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &vote, 1);
@@ -748,7 +803,7 @@ static void release(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **
                     LLVMValueRef fill) {
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
     LLVMValueRef **saved = g->regs, cols[NVPTX_MAX_PIPE_LOADS], rows[NVPTX_MAX_PIPE_LOADS], edges[NVPTX_MAX_PIPE_LOADS];
-    g->regs = ahead_regs(g, loop, &p->plan, env, iv);
+    g->regs = ahead_regs(g, loop, &p->plan, env, iv, NULL); /* (under `live`) */
     LLVMValueRef vote = tma_vote(g, &p->plan, cols, rows, edges);
     g->regs = saved;
     nvptx_ws_release(g, &g->s->ws_ring, fill, vote, cols, rows, edges); /* (g->s->ws_loop is this loop) */
@@ -802,7 +857,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
             release(g, loop, p, env, iv, runs(g, loop, lb, f, step, ub),
                     LLVMBuildAdd(g->b, g->ws_fills, ci32(g, f), ""));
             if (f + 1 < pp.lead) {
-                env = next_env(g, loop, &pp, env, iv);
+                env = next_env(g, loop, &pp, env, iv, pp.nread_ahead ? runs(g, loop, lb, f + 1, step, ub) : NULL);
                 iv = LLVMBuildAdd(g->b, iv, step, "");
             }
         }
@@ -820,7 +875,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
     for (int s = 0; s < pp.ahead; s++) {
         (pp.tma ? fill : issue)(g, loop, &pp, p->ring_at, env, iv, ci32(g, s), runs(g, loop, lb, s, step, ub));
         if (s + 1 < pp.ahead) {
-            env = next_env(g, loop, &pp, env, iv);
+            env = next_env(g, loop, &pp, env, iv, pp.nread_ahead ? runs(g, loop, lb, s + 1, step, ub) : NULL);
             iv = LLVMBuildAdd(g->b, iv, step, "");
         }
     }
@@ -849,9 +904,11 @@ void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_head
 static void refill(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMValueRef **carried, LLVMValueRef iv) {
     const PipePlan *pp = &p->plan;
     if (!pp->tma) nvptx_barrier(g); /* every thread is done with the slot about to be refilled */
-    LLVMValueRef ahead = iv, **env = steps_ahead(g, loop, pp, carried, &ahead, p->step, pp->ahead);
+    /* (loads read ahead are predicated on the iteration copied running) */
+    LLVMValueRef live = pp->nread_ahead ? runs(g, loop, iv, pp->ahead, p->step, p->ub) : NULL;
+    LLVMValueRef ahead = iv, **env = steps_ahead(g, loop, pp, carried, &ahead, p->step, pp->ahead, live);
     LLVMValueRef slot_ahead = LLVMBuildURem(g->b, LLVMBuildAdd(g->b, p->it, ci32(g, pp->ahead), ""), ci32(g, pp->stages), "");
-    LLVMValueRef live = runs(g, loop, iv, pp->ahead, p->step, p->ub);
+    if (!live) live = runs(g, loop, iv, pp->ahead, p->step, p->ub);
     (pp->tma ? fill : issue)(g, loop, pp, p->ring_at, env, ahead, slot_ahead, live);
 }
 
@@ -887,7 +944,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         LLVMBasicBlockRef by_tma = nvptx_begin_if(g, LLVMBuildNot(g->b, nvptx_ws_wait(g, &g->s->ws_ring, p->it), ""));
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
-        g->regs = ahead_regs(g, loop, pp, carried, iv);
+        g->regs = ahead_regs(g, loop, pp, carried, iv, NULL);
         copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->t.i1, 1, 0));
         g->regs = saved;
         call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
@@ -922,8 +979,9 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
     const PipePlan *pp = &p->plan;
     if (pp->ws) { /* this iteration's dots are done with the slot of fill it + lead - S */
-        LLVMValueRef ahead = p->iv, **env = steps_ahead(g, loop, pp, p->carried, &ahead, p->step, pp->lead);
-        release(g, loop, p, env, ahead, runs(g, loop, p->iv, pp->lead, p->step, p->ub),
+        LLVMValueRef live = pp->nread_ahead ? runs(g, loop, p->iv, pp->lead, p->step, p->ub) : NULL;
+        LLVMValueRef ahead = p->iv, **env = steps_ahead(g, loop, pp, p->carried, &ahead, p->step, pp->lead, live);
+        release(g, loop, p, env, ahead, live ? live : runs(g, loop, p->iv, pp->lead, p->step, p->ub),
                 LLVMBuildAdd(g->b, p->it, ci32(g, pp->lead), ""));
     }
     p->it_next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");

@@ -148,6 +148,9 @@ static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
         print_load(g, out, ls, k, at);
         at += ls->tile_bytes[k];
     }
+    for (int k = ls->nread_ahead - 1; k >= 0; k--)
+        fprintf(out, "  load line %u: read ahead too, for the addresses of the iteration copied (the loop writes "
+                     "no memory)\n", ls->read_ahead[k]->span.line);
     if (ls->async_dot) fprintf(out, "  dot line %u: its group left in flight across iterations (a stage more)\n",
                                ls->async_dot->span.line);
     if (ls->deferred_dot)

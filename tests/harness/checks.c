@@ -1398,10 +1398,12 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
 }
 
 CheckResult check_attention_decode(const ExampleRunner *run, int B, int H_KV, int group, int max_ctx, int D, DType dt,
-                                   int block_n, int split) {
+                                   int block_n, int split, int page_size) {
     CheckResult r = {0};
-    set_name(&r, "attention decode B=%d H_KV=%d GROUP=%d MAX_CTX=%d D=%d %s BLOCK_N=%d SPLIT=%d", B, H_KV, group, max_ctx, D,
-             tname(dt), block_n, split);
+    char paged[24] = "";
+    if (page_size) snprintf(paged, sizeof paged, " paged by %d", page_size);
+    set_name(&r, "attention decode B=%d H_KV=%d GROUP=%d CTX=%d D=%d %s BLOCK_N=%d SPLIT=%d%s", B, H_KV, group, max_ctx, D,
+             tname(dt), block_n, split, paged);
     RefRng rng = {13};
     const double sentinel = 1280.0;
     const float sm_scale = 0.125f;
@@ -1422,23 +1424,64 @@ CheckResult check_attention_decode(const ExampleRunner *run, int B, int H_KV, in
         tb_set(&lens, b, len < max_ctx ? len : max_ctx - 5);
     }
     for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
-    char defs[6][32];
+    /* paged: the same keys and values in a pool of pages [pages, PAGE_SIZE, H_KV, D], the pages
+     * of all sequences shuffled, one page more than they need; a slot no sequence's first len
+     * tokens use holds NaN (read unmasked, it would poison an output), and a table entry past
+     * a sequence's pages is -1 (used, it would read before the pool) */
+    int per_seq = page_size ? (max_ctx + page_size - 1) / page_size : 1, pages = B * per_seq + 1;
+    TBuf pool_k = tb_new(dt, page_size ? (int64_t)pages * page_size * H_KV * D : 1), pool_v = tb_new(dt, pool_k.n);
+    TBuf table = tb_new(DT_I32, page_size ? (int64_t)B * per_seq : 1);
+    if (page_size) {
+        int *order = malloc((size_t)pages * sizeof *order);
+        for (int i = 0; order && i < pages; i++) order[i] = i;
+        for (int i = pages - 1; order && i > 0; i--) { /* Fisher-Yates */
+            int j = (int)(ref_uniform(&rng) * (i + 1)), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        for (int64_t i = 0; i < pool_k.n; i++) tb_set(&pool_k, i, NAN), tb_set(&pool_v, i, NAN);
+        for (int b = 0; order && b < B; b++) {
+            int len = (int)tb_get(&lens, b);
+            for (int j = 0; j < per_seq; j++) tb_set(&table, (int64_t)b * per_seq + j, j * page_size < len ? order[b * per_seq + j] : -1);
+            for (int t = 0; t < len; t++) {
+                int64_t page = order[b * per_seq + t / page_size];
+                for (int h = 0; h < H_KV; h++)
+                    for (int d = 0; d < D; d++) {
+                        int64_t from = (((int64_t)b * H_KV + h) * max_ctx + t) * D + d;
+                        int64_t to = ((page * page_size + t % page_size) * H_KV + h) * D + d;
+                        tb_set(&pool_k, to, tb_get(&kk, from));
+                        tb_set(&pool_v, to, tb_get(&v, from));
+                    }
+            }
+        }
+        if (!order) failf(&r, "out of memory for the pages");
+        free(order);
+    }
+    char defs[7][32];
     snprintf(defs[0], sizeof defs[0], "T=%s", tname(dt));
     snprintf(defs[1], sizeof defs[1], "HEAD_DIM=%d", D);
     snprintf(defs[2], sizeof defs[2], "GROUP=%d", group);
     snprintf(defs[3], sizeof defs[3], "BLOCK_N=%d", block_n);
     snprintf(defs[4], sizeof defs[4], "SPLIT=%d", split);
     snprintf(defs[5], sizeof defs[5], "MAX_PARTS=%d", max_parts);
+    snprintf(defs[6], sizeof defs[6], "PAGE_SIZE=%d", page_size);
     ExampleKernel kpart = {"attention_decode.blk", "attn_decode_part", {defs[0], defs[1], defs[2], defs[3], defs[4], NULL}};
+    ExampleKernel kpaged = {"attention_decode.blk", "attn_decode_paged_part",
+                            {defs[0], defs[1], defs[2], defs[3], defs[4], defs[6], NULL}};
     ExampleKernel kcomb = {"attention_decode.blk", "attn_decode_combine", {defs[0], defs[1], defs[5], NULL}};
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&lens, "SeqLen"),
-                           tb_buf(&part_out, "PartOut"), tb_buf(&part_lse, "PartLse"), tb_buf(&out, "Out")};
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"),         tb_buf(&kk, "K"),         tb_buf(&v, "V"),
+                           tb_buf(&lens, "SeqLen"), tb_buf(&part_out, "PartOut"), tb_buf(&part_lse, "PartLse"),
+                           tb_buf(&out, "Out"),     tb_buf(&pool_k, "K pages"),   tb_buf(&pool_v, "V pages"),
+                           tb_buf(&table, "BlockTable")};
     InterpArg part_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = lens.data}, {.p = part_out.data},
                              {.p = part_lse.data}, {.f = sm_scale}, {.i = max_ctx}, {.i = H_KV}, {.i = parts}};
+    InterpArg paged_args[] = {{.p = q.data}, {.p = pool_k.data}, {.p = pool_v.data}, {.p = table.data},
+                              {.p = lens.data}, {.p = part_out.data}, {.p = part_lse.data}, {.f = sm_scale},
+                              {.i = per_seq}, {.i = H_KV}, {.i = parts}};
     InterpArg comb_args[] = {{.p = part_out.data}, {.p = part_lse.data}, {.p = out.data}, {.i = parts}};
     uint32_t grid_part[3] = {(uint32_t)parts, (uint32_t)H_KV, (uint32_t)B}, grid_comb[3] = {(uint32_t)(B * H), 1, 1};
-    if (launch_grid(run, &r, &kpart, part_args, 10, grid_part, bufs, 7) &&
-        launch_grid(run, &r, &kcomb, comb_args, 4, grid_comb, bufs, 7)) {
+    bool parted = page_size ? launch_grid(run, &r, &kpaged, paged_args, 11, grid_part, bufs, 10)
+                            : launch_grid(run, &r, &kpart, part_args, 10, grid_part, bufs, 10);
+    if (parted && launch_grid(run, &r, &kcomb, comb_args, 4, grid_comb, bufs, 10)) {
         /* the reference in double: each query head against its K/V head's first len keys */
         double *ref = malloc((size_t)nq * sizeof *ref), *bound = malloc((size_t)nq * sizeof *bound);
         double *w = malloc((size_t)max_ctx * sizeof *w);
@@ -1475,8 +1518,8 @@ CheckResult check_attention_decode(const ExampleRunner *run, int B, int H_KV, in
         }
         free(ref), free(bound), free(w);
     }
-    TBuf *all[] = {&q, &kk, &v, &lens, &part_out, &part_lse, &out};
-    for (int b = 0; b < 7; b++) tb_free(all[b]);
+    TBuf *all[] = {&q, &kk, &v, &lens, &part_out, &part_lse, &out, &pool_k, &pool_v, &table};
+    for (int b = 0; b < 10; b++) tb_free(all[b]);
     return r;
 }
 
@@ -1520,7 +1563,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
-    CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128));
+    CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128, 0));
+    CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128, 16)); /* paged */
     if (all) {
         CHECK(check_add(r, 1, DT_F32, 1024));
         CHECK(check_add(r, 1000, DT_F32, 256)); /* n not a multiple of the block */
@@ -1632,9 +1676,15 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
             CHECK(check_attention_bwd(r, 1, 4, 77, 128, false, DT_BF16, 64, 64, fused, 4));
         }
         /* decode: multi-head (GROUP 1), multi-query-like (GROUP 8), bf16, D 128, one part */
-        CHECK(check_attention_decode(r, 2, 3, 1, 200, 64, DT_F16, 32, 64));
-        CHECK(check_attention_decode(r, 4, 1, 8, 517, 128, DT_BF16, 64, 256));
-        CHECK(check_attention_decode(r, 2, 2, 2, 60, 64, DT_F16, 64, 512));
+        CHECK(check_attention_decode(r, 2, 3, 1, 200, 64, DT_F16, 32, 64, 0));
+        CHECK(check_attention_decode(r, 4, 1, 8, 517, 128, DT_BF16, 64, 256, 0));
+        CHECK(check_attention_decode(r, 2, 2, 2, 60, 64, DT_F16, 64, 512, 0));
+        /* paged: pages smaller and larger than a block of keys, one token a page, and a
+         * sequence longer than its part */
+        CHECK(check_attention_decode(r, 2, 3, 1, 200, 64, DT_F16, 32, 64, 8));
+        CHECK(check_attention_decode(r, 4, 1, 8, 517, 128, DT_BF16, 64, 256, 128));
+        CHECK(check_attention_decode(r, 2, 2, 2, 60, 64, DT_F16, 16, 32, 1));
+        CHECK(check_attention_decode(r, 5, 2, 5, 1000, 128, DT_F16, 64, 512, 16));
     }
     if (level >= 2) { /* the GPU's: M = 4096 with N up to 16384 */
         CHECK(check_softmax(r, 4096, 16384, 16384, DT_F32, 16384, false));

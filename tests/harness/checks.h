@@ -105,9 +105,10 @@ CheckResult check_attention_bwd(const ExampleRunner *r, int Z, int H, int N_CTX,
 
 /* Out of attention_decode.blk (flash-decoding): one query token a sequence
  * for B sequences of lengths from 1 to max_ctx, H_KV K/V heads each shared by
- * group query heads, the cache split into parts of `split` keys */
+ * group query heads, the cache split into parts of `split` keys; page_size > 0:
+ * the cache in shuffled pages of that many tokens (attn_decode_paged_part) */
 CheckResult check_attention_decode(const ExampleRunner *r, int B, int H_KV, int group, int max_ctx, int head_dim,
-                                   DType dtype, int block_n, int split);
+                                   DType dtype, int block_n, int split, int page_size);
 
 /* The example checks: level 0, one tutorial shape per example (matmul
  * 256^3 f16, attention Z=1 H=2 N_CTX=256 D=64); 1, every shape the
