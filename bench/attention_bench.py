@@ -41,6 +41,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import blk  # noqa: E402
+from dot_bench import write_report as report  # noqa: E402
 
 EXAMPLES = os.path.join(HERE, "..", "dsl_examples")
 LOG2E = 1.4426950408889634
@@ -159,14 +160,6 @@ def compiles(run, what, cfg):
 def cell(x):
     """A provider's table cell: its rate (its error), or - where it did not run."""
     return "-" if x is None else f"{x[0]:.0f} ({x[1]:.1e})"
-
-
-def report(lines, out):
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if out:
-        with open(out, "w") as f:
-            f.write(text)
 
 
 def sdpa_cells(call, ref, rate, what):

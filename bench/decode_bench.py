@@ -201,11 +201,7 @@ def main():
         print(row, flush=True)
         del q, k_pool, v_pool, table, ref
         torch.cuda.empty_cache()
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    dot_bench.write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
 PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
-    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|ragged|attention|attention_bwd] [--out FILE]
+    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|ragged|skinny|attention|attention_bwd] [--out FILE]
         [--min-blocks-per-sm N]
     ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
@@ -107,6 +107,63 @@ def blk_matmul(blk, a, b, c, bm, bn, bk, warps, stages=0, persistent=None):
             (I32, c.stride(0)), (I32, c.stride(1))]
     grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn), 1, 1)
     return lambda: blk.launch(k, grid, args)
+
+
+def blk_matmul_splitk(blk, a, b, c, bm, bn, bk, warps, splits):
+    """matmul_splitk.blk: K split `splits` ways, the partials added by each tile's last program."""
+    M, K = a.shape
+    N = b.shape[1]
+    t = {torch.float16: "f16", torch.bfloat16: "bf16"}[a.dtype]
+    k = blk.kernel("matmul_splitk.blk", "matmul_splitk", [f"T={t}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"BLOCK_K={bk}"],
+                   warps)
+    grid = (triton.cdiv(N, bn), triton.cdiv(M, bm), splits)
+    partial = torch.empty(grid[0] * grid[1] * splits * bm * bn, device="cuda", dtype=torch.float32)
+    count = torch.zeros(grid[0] * grid[1], device="cuda", dtype=torch.int32)
+    k_split = triton.cdiv(triton.cdiv(K, splits), bk) * bk
+    args = [(PTR, a.data_ptr()), (PTR, b.data_ptr()), (PTR, c.data_ptr()), (PTR, partial.data_ptr()),
+            (PTR, count.data_ptr()), (I32, M), (I32, N), (I32, K), (I32, a.stride(0)), (I32, a.stride(1)),
+            (I32, b.stride(0)), (I32, b.stride(1)), (I32, c.stride(0)), (I32, c.stride(1)), (I32, k_split)]
+
+    def run(keep=(partial, count)):  # (the buffers live as long as the launch)
+        blk.launch(k, grid, args)
+    return run
+
+
+def skinny(blk, quick):
+    """Matmuls with few rows (M 1 to 256) against large N and K: cuBLAS, Triton's tutorial kernel,
+    blkc's matmul.blk and matmul_splitk.blk, each at its fastest configuration; kernel time."""
+    lines = ["## skinny matmuls, f16, f32 accumulation (row-major A, B, C)", "",
+             "| M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc matmul | blkc split-K | best blkc / cuBLAS | "
+             "matmul config | split-K config |", "|" + "---|" * 10]
+    shapes = [(m, n, n) for n in (4096, 8192) for m in (1, 16, 32, 64, 128, 256)]
+    if quick:
+        shapes = [(16, 4096, 4096), (128, 8192, 8192)]
+    for M, N, K in shapes:
+        a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+        ref = torch.matmul(a.float(), b.float())
+        c = torch.empty(M, N, device="cuda", dtype=torch.float16)
+
+        def check(c=c, ref=ref, K=K):
+            err = (c.float() - ref).abs().max().item()
+            tol = 2 ** -10 * ref.abs().max().item() + K * 2 ** -20
+            if not err <= tol:
+                raise RuntimeError(f"wrong result: max error {err:.3g} > {tol:.3g}")
+        flops = 2 * M * N * K
+        tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
+        tt = best_of([("triton", tl_matmul(a, b, c))], check)
+        plain = best_of([(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
+                         for bm, bn, bk, w in [(16, 64, 64, 4), (16, 128, 64, 4), (64, 64, 64, 4), (64, 128, 64, 4),
+                                               (128, 128, 64, 8), (128, 256, 64, 8)] if bm <= max(M, 16) * 8], check)
+        split = best_of([(f"{bm}x{bn}x{bk} w{w} split {sp}", blk_matmul_splitk(blk, a, b, c, bm, bn, bk, w, sp))
+                         for bm, bn, bk, w in [(16, 64, 64, 4), (16, 128, 64, 4), (64, 64, 64, 4), (64, 128, 64, 4),
+                                               (128, 128, 64, 4), (128, 128, 64, 8)] if bm <= max(M, 16) * 2
+                         for sp in (2, 4, 8, 16)], check)
+        tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, plain, split)]
+        lines.append(f"| {M} | {N} | {K} | {tf[0]:.1f} | {tf[1]:.1f} | {tf[2]:.1f} | {tf[3]:.1f} | "
+                     f"{max(tf[2], tf[3]) / tf[0]:.2f} | {plain[1] if plain else '-'} | {split[1] if split else '-'} |")
+        print(lines[-1], flush=True)
+    return lines
 
 
 def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps, persistent=None):
@@ -293,6 +350,15 @@ def kernel_time(fn):
     return max(both - alone, 1e-6) / R
 
 
+def write_report(lines, out):
+    """The table on stdout, and in `out` if given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+
+
 def best_of(candidates, check):
     """The fastest of several configurations (kernel time), each checked."""
     best = None
@@ -315,8 +381,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("libblk")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["matmul", "ragged", "attention", "attention_bwd"],
-                    help="ragged: matmuls whose dimensions are no multiple of a tile (some of 16 or 8)")
+    ap.add_argument("--only", choices=["matmul", "ragged", "skinny", "attention", "attention_bwd"],
+                    help="ragged: matmuls whose dimensions are no multiple of a tile (some of 16 or 8); skinny: M "
+                         "from 1 to 256 against N = K = 4096 and 8192, with matmul_splitk.blk")
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3, 128x256x64, 8 warps) and attention (S=4096, D=128, 128x128, "
                          "8 warps; D=64, 64x64, 4 warps) once each, for ncu")
@@ -349,6 +416,8 @@ def main():
     name = torch.cuda.get_device_name()
     lines = [f"GPU: {name}; torch {torch.__version__}, triton {triton.__version__}; times in ms, "
              f"TFLOP/s from the kernel time; L2 flushed before every run", ""]
+    if args.only == "skinny":
+        return write_report(lines + skinny(blk, args.quick), args.out)
 
     lines += ["## matmul, f32 accumulation, output in the input type (row-major A, B, C)", "",
               "| dtype | M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc / Triton | "
@@ -492,11 +561,7 @@ def main():
                      f"{tb[1] if tb else '-'} | {us:.3f} | {tb[0] if tb else float('nan'):.3f} / {ub:.3f} |")
         print(lines[-1], flush=True)
 
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    write_report(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -177,6 +177,13 @@ static void analyze_op(Analysis *A, const BirOp *op) {
         set(A, r, o);
         return;
     }
+    case BIR_MIN: case BIR_MAX: { /* each element is one operand's: divisible by what divides both
+                                    * (a split's end, min(start + len, K), of multiples of 16) */
+        AxisInfo o = equal_runs(x, y);
+        for (int d = 0; integer && d < BLK_MAX_RANK; d++) o.div[d] = min64(each_div(x, d), each_div(y, d));
+        set(A, r, o);
+        return;
+    }
     case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_UMULHI: case BIR_POW:
         set(A, r, equal_runs(x, y));
         return;

@@ -852,21 +852,55 @@ CheckResult check_topk_sample(const ExampleRunner *run, int M, int N, int stride
     return r;
 }
 
+/* matmul's and matmul_splitk's operands: A row-major with rows K + pad apart;
+ * B row-major (rows N + pad apart) or, transposed, column-major (columns K +
+ * pad apart); C rows N + pad apart, all sentinels; NaN in the padding */
+typedef struct {
+    TBuf a, b, c;
+    int64_t sam, sak, sbk, sbn, scm;
+} MatmulOperands;
+
+static const double matmul_sentinel = 1280.0; /* exact in f16 and bf16 */
+
+static MatmulOperands matmul_operands(int M, int N, int K, DType dt, bool trans_b, int pad, RefRng *rng) {
+    MatmulOperands o = {.sam = K + pad, .sak = 1, .sbk = trans_b ? 1 : N + pad, .sbn = trans_b ? K + pad : 1,
+                        .scm = N + pad};
+    o.a = tb_new(dt, (int64_t)M * o.sam);
+    o.b = tb_new(dt, trans_b ? (int64_t)N * o.sbn : (int64_t)K * o.sbk);
+    o.c = tb_new(dt, (int64_t)M * o.scm);
+    for (int64_t i = 0; i < o.a.n; i++) tb_set(&o.a, i, i % o.sam < K ? ref_normal(rng) : NAN);
+    for (int64_t i = 0; i < o.b.n; i++)
+        tb_set(&o.b, i, i % (trans_b ? o.sbn : o.sbk) < (trans_b ? K : N) ? ref_normal(rng) : NAN);
+    for (int64_t i = 0; i < o.c.n; i++) tb_set(&o.c, i, matmul_sentinel);
+    return o;
+}
+
+/* C against the product in double: the f32 sum's error, at most K 2^-23
+ * sum|ab| (tensor cores, or f32 partial sums added; the interpreter's is
+ * half that), then one rounding to T; the padding untouched */
+static void compare_matmul(CheckResult *r, MatmulOperands *o, DType dt, int M, int N, int K) {
+    size_t mn = (size_t)M * N;
+    double *ref = malloc(mn * sizeof *ref), *mag = malloc(mn * sizeof *mag), *bound = malloc(mn * sizeof *bound);
+    if (ref && mag && bound &&
+        ref_matmul(o->a.data, o->b.data, dt == DT_BF16, M, N, K, o->sam, o->sak, o->sbk, o->sbn, ref, mag)) {
+        double u = unit_roundoff(dt);
+        for (size_t i = 0; i < mn; i++) bound[i] = (1 + u) * K * 0x1p-23 * mag[i] + u * fabs(ref[i]) + subnormal_half(dt);
+        compare_bound(r, "c", &o->c, o->scm, ref, bound, M, N, dt == DT_BF16 ? "K2^-23S+2^-8|c|" : "K2^-23S+2^-11|c|",
+                      true);
+        check_padding(r, "c", &o->c, M, N, o->scm, matmul_sentinel);
+    } else {
+        failf(r, "out of memory for the reference");
+    }
+    free(ref), free(mag), free(bound);
+}
+
 CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad) {
     CheckResult r = {0};
     set_name(&r, "matmul %dx%dx%d %s%s pad=%d BLOCK=%d/%d/%d GROUP_M=%d", M, N, K, tname(dt), trans_b ? " B^T" : "",
              pad, block_m, block_n, block_k, group_m);
     RefRng rng = {6};
-    const double sentinel = 1280.0; /* exact in f16 and bf16 */
-    /* A row-major with rows K + pad apart; B row-major (rows N + pad apart)
-     * or, transposed, column-major (columns K + pad apart); C rows N + pad apart */
-    int64_t sam = K + pad, sak = 1, sbk = trans_b ? 1 : N + pad, sbn = trans_b ? K + pad : 1, scm = N + pad;
-    TBuf a = tb_new(dt, (int64_t)M * sam), b = tb_new(dt, trans_b ? (int64_t)N * sbn : (int64_t)K * sbk);
-    TBuf c = tb_new(dt, (int64_t)M * scm);
-    for (int64_t i = 0; i < a.n; i++) tb_set(&a, i, i % sam < K ? ref_normal(&rng) : NAN);
-    for (int64_t i = 0; i < b.n; i++) tb_set(&b, i, i % (trans_b ? sbn : sbk) < (trans_b ? K : N) ? ref_normal(&rng) : NAN);
-    for (int64_t i = 0; i < c.n; i++) tb_set(&c, i, sentinel);
+    MatmulOperands o = matmul_operands(M, N, K, dt, trans_b, pad, &rng);
     char t[16], bm[32], bn[32], bk[32], gm[32];
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
@@ -874,28 +908,51 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
     snprintf(gm, sizeof gm, "GROUP_M=%d", group_m);
     ExampleKernel k = {"matmul.blk", "matmul", {t, bm, bn, bk, gm, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c")};
-    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.i = M}, {.i = N}, {.i = K},
-                        {.i = sam}, {.i = sak}, {.i = sbk}, {.i = sbn}, {.i = scm}, {.i = 1}};
+    InterpBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c")};
+    InterpArg args[] = {{.p = o.a.data}, {.p = o.b.data}, {.p = o.c.data}, {.i = M}, {.i = N}, {.i = K},
+                        {.i = o.sam}, {.i = o.sak}, {.i = o.sbk}, {.i = o.sbn}, {.i = o.scm}, {.i = 1}};
     uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
-    if (launch(run, &r, &k, args, 12, programs, bufs, 3)) {
-        size_t mn = (size_t)M * N;
-        double *ref = malloc(mn * sizeof *ref), *mag = malloc(mn * sizeof *mag), *bound = malloc(mn * sizeof *bound);
-        if (ref && mag && bound && ref_matmul(a.data, b.data, dt == DT_BF16, M, N, K, sam, sak, sbk, sbn, ref, mag)) {
-            /* the f32 sum's error, at most K 2^-23 sum|ab| (tensor cores; the
-             * interpreter's is half that), then one rounding to T */
-            double u = unit_roundoff(dt);
-            for (size_t i = 0; i < mn; i++)
-                bound[i] = (1 + u) * K * 0x1p-23 * mag[i] + u * fabs(ref[i]) + subnormal_half(dt);
-            compare_bound(&r, "c", &c, scm, ref, bound, M, N, dt == DT_BF16 ? "K2^-23S+2^-8|c|" : "K2^-23S+2^-11|c|",
-                          true);
-            check_padding(&r, "c", &c, M, N, scm, sentinel);
-        } else {
-            failf(&r, "out of memory for the reference");
-        }
-        free(ref), free(mag), free(bound);
+    if (launch(run, &r, &k, args, 12, programs, bufs, 3)) compare_matmul(&r, &o, dt, M, N, K);
+    tb_free(&o.a), tb_free(&o.b), tb_free(&o.c);
+    return r;
+}
+
+CheckResult check_matmul_splitk(const ExampleRunner *run, int M, int N, int K, DType dt, int block_m, int block_n,
+                                int block_k, int splits, bool trans_b, int pad) {
+    CheckResult r = {0};
+    set_name(&r, "matmul_splitk %dx%dx%d %s%s pad=%d BLOCK=%d/%d/%d split %d", M, N, K, tname(dt),
+             trans_b ? " B^T" : "", pad, block_m, block_n, block_k, splits);
+    RefRng rng = {7};
+    MatmulOperands o = matmul_operands(M, N, K, dt, trans_b, pad, &rng);
+    /* keys a split: K / splits rounded up to whole blocks (the last splits may get fewer, or none) */
+    int k_split = ((K + splits - 1) / splits + block_k - 1) / block_k * block_k;
+    uint32_t grid[3] = {(uint32_t)((N + block_n - 1) / block_n), (uint32_t)((M + block_m - 1) / block_m),
+                        (uint32_t)splits};
+    int64_t tiles = (int64_t)grid[0] * grid[1];
+    TBuf partial = tb_new(DT_F32, tiles * splits * block_m * block_n), count = tb_new(DT_I32, tiles);
+    for (int64_t i = 0; i < count.n; i++) tb_set(&count, i, 0);
+    char t[16], bm[32], bn[32], bk[32];
+    snprintf(t, sizeof t, "T=%s", tname(dt));
+    snprintf(bm, sizeof bm, "BLOCK_M=%d", block_m);
+    snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
+    snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
+    ExampleKernel k = {"matmul_splitk.blk", "matmul_splitk", {t, bm, bn, bk, NULL}};
+    InterpBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c"), tb_buf(&partial, "Partial"),
+                           tb_buf(&count, "Count")};
+    InterpArg args[] = {{.p = o.a.data},  {.p = o.b.data},  {.p = o.c.data}, {.p = partial.data}, {.p = count.data},
+                        {.i = M},         {.i = N},         {.i = K},        {.i = o.sam},        {.i = o.sak},
+                        {.i = o.sbk},     {.i = o.sbn},     {.i = o.scm},    {.i = 1},            {.i = k_split}};
+    /* twice: the first launch must leave the counts zero for the second */
+    for (int run_no = 0; run_no < 2 && launch_grid(run, &r, &k, args, 15, grid, bufs, 5); run_no++) {
+        compare_matmul(&r, &o, dt, M, N, K);
+        for (int64_t i = 0; i < count.n; i++)
+            if (tb_get(&count, i) != 0) {
+                failf(&r, "Count[%lld] = %g after the launch, not 0", (long long)i, tb_get(&count, i));
+                break;
+            }
+        for (int64_t i = 0; i < o.c.n; i++) tb_set(&o.c, i, matmul_sentinel);
     }
-    tb_free(&a), tb_free(&b), tb_free(&c);
+    tb_free(&o.a), tb_free(&o.b), tb_free(&o.c), tb_free(&partial), tb_free(&count);
     return r;
 }
 
@@ -1556,6 +1613,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_activation(r, ACT_GELU_TANH, 98432, DT_F32, 1024));
     CHECK(check_activation(r, ACT_SILU, 98432, DT_F32, 1024));
     CHECK(check_matmul(r, 256, 256, 256, DT_F16, 128, 128, 32, 8, false, 0));
+    CHECK(check_matmul_splitk(r, 16, 256, 1000, DT_F16, 16, 64, 64, 4, false, 0));
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 64, true, false, 3));
     CHECK(check_matmul_8bit(r, 100, 70, 200, DT_I8, DT_I8, DT_I32, 64, 64, 64, false, false, 5));
     CHECK(check_matmul_fp8_blockwise(r, 100, 200, 300, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 3));
@@ -1621,6 +1679,11 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_matmul(r, 16, 40, 33, DT_F16, 64, 64, 32, 8, false, 0));
         CHECK(check_matmul(r, 20, 30, 5, DT_BF16, 16, 16, 16, 4, false, 1));
         CHECK(check_matmul(r, 70, 48, 1000, DT_F16, 64, 32, 32, 4, true, 0)); /* long sums */
+        /* split-K: one row, ragged N and K, B^T, more splits than K has blocks (idle splits), bf16 */
+        CHECK(check_matmul_splitk(r, 1, 77, 500, DT_BF16, 16, 32, 32, 3, false, 2));
+        CHECK(check_matmul_splitk(r, 37, 100, 333, DT_F16, 16, 64, 32, 5, true, 3));
+        CHECK(check_matmul_splitk(r, 20, 64, 64, DT_F16, 16, 64, 32, 4, false, 0));
+        CHECK(check_matmul_splitk(r, 130, 96, 700, DT_BF16, 64, 32, 64, 2, false, 0));
         /* MoE: B [experts, N, K] read as [K, N] tiles (K contiguous), A's rows
          * gathered; ragged N and K, one expert with no tokens, BLOCK_M = BLOCK_K
          * (A and B tiles of one shape, laid out along different dimensions) */

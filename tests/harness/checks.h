@@ -73,6 +73,11 @@ CheckResult check_topk_sample(const ExampleRunner *r, int M, int N, int stride, 
  * than the matrix: NaN in A and B, a sentinel in C. */
 CheckResult check_matmul(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
                          int block_k, int group_m, bool trans_b, int pad);
+/* matmul_splitk.blk's C the same way, K split `splits` ways (the splits'
+ * f32 partials added by the tile's last program), launched twice: the first
+ * launch must leave its per-tile counts zero */
+CheckResult check_matmul_splitk(const ExampleRunner *r, int M, int N, int K, DType dtype, int block_m, int block_n,
+                                int block_k, int splits, bool trans_b, int pad);
 /* The MoE example: tokens routed to top_k of `experts` (distinct, random),
  * their rows sorted by expert and padded to BLOCK_M (vLLM's alignment); C's
  * routed rows against a C reference, weighted by the router if mul_weight.
@@ -119,7 +124,7 @@ CheckResult check_attention_decode(const ExampleRunner *r, int B, int H_KV, int 
  * 2048x512x1024; attention Z=2 H=4 N_CTX=1024). Fills up to max results;
  * returns how many. */
 /* Room for every check of the suite (more than max aborts it). */
-#define EXAMPLE_SUITE_MAX 160
+#define EXAMPLE_SUITE_MAX 256
 int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int max);
 
 #endif
