@@ -481,7 +481,7 @@ Module *parse_module(Arena *a, const Source *src, DiagEngine *de);
  * ops.def. After sema, a call's args are in the order of the parameter
  * names (docs/language.md §6), NULL where an optional one is absent. */
 typedef enum {
-#define BUILTIN(ID, name, min_args, max_args, ...) BI_##ID,
+#define BUILTIN(ID, name, cls, min_args, max_args, ...) BI_##ID,
 #include "builtins.def"
 #define BIR_OP(...)
 #define MATH_OP(ID, fn) BI_##ID,
@@ -495,11 +495,18 @@ typedef enum {
 
 enum { BUILTIN_MAX_PARAMS = 7 }; /* the most named parameters a builtin has (inline_asm_elementwise's) */
 
+/* builtins.def's CLASS column: which of sema's checkers a call goes to */
+typedef enum {
+    BC_LEAF, BC_SHAPE_CTOR, BC_SHAPE_OP, BC_MEMORY, BC_ELEMENTWISE, BC_REDUCTION, BC_COMBINE, BC_ATOMIC, BC_RANDOM,
+    BC_EFFECT, BC_CUSTOM, BC_COUNT
+} BuiltinClass;
+
 typedef struct {
     const char *name;
     const char *params[BUILTIN_MAX_PARAMS]; /* parameter names, for named arguments */
     int min_args, max_args; /* max -1: variadic */
     int math_op;            /* the BirOpcode of a MATH_OP row of ops.def, else -1 */
+    BuiltinClass cls;
 } BuiltinSig;
 
 const BuiltinSig *builtin_sig(BuiltinId id);

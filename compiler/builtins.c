@@ -5,10 +5,11 @@
 #include "blkc.h"
 
 static const BuiltinSig builtins[BI_COUNT] = {
-#define BUILTIN(ID, name, min_args, max_args, ...) [BI_##ID] = {name, {__VA_ARGS__}, min_args, max_args, -1},
+#define BUILTIN(ID, name, cls, min_args, max_args, ...) \
+    [BI_##ID] = {name, {__VA_ARGS__}, min_args, max_args, -1, BC_##cls},
 #include "builtins.def"
 #define BIR_OP(...)
-#define MATH_OP(ID, fn) [BI_##ID] = {#fn, {"x"}, 1, 1, BIR_##ID},
+#define MATH_OP(ID, fn) [BI_##ID] = {#fn, {"x"}, 1, 1, BIR_##ID, BC_ELEMENTWISE},
 #include "ops.def"
 };
 

@@ -1,7 +1,8 @@
-/* sema_builtins.c: each builtin's rules (docs/language.md §6-§9): the
- * reductions, dot, atomics, combine and scan, sort, topk, gather, histogram,
- * and check_builtin, which sends each call to its checker or checks the
- * simple classes (elementwise, shape constructors and ops) itself. */
+/* sema_builtins.c: each builtin's rules (docs/language.md §6-§9), one
+ * checker per class of builtins.def (the reductions, dot, atomics, combine
+ * and scan, sort, topk, gather, histogram have checkers of their own), and
+ * sema_check_builtin, which binds a call's arguments and sends it to its
+ * class's checker. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -365,19 +366,11 @@ static DType pair_dtype(Sema *S, const Expr *e, Expr *a0, Expr *a1, BlkType shap
     return d;
 }
 
-void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
-    for (int i = 0; i < e->u.call.args.len; i++) sema_check_expr(S, e->u.call.args.items[i]);
-    for (int i = 0; i < e->u.call.args.len; i++)
-        if (((Expr *)e->u.call.args.items[i])->type.dtype == DT_ERROR) return;
-    /* min(a, b) and max(a, b) of two scalars, as in Python (and Triton's
-     * kernels): the elementwise minimum and maximum */
-    if ((id == BI_MIN || id == BI_MAX) && e->u.call.args.len == 2 && !e->u.call.arg_names.items[0] &&
-        !e->u.call.arg_names.items[1] && ((Expr *)e->u.call.args.items[0])->type.rank == 0)
-        id = id == BI_MIN ? BI_MINIMUM : BI_MAXIMUM;
+/* LEAF: the program's coordinates (program_id, num_programs), its counters (globaltimer,
+ * clock, smid) and arange */
+static void check_leaf(Sema *S, Expr *e, BuiltinId id) {
     const BuiltinSig *sig = builtin_sig(id);
-    if (!sema_bind_builtin_args(S, e, sig)) return;
-    e->u.call.builtin = id;
-    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1);
     switch (id) {
     case BI_PROGRAM_ID:
     case BI_NUM_PROGRAMS: {
@@ -409,6 +402,45 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_with_shape(type_scalar(DT_I32), 1, &n);
         return;
     }
+    case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID:
+        e->type = type_scalar(id == BI_SMID ? DT_U32 : DT_U64);
+        return;
+    default:
+        return;
+    }
+}
+
+/* SHAPE_CTOR: a block of one value (zeros, full) */
+static void check_shape_ctor(Sema *S, Expr *e, BuiltinId id) {
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    switch (id) {
+    case BI_ZEROS:
+    case BI_FULL: {
+        DType dt;
+        Expr *dtype_e = id == BI_ZEROS ? a1 : a2;
+        if (!sema_dtype_arg(S, dtype_e, &dt)) return;
+        BlkType t = type_scalar(dt);
+        if (!sema_shape_arg(S, a0, &t)) return;
+        if (id == BI_FULL) {
+            if (!sema_require_value(S, a1)) return;
+            if (a1->type.rank != 0 || !dtype_is_numeric_elem(a1->type.dtype)) {
+                error(S, a1->span, "the value of 'full' must be a number, got %s", sema_tstr(S, a1->type));
+                return;
+            }
+            if (!sema_check_literal_fits(S, a1, dt)) return;
+        }
+        e->type = t;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* SHAPE_OP: views and rearrangements of blocks */
+static void check_shape_op(Sema *S, Expr *e, BuiltinId id) {
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    switch (id) {
     case BI_SHAPE: case BI_EXPAND_DIMS: { /* shape(x, axis): a block's size, a constant */
         int64_t axis;
         if (!sema_require_value(S, a0) || !sema_const_int_arg(S, e, a1, "the axis", &axis)) return;
@@ -447,65 +479,6 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = target;
         return;
     }
-    case BI_ZEROS:
-    case BI_FULL: {
-        DType dt;
-        Expr *dtype_e = id == BI_ZEROS ? a1 : a2;
-        if (!sema_dtype_arg(S, dtype_e, &dt)) return;
-        BlkType t = type_scalar(dt);
-        if (!sema_shape_arg(S, a0, &t)) return;
-        if (id == BI_FULL) {
-            if (!sema_require_value(S, a1)) return;
-            if (a1->type.rank != 0 || !dtype_is_numeric_elem(a1->type.dtype)) {
-                error(S, a1->span, "the value of 'full' must be a number, got %s", sema_tstr(S, a1->type));
-                return;
-            }
-            if (!sema_check_literal_fits(S, a1, dt)) return;
-        }
-        e->type = t;
-        return;
-    }
-    case BI_LOAD: {
-        if (!sema_require_value(S, a0) || !sema_pointer_arg(S, e, a0)) return;
-        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
-        if (!sema_mask_arg(S, e, a1, t)) return;
-        if (a2) {
-            if (!sema_value_fits(S, e, a2, t, "other")) return;
-            if (!dtype_is_numeric_elem(a2->type.dtype)) {
-                error(S, a2->span, "'other' must be a number, got %s", sema_tstr(S, a2->type));
-                return;
-            }
-            if (!sema_check_literal_fits(S, a2, t.dtype)) return;
-        }
-        if (!sema_cache_controls_ok(S, e, true)) return;
-        e->type = t;
-        return;
-    }
-    case BI_STORE: {
-        if (!sema_require_value(S, a0) || !sema_pointer_arg(S, e, a0)) return;
-        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
-        if (!sema_value_fits(S, e, a1, t, "a value")) return;
-        if (!dtype_is_numeric_elem(a1->type.dtype)) {
-            error(S, a1->span, "'store' needs a numeric value, got %s", sema_tstr(S, a1->type));
-            return;
-        }
-        if (!sema_check_literal_fits(S, a1, t.dtype) || !sema_mask_arg(S, e, a2, t) ||
-            !sema_cache_controls_ok(S, e, false))
-            return;
-        e->type = type_scalar(DT_VOID);
-        return;
-    }
-    case BI_SUM: case BI_MAX: case BI_MIN: case BI_ARGMAX: case BI_ARGMIN: case BI_CUMSUM: case BI_CUMPROD:
-        check_reduction(S, e, id);
-        return;
-    case BI_REDUCE: case BI_ASSOCIATIVE_SCAN:
-        check_combine(S, e, id);
-        return;
-    case BI_SORT: check_sort(S, e); return;
-    case BI_GATHER: check_gather(S, e); return;
-    case BI_TOPK: check_topk(S, e); return;
-    case BI_INLINE_ASM_ELEMENTWISE: sema_check_inline_asm(S, e); return;
-    case BI_HISTOGRAM: check_histogram(S, e); return;
     case BI_FLIP: {
         int64_t axis;
         if (!sema_require_value(S, a0)) return;
@@ -591,6 +564,64 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         sema_set_values(S, e, ts, 2);
         return;
     }
+    case BI_TRANS:
+        if (!sema_require_value(S, a0)) return;
+        if (a0->type.rank != 2) {
+            error(S, a0->span, "'trans' swaps the dimensions of a 2-D block, got %s", sema_tstr(S, a0->type));
+            return;
+        }
+        e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
+        return;
+    default:
+        return;
+    }
+}
+
+/* MEMORY: load and store */
+static void check_memory(Sema *S, Expr *e, BuiltinId id) {
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    switch (id) {
+    case BI_LOAD: {
+        if (!sema_require_value(S, a0) || !sema_pointer_arg(S, e, a0)) return;
+        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
+        if (!sema_mask_arg(S, e, a1, t)) return;
+        if (a2) {
+            if (!sema_value_fits(S, e, a2, t, "other")) return;
+            if (!dtype_is_numeric_elem(a2->type.dtype)) {
+                error(S, a2->span, "'other' must be a number, got %s", sema_tstr(S, a2->type));
+                return;
+            }
+            if (!sema_check_literal_fits(S, a2, t.dtype)) return;
+        }
+        if (!sema_cache_controls_ok(S, e, true)) return;
+        e->type = t;
+        return;
+    }
+    case BI_STORE: {
+        if (!sema_require_value(S, a0) || !sema_pointer_arg(S, e, a0)) return;
+        BlkType t = type_with_shape(type_scalar(a0->type.elem), a0->type.rank, a0->type.shape);
+        if (!sema_value_fits(S, e, a1, t, "a value")) return;
+        if (!dtype_is_numeric_elem(a1->type.dtype)) {
+            error(S, a1->span, "'store' needs a numeric value, got %s", sema_tstr(S, a1->type));
+            return;
+        }
+        if (!sema_check_literal_fits(S, a1, t.dtype) || !sema_mask_arg(S, e, a2, t) ||
+            !sema_cache_controls_ok(S, e, false))
+            return;
+        e->type = type_scalar(DT_VOID);
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* ELEMENTWISE: where, abs and the math functions (the MATH_OP rows of ops.def), and
+ * the n-ary ones (minimum, maximum, fma, cdiv, clamp, umulhi, pow) */
+static void check_elementwise(Sema *S, Expr *e, BuiltinId id) {
+    const BuiltinSig *sig = builtin_sig(id);
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    switch (id) {
     case BI_WHERE: {
         if (!sema_require_value(S, a0) || !sema_require_value(S, a1) || !sema_require_value(S, a2)) return;
         if (a0->type.dtype != DT_I1) {
@@ -690,20 +721,14 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    case BI_ATOMIC_CAS: case BI_ATOMIC_RMW_CASES:
-        check_atomic(S, e, id);
-        return;
-    case BI_DOT:
-        check_dot(S, e);
-        return;
-    case BI_TRANS:
-        if (!sema_require_value(S, a0)) return;
-        if (a0->type.rank != 2) {
-            error(S, a0->span, "'trans' swaps the dimensions of a 2-D block, got %s", sema_tstr(S, a0->type));
-            return;
-        }
-        e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
-        return;
+    }
+}
+
+/* RANDOM: Philox streams, one or four values an element */
+static void check_random(Sema *S, Expr *e, BuiltinId id) {
+    const BuiltinSig *sig = builtin_sig(id);
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1);
+    switch (id) {
     case BI_RAND: case BI_RANDINT: case BI_RANDN: case BI_RAND4X: case BI_RANDINT4X: case BI_RANDN4X: {
         if (!sema_require_value(S, a0) || !sema_require_value(S, a1)) return;
         if (a0->type.rank != 0 || !dtype_is_int(a0->type.dtype)) {
@@ -726,11 +751,17 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
+    default:
+        return;
+    }
+}
+
+/* EFFECT: no value (barriers, launch ordering, assertions, assume, print) */
+static void check_effect(Sema *S, Expr *e, BuiltinId id) {
+    Expr *a0 = sema_arg(e, 0), *a1 = sema_arg(e, 1), *a2 = sema_arg(e, 2);
+    switch (id) {
     case BI_DEBUG_BARRIER: case BI_GDC_WAIT: case BI_GDC_LAUNCH_DEPENDENTS:
         e->type = type_scalar(DT_VOID);
-        return;
-    case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID:
-        e->type = type_scalar(id == BI_SMID ? DT_U32 : DT_U64);
         return;
     case BI_STATIC_ASSERT: {
         if (a1 && a1->kind != E_STRING) {
@@ -794,5 +825,42 @@ void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
+    default:
+        return;
     }
+}
+
+/* CUSTOM: builtins with rules of their own */
+static void check_custom(Sema *S, Expr *e, BuiltinId id) {
+    switch (id) {
+    case BI_SORT: check_sort(S, e); return;
+    case BI_GATHER: check_gather(S, e); return;
+    case BI_TOPK: check_topk(S, e); return;
+    case BI_INLINE_ASM_ELEMENTWISE: sema_check_inline_asm(S, e); return;
+    case BI_HISTOGRAM: check_histogram(S, e); return;
+    case BI_DOT: check_dot(S, e); return;
+    default: return;
+    }
+}
+
+void sema_check_builtin(Sema *S, Expr *e, BuiltinId id) {
+    for (int i = 0; i < e->u.call.args.len; i++) sema_check_expr(S, e->u.call.args.items[i]);
+    for (int i = 0; i < e->u.call.args.len; i++)
+        if (((Expr *)e->u.call.args.items[i])->type.dtype == DT_ERROR) return;
+    /* min(a, b) and max(a, b) of two scalars, as in Python (and Triton's
+     * kernels): the elementwise minimum and maximum */
+    if ((id == BI_MIN || id == BI_MAX) && e->u.call.args.len == 2 && !e->u.call.arg_names.items[0] &&
+        !e->u.call.arg_names.items[1] && ((Expr *)e->u.call.args.items[0])->type.rank == 0)
+        id = id == BI_MIN ? BI_MINIMUM : BI_MAXIMUM;
+    const BuiltinSig *sig = builtin_sig(id);
+    if (!sema_bind_builtin_args(S, e, sig)) return;
+    e->u.call.builtin = id;
+    /* one checker per class of builtins.def */
+    static void (*const check_class[BC_COUNT])(Sema *, Expr *, BuiltinId) = {
+        [BC_LEAF] = check_leaf,       [BC_SHAPE_CTOR] = check_shape_ctor, [BC_SHAPE_OP] = check_shape_op,
+        [BC_MEMORY] = check_memory,   [BC_ELEMENTWISE] = check_elementwise, [BC_REDUCTION] = check_reduction,
+        [BC_COMBINE] = check_combine, [BC_ATOMIC] = check_atomic,          [BC_RANDOM] = check_random,
+        [BC_EFFECT] = check_effect,   [BC_CUSTOM] = check_custom,
+    };
+    check_class[sig->cls](S, e, id);
 }
