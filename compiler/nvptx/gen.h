@@ -198,7 +198,7 @@ typedef struct {
 
 /* How a pipelined `for` loop runs (pipeline.c decides, once the shared
  * memory is laid out). */
-enum { NVPTX_MAX_PIPE_LOADS = 4 };
+enum { NVPTX_MAX_PIPE_LOADS = 4, NVPTX_MAX_READ_AHEAD = 8 };
 
 /* A TMA load's mask as its copies take it (see tma.c's top): the terms
  * whose bounds are the map's extents, and the rest. */
@@ -232,9 +232,9 @@ typedef struct NvptxLoopSchedule {
     int lead;               /* with ws: iteration i releases the slot of fill i + lead */
     int64_t slot_bytes;     /* one iteration's tiles */
     int64_t ring_bytes;     /* the slots, and the mbarriers */
-    const char *carried_ok; /* per body argument: its next value can be computed ahead */
+    const char *carried_ok; /* per body argument: the copies' addresses need its next value, computed ahead */
     int nread_ahead;        /* loads the copies' addresses need, read for a later iteration (pipeline.c) */
-    const BirOp *read_ahead[NVPTX_MAX_PIPE_LOADS];
+    const BirOp *read_ahead[NVPTX_MAX_READ_AHEAD]; /* the first of them */
     /* why not faster (NULL: it is): */
     const char *why_not_tma;               /* the loop's reason, whatever its loads */
     const char *load_not_tma[NVPTX_MAX_PIPE_LOADS]; /* each load's own */
@@ -309,6 +309,7 @@ typedef struct NvptxSchedule {
     const BirOp *region_op;  /* the op that needs the most of it */
     int64_t ring_at;         /* where pipelined loops' rings start (after the region ops share); -1 while planning */
     char *in_ring;           /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
+    char *address_only;      /* per value: only the ring's addresses use it (nvptx_pipeline_address_only) */
     int64_t *resident_off;   /* per value: a loop-invariant wgmma operand's place in the resident region, or -1 */
     int64_t resident_at, resident_bytes; /* that region: above the rings, kept through the loops (dot.c) */
     int64_t *carried_at;     /* per value: kept in shared memory through a for loop (a result of it, or
@@ -698,6 +699,10 @@ int nvptx_pipeline_refusals(Gen *g, NvptxLoopRefusal **out);
 /* Per value: 1 for the loads (and their transposes) pipelined loops will
  * stage in their rings, which dots then need no shared memory of their own for. */
 char *nvptx_pipeline_marks(Gen *g);
+/* Per value: 1 for those of a pipelined loop's body that only the copied
+ * loads' pointers and masks use (the body does not compute them: the
+ * copies' addresses are computed ahead). */
+char *nvptx_pipeline_address_only(Gen *g);
 /* For a `for` loop that pipelines (else NULL): the prologue, in the block
  * before the loop, given the carried values' initial registers. */
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb,

@@ -99,6 +99,7 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
         const BirOp *op = b->ops.items[i];
         if (g->terminated) break; /* after a return: dead code */
         if (g->lazy.n) nvptx_carried_load_uses(g, op);
+        if (op->nresults == 1 && g->s->address_only && g->s->address_only[op->results[0]]) continue;
         if (!nvptx_gen_op(g, op)) return false;
     }
     return true;

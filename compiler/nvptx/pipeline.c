@@ -82,13 +82,15 @@ static bool pure(const BirOp *op) {
 }
 
 /* Does anything in b write memory or order memory against other threads
- * (stores, atomics, an asm with effects, the wait for an earlier grid)? */
+ * (stores, atomics, an asm with effects, the wait for an earlier grid, a
+ * barrier: a load read ahead would pass the barrier its iteration reads
+ * after)? */
 static bool writes_memory(const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
         BirOpKind k = bir_op_info(op->code)->kind;
         if ((k == BIR_KIND_MEMORY && op->code != BIR_LOAD) || op->code == BIR_GRID_DEPENDENCY ||
-            (op->code == BIR_INLINE_ASM && !(op->attr & ASM_PURE)))
+            op->code == BIR_BARRIER || (op->code == BIR_INLINE_ASM && !(op->attr & ASM_PURE)))
             return true;
         for (int r = 0; r < op->nregions; r++)
             if (writes_memory(op->regions[r])) return true;
@@ -316,32 +318,52 @@ static const char *load_refusal(Slice *S, const BirOp *op, int *trans) {
         return "it moves less than 16 bytes an access, which a copy needs (its access line says what limits it)";
     if (!zero_other(g, op->operands[2])) return "a masked load whose `other` is not 0 (copies fill with zeros)";
     if (!only_dot_operand(S->body, v, true, trans)) return "it feeds more than a dot's operand";
-    if (!computable(S, op->operands[0]) || (op->operands[1] != BIR_NONE && !computable(S, op->operands[1])))
-        return S->loads_ahead ? "its address or mask cannot be computed an iteration ahead"
-                              : "its address or mask cannot be computed an iteration ahead (nor read ahead through "
-                                "loads: the loop writes memory)";
+    if (!computable(S, op->operands[0]) || (op->operands[1] != BIR_NONE && !computable(S, op->operands[1]))) {
+        /* would loads read ahead make it computable? then the loop's writes are why not */
+        Slice T = *S;
+        T.loads_ahead = true;
+        T.memo = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+        bool by_loads = !S->loads_ahead && computable(&T, op->operands[0]) &&
+                        (op->operands[1] == BIR_NONE || computable(&T, op->operands[1]));
+        return by_loads ? "its address or mask needs a load of the loop, which is read ahead only where the loop "
+                          "writes no memory and has no barrier"
+                        : "its address or mask cannot be computed an iteration ahead";
+    }
     if (*trans >= 0 && !only_dot_operand(S->body, *trans, false, &none)) return "its transpose feeds more than a dot";
     if (es == 1 && !only_wgmma_reads(g, S->body, v, *trans)) return "an 8-bit tile read by a dot not on wgmma";
     return NULL;
 }
 
-/* The loads the copies' addresses (and the carried values they advance
- * by) need: those run ahead with them, for the plan. */
-static void note_read_ahead(Gen *g, const BirBlock *body, PipePlan *pp) {
+/* What the copies' addresses need, run ahead: the carried values they are
+ * computed from (pp->carried_ok keeps those of S's computable ones: the
+ * others are not computed ahead, where a load among them would be read for
+ * nothing), and the loads among their computation (for the plan). */
+static void plan_ahead(Gen *g, const BirBlock *body, const Slice *S, PipePlan *pp) {
     const BirOp *y = bir_block_terminator(body);
     char *need = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    char *carried = arena_alloc(&g->arena, (size_t)body->nargs + 1);
     for (int i = 0; i < pp->nloads; i++)
         for (int k = 0; k < 2; k++)
             if (pp->loads[i]->operands[k] >= 0) need[pp->loads[i]->operands[k]] = 1;
-    for (int i = 0; i < y->noperands; i++)
-        if (pp->carried_ok[1 + i] && y->operands[i] >= 0) need[y->operands[i]] = 1;
+    for (bool more = true; more;) { /* until no carried value joins: its next value is needed too */
+        more = false;
+        for (int i = body->ops.len - 1; i >= 0; i--) {
+            const BirOp *op = body->ops.items[i];
+            if (op->nresults != 1 || !need[op->results[0]]) continue;
+            for (int k = 0; k < op->noperands; k++)
+                if (op->operands[k] >= 0) need[op->operands[k]] = 1;
+        }
+        for (int i = 1; i < body->nargs; i++)
+            if (need[body->args[i]] && S->carried_ok[i] && !carried[i] && y->operands[i - 1] >= 0)
+                carried[i] = 1, need[y->operands[i - 1]] = 1, more = true;
+    }
+    pp->carried_ok = carried;
     pp->nread_ahead = 0;
     for (int i = body->ops.len - 1; i >= 0; i--) {
         const BirOp *op = body->ops.items[i];
-        if (op->nresults != 1 || !need[op->results[0]]) continue;
-        for (int k = 0; k < op->noperands; k++)
-            if (op->operands[k] >= 0) need[op->operands[k]] = 1;
-        if (op->code == BIR_LOAD && pp->nread_ahead < NVPTX_MAX_PIPE_LOADS) pp->read_ahead[pp->nread_ahead++] = op;
+        if (op->code != BIR_LOAD || !need[op->results[0]]) continue;
+        if (pp->nread_ahead < NVPTX_MAX_READ_AHEAD) pp->read_ahead[pp->nread_ahead] = op;
+        pp->nread_ahead++;
     }
 }
 
@@ -364,8 +386,7 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
         tiles += bytes;
     }
     if (!pp->nloads) return false;
-    pp->carried_ok = S.carried_ok;
-    note_read_ahead(g, body, pp);
+    plan_ahead(g, body, &S, pp);
     pp->tma = g->s->tma_of != NULL;
     for (int i = 0; i < pp->nloads; i++) pp->tma &= g->s->tma_of && g->s->tma_of[pp->loads[i]->results[0]] > 0;
     pp->slot_bytes = tiles;
@@ -417,6 +438,50 @@ static void mark_in(Gen *g, const BirBlock *b, char *marks) {
             }
         for (int r = 0; r < op->nregions; r++) mark_in(g, op->regions[r], marks);
     }
+}
+
+/* Is every use of v in b (nested regions and the yield too) a pipelined
+ * load's pointer or mask, or an op already marked address-only? */
+static bool only_addresses(const BirBlock *b, int v, const PipePlan *pp, const char *marks) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        bool ringed_load = false;
+        for (int l = 0; l < pp->nloads; l++) ringed_load |= op == pp->loads[l];
+        for (int k = 0; k < op->noperands; k++) {
+            if (op->operands[k] != v) continue;
+            if (ringed_load ? k > 1 : op->nresults != 1 || !marks[op->results[0]]) return false;
+        }
+        for (int r = 0; r < op->nregions; r++)
+            if (uses_in(op->regions[r], v)) return false;
+    }
+    return true;
+}
+
+/* The values of a pipelined loop's body that only its copied loads'
+ * pointers and masks use: their loads read from the ring, and the
+ * addresses come from the computation run ahead, so the body itself need
+ * not compute them (LLVM would drop most, but not a masked load read for
+ * its address, nor a layout change through shared memory). */
+static void mark_addresses_in(Gen *g, const BirBlock *b, char *marks) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *loop = b->ops.items[i];
+        for (int r = 0; r < loop->nregions; r++) mark_addresses_in(g, loop->regions[r], marks);
+        PipePlan pp;
+        if (loop->code != BIR_FOR || !plan(g, loop, &pp)) continue;
+        const BirBlock *body = loop->regions[0];
+        for (int j = body->ops.len - 1; j >= 0; j--) {
+            const BirOp *op = body->ops.items[j];
+            if (op->nresults != 1 || ringed(&pp, op->results[0])) continue;
+            if (!pure(op) && !(op->code == BIR_LOAD && !(op->attr & MEMORY_VOLATILE))) continue;
+            if (only_addresses(body, op->results[0], &pp, marks)) marks[op->results[0]] = 1;
+        }
+    }
+}
+
+char *nvptx_pipeline_address_only(Gen *g) {
+    char *marks = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    mark_addresses_in(g, g->f->body, marks);
+    return marks;
 }
 
 char *nvptx_pipeline_marks(Gen *g) {

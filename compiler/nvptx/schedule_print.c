@@ -148,9 +148,11 @@ static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
         print_load(g, out, ls, k, at);
         at += ls->tile_bytes[k];
     }
-    for (int k = ls->nread_ahead - 1; k >= 0; k--)
+    int listed = ls->nread_ahead < NVPTX_MAX_READ_AHEAD ? ls->nread_ahead : NVPTX_MAX_READ_AHEAD;
+    for (int k = listed - 1; k >= 0; k--)
         fprintf(out, "  load line %u: read ahead too, for the addresses of the iteration copied (the loop writes "
                      "no memory)\n", ls->read_ahead[k]->span.line);
+    if (ls->nread_ahead > listed) fprintf(out, "  and %d loads more read ahead\n", ls->nread_ahead - listed);
     if (ls->async_dot) fprintf(out, "  dot line %u: its group left in flight across iterations (a stage more)\n",
                                ls->async_dot->span.line);
     if (ls->deferred_dot)
