@@ -309,7 +309,7 @@ typedef struct NvptxSchedule {
     const BirOp *region_op;  /* the op that needs the most of it */
     int64_t ring_at;         /* where pipelined loops' rings start (after the region ops share); -1 while planning */
     char *in_ring;           /* per value: staged by a pipelined loop's ring (nvptx_pipeline_marks) */
-    char *address_only;      /* per value: only the ring's addresses use it (nvptx_pipeline_address_only) */
+    char *address_only;      /* per value: only the ring's addresses use it (nvptx_pipeline_marks) */
     int64_t *resident_off;   /* per value: a loop-invariant wgmma operand's place in the resident region, or -1 */
     int64_t resident_at, resident_bytes; /* that region: above the rings, kept through the loops (dot.c) */
     int64_t *carried_at;     /* per value: kept in shared memory through a for loop (a result of it, or
@@ -696,13 +696,12 @@ bool nvptx_pipeline_loop(Gen *g, const BirOp *loop); /* does this for loop pipel
 int nvptx_pipeline_schedule(Gen *g, NvptxLoopSchedule **loops);
 /* Loops whose bodies hold a dot but that are not pipelined, each with why; how many. */
 int nvptx_pipeline_refusals(Gen *g, NvptxLoopRefusal **out);
-/* Per value: 1 for the loads (and their transposes) pipelined loops will
- * stage in their rings, which dots then need no shared memory of their own for. */
-char *nvptx_pipeline_marks(Gen *g);
-/* Per value: 1 for those of a pipelined loop's body that only the copied
- * loads' pointers and masks use (the body does not compute them: the
- * copies' addresses are computed ahead). */
-char *nvptx_pipeline_address_only(Gen *g);
+/* Per value, for the pipelined loops: in_ring 1 for the loads (and their
+ * transposes) they will stage in their rings, which dots then need no shared
+ * memory of their own for; address_only 1 for the values of their bodies that
+ * only those loads' pointers and masks use (the body does not compute them:
+ * the copies' addresses are computed ahead). */
+void nvptx_pipeline_marks(Gen *g, char **in_ring, char **address_only);
 /* For a `for` loop that pipelines (else NULL): the prologue, in the block
  * before the loop, given the carried values' initial registers. */
 NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **init, LLVMValueRef lb,

@@ -303,6 +303,11 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
         if (a[i] != BIR_NONE) in[i - 1] = nvptx_operand(g, a[i], l, slot);
     int mask_at = bir_op_info(op->code)->mask_at;
     LLVMValueRef *mask = mask_at >= 1 && a[mask_at] != BIR_NONE ? in[mask_at - 1] : NULL;
+    if (op->code == BIR_LOAD && g->ahead_live) { /* a later iteration's load, read ahead: only where it runs */
+        LLVMValueRef *guarded = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *guarded);
+        for (int k = 0; k < l->nregs; k++) guarded[k] = mask ? LLVMBuildAnd(g->b, mask[k], g->ahead_live, "") : g->ahead_live;
+        mask = guarded;
+    }
     LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
     int32_t copies = nvptx_layout_copy_regs(l); /* registers that repeat others: written once */
     if (bir_is_atomic(op->code)) {
@@ -323,19 +328,17 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
         }
         return true;
     }
-    /* an access with cache controls is PTX written out, predicated on true where unmasked;
-     * a later iteration's load, read ahead of it, only where that iteration runs */
+    /* an access with cache controls is PTX written out, predicated on true where unmasked */
     const char *instruction = access_instruction(g, op);
-    bool plain = plain_access(op) && !(op->code == BIR_LOAD && g->ahead_live);
-    LLVMValueRef always = op->code == BIR_LOAD && g->ahead_live ? g->ahead_live : LLVMConstInt(g->t.i1, 1, 0);
+    bool plain = plain_access(op);
+    LLVMValueRef always = LLVMConstInt(g->t.i1, 1, 0);
     for (int k = 0; k < l->nregs; k += w) {
         if (op->code == BIR_STORE && (k & copies)) continue;
         if (op->code == BIR_LOAD) {
             if (mask || !plain) {
                 LLVMValueRef other[16];
                 for (int i = 0; i < w; i++) other[i] = in[1] ? in[1][k + i] : LLVMConstNull(ty(g, d));
-                LLVMValueRef pred = mask ? (g->ahead_live ? LLVMBuildAnd(g->b, mask[k], always, "") : mask[k]) : always;
-                masked_load(g, instruction, ptr[k], pred, other, w, d, out + k);
+                masked_load(g, instruction, ptr[k], mask ? mask[k] : always, other, w, d, out + k);
             } else {
                 nvptx_vector_load(g, ptr[k], w, d, out + k);
             }

@@ -98,11 +98,12 @@ static bool writes_memory(const BirBlock *b) {
     return false;
 }
 
-/* A load run ahead of its iteration: any but a volatile one (that reads
- * when it runs), in a loop that writes no memory. */
-static bool load_ahead(const Slice *S, const BirOp *op) {
-    return S->loads_ahead && op->code == BIR_LOAD && !(op->attr & MEMORY_VOLATILE);
-}
+/* A load that may be read at another time than where it stands, or not at
+ * all: any but a volatile one (that reads when it runs). */
+static bool movable_load(const BirOp *op) { return op->code == BIR_LOAD && !(op->attr & MEMORY_VOLATILE); }
+
+/* A load run ahead of its iteration: a movable one, in a loop that writes no memory. */
+static bool load_ahead(const Slice *S, const BirOp *op) { return S->loads_ahead && movable_load(op); }
 
 static int arg_index(const BirBlock *body, int v) {
     for (int i = 0; i < body->nargs; i++)
@@ -427,19 +428,6 @@ static void ring_bytes_in(Gen *g, const BirBlock *b, int64_t *most) {
     }
 }
 
-static void mark_in(Gen *g, const BirBlock *b, char *marks) {
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        PipePlan pp;
-        if (op->code == BIR_FOR && plan(g, op, &pp))
-            for (int k = 0; k < pp.nloads; k++) {
-                marks[pp.loads[k]->results[0]] = 1;
-                if (pp.views[k] >= 0) marks[pp.views[k]] = 1;
-            }
-        for (int r = 0; r < op->nregions; r++) mark_in(g, op->regions[r], marks);
-    }
-}
-
 /* Is every use of v in b (nested regions and the yield too) a pipelined
  * load's pointer or mask, or an op already marked address-only? */
 static bool only_addresses(const BirBlock *b, int v, const PipePlan *pp, const char *marks) {
@@ -457,37 +445,35 @@ static bool only_addresses(const BirBlock *b, int v, const PipePlan *pp, const c
     return true;
 }
 
-/* The values of a pipelined loop's body that only its copied loads'
- * pointers and masks use: their loads read from the ring, and the
+/* For every pipelined loop of b: its ring's loads (and their transposes)
+ * in in_ring; in address_only, the values of its body that only those
+ * loads' pointers and masks use: the loads read from the ring and the
  * addresses come from the computation run ahead, so the body itself need
  * not compute them (LLVM would drop most, but not a masked load read for
  * its address, nor a layout change through shared memory). */
-static void mark_addresses_in(Gen *g, const BirBlock *b, char *marks) {
+static void mark_in(Gen *g, const BirBlock *b, char *in_ring, char *address_only) {
     for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *loop = b->ops.items[i];
-        for (int r = 0; r < loop->nregions; r++) mark_addresses_in(g, loop->regions[r], marks);
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) mark_in(g, op->regions[r], in_ring, address_only);
         PipePlan pp;
-        if (loop->code != BIR_FOR || !plan(g, loop, &pp)) continue;
-        const BirBlock *body = loop->regions[0];
+        if (op->code != BIR_FOR || !plan(g, op, &pp)) continue;
+        for (int k = 0; k < pp.nloads; k++) {
+            in_ring[pp.loads[k]->results[0]] = 1;
+            if (pp.views[k] >= 0) in_ring[pp.views[k]] = 1;
+        }
+        const BirBlock *body = op->regions[0];
         for (int j = body->ops.len - 1; j >= 0; j--) {
-            const BirOp *op = body->ops.items[j];
-            if (op->nresults != 1 || ringed(&pp, op->results[0])) continue;
-            if (!pure(op) && !(op->code == BIR_LOAD && !(op->attr & MEMORY_VOLATILE))) continue;
-            if (only_addresses(body, op->results[0], &pp, marks)) marks[op->results[0]] = 1;
+            const BirOp *x = body->ops.items[j];
+            if (x->nresults != 1 || ringed(&pp, x->results[0]) || !(pure(x) || movable_load(x))) continue;
+            if (only_addresses(body, x->results[0], &pp, address_only)) address_only[x->results[0]] = 1;
         }
     }
 }
 
-char *nvptx_pipeline_address_only(Gen *g) {
-    char *marks = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
-    mark_addresses_in(g, g->f->body, marks);
-    return marks;
-}
-
-char *nvptx_pipeline_marks(Gen *g) {
-    char *marks = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
-    mark_in(g, g->f->body, marks);
-    return marks;
+void nvptx_pipeline_marks(Gen *g, char **in_ring, char **address_only) {
+    *in_ring = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    *address_only = arena_alloc(&g->arena, (size_t)g->f->nvalues + 1);
+    mark_in(g, g->f->body, *in_ring, *address_only);
 }
 
 bool nvptx_pipeline_loop(Gen *g, const BirOp *loop) {
@@ -636,7 +622,7 @@ static LLVMValueRef **run_ahead(Gen *g, const BirBlock *body, LLVMValueRef **env
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         /* (a load here is one computable() let in: the loop writes no memory) */
-        if (op->nresults == 1 && need[op->results[0]] && (pure(op) || op->code == BIR_LOAD) &&
+        if (op->nresults == 1 && need[op->results[0]] && (pure(op) || movable_load(op)) &&
             arg_index(body, op->results[0]) < 0)
             nvptx_gen_op(g, op);
     }

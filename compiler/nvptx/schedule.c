@@ -386,8 +386,7 @@ bool nvptx_schedule(Gen *g) {
     plan_atomics(g, f->body);
     plan_producer(g);
     const BirOp *largest = NULL;
-    g->s->in_ring = nvptx_pipeline_marks(g);
-    g->s->address_only = nvptx_pipeline_address_only(g);
+    nvptx_pipeline_marks(g, &g->s->in_ring, &g->s->address_only);
     g->s->resident_off = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->resident_off);
     g->s->resident_bytes = nvptx_dot_plan_resident(g, g->s->resident_off);
     plan_smem(g, f->body, false, &largest);
