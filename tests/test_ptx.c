@@ -1141,7 +1141,8 @@ Test(ptx, programs_per_sm_and_the_registers_they_allow) {
  * it again (nvptx_with_occupancy_target): for every kernel of the
  * examples, on sm_80 and sm_90a, that text is exactly what compiling with
  * the target gives; a kernel with a producer warpgroup (which a target of
- * more than one program drops) is refused, and built again. */
+ * more than one program drops) or a bulk reduction (whose stagings the
+ * target may refuse) is refused, and built again. */
 Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeout = 400) {
     const char *archs[] = {"sm_80", "sm_90a"};
     int patched = 0;
@@ -1159,7 +1160,10 @@ Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeou
                 opt.min_blocks_per_sm = 3;
                 cr_assert(compile_ptx(c, &opt, &built));
                 char *added = nvptx_with_occupancy_target(plain.text, 3);
-                cr_expect(added && strcmp(added, built.text) == 0, "%s %s %s", configs[i].file, archs[a], name);
+                if (strstr(plain.text, "cp.reduce.async.bulk")) /* its stagings depend on the target: built again */
+                    cr_expect_null(added, "%s %s %s", configs[i].file, archs[a], name);
+                else
+                    cr_expect(added && strcmp(added, built.text) == 0, "%s %s %s", configs[i].file, archs[a], name);
                 patched += added != NULL;
                 free(added);
                 nvptx_output_free(&plain);

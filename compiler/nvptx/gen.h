@@ -17,6 +17,7 @@
  *   convert.c     a value in another layout
  *   shapes.c      expand_dims, broadcast, trans; flip, reshape, take, partner
  *   memory.c      load, store, atomics
+ *   bulk.c        a block atomic_add as one bulk reduction: when, and its code
  *   reduce.c      reductions
  *   scan.c        scans, and reductions with a combine function
  *   print.c       device_print
@@ -298,7 +299,18 @@ typedef struct {
     const BirOp *op;
     bool red;
     const int64_t *offsets;
+    const struct NvptxBulkReduce *bulk; /* added by bulk reductions through shared memory (bulk.c), or NULL */
+    const char *not_bulk;  /* a block red on sm_90 or newer that is not: why */
 } NvptxAtomicSchedule;
+
+/* A block atomic_add added by a bulk reduction (bulk.c): the block, one
+ * contiguous range of memory, staged in shared memory as it lies there (two
+ * stagings taking turns), and added to memory by one cp.reduce.async.bulk. */
+typedef struct NvptxBulkReduce {
+    int cd;             /* the dimension its pointers run along */
+    int64_t bytes;      /* the block's: one staging, and the reduction's size */
+    int64_t at;         /* the first staging; the second follows it */
+} NvptxBulkReduce;
 
 typedef struct NvptxSchedule {
     const KernelPlan *plan;  /* layouts and axis facts per value (layout.c) */
@@ -332,7 +344,7 @@ typedef struct NvptxSchedule {
     const char **access_advice;
     /* every atomic: one red instruction an element, or atom; a block's
      * addresses at constant offsets from one a thread, or each its own */
-    int natomics;
+    int natomics, nbulk;     /* nbulk: those added by bulk reductions */
     NvptxAtomicSchedule *atomics;
     /* loops and dots */
     int nloops, ndots;
@@ -488,6 +500,8 @@ LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond);
 void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge);
 /* A pointer into the kernel's shared memory: offset + index * elem_size bytes. */
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size);
+/* The type an add of d names in PTX's atom, red and cp.reduce.async.bulk. */
+const char *nvptx_add_type(DType d);
 /* w consecutive elements of dtype d at ptr, aligned to their w * size bytes, as one access. */
 void nvptx_vector_load(Gen *g, LLVMValueRef ptr, int w, DType d, LLVMValueRef *out);
 void nvptx_vector_store(Gen *g, LLVMValueRef ptr, const LLVMValueRef *vals, int w, DType d);
@@ -574,6 +588,27 @@ int64_t nvptx_gather_smem_bytes(Gen *g, const BirOp *op);
 
 /* ----------------------------------------------------------------- memory.c */
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot);
+
+/* ------------------------------------------------------------------- bulk.c */
+/* Why block atomic op (red: nothing reads its old value and its sem allows a
+ * red) cannot be added by a bulk reduction (NULL: it can, and *out says how,
+ * but for its place in shared memory). */
+const char *nvptx_bulk_refusal(Gen *g, const BirOp *op, bool red, NvptxBulkReduce *out);
+/* Block atomic op by a bulk reduction, vals and mask (or NULL) in layout l,
+ * the op's, and first its pointer register 0: where every element's mask
+ * is true. Leaves the builder in the other way, where the caller adds the
+ * elements by reds (their values from nvptx_bulk_staged), then calls
+ * nvptx_bulk_reduce_end. */
+typedef struct {
+    LLVMValueRef base;       /* this run's staging (i32 offset) */
+    LLVMBasicBlockRef done;  /* where both ways meet */
+} NvptxBulkRun;
+NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, LLVMValueRef first,
+                                     LLVMValueRef *vals, LLVMValueRef *mask);
+LLVMValueRef *nvptx_bulk_staged(Gen *g, const BirOp *op, const Layout *l, const NvptxBulkRun *run);
+void nvptx_bulk_reduce_end(Gen *g, const NvptxBulkRun *run);
+/* Before the program ends: its bulk reductions have read their staging. */
+void nvptx_bulk_drain(Gen *g);
 
 /* ----------------------------------------------------------------- reduce.c */
 int64_t nvptx_reduce_smem_bytes(Gen *g, const BirOp *op);
@@ -744,6 +779,10 @@ struct TmaMemo *nvptx_tma_memo(Gen *g);
 /* Are pointers v (a 2-D block) P(0, 0) + r * steps[0] + c * steps[1]
  * elements, with constant steps (the analysis TMA's maps use)? */
 bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]);
+/* The pointer parameter pointers v are offsets from (through ptr_add,
+ * splats, broadcasts, transposes, selects and loop-carried values), or -1
+ * when that is not known. */
+int nvptx_pointer_param(Gen *g, int v);
 /* Why load ld cannot be TMA copies (NULL: it can, and *map is its map). */
 const char *nvptx_tma_refusal(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *mask);
 /* Does a load with this map take two: one without its bound for the tiles within it, and this one

@@ -194,10 +194,7 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef p
     switch (code) {
     case BIR_ATOMIC_CAS: return atom(g, "cas", bits, o, pred, p, off, a, b);
     case BIR_ATOMIC_XCHG: return atom(g, "exch", bits, o, pred, p, off, a, NULL);
-    case BIR_ATOMIC_ADD: {
-        const char *type = d == DT_F32 ? "f32" : d == DT_F16 ? "noftz.f16" : d == DT_BF16 ? "noftz.bf16" : wide ? "u64" : "u32";
-        return atom(g, "add", type, o, pred, p, off, a, NULL);
-    }
+    case BIR_ATOMIC_ADD: return atom(g, "add", nvptx_add_type(d), o, pred, p, off, a, NULL);
     case BIR_ATOMIC_AND: return atom(g, "and", bits, o, pred, p, off, a, NULL);
     case BIR_ATOMIC_OR: return atom(g, "or", bits, o, pred, p, off, a, NULL);
     case BIR_ATOMIC_XOR: return atom(g, "xor", bits, o, pred, p, off, a, NULL);
@@ -286,6 +283,47 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     return true;
 }
 
+/* A block atomic, an instruction an element (in[0]: the values, in[1]: cas's
+ * new ones), all in layout l; out: the old values (undefined for a red). */
+static void block_atomics(Gen *g, const BirOp *op, const Layout *l, LLVMValueRef *ptr, LLVMValueRef **in,
+                          LLVMValueRef *mask, LLVMValueRef *out) {
+    DType d = vtype(g, op->operands[0]).elem;
+    int32_t copies = nvptx_layout_copy_regs(l);
+    LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
+    AtomicOrder order = atomic_order(g, op);
+    const int64_t *imm = nvptx_atomic_schedule(g->s, op)->offsets; /* one address a thread, offsets in the instructions */
+    for (int k = 0; k < l->nregs; k++) {
+        int canon = k & ~copies;
+        if (canon != k) {
+            out[k] = out[canon];
+            continue;
+        }
+        LLVMValueRef pred = mask ? LLVMBuildAnd(g->b, own, mask[k], "") : own;
+        LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? in[1][k] : NULL;
+        out[k] = imm ? atomic(g, op->code, order, pred, ptr[0], imm[k], in[0][k], y, d)
+                     : atomic(g, op->code, order, pred, ptr[k], 0, in[0][k], y, d);
+        if (!out[k]) out[k] = LLVMGetUndef(ty(g, d)); /* a red: its value is never read */
+    }
+}
+
+/* A block atomic_add by a bulk reduction where every mask is true (bulk.c),
+ * else by reds, whose pointers and masks are computed in their own branch
+ * and whose values are read back from the staging: nothing but the vote is
+ * kept through the barrier. */
+static bool gen_bulk_atomic(Gen *g, const BirOp *op, const Layout *l, int64_t slot) {
+    const int *a = op->operands;
+    int mask_at = bir_op_info(op->code)->mask_at;
+    bool masked = a[mask_at] != BIR_NONE;
+    LLVMValueRef *vals = nvptx_operand(g, a[1], l, slot);
+    LLVMValueRef *mask = masked ? nvptx_operand(g, a[mask_at], l, slot) : NULL;
+    NvptxBulkRun run = nvptx_bulk_reduce_begin(g, op, l, nvptx_operand(g, a[0], l, slot)[0], vals, mask);
+    LLVMValueRef *in[3] = {nvptx_bulk_staged(g, op, l, &run), NULL, NULL};
+    block_atomics(g, op, l, nvptx_operand(g, a[0], l, slot), in, masked ? nvptx_operand(g, a[mask_at], l, slot) : NULL,
+                  nvptx_new_regs(g, op->results[0]));
+    nvptx_bulk_reduce_end(g, &run);
+    return true;
+}
+
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     const int *a = op->operands;
     BlkType pt = vtype(g, a[0]);
@@ -295,6 +333,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     if (pt.rank == 0) return gen_scalar_memory(g, op, slot);
     DType d = pt.elem;
     const Layout *l = nvptx_memory_layout(g->s->plan, op);
+    if (bir_is_atomic(op->code) && nvptx_atomic_schedule(g->s, op)->bulk) return gen_bulk_atomic(g, op, l, slot);
     int w = nvptx_access_width(g->s->plan, g->f, op);
     LLVMValueRef *ptr = nvptx_operand(g, a[0], l, slot); /* an atomic's may be recomputed in the value's layout */
     /* the other operands in the op's layout (the pointers', or an atomic value's) */
@@ -311,21 +350,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     LLVMValueRef *out = op->nresults ? nvptx_new_regs(g, op->results[0]) : NULL;
     int32_t copies = nvptx_layout_copy_regs(l); /* registers that repeat others: written once */
     if (bir_is_atomic(op->code)) {
-        LLVMValueRef own = nvptx_owner(g, l); /* copies of an element must not each add */
-        AtomicOrder order = atomic_order(g, op);
-        const int64_t *imm = nvptx_atomic_schedule(g->s, op)->offsets; /* one address a thread, offsets in the instructions */
-        for (int k = 0; k < l->nregs; k++) {
-            int canon = k & ~copies;
-            if (canon != k) {
-                out[k] = out[canon];
-                continue;
-            }
-            LLVMValueRef pred = mask ? LLVMBuildAnd(g->b, own, mask[k], "") : own;
-            LLVMValueRef y = op->code == BIR_ATOMIC_CAS ? in[1][k] : NULL;
-            out[k] = imm ? atomic(g, op->code, order, pred, ptr[0], imm[k], in[0][k], y, d)
-                         : atomic(g, op->code, order, pred, ptr[k], 0, in[0][k], y, d);
-            if (!out[k]) out[k] = LLVMGetUndef(ty(g, d)); /* a red: its value is never read */
-        }
+        block_atomics(g, op, l, ptr, in, mask, out);
         return true;
     }
     /* an access with cache controls is PTX written out, predicated on true where unmasked */

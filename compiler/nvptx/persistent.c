@@ -90,6 +90,7 @@ void nvptx_body_begin(Gen *g) {
 }
 
 void nvptx_return(Gen *g) {
+    nvptx_bulk_drain(g); /* its staging outlives the bulk reductions' reads */
     if (!g->frame) LLVMBuildRetVoid(g->b);
     else {
         LLVMBasicBlockRef at = LLVMGetInsertBlock(g->b);

@@ -6,8 +6,9 @@
  *   the shared-memory map, from the bottom: the region every op shares
  *     (each op that uses it starts with a barrier), the pipelined loops'
  *     rings above what the ops in those loops need, the loop-invariant
- *     wgmma operands kept through their loops, the loop blocks kept in
- *     shared memory (carried.c);
+ *     wgmma operands kept through their loops, the staging of atomics
+ *     added by bulk reductions (bulk.c), the loop blocks kept in shared
+ *     memory (carried.c);
  *   the producer's ring;
  *   the bounds: shared memory and code size within the arch's limits.
  * Emission (kernel.c and the files it calls) reads the schedule. */
@@ -259,7 +260,8 @@ static int64_t *const_atomic_offsets(Gen *g, const BirOp *op) {
 }
 
 /* Each atomic's schedule: a red where nothing reads its old value and its
- * sem has no acquire (cas and exch have no red), and its constant offsets. */
+ * sem has no acquire (cas and exch have no red), its constant offsets, and
+ * whether bulk reductions add it (bulk.c; placed in shared memory later). */
 static void plan_atomics(Gen *g, const BirBlock *b) {
     for (int i = 0; i < b->ops.len; i++) {
         const BirOp *op = b->ops.items[i];
@@ -267,9 +269,47 @@ static void plan_atomics(Gen *g, const BirBlock *b) {
             AtomicSem sem = atomic_sem_of(op->attr);
             bool red = op->code != BIR_ATOMIC_CAS && op->code != BIR_ATOMIC_XCHG &&
                        (sem == ATOMIC_RELAXED || sem == ATOMIC_RELEASE) && !nvptx_value_used(g->f->body, op->results[0]);
-            g->s->atomics[g->s->natomics++] = (NvptxAtomicSchedule){op, red, const_atomic_offsets(g, op)};
+            NvptxAtomicSchedule as = {op, red, const_atomic_offsets(g, op), NULL, NULL};
+            NvptxBulkReduce bulk;
+            if (red && vtype(g, op->operands[0]).rank && g->m->arch->sm >= 90) {
+                as.not_bulk = nvptx_bulk_refusal(g, op, red, &bulk);
+                if (!as.not_bulk) {
+                    NvptxBulkReduce *kept_bulk = arena_alloc(&g->arena, sizeof *kept_bulk);
+                    *kept_bulk = bulk;
+                    as.bulk = kept_bulk;
+                }
+            }
+            g->s->atomics[g->s->natomics++] = as;
         }
         for (int r = 0; r < op->nregions; r++) plan_atomics(g, op->regions[r]);
+    }
+}
+
+/* The bulk reductions' stagings, each op's two above the rest (live from
+ * one run of the op to the next); an op without room keeps its reds. */
+static void place_bulk_staging(Gen *g, int64_t max_bytes) {
+    for (int i = 0; i < g->s->natomics; i++) {
+        NvptxAtomicSchedule *as = &g->s->atomics[i];
+        if (!as->bulk) continue;
+        NvptxBulkReduce *bk = (NvptxBulkReduce *)as->bulk;
+        int64_t at = nvptx_round_up(g->s->smem_size, 128), bytes = 2 * bk->bytes;
+        /* an occupancy target the shared memory met without them, and would not with them */
+        int target = g->m->opt->min_blocks_per_sm;
+        int64_t per_sm = g->m->arch->sm_shared_bytes;
+        bool crowds = target > 0 && target * (g->s->smem_size + 1024) <= per_sm && target * (at + bytes + 1024) > per_sm;
+        if (at + bytes > max_bytes || crowds) {
+            as->bulk = NULL;
+            as->not_bulk = crowds ? arena_printf(&g->arena, "its two stagings (%lld bytes) would leave shared memory for "
+                                                 "fewer than %d programs an SM, the occupancy target", (long long)bytes,
+                                                 target)
+                                  : arena_printf(&g->arena, "its two stagings (%lld bytes) have no room in shared memory "
+                                                 "above the %lld bytes the rest takes", (long long)bytes,
+                                                 (long long)g->s->smem_size);
+            continue;
+        }
+        bk->at = at;
+        g->s->smem_size = at + bytes;
+        g->s->nbulk++;
     }
 }
 
@@ -430,6 +470,7 @@ bool nvptx_schedule(Gen *g) {
                                   f->name, (long long)g->s->smem_size, (long long)g->s->resident_bytes,
                                   (long long)g->s->resident_at, (long long)max_bytes, g->m->arch->name);
     }
+    place_bulk_staging(g, max_bytes);
     g->s->carried_base = (g->s->smem_size + 15) / 16 * 16;
     size_t nv = (size_t)f->nvalues + 1;
     g->s->kept = arena_alloc(&g->arena, nv * sizeof *g->s->kept);

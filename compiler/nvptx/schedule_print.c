@@ -93,6 +93,13 @@ static void print_smem(Gen *g, FILE *out) {
                 fprintf(out, "    %s %s at %lld\n", value_name(g, v), shape, (long long)(s->resident_at + s->resident_off[v]));
             }
     }
+    for (int i = 0; i < s->natomics; i++) {
+        const NvptxBulkReduce *bk = s->atomics[i].bulk;
+        if (bk)
+            fprintf(out, "  [%lld, %lld) the two stagings of the %s at line %u (a bulk reduction)\n", (long long)bk->at,
+                    (long long)(bk->at + 2 * bk->bytes), bir_opcode_name(s->atomics[i].op->code),
+                    s->atomics[i].op->span.line);
+    }
     if (s->carried_bytes) {
         fprintf(out, "  [%lld, %lld) loop blocks kept in shared memory\n", (long long)s->carried_base,
                 (long long)(s->carried_base + s->carried_bytes));
@@ -220,11 +227,15 @@ static void print_accesses(Gen *g, FILE *out, const BirBlock *b) {
             BlkType pt = vtype(g, op->operands[0]);
             shape_str(pt, shape, sizeof shape);
             bool two = pt.elem == DT_F32 && (op->code == BIR_ATOMIC_MAX || op->code == BIR_ATOMIC_MIN); /* by sign */
-            fprintf(out, "%s line %u %s %s: %s %s%s an element, %s\n", bir_opcode_name(op->code), op->span.line, shape,
-                    dtype_name(pt.elem), two ? "two" : "one", nvptx_atomic_schedule(g->s, op)->red ? "red" : "atom",
+            const NvptxAtomicSchedule *as = nvptx_atomic_schedule(g->s, op);
+            fprintf(out, "%s line %u %s %s: ", bir_opcode_name(op->code), op->span.line, shape, dtype_name(pt.elem));
+            if (as->bulk)
+                fprintf(out, "one bulk reduction of %lld bytes (cp.reduce.async.bulk, the block contiguous along "
+                        "dimension %d), staged in turns; where a mask is false, ", (long long)as->bulk->bytes, as->bulk->cd);
+            fprintf(out, "%s %s%s an element, %s%s%s\n", two ? "two" : "one", as->red ? "red" : "atom",
                     two ? "s (one for each sign)" : "",
-                    nvptx_atomic_schedule(g->s, op)->offsets ? "at constant offsets from one address a thread"
-                                                             : "each at an address of its own");
+                    as->offsets ? "at constant offsets from one address a thread" : "each at an address of its own",
+                    as->not_bulk ? "; not a bulk reduction: " : "", as->not_bulk ? as->not_bulk : "");
         }
         for (int r = 0; r < op->nregions; r++) print_accesses(g, out, op->regions[r]);
     }

@@ -88,6 +88,8 @@ char *nvptx_with_occupancy_target(const char *ptx, int target) {
      * decides its code (warpspec.c) */
     const char *entry = strstr(ptx, ".entry ");
     if (target < 1 || !entry || strstr(entry + 1, ".entry ") || strstr(ptx, ".minnctapersm")) return NULL;
+    /* a bulk reduction's stagings are planned under the target (bulk.c): built again */
+    if (strstr(ptx, "cp.reduce.async.bulk")) return NULL;
     const char *at = strstr(entry, "\n.maxntid ");
     const char *end = at ? strchr(at + 1, '\n') : NULL;
     if (!end) return NULL;

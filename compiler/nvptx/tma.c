@@ -269,6 +269,39 @@ bool nvptx_pointer_steps(Gen *g, int v, int64_t steps[2]) {
     return true;
 }
 
+/* The walk of nvptx_pointer_param: v's parameter, -1 (not known) or -2 (v
+ * is `self`, the loop-carried value being asked about: its next value is
+ * itself plus offsets). */
+static int param_from(Gen *g, int v, int self, int depth) {
+    if (v < 0 || depth > 64) return -1;
+    if (v == self) return -2;
+    const BirOp *op = g->f->values[v].def;
+    if (!op) {
+        int p = param_index(g, v);
+        if (p >= 0) return vtype(g, v).dtype == DT_PTR ? p : -1;
+        const BirOp *loop = g->s->tma_memo->arg_loop[v];
+        int k = g->s->tma_memo->arg_index[v];
+        if (!loop || loop->code != BIR_FOR || k == 0 || self >= 0) return -1; /* one carried value at a time */
+        int first = param_from(g, loop->operands[3 + k - 1], -1, depth + 1);
+        int next = param_from(g, bir_block_terminator(loop->regions[0])->operands[k - 1], v, depth + 1);
+        return next == first || next == -2 ? first : -1;
+    }
+    switch (op->code) {
+    case BIR_PTR_ADD: case BIR_SPLAT: case BIR_BROADCAST: case BIR_EXPAND_DIMS: case BIR_TRANS: case BIR_RESHAPE:
+        return param_from(g, op->operands[0], self, depth + 1);
+    case BIR_SELECT: {
+        int a = param_from(g, op->operands[1], self, depth + 1), b = param_from(g, op->operands[2], self, depth + 1);
+        return a == b || b == -2 ? a : a == -2 ? b : -1;
+    }
+    default: return -1;
+    }
+}
+
+int nvptx_pointer_param(Gen *g, int v) {
+    int p = param_from(g, v, -1, 0);
+    return p >= 0 ? p : -1;
+}
+
 /* What a multiple of, in bytes for a pointer parameter (launch facts and
  * attributes included). */
 static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div[0]; }

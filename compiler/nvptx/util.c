@@ -229,3 +229,7 @@ LLVMValueRef nvptx_warp_base(Gen *g, const Layout *l, int d) {
     for (int b = 0; b < LAYOUT_LANE_BITS; b++) w.lane[b][0] = w.lane[b][1] = 0;
     return nvptx_thread_base(g, &w, d);
 }
+
+const char *nvptx_add_type(DType d) {
+    return d == DT_F32 ? "f32" : d == DT_F16 ? "noftz.f16" : d == DT_BF16 ? "noftz.bf16" : dtype_bits(d) == 64 ? "u64" : "u32";
+}

@@ -108,6 +108,23 @@ static const OpCase cases[] = {
      "  atomic_add(b + o % 16, 0.5, o < 40);\n"
      "}\n",
      2, {DT_F16, DT_BF16}, {16, 16}, {1, 1}, 0, {0}, 9, 0, 0, 0, 0},
+    /* relaxed block adds that sm_90a adds by bulk reductions through shared
+     * memory (bulk.c): rows masked off, the staging reused in a loop, a
+     * block whose rows run along its first dimension, f16, a 1-D block of
+     * one row; small multiples of 1/4, so any order gives the same bits */
+    {"atomic_add by bulk reductions: masked rows, in a loop, transposed, f16, one row",
+     "kernel k(f: *f32 @align(16), i: *i32 @align(16), h: *f16 @align(16), w: *f32 @align(16), n: i32) {\n"
+     "  let r = arange(0, 16); let c = arange(0, 64);\n"
+     "  for s in range(0, 3) {\n"
+     "    let v = ((program_id(0) + r[:, None] + c[None, :] + s) % 8) as f32 * 0.25;\n"
+     "    atomic_add(f + r[:, None] * 64 + c[None, :], v, r[:, None] < n, sem = \"relaxed\");\n"
+     "  }\n"
+     "  atomic_add(i + c[:, None] + r[None, :] * 64, c[:, None] * r[None, :] + program_id(0), sem = \"relaxed\");\n"
+     "  atomic_add(h + r[:, None] * 64 + c[None, :], ((r[:, None] + c[None, :]) % 4) as f16 * 0.25, sem = \"relaxed\");\n"
+     "  let o = arange(0, 1024);\n"
+     "  atomic_add(w + o, (o % 16) as f32 * 0.5, o < 1024, sem = \"relaxed\");\n"
+     "}\n",
+     4, {DT_F32, DT_I32, DT_F16, DT_F32}, {1024, 1024, 1024, 1024}, {1, 1, 1, 1}, 1, {11}, 9, 0, 0, 0, 0},
     /* a grid of 5 x 3 x 2 (launched persistent: fewer programs, each running
      * many of these ids); each program writes its ids and num_programs, and
      * one returns early */
