@@ -5,10 +5,6 @@
  * pipeline.c and warpspec.c issue them where tma.c's plan says. */
 #include "gen.h"
 
-static LLVMValueRef smem_addr(Gen *g, LLVMValueRef byte_off) {
-    return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->t.i32, ""), byte_off, "");
-}
-
 void nvptx_cp_async_16(Gen *g, LLVMValueRef dst_off, LLVMValueRef src, LLVMValueRef ok) {
     /* the predicate form (ignore-src, PTX 7.5): zeros where !ok, src not
      * read; the src-size form cost a select a mask term and a compare a copy
@@ -16,32 +12,32 @@ void nvptx_cp_async_16(Gen *g, LLVMValueRef dst_off, LLVMValueRef src, LLVMValue
      * sm_86's PTX (7.0, 7.1) has only that one */
     if (nvptx_ptx_isa(g->m->arch) < 75) {
         LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
-        LLVMValueRef args[3] = {LLVMBuildGEP2(g->b, g->t.i8, g->smem, &dst_off, 1, ""), src, size};
+        LLVMValueRef args[3] = {nvptx_smem_at(g, dst_off), src, size};
         nvptx_call(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", g->t.void_t, args, 3);
         return;
     }
-    LLVMValueRef args[3] = {smem_addr(g, dst_off), src, LLVMBuildNot(g->b, ok, "")};
+    LLVMValueRef args[3] = {nvptx_smem_addr(g, dst_off), src, LLVMBuildNot(g->b, ok, "")};
     nvptx_asm_call(g, g->t.void_t, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", args, 3, true);
 }
 
 void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count) {
-    LLVMValueRef args[2] = {smem_addr(g, at), ci32(g, count)};
+    LLVMValueRef args[2] = {nvptx_smem_addr(g, at), ci32(g, count)};
     nvptx_asm_call(g, g->t.void_t, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", args, 2, true);
 }
 
 void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at) {
-    LLVMValueRef a = smem_addr(g, at);
+    LLVMValueRef a = nvptx_smem_addr(g, at);
     nvptx_asm_call(g, g->t.void_t, "mbarrier.inval.shared::cta.b64 [$0];", "r", &a, 1, true);
 }
 
 void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at) {
-    LLVMValueRef a = smem_addr(g, at);
+    LLVMValueRef a = nvptx_smem_addr(g, at);
     nvptx_asm_call(g, g->t.void_t, "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }", "r,~{memory}", &a, 1,
                    true);
 }
 
 void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
-    LLVMValueRef args[2] = {smem_addr(g, at), ci32(g, bytes)};
+    LLVMValueRef args[2] = {nvptx_smem_addr(g, at), ci32(g, bytes)};
     nvptx_asm_call(g, g->t.void_t, "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
                    "r,r,~{memory}", args, 2, true);
 }
@@ -49,7 +45,7 @@ void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
 /* Has the phase of the given parity (0 or 1, an i32) completed? try_wait
  * suspends the thread a while before it says no. */
 static LLVMValueRef try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
-    LLVMValueRef args[2] = {smem_addr(g, at), parity};
+    LLVMValueRef args[2] = {nvptx_smem_addr(g, at), parity};
     LLVMValueRef ok = nvptx_asm_call(g, g->t.i32,
                                      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
                                      "selp.u32 $0, 1, 0, p; }",
@@ -116,7 +112,7 @@ void nvptx_tma_prefetch_maps(Gen *g) {
 }
 
 void nvptx_tma_load(Gen *g, LLVMValueRef map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
-    LLVMValueRef args[5] = {smem_addr(g, dst), map, col, row, smem_addr(g, bar)};
+    LLVMValueRef args[5] = {nvptx_smem_addr(g, dst), map, col, row, nvptx_smem_addr(g, bar)};
     nvptx_asm_call(g, g->t.void_t,
                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
                    "r,l,r,r,r,~{memory}", args, 5, true);

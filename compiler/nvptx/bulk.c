@@ -122,20 +122,6 @@ static int run_along(const Layout *l, int d, int max) {
     return n;
 }
 
-static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) { return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, ""); }
-
-/* The barrier of the program's threads, voting: whether vote is true in every one. */
-static LLVMValueRef barrier_and(Gen *g, LLVMValueRef vote) {
-    LLVMValueRef v = LLVMBuildZExt(g->b, vote, g->t.i32, "");
-    if (!g->s->ws_loop)
-        return LLVMBuildICmp(g->b, LLVMIntNE, nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &v, 1), ci32(g, 0), "");
-    LLVMValueRef args[2] = {v, ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warps never join */
-    LLVMValueRef all = nvptx_asm_call(g, g->t.i32,
-                                      "{ .reg .pred q, p; setp.ne.u32 q, $1, 0; bar.red.and.pred p, 0, $2, q; "
-                                      "selp.u32 $0, 1, 0, p; }", "=r,r,r,~{memory}", args, 2, true);
-    return LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), "");
-}
-
 /* Which staging this run of the op writes: a variable of the function,
  * flipped at each run (LLVM keeps it in a register). */
 static LLVMValueRef take_turn(Gen *g) {
@@ -155,7 +141,7 @@ static LLVMValueRef staged_at(Gen *g, const NvptxBulkReduce *bk, BlkType pt, con
     LLVMValueRef off = LLVMBuildMul(g->b, nvptx_coord(g, l, cd, k), ci32(g, es), "");
     if (pt.rank == 2)
         off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, nvptx_coord(g, l, 1 - cd, k), ci32(g, pt.shape[cd] * es), ""), "");
-    return smem_at(g, LLVMBuildAdd(g->b, base, off, ""));
+    return nvptx_smem_at(g, LLVMBuildAdd(g->b, base, off, ""));
 }
 
 NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, LLVMValueRef first_ptr,
@@ -183,7 +169,7 @@ NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, L
     nvptx_end_if(g, waited);
     LLVMValueRef vote = LLVMConstInt(g->t.i1, 1, 0);
     for (int k = 0; mask && k < l->nregs; k++) vote = LLVMBuildAnd(g->b, vote, mask[k], "");
-    LLVMValueRef every = barrier_and(g, vote);
+    LLVMValueRef every = nvptx_barrier_and(g, vote);
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bulk.done");
     LLVMBasicBlockRef whole = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bulk.reduce");
     LLVMBasicBlockRef reds = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bulk.reds");
@@ -194,7 +180,7 @@ NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, L
     snprintf(text, sizeof text, "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [$0], [$1], %lld;",
              nvptx_add_type(pt.elem), (long long)bk->bytes);
     LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, first_ptr, g->t.i64, ""),
-                            LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->t.i32, ""), base, "")};
+                            nvptx_smem_addr(g, base)};
     nvptx_asm_call(g, g->t.void_t, text, "l,r,~{memory}", args, 2, true);
     nvptx_asm_call(g, g->t.void_t, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0, true);
     nvptx_end_if(g, issued);

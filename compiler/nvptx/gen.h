@@ -299,7 +299,7 @@ typedef struct {
     const BirOp *op;
     bool red;
     const int64_t *offsets;
-    const struct NvptxBulkReduce *bulk; /* added by bulk reductions through shared memory (bulk.c), or NULL */
+    struct NvptxBulkReduce *bulk; /* added by a bulk reduction (bulk.c), or NULL */
     const char *not_bulk;  /* a block red on sm_90 or newer that is not: why */
 } NvptxAtomicSchedule;
 
@@ -492,6 +492,8 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
                             int n, bool side_effects);
 /* A barrier of the program's threads (the consumer warps' with a producer warp). */
 void nvptx_barrier(Gen *g);
+/* The same barrier, voting: whether vote (i1) is true in every one of those threads. */
+LLVMValueRef nvptx_barrier_and(Gen *g, LLVMValueRef vote);
 void nvptx_asm_void(Gen *g, const char *text); /* inline PTX with no operands, kept in place */
 /* v from the lane whose id is this one's xor mask (shfl.sync.bfly), any dtype but pointers. */
 LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d);
@@ -500,6 +502,10 @@ LLVMBasicBlockRef nvptx_begin_if(Gen *g, LLVMValueRef cond);
 void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge);
 /* A pointer into the kernel's shared memory: offset + index * elem_size bytes. */
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size);
+/* The kernel's shared memory at byte offset byte_off (i32): a pointer, and
+ * the 32-bit shared-window address inline PTX takes. */
+LLVMValueRef nvptx_smem_at(Gen *g, LLVMValueRef byte_off);
+LLVMValueRef nvptx_smem_addr(Gen *g, LLVMValueRef byte_off);
 /* The type an add of d names in PTX's atom, red and cp.reduce.async.bulk. */
 const char *nvptx_add_type(DType d);
 /* w consecutive elements of dtype d at ptr, aligned to their w * size bytes, as one access. */

@@ -768,13 +768,12 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     LLVMValueRef **saved = g->regs;
     g->regs = ahead_regs(g, loop, pp, env, iv, live);
     LLVMValueRef t0 = is_thread0(g), cols[NVPTX_MAX_PIPE_LOADS], rows[NVPTX_MAX_PIPE_LOADS], edges[NVPTX_MAX_PIPE_LOADS];
-    LLVMValueRef vote = LLVMBuildZExt(g->b, tma_vote(g, pp, cols, rows, edges), g->t.i32, "");
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &vote, 1);
+    LLVMValueRef all = nvptx_barrier_and(g, tma_vote(g, pp, cols, rows, edges));
     LLVMValueRef bar = mbarrier_at(g, pp, ring_at, slot);
     LLVMBasicBlockRef done = nvptx_begin_if(g, live);
     LLVMBasicBlockRef by_tma = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "tma");
     LLVMBasicBlockRef by_threads = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "tma.fallback");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), ""), by_tma, by_threads);
+    LLVMBuildCondBr(g->b, all, by_tma, by_threads);
     LLVMPositionBuilderAtEnd(g->b, by_tma);
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, t0);
     int64_t bytes = 0;

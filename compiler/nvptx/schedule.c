@@ -291,7 +291,7 @@ static void place_bulk_staging(Gen *g, int64_t max_bytes) {
     for (int i = 0; i < g->s->natomics; i++) {
         NvptxAtomicSchedule *as = &g->s->atomics[i];
         if (!as->bulk) continue;
-        NvptxBulkReduce *bk = (NvptxBulkReduce *)as->bulk;
+        NvptxBulkReduce *bk = as->bulk;
         int64_t at = nvptx_round_up(g->s->smem_size, 128), bytes = 2 * bk->bytes;
         /* an occupancy target the shared memory met without them, and would not with them */
         int target = g->m->opt->min_blocks_per_sm;

@@ -95,10 +95,6 @@ LLVMValueRef nvptx_staged_offset_of(Gen *g, const Staged *st, const Layout *l, i
     return nvptx_staged_offset(g, st, nvptx_coord(g, l, 1 - st->cd, r), nvptx_coord(g, l, st->cd, r));
 }
 
-static LLVMValueRef smem_at(Gen *g, LLVMValueRef byte_off) {
-    return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
-}
-
 /* Every thread stores its registers a run at a time: 16 bytes where it
  * holds runs of 16 bytes (loads), 4 bytes where it holds pairs of 16-bit
  * elements (a dot's accumulator converted: wgmma's or mma.sync's
@@ -115,7 +111,7 @@ void nvptx_stage_store(Gen *g, int v, const Staged *st) {
         LLVMValueRef vec = LLVMGetUndef(vt);
         for (int i = 0; i < run; i++) vec = LLVMBuildInsertElement(g->b, vec, g->regs[v][r + i], ci32(g, i), "");
         LLVMValueRef off = nvptx_staged_offset_of(g, st, l, r);
-        LLVMValueRef store = LLVMBuildStore(g->b, vec, smem_at(g, off));
+        LLVMValueRef store = LLVMBuildStore(g->b, vec, nvptx_smem_at(g, off));
         LLVMSetAlignment(store, (unsigned)(run * st->es));
     }
 }
@@ -128,7 +124,7 @@ static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef 
     LLVMTypeRef ptr_ty = LLVMPointerTypeInContext(g->m->ctx, 3);
     LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->m->mod, id, &ptr_ty, 1);
     LLVMTypeRef fty = LLVMIntrinsicGetType(g->m->ctx, id, &ptr_ty, 1);
-    LLVMValueRef p = smem_at(g, byte_off);
+    LLVMValueRef p = nvptx_smem_at(g, byte_off);
     LLVMValueRef res = LLVMBuildCall2(g->b, fty, fn, &p, 1, "");
     for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractValue(g->b, res, (unsigned)i, "");
 }

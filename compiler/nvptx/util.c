@@ -98,6 +98,17 @@ void nvptx_barrier(Gen *g) {
     nvptx_call(g, "llvm.nvvm.barrier", g->t.void_t, args, 2);
 }
 
+LLVMValueRef nvptx_barrier_and(Gen *g, LLVMValueRef vote) {
+    LLVMValueRef v = LLVMBuildZExt(g->b, vote, g->t.i32, "");
+    if (!g->s->ws_loop)
+        return LLVMBuildICmp(g->b, LLVMIntNE, nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &v, 1), ci32(g, 0), "");
+    LLVMValueRef args[2] = {v, ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warps never join */
+    LLVMValueRef all = nvptx_asm_call(g, g->t.i32,
+                                      "{ .reg .pred q, p; setp.ne.u32 q, $1, 0; bar.red.and.pred p, 0, $2, q; "
+                                      "selp.u32 $0, 1, 0, p; }", "=r,r,r,~{memory}", args, 2, true);
+    return LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), "");
+}
+
 void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->t.void_t, text, "", NULL, 0, true); }
 
 void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::cta;"); }
@@ -119,10 +130,16 @@ void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge) {
 }
 
 /* A pointer into the kernel's shared memory. */
+LLVMValueRef nvptx_smem_at(Gen *g, LLVMValueRef byte_off) { return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, ""); }
+
+LLVMValueRef nvptx_smem_addr(Gen *g, LLVMValueRef byte_off) {
+    return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->t.i32, ""), byte_off, "");
+}
+
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size) {
     LLVMValueRef off = ci32(g, offset);
     if (index) off = LLVMBuildAdd(g->b, off, LLVMBuildMul(g->b, index, ci32(g, elem_size), ""), "");
-    return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &off, 1, "");
+    return nvptx_smem_at(g, off);
 }
 
 /* w consecutive elements of dtype d at ptr (any address space, aligned to

@@ -121,16 +121,15 @@ static LLVMValueRef sync_field(Gen *g, const NvptxWsRing *r, LLVMValueRef slot, 
     return LLVMBuildAdd(g->b, ci32(g, r->sync_at + field), LLVMBuildMul(g->b, slot, ci32(g, NVPTX_WS_SLOT_SYNC_BYTES), ""), "");
 }
 
-static LLVMValueRef word(Gen *g, LLVMValueRef off) { return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &off, 1, ""); }
 
 static LLVMValueRef load_word(Gen *g, LLVMValueRef off) {
-    LLVMValueRef v = LLVMBuildLoad2(g->b, g->t.i32, word(g, off), "");
+    LLVMValueRef v = LLVMBuildLoad2(g->b, g->t.i32, nvptx_smem_at(g, off), "");
     LLVMSetAlignment(v, 4);
     return v;
 }
 
 static void store_word(Gen *g, LLVMValueRef off, LLVMValueRef v) {
-    LLVMSetAlignment(LLVMBuildStore(g->b, v, word(g, off)), 4);
+    LLVMSetAlignment(LLVMBuildStore(g->b, v, nvptx_smem_at(g, off)), 4);
 }
 
 static LLVMValueRef is_lane0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->lane, ci32(g, 0), ""); }

@@ -113,7 +113,7 @@ static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int6
     int mode = slab_bytes == 128 ? 1 : slab_bytes == 64 ? 2 : 3;
     uint64_t fixed = ((uint64_t)(lead >> 4) & 0x3fff) << 16 | ((uint64_t)(stride >> 4) & 0x3fff) << 32 |
                      (uint64_t)mode << 62;
-    LLVMValueRef p = LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, "");
+    LLVMValueRef p = nvptx_smem_at(g, byte_off);
     LLVMValueRef addr = LLVMBuildLShr(g->b, addr_i64(g, p), ci64(g, 4), "");
     addr = LLVMBuildAnd(g->b, addr, ci64(g, 0x3fff), "");
     return LLVMBuildOr(g->b, addr, LLVMConstInt(g->t.i64, fixed, 0), "");
