@@ -130,7 +130,9 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
     const NvptxTensorMap *map = &g->s->tma.map[jb];
     LLVMValueRef base = g->regs[g->f->params[map->base_param].value][0];
     LLVMValueRef off = LLVMBuildSub(g->b, addr_i64(g, p00), addr_i64(g, base), "");
-    off = LLVMBuildAShr(g->b, off, ci64(g, 1), ""); /* 16-bit elements */
+    /* in elements: the map's are 16-bit or 8-bit (tma.c). Shifting 8-bit elements' bytes
+     * too had every 8-bit copy fail this test and go by cp.async instead */
+    if (map->elem_bytes == 2) off = LLVMBuildAShr(g->b, off, ci64(g, 1), "");
     BlkType t = vtype(g, ld->results[0]);
     int64_t ncols = t.shape[nvptx_contiguous_dim(g, ld->results[0])];
     LLVMValueRef last = ci64(g, NVPTX_TMA_COLUMNS - ncols);

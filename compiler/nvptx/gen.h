@@ -221,6 +221,7 @@ typedef struct NvptxLoopSchedule {
     bool deferred_on;       /* deferred_dot's group runs on past the refill (its test, before the stages) */
     int deferred_arg;       /* the body argument that dot's result becomes */
     bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
+    bool promoted_alone;    /* that dot, but fp8: it waits in every iteration to add its k-block's sum */
     int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
                                flight at the refill */
     int nloads;
@@ -774,7 +775,7 @@ int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max
  * wgmma group in flight past the refill (matmul's lone dot, or a deferred
  * dot refilled at the top: attention's p V in two or more warpgroups). */
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
-bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop);
+bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop);
 
 /* -------------------------------------------------------------------- tma.c */
 /* The loads of one pipelined loop: TMA copies them all if every one can be
@@ -828,7 +829,7 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
 /* --------------------------------------------------------------- warpspec.c */
 /* Why a TMA loop gets no producer warp (NULL: it may), given whether a dot's
  * group runs on past its refill and how many loops of the kernel pipeline. */
-const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool dot_in_flight, int pipelined_loops);
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelined_loops);
 /* The warps a launch has: the program's, and a producer warpgroup. */
 int nvptx_ws_launch_warps(Gen *g);
 /* The registers a consumer thread gets back from the producer's (setmaxnreg),

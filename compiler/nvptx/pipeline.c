@@ -198,14 +198,13 @@ static bool ringed(const PipePlan *pp, int v) {
  * (Triton's "properly async" dot); it is waited for on the way out. An
  * operand the dot stages itself or takes from registers would be rewritten
  * under the running group; another dot in the loop would wait for it anyway. */
-static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
+static const BirOp *dot_alone(Gen *g, const BirOp *loop, const PipePlan *pp) {
     const BirBlock *body = loop->regions[0];
     const BirOp *y = bir_block_terminator(body);
     if (nvptx_ops_in(body, BIR_DOT) != 1) return NULL;
     for (int i = 0; i < body->ops.len; i++) {
         const BirOp *op = body->ops.items[i];
         if (op->code != BIR_DOT || nvptx_wgmma_refusal(g, op)) continue;
-        if (dtype_is_fp8(vtype(g, op->operands[0]).dtype)) return NULL; /* its sum is added after a wait (wgmma.c) */
         if (!ringed(pp, op->operands[0]) || !ringed(pp, op->operands[1])) return NULL;
         int r = op->results[0], k = 0;
         while (k < y->noperands && y->operands[k] != r) k++;
@@ -213,6 +212,12 @@ static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
         return uses_in(body, r) == 1 && uses_in(body, body->args[1 + k]) == 1 ? op : NULL;
     }
     return NULL;
+}
+
+/* fp8's sum is added after a wait in every iteration (wgmma.c): never in flight */
+static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
+    const BirOp *op = dot_alone(g, loop, pp);
+    return op && !dtype_is_fp8(vtype(g, op->operands[0]).dtype) ? op : NULL;
 }
 
 /* The body's last dot, on wgmma, when its result only goes back through
@@ -399,6 +404,7 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
      * planned ring_at is -1: assume 2 fit */
     pp->async_dot = async_dot(g, loop, pp);
     pp->dot_alone = pp->async_dot != NULL;
+    pp->promoted_alone = !pp->async_dot && dot_alone(g, loop, pp);
     if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
     pp->refill_late = pp->deferred_dot && !pp->ws && g->s->plan->num_warps <= 4; /* (a producer releases at the latch) */
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
@@ -879,9 +885,11 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
     }
 }
 
-bool nvptx_pipeline_dot_in_flight(Gen *g, const BirOp *loop) {
+/* Would a producer warpgroup pay (nvptx_ws_refusal)? A dot's group runs on past the refill, or
+ * the one dot waits in every iteration to promote its sums. */
+bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop) {
     PipePlan pp;
-    return plan(g, loop, &pp) && (pp.dot_alone || pp.deferred_on);
+    return plan(g, loop, &pp) && (pp.dot_alone || pp.deferred_on || pp.promoted_alone);
 }
 
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {

@@ -369,15 +369,15 @@ static void plan_producer(Gen *g) {
         int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone);
         bool tma = n > 0;
         for (int k = 0; k < n; k++) tma &= g->s->tma_of[loads[k]->results[0]] > 0;
-        if (tma && !nvptx_ws_refusal(g, op, nvptx_pipeline_dot_in_flight(g, op), npipelined)) g->s->ws_loop = op;
+        if (tma && !nvptx_ws_refusal(g, op, nvptx_pipeline_wants_producer(g, op), npipelined)) g->s->ws_loop = op;
     }
 }
 
 static const char *kept(Gen *g, const char *why) { return why ? arena_strndup(&g->arena, why, strlen(why)) : NULL; }
 
 /* Why each pipelined loop's loads are not TMA copies, and a TMA loop has no
- * producer: from what its schedule says (its dot in flight past the refill,
- * as nvptx_pipeline_dot_in_flight decides it; the loops that pipeline). */
+ * producer: from what its schedule says (as nvptx_pipeline_wants_producer
+ * decides it; the loops that pipeline). */
 static void explain_loops(Gen *g) {
     for (int i = 0; i < g->s->nloops; i++) {
         NvptxLoopSchedule *ls = &g->s->loops[i];
@@ -397,7 +397,7 @@ static void explain_loops(Gen *g) {
         }
         if (ls->tma && !ls->ws)
             ls->why_no_producer =
-                kept(g, nvptx_ws_refusal(g, ls->loop, ls->dot_alone || ls->deferred_on, g->s->nloops));
+                kept(g, nvptx_ws_refusal(g, ls->loop, ls->dot_alone || ls->deferred_on || ls->promoted_alone, g->s->nloops));
     }
 }
 
