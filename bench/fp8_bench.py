@@ -90,9 +90,9 @@ def tl_matmul_fp8(a, b, c):
     return dot_bench.tl_matmul(a, b, c, TL_FP8)
 
 
-# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages; 0: blkc's choice). An fp8 dot adds its k-block's sum
-# to the accumulator in f32, so BLOCK_K is also how often sums are promoted: 128 (as DeepGEMM and
-# cuBLAS's default mode) and 256 (fewer waits, twice the error: the accuracy table) are timed apart
+# (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages; 0: blkc's choice). An fp8 dot adds its sums to the
+# accumulator in f32 every 128 terms (as DeepGEMM and cuBLAS's default mode) whatever BLOCK_K;
+# at 256 a dot's two sums take turns (one added while the next one's wgmmas run): timed apart
 FP8_CONFIGS = [(128, 128, 128, 8, 0), (128, 256, 128, 8, 0), (128, 128, 64, 8, 0), (128, 256, 64, 8, 0),
                (64, 128, 128, 4, 0), (128, 64, 128, 4, 0), (128, 128, 128, 8, 4)]
 FP8_K256_CONFIGS = [(128, 128, 256, 8, 0), (128, 128, 256, 8, 2), (64, 128, 256, 4, 0)]
@@ -104,7 +104,8 @@ def tflops(flops, t):
 
 def fp8_table(blk, shapes, lines):
     lines += ["## fp8 matmul: e4m3 x e4m3, B column-major, C in bf16", "",
-              "blkc k128 / k256: its best configuration with BLOCK_K 128 / 256 (sums promoted to f32 that often)", "",
+              "blkc k128 / k256: its best configuration with BLOCK_K 128 / 256 (sums promoted to f32 every 128 "
+              "terms in both)", "",
               "| M | N | K | cuBLAS TFLOP/s | cuBLAS fast-accum TFLOP/s | Triton TFLOP/s | blkc k128 TFLOP/s (config) | "
               "blkc k256 TFLOP/s (config) | k128 / cuBLAS | k256 / cuBLAS | k256 / fast-accum | k256 / Triton | "
               "cuBLAS ms kernel / user | blkc k256 ms kernel / user | blkc block-scaled TFLOP/s (config) |",

@@ -132,6 +132,7 @@ bool dtype_is_float(DType t);    /* f16, bf16, f32, f64: the types with arithmet
 bool dtype_is_fp8(DType t);      /* f8e4m3, f8e5m2: storage and conversion only */
 DType dot_result_dtype(DType a, DType b); /* what dot(a, b) of these elements gives, DT_VOID: no dot */
 int dot_k_step(DType operand);            /* k of one tensor-core step: 16, 32 for 8-bit operands */
+int dot_promote_terms(DType operand);     /* fp8: k terms summed apart, then added in f32 (0: all at once) */
 /* inline_asm_elementwise with `pack` elements an asm: an operand's elements
  * of dtype d travel in *regs registers of *bits bits each; narrower elements
  * share 32-bit (or, two 8-bit ones, 16-bit) registers, the first in the low

@@ -76,6 +76,12 @@ DType dot_result_dtype(DType a, DType b) {
  * steps are 8, but its dots, like all, need k >= 16). */
 int dot_k_step(DType operand) { return dtype_bits(operand) == 8 ? 32 : 16; }
 
+/* fp8 sums of more terms than this are not kept in full by the tensor cores
+ * (Hopper's keep about 13 bits: language.md §7), so a dot sums its k terms
+ * this many at a time from zero and adds each sum to its accumulator in f32,
+ * as cuBLAS's default mode and DeepGEMM do every 128. */
+int dot_promote_terms(DType operand) { return dtype_is_fp8(operand) ? 128 : 0; }
+
 bool asm_pack_registers(DType d, int pack, int *regs, int *bits) {
     int b = dtype_bits(d), total = b * pack;
     if (pack == 1 || b >= 32) { /* an element a register */

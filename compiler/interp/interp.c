@@ -575,12 +575,12 @@ static float dot_operand(double x, int part) { /* part 0: as is, 1: tf32 hi, 2: 
 }
 
 /* 8-bit integer operands: acc + the exact sum, modulo 2^32 (the hardware's
- * wrap-around, in any order). fp8 operands: the products (exact in f32)
- * summed in f32 from zero in increasing k, then added to acc, one f32
- * rounding: a dot's k-block is summed on its own and promoted, as the GPU
- * does (language.md §7). */
+ * wrap-around, in any order). fp8 operands: the products (exact in f32) of
+ * each run of `every` k terms (dot_promote_terms) summed in f32 from zero in
+ * increasing k, then added to acc, one f32 rounding each, run by run: the
+ * sums are promoted, as the GPU does (language.md §7). */
 static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, int64_t M, int64_t K, int64_t N,
-                     bool ints) {
+                     bool ints, int64_t every) {
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++) {
             if (ints) {
@@ -589,9 +589,14 @@ static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, i
                 out[m * N + n].i = (int32_t)c;
                 continue;
             }
-            float part = 0.0f;
-            for (int64_t k = 0; k < K; k++) part = fmaf((float)a[m * K + k].f, (float)b[k * N + n].f, part);
-            out[m * N + n].f = (float)acc[m * N + n].f + part;
+            float c = (float)acc[m * N + n].f;
+            for (int64_t k0 = 0; k0 < K; k0 += every) {
+                float part = 0.0f;
+                for (int64_t k = k0; k < K && k < k0 + every; k++)
+                    part = fmaf((float)a[m * K + k].f, (float)b[k * N + n].f, part);
+                c += part;
+            }
+            out[m * N + n].f = c;
         }
 }
 
@@ -601,7 +606,7 @@ static Flow exec_dot(Interp *I, const BirOp *op) {
     Elem *out = V(I, op->results[0]);
     int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
     if (dtype_bits(at.dtype) == 8) {
-        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype));
+        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_terms(at.dtype));
         return FLOW_NEXT;
     }
     /* the passes: {a part, b part} */

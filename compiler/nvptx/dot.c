@@ -171,10 +171,14 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     if (fp8) d = DT_F16;
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    if (fp8) /* the k-block's sum from zero, added to the accumulator below */
+    /* fp8: each promote_every k terms summed from zero, then added to the accumulator in f32 */
+    int promote_steps = fp8 ? ds->promote_every / 16 : 0;
+    if (fp8) {
+        C = memcpy(arena_alloc(&g->arena, (size_t)lc->nregs * sizeof *C), C, (size_t)lc->nregs * sizeof *C);
         for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
-    else
+    } else {
         memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    }
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->t.f16, 2) : g->t.i32;
     for (int ki = 0; ki < ksteps; ki++) {
@@ -199,9 +203,13 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
                 mma_accumulate(g, name, args, out + (ni << 2 | mi << (2 + nbits)));
             }
         }
+        if (promote_steps && (ki + 1) % promote_steps == 0)
+            for (int i = 0; i < lc->nregs; i++) {
+                C[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
+                out[i] = LLVMConstReal(g->t.f32, 0.0);
+            }
     }
-    if (fp8)
-        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
+    if (fp8) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     return true;
 }
 
@@ -506,6 +514,21 @@ static int wgmma_held_regs(Gen *g, const NvptxDotSchedule *d, bool first_of_defe
            (first_of_deferred ? nregs(g, d->loop->deferred_arg) : 0);
 }
 
+/* An fp8 dot's sums (dot_promote_terms): more than one a dot on wgmma take
+ * turns in two sets of registers where three sets (the accumulator's and
+ * the two) fit PROMOTE_IN_TURN_REGS; then the sums' wait hides behind the
+ * next sum's wgmmas, all but the last (2026-11-27 notebook). */
+enum { PROMOTE_IN_TURN_REGS = 192 };
+static void plan_promotion(Gen *g, NvptxDotSchedule *d) {
+    DType t = vtype(g, d->op->operands[0]).dtype;
+    int64_t K = vtype(g, d->op->operands[0]).shape[1], every = dot_promote_terms(t);
+    if (!every || d->path == NVPTX_DOT_FMA) return; /* fma sums in f32 throughout */
+    d->promote_every = (int)(K < every ? K : every);
+    int sum_regs = nregs(g, d->op->results[0]);
+    d->promote_in_turn = d->path == NVPTX_DOT_WGMMA && K > every && 3 * sum_regs <= PROMOTE_IN_TURN_REGS;
+    if (d->promote_in_turn) d->held_regs += sum_regs;
+}
+
 static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls, const char *in_body) {
     Gen *g = W->g;
     bool first = true; /* no dot of this block seen yet */
@@ -529,6 +552,7 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             /* the first dot of a loop with a deferred dot: its wait ends that one's group too */
             d->ends_deferred = first && in_body && ls && ls->deferred_dot && b == ls->loop->regions[0];
             if (d->path == NVPTX_DOT_WGMMA) d->held_regs = wgmma_held_regs(g, d, d->ends_deferred);
+            plan_promotion(g, d);
             first = false;
         }
         if (op->code == BIR_FOR) {

@@ -276,6 +276,10 @@ typedef struct {
     bool deferred;              /* wgmma: its group waited for by the next iteration's first dot */
     int held_regs;              /* wgmma: registers its accumulators and a-fragments hold (and a deferred
                                    dot's still in flight) */
+    int promote_every;          /* fp8: k terms one sum covers, from zero, before it is added to the
+                                   accumulator in f32 (dot_promote_terms, at most K); 0: none */
+    bool promote_in_turn;       /* wgmma, more than one sum: two sets take turns, one added while the
+                                   next one's group runs (else each is waited for before the next) */
 } NvptxDotSchedule;
 
 /* A block a for loop keeps in shared memory instead of registers (carried.c). */

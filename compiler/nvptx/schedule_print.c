@@ -199,7 +199,12 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
             fprintf(out, " (%d-byte swizzle, %s)", st.slab * st.es, k_major ? "K-major" : w == 0 ? "M-major" : "N-major");
         }
     }
-    if (dtype_is_fp8(a.dtype) && d->path != NVPTX_DOT_FMA) fprintf(out, "; its k-block summed from zero, added in f32");
+    if (d->promote_every && d->promote_every == a.shape[1]) fprintf(out, "; its k-block summed from zero, added in f32");
+    if (d->promote_every && d->promote_every < a.shape[1])
+        fprintf(out, "; its k-block summed %d terms at a time from zero, each sum added in f32%s", d->promote_every,
+                d->promote_in_turn                 ? " while the next one's wgmmas run (two sets of sums)"
+                : d->path == NVPTX_DOT_WGMMA ? " after waiting for it"
+                                             : "");
     if (d->in_flight) fprintf(out, "; its group left in flight");
     if (d->deferred) fprintf(out, "; deferred");
     if (d->path == NVPTX_DOT_WGMMA) fprintf(out, "; holds %d registers", d->held_regs);

@@ -239,6 +239,71 @@ static bool is_zero(LLVMValueRef v) {
  * at column n0: (j & 3) | (8-column tile << 2) | (mi << (2 + nbits)). */
 static int acc_reg(int j, int n0, int mi, int nbits) { return (j & 3) | ((n0 / 8 + (j >> 2)) << 2) | (mi << (2 + nbits)); }
 
+/* What one dot's wgmma instructions share: shapes, operands, the scratch
+ * accumulator fragment of one n-chunk. */
+typedef struct {
+    DType d, db;
+    int N, nchunk, nbits, mreps, groups, ksteps, trans_a, trans_b;
+    LLVMValueRef (*words)[4]; /* a's registers as 32-bit words [tile][k-step][4], or NULL */
+    const Staged *st;
+    LLVMValueRef wg64, *acc;
+} WgmmaIssue;
+
+/* The wgmmas of k-steps [k0, k1) into the accumulator registers out, every
+ * tile of the warpgroup's rows and every n-chunk. */
+static void issue(Gen *g, const WgmmaIssue *is, LLVMValueRef *out, int k0, int k1) {
+    for (int mi = 0; mi < is->mreps; mi++) {
+        LLVMValueRef m0 = LLVMBuildAdd(g->b, is->wg64, ci32(g, (int64_t)mi * 64 * is->groups), "");
+        for (int n0 = 0; n0 < is->N; n0 += is->nchunk) {
+            bool zero = true;
+            for (int j = 0; j < is->nchunk / 2; j++) {
+                is->acc[j] = out[acc_reg(j, n0, mi, is->nbits)];
+                zero &= is_zero(is->acc[j]);
+            }
+            if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
+                for (int j = 0; j < is->nchunk / 2; j++) is->acc[j] = LLVMGetUndef(LLVMTypeOf(is->acc[j]));
+            for (int kk = k0; kk < k1; kk++) {
+                LLVMValueRef a_desc = is->words ? NULL : operand_descriptor(g, &is->st[0], 0, m0, kk);
+                LLVMValueRef b_desc = operand_descriptor(g, &is->st[1], 1, ci32(g, n0), kk);
+                wgmma(g, is->d, is->db, is->nchunk, a_desc, is->words ? is->words[mi * is->ksteps + kk] : NULL, b_desc,
+                      is->trans_a, is->trans_b, !(zero && kk == k0), is->acc);
+            }
+            for (int j = 0; j < is->nchunk / 2; j++) out[acc_reg(j, n0, mi, is->nbits)] = is->acc[j];
+        }
+    }
+}
+
+/* An fp8 dot: its k-steps a sum at a time (promote_every terms), each sum
+ * from zero, waited for and added to the accumulator C in f32; with
+ * promote_in_turn two sets of sums take turns, and a sum is added while
+ * the next one's group runs (wait_group 1), all but the last. The
+ * accumulator ends in out. */
+static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, LLVMValueRef *C, LLVMValueRef *out,
+                     int n) {
+    int steps = ds->promote_every / dot_k_step(is->d), sums = is->ksteps / steps;
+    LLVMValueRef *set[2] = {out, ds->promote_in_turn ? arena_alloc(&g->arena, (size_t)n * sizeof *out) : out};
+    LLVMValueRef *total = memcpy(arena_alloc(&g->arena, (size_t)n * sizeof *C), C, (size_t)n * sizeof *C);
+    for (int c = 0; c < sums; c++) {
+        LLVMValueRef *s = set[c & 1];
+        for (int i = 0; i < n; i++) s[i] = LLVMConstReal(g->t.f32, 0.0);
+        if (c >= (ds->promote_in_turn ? 2 : 1))
+            nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the set's registers were read by the adds */
+        issue(g, is, s, c * steps, (c + 1) * steps);
+        nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
+        LLVMValueRef *done = ds->promote_in_turn ? (c ? set[(c - 1) & 1] : NULL) : s;
+        if (!done) continue;
+        nvptx_wgmma_wait(g, done, n, ds->promote_in_turn ? 1 : 0);
+        for (int i = 0; i < n; i++) total[i] = LLVMBuildFAdd(g->b, total[i], done[i], "");
+    }
+    if (ds->promote_in_turn) {
+        LLVMValueRef *last = set[(sums - 1) & 1];
+        nvptx_wgmma_wait(g, last, n, 0);
+        for (int i = 0; i < n; i++) total[i] = LLVMBuildFAdd(g->b, total[i], last[i], "");
+    }
+    memcpy(out, total, (size_t)n * sizeof *out);
+    return true;
+}
+
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     int r = op->results[0];
     const Layout *lc = &g->s->plan->layouts[r];
@@ -288,10 +353,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
         a_regs = nvptx_operand(g, op->operands[0], &lo, at);
     }
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    if (promote)
-        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
-    else
-        memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    if (!promote) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     /* a's registers as 32-bit words [tile][k-step][4], all made before the
      * fence: a word written between two wgmmas would make ptxas insert a
      * wait for the first (C7519) */
@@ -306,30 +368,14 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                         LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->t.i32, "");
                 }
     }
-    int trans_a = a_regs ? 0 : st[0].cd != 1;
-    int trans_b = st[1].cd != 0;
-    LLVMValueRef wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), "");
-    LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof *acc);
+    WgmmaIssue is = {.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = mreps, .groups = groups,
+                     .ksteps = ksteps, .words = words, .st = st, .trans_a = a_regs ? 0 : st[0].cd != 1,
+                     .trans_b = st[1].cd != 0,
+                     .wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), ""),
+                     .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
     nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
-    for (int mi = 0; mi < mreps; mi++) {
-        LLVMValueRef m0 = LLVMBuildAdd(g->b, wg64, ci32(g, (int64_t)mi * 64 * groups), "");
-        for (int n0 = 0; n0 < N; n0 += nchunk) {
-            bool zero = true;
-            for (int j = 0; j < nchunk / 2; j++) {
-                acc[j] = out[acc_reg(j, n0, mi, nbits)];
-                zero &= is_zero(acc[j]);
-            }
-            if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
-                for (int j = 0; j < nchunk / 2; j++) acc[j] = LLVMGetUndef(LLVMTypeOf(acc[j]));
-            for (int kk = 0; kk < ksteps; kk++) {
-                LLVMValueRef a_desc = words ? NULL : operand_descriptor(g, &st[0], 0, m0, kk);
-                LLVMValueRef b_desc = operand_descriptor(g, &st[1], 1, ci32(g, n0), kk);
-                wgmma(g, d, db, nchunk, a_desc, words ? words[mi * ksteps + kk] : NULL, b_desc, trans_a, trans_b,
-                      !(zero && kk == 0), acc);
-            }
-            for (int j = 0; j < nchunk / 2; j++) out[acc_reg(j, n0, mi, nbits)] = acc[j];
-        }
-    }
+    if (promote) return promoted(g, ds, &is, C, out, lc->nregs);
+    issue(g, &is, out, 0, ksteps);
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
     if (ds->deferred) return true; /* the next iteration's first dot waits for it */
     if (ds->in_flight) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
@@ -338,8 +384,6 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     if (!ds->ends_deferred) {
         nvptx_wgmma_wait(g, out, lc->nregs, 0);
-        if (promote)
-            for (int i = 0; i < lc->nregs; i++) out[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
         return true;
     }
     /* this wait also ends the last iteration's deferred dot: its result, the

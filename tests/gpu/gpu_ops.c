@@ -409,6 +409,27 @@ static const OpCase cases[] = {
      "  store(o + 512 + i[:, None] * 16 + j[None, :], dot(x, y, input_precision = \"tf32x3\"));\n"
      "}\n",
      3, {DT_F32, DT_F32, DT_F32}, {1024, 512, 1024}, {0, 0, 1}, 0, {0}, 1, 0, 1e-4, 0, 0},
+    /* an fp8 dot of K = 256 promotes every 128 terms (language.md §7), on sm_90a
+     * by two sets of sums taking turns: 128 products of 2^8 x 2^9 sum to 2^24
+     * (exact in any accumulator), 128 of 1 x 1 to 128, and 2^24 + 128 is exact
+     * in f32; summed as one run by wgmma (about 13 bits) the ones would be lost.
+     * The operands are written by the kernel, then copied by the loop's ring. */
+    {"fp8 dot promoting every 128 terms (wgmma's two sets of sums on sm_90a)",
+     "kernel k(x: *f32, a: *f8e5m2 @align(16), bt: *f8e5m2 @align(16), o: *f32) {\n"
+     "  let i = arange(0, 64); let j = arange(0, 256);\n"
+     "  let first = j[None, :] < 128;\n"
+     "  store(a + i[:, None] * 256 + j[None, :], where(first, 256.0, 1.0) + zeros([64, 256], f32));\n"
+     "  store(bt + i[:, None] * 256 + j[None, :], where(first, 512.0, 1.0) + zeros([64, 256], f32));\n"
+     "  debug_barrier();\n"
+     "  var acc = zeros([64, 64], f32);\n"
+     "  for k in range(0, 256, 256) {\n"
+     "    let fa = load(a + i[:, None] * 256 + (k + j)[None, :]);\n"
+     "    let fb = load(bt + i[:, None] * 256 + (k + j)[None, :]);\n"
+     "    acc = dot(fa, trans(fb), acc);\n"
+     "  }\n"
+     "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
+     "}\n",
+     4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 16384, 4096}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
     {"narrow and wide dtypes: fp8, i8, u8, i16, u16, u64, f64 conversions (saturating, through f32) and arithmetic",
