@@ -387,7 +387,10 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_DOT:
         put(p, " ");
         put_operands(p, op, 0);
-        if (op->attr != DOT_IEEE) put(p, ", precision %s", op->attr == DOT_TF32 ? "tf32" : "tf32x3");
+        if ((op->attr & DOT_PRECISION_MASK) != DOT_IEEE)
+            put(p, ", precision %s", (op->attr & DOT_PRECISION_MASK) == DOT_TF32 ? "tf32" : "tf32x3");
+        if (op->attr >> DOT_IMPRECISE_SHIFT)
+            put(p, ", max_num_imprecise_acc %lld", (long long)(op->attr >> DOT_IMPRECISE_SHIFT));
         break;
     case BIR_FOR:
         put(p, " %s = %s to %s step %s", vname(p, op->regions[0]->args[0]), vname(p, op->operands[0]),
@@ -821,8 +824,11 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(c.rank == 2 && c.shape[0] == x.shape[0] && c.shape[1] == y.shape[1] &&
              c.dtype == dot_result_dtype(x.dtype, y.dtype) && type_equal(c, r),
              "dot accumulates into an [M, N] block of its result's type (f32, or i32 for 8-bit integers)");
-        NEED(op->attr >= DOT_IEEE && op->attr <= DOT_TF32X3 && (op->attr == DOT_IEEE || x.dtype == DT_F32),
+        int64_t precision = op->attr & DOT_PRECISION_MASK, imprecise = op->attr >> DOT_IMPRECISE_SHIFT;
+        NEED(precision <= DOT_TF32X3 && (precision == DOT_IEEE || x.dtype == DT_F32),
              "a dot's precision is ieee, tf32 or tf32x3 (f32 operands)");
+        NEED(imprecise == 0 || (dtype_is_fp8(x.dtype) && imprecise >= 32 && !(imprecise & (imprecise - 1))),
+             "a dot's max_num_imprecise_acc is a power of two from 32, for fp8 operands");
         return true;
     }
     case BIR_FOR: {

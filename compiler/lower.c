@@ -690,9 +690,10 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_DOT: {
         int ops[3] = {lower_expr(L, a0), lower_expr(L, a1),
                       a2 ? lower_expr(L, a2) : broadcast(L, emit_const(L, t.dtype, (ConstVal){0}), t)};
-        const Expr *prec = arg(e, 3);
+        const Expr *prec = arg(e, 3), *imprecise = arg(e, 4);
         BirOp *op = emit_op(L, BIR_DOT, ops, 3, &t);
         op->attr = prec ? dot_precision_from_name(prec->u.str.text, prec->u.str.len) : DOT_IEEE;
+        if (imprecise) op->attr |= imprecise->cv.i << DOT_IMPRECISE_SHIFT;
         return op->results[0];
     }
     case BI_TRANS: return emit1(L, BIR_TRANS, lower_expr(L, a0), t);

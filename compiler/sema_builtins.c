@@ -61,10 +61,12 @@ static void check_reduction(Sema *S, Expr *e, BuiltinId id) {
     e->type = type_with_shape(type_scalar(d), n, shape);
 }
 
-/* dot(a, b, acc, input_precision): [M, K] x [K, N] (+ [M, N] f32 or i32) ->
- * [M, N] f32 (f16, bf16, f32 and fp8 operands) or i32 (i8 and u8). */
+/* dot(a, b, acc, input_precision, max_num_imprecise_acc): [M, K] x [K, N]
+ * (+ [M, N] f32 or i32) -> [M, N] f32 (f16, bf16, f32 and fp8 operands) or
+ * i32 (i8 and u8). */
 static void check_dot(Sema *S, Expr *e) {
     Expr *a = sema_arg(e, 0), *b = sema_arg(e, 1), *acc = sema_arg(e, 2), *prec = sema_arg(e, 3);
+    Expr *imprecise = sema_arg(e, 4);
     if (!sema_require_value(S, a) || !sema_require_value(S, b) || (acc && !sema_require_value(S, acc))) return;
     const char *names[2] = {"a", "b"};
     Expr *ops[2] = {a, b};
@@ -117,6 +119,23 @@ static void check_dot(Sema *S, Expr *e) {
         if (precision != DOT_IEEE && d != DT_F32) {
             error(S, prec->span, "input_precision \"%.*s\" is for f32 operands; %s products are exact on tensor cores",
                   (int)prec->u.str.len, prec->u.str.text, dtype_name(d));
+            return;
+        }
+    }
+    if (imprecise) {
+        int64_t n;
+        if (!sema_const_int_arg(S, e, imprecise, "max_num_imprecise_acc", &n)) return;
+        if (!dtype_is_fp8(d)) {
+            error(S, imprecise->span,
+                  "max_num_imprecise_acc is for fp8 operands, whose sums the tensor cores keep narrow; %s sums "
+                  "are f32 or exact throughout",
+                  dtype_name(d));
+            return;
+        }
+        if (n < dot_k_step(d) || n > (1 << 20) || (n & (n - 1))) {
+            error(S, imprecise->span,
+                  "max_num_imprecise_acc must be a power of two from %d (one tensor-core step) to 1048576, got %lld",
+                  dot_k_step(d), (long long)n);
             return;
         }
     }

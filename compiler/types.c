@@ -82,6 +82,13 @@ int dot_k_step(DType operand) { return dtype_bits(operand) == 8 ? 32 : 16; }
  * as cuBLAS's default mode and DeepGEMM do every 128. */
 int dot_promote_terms(DType operand) { return dtype_is_fp8(operand) ? 128 : 0; }
 
+/* A dot's own interval: the max_num_imprecise_acc it was given (attr), else
+ * the default above. */
+int64_t dot_promote_every(DType operand, int64_t attr) {
+    int64_t given = attr >> DOT_IMPRECISE_SHIFT;
+    return dtype_is_fp8(operand) && given ? given : dot_promote_terms(operand);
+}
+
 bool asm_pack_registers(DType d, int pack, int *regs, int *bits) {
     int b = dtype_bits(d), total = b * pack;
     if (pack == 1 || b >= 32) { /* an element a register */

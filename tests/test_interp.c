@@ -1423,28 +1423,36 @@ Test(interp, dot_8bit_promotion_and_wrap) {
 
 /* An fp8 dot of K = 256 promotes every 128 terms (dot_promote_terms): its
  * first 128 products of 2^8 x 2^9 sum to 2^24, its last 128 of 1 x 1 to 128,
- * and 2^24 + 128 is exact in f32; summed as one run, each 1 added to 2^24
- * would round away (ties to even) and leave 2^24. */
+ * and 2^24 + 128 is exact in f32; summed as one run (max_num_imprecise_acc =
+ * 256, the whole K), each 1 added to 2^24 rounds away (ties to even) and
+ * leaves 2^24; runs of 32 keep them (each run's sum and each add exact). */
 Test(interp, dot_fp8_promotes_every_128_terms) {
     Prog *p = build("kernel k(a: *f8e5m2, b: *f8e5m2, o: *f32) {\n"
                     "  let i = arange(0, 16); let j = arange(0, 256);\n"
                     "  let fa = load(a + i[:, None] * 256 + j[None, :]);\n"
                     "  let fb = load(b + j[:, None] * 16 + i[None, :]);\n"
-                    "  store(o + i[:, None] * 16 + i[None, :], dot(fa, fb));\n"
+                    "  let at = i[:, None] * 16 + i[None, :];\n"
+                    "  store(o + at, dot(fa, fb));\n"
+                    "  store(o + 256 + at, dot(fa, fb, max_num_imprecise_acc = 256));\n"
+                    "  store(o + 512 + at, dot(fa, fb, max_num_imprecise_acc = 32));\n"
                     "}\n", NULL);
     uint8_t a[16 * 256], b[256 * 16];
-    float o[256];
+    float o[768];
     const Fp8Format *e5m2 = fp8_format(DT_F8E5M2);
     for (int i = 0; i < 16; i++)
         for (int k = 0; k < 256; k++) {
             a[i * 256 + k] = f32_to_fp8(k < 128 ? 256.0f : 1.0f, e5m2);
             b[k * 16 + i] = f32_to_fp8(k < 128 ? 512.0f : 1.0f, e5m2);
         }
-    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 256)};
+    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 768)};
     InterpArg args[] = {{.p = a}, {.p = b}, {.p = o}};
     char *err = run(p, args, 1, bufs, 3);
     cr_assert_null(err, "%s", err);
-    for (int i = 0; i < 256; i++) cr_expect_eq(o[i], 16777216.0f + 128.0f, "[%d]: %.1f", i, o[i]);
+    for (int i = 0; i < 256; i++) {
+        cr_expect_eq(o[i], 16777216.0f + 128.0f, "128: [%d]: %.1f", i, o[i]);
+        cr_expect_eq(o[256 + i], 16777216.0f, "256: [%d]: %.1f", i, o[256 + i]);
+        cr_expect_eq(o[512 + i], 16777216.0f + 128.0f, "32: [%d]: %.1f", i, o[512 + i]);
+    }
     drop(p);
 }
 

@@ -606,7 +606,7 @@ static Flow exec_dot(Interp *I, const BirOp *op) {
     Elem *out = V(I, op->results[0]);
     int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
     if (dtype_bits(at.dtype) == 8) {
-        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_terms(at.dtype));
+        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_every(at.dtype, op->attr));
         return FLOW_NEXT;
     }
     /* the passes: {a part, b part} */

@@ -514,14 +514,14 @@ static int wgmma_held_regs(Gen *g, const NvptxDotSchedule *d, bool first_of_defe
            (first_of_deferred ? nregs(g, d->loop->deferred_arg) : 0);
 }
 
-/* An fp8 dot's sums (dot_promote_terms): more than one a dot on wgmma take
+/* An fp8 dot's sums (dot_promote_every): more than one a dot on wgmma take
  * turns in two sets of registers where three sets (the accumulator's and
  * the two) fit PROMOTE_IN_TURN_REGS; then the sums' wait hides behind the
  * next sum's wgmmas, all but the last (2026-11-27 notebook). */
 enum { PROMOTE_IN_TURN_REGS = 192 };
 static void plan_promotion(Gen *g, NvptxDotSchedule *d) {
     DType t = vtype(g, d->op->operands[0]).dtype;
-    int64_t K = vtype(g, d->op->operands[0]).shape[1], every = dot_promote_terms(t);
+    int64_t K = vtype(g, d->op->operands[0]).shape[1], every = dot_promote_every(t, d->op->attr);
     if (!every || d->path == NVPTX_DOT_FMA) return; /* fma sums in f32 throughout */
     d->promote_every = (int)(K < every ? K : every);
     int sum_regs = nregs(g, d->op->results[0]);

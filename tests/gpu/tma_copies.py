@@ -23,12 +23,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "dsl_examples")
 METRIC = "smsp__sass_inst_executed_op_ldgsts.sum"
 
-# case: (file, kernel, defines, warps, no_tma, whether cp.async copies are expected)
+# case: (file, kernel, M = N = K (or the sequence), warps, no_tma, whether cp.async copies are expected)
 CASES = {
-    "f16": ("matmul.blk", "matmul", {}, 8, False, False),
-    "fp8": ("matmul_fp8.blk", "matmul_fp8", {}, 8, False, False),
-    "int8": ("matmul_int8.blk", "matmul_int8", {}, 8, False, False),
-    "fp8_no_tma": ("matmul_fp8.blk", "matmul_fp8", {}, 8, True, True),
+    "f16": ("matmul.blk", "matmul", 1024, 8, False, False),
+    "f16_ragged": ("matmul.blk", "matmul", 1000, 8, False, False),  # edges by the maps' bounds
+    "fp8": ("matmul_fp8.blk", "matmul_fp8", 1024, 8, False, False),
+    "int8": ("matmul_int8.blk", "matmul_int8", 1024, 8, False, False),
+    "attention": ("attention.blk", "attn_fwd", 1024, 8, False, False),  # K and V, D = 128
+    "fp8_no_tma": ("matmul_fp8.blk", "matmul_fp8", 1024, 8, True, True),
 }
 
 
@@ -36,10 +38,21 @@ def run_case(name):
     import torch
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import blk
-    file, kernel, defines, warps, no_tma, _ = CASES[name]
+    file, kernel, size, warps, no_tma, _ = CASES[name]
     k = blk.compile(os.path.join(EXAMPLES, file), no_tma=no_tma)[kernel]
-    M = N = K = 1024
+    M = N = K = size
     torch.manual_seed(0)
+    if file == "attention.blk":
+        q, kk, v = (torch.randn(1, 4, size, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.empty_like(q)
+        lse = torch.empty(1, 4, size, device="cuda")
+        k[(size // 128, 4)](q, kk, v, o, lse, 128 ** -0.5, size, HEAD_DIM=128, BLOCK_M=128, BLOCK_N=64,
+                             num_warps=warps)
+        torch.cuda.synchronize()
+        err = (o.float() - torch.nn.functional.scaled_dot_product_attention(q, kk, v).float()).abs().max().item()
+        if err > 1e-2:
+            sys.exit(f"{name}: wrong result, max error {err:.3g}")
+        return
     bm, bn, bk = 128, 128, (64 if file == "matmul.blk" else 128)
     grid = (-(-M // bm) * -(-N // bn),)
     if file == "matmul.blk":
