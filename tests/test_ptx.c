@@ -231,6 +231,43 @@ Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
     }
 }
 
+/* An fp8 dot of K = 256 promotes every 128 terms: on wgmma its two runs are
+ * two groups into two sets of sums; the first is waited for (wait_group 1)
+ * and added while the second runs, the second after wait_group 0, and a set
+ * is fenced before the next iteration's wgmmas write it again. PROMOTE=256
+ * (max_num_imprecise_acc) is one run: one group, one wait. */
+Test(ptx, dot_fp8_promotes_in_turn, .timeout = 120) {
+    enum { ONE = NVPTX_PARAM_ONE };
+    static const int64_t facts[16] = {16, 16, 16, 0, 0, 16, 16, 16, 16, ONE, ONE, 16, 16, ONE, 0, 0};
+    const char *in_turn[] = {"BLOCK_K=256", NULL}, *one_run[] = {"BLOCK_K=256", "PROMOTE=256", NULL};
+    const char *const *defs[2] = {in_turn, one_run};
+    for (int i = 0; i < 2; i++) {
+        char *src = example_source("matmul_fp8.blk");
+        NvptxOptions opt = {.arch = "sm_90a", .num_warps = 8, .only_kernel = "matmul_fp8", .param_div = facts};
+        NvptxOutput out = output_of(src, defs[i], opt);
+        const char *ptx = out.text;
+        const char *first = strstr(ptx, "wgmma.commit_group.sync.aligned");
+        cr_assert(first, "case %d: no commit", i);
+        const char *second = strstr(first + 1, "wgmma.commit_group.sync.aligned");
+        const char *wait1 = strstr(first, "wgmma.wait_group.sync.aligned 1");
+        if (i == 0) {
+            cr_assert(second && wait1 && second < wait1, "two groups, then the wait for the first");
+            const char *add = strstr(wait1, "add.rn.f32");
+            const char *wait0 = strstr(wait1, "wgmma.wait_group.sync.aligned 0");
+            cr_expect(add && wait0 && add < wait0, "the first sum added before the last wait");
+            const char *fence = strstr(first, "wgmma.fence.sync.aligned");
+            cr_expect(!fence || fence > wait0, "no fence between the two groups (the second set is fresh)");
+        } else {
+            cr_expect(!wait1, "one run: no wait for an earlier group");
+            cr_expect(!second || second > strstr(first, "wgmma.wait_group.sync.aligned 0"), "one group an iteration");
+        }
+        char said[4096];
+        cr_expect_eq(ptxas(ptx, "sm_90a", said, sizeof said), 0, "case %d: %s", i, said);
+        nvptx_output_free(&out);
+        free(src);
+    }
+}
+
 Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
     /* the examples, at the launch facts of contiguous tensors (as the runtime
      * specializes them): mma.sync m16n8k16, ldmatrix, and cp.async in the loops */

@@ -611,8 +611,9 @@ static Flow exec_dot(Interp *I, const BirOp *op) {
     }
     /* the passes: {a part, b part} */
     static const int ieee[1][2] = {{0, 0}}, tf32[1][2] = {{1, 1}}, tf32x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
-    const int(*passes)[2] = op->attr == DOT_TF32 ? tf32 : op->attr == DOT_TF32X3 ? tf32x3 : ieee;
-    int npasses = op->attr == DOT_TF32X3 ? 3 : 1;
+    int64_t precision = op->attr & DOT_PRECISION_MASK;
+    const int(*passes)[2] = precision == DOT_TF32 ? tf32 : precision == DOT_TF32X3 ? tf32x3 : ieee;
+    int npasses = precision == DOT_TF32X3 ? 3 : 1;
     for (int64_t m = 0; m < M; m++) {
         for (int64_t n = 0; n < N; n++) {
             float c = (float)acc[m * N + n].f;

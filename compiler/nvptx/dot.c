@@ -33,7 +33,7 @@ static bool on_tensor_cores(Gen *g, const BirOp *op) {
 static bool is_8bit(Gen *g, const BirOp *op) { return dtype_bits(vtype(g, op->operands[0]).dtype) == 8; }
 
 static bool is_tf32(Gen *g, const BirOp *op) {
-    return vtype(g, op->operands[0]).dtype == DT_F32 && op->attr != DOT_IEEE;
+    return vtype(g, op->operands[0]).dtype == DT_F32 && (op->attr & DOT_PRECISION_MASK) != DOT_IEEE;
 }
 
 /* TF32 staging: a [M, K] with rows of K + 4 elements and b [K, N] with rows
@@ -173,6 +173,9 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef *out = nvptx_new_regs(g, r);
     /* fp8: each promote_every k terms summed from zero, then added to the accumulator in f32 */
     int promote_steps = fp8 ? ds->promote_every / 16 : 0;
+    if (fp8 && (promote_steps < 1 || ksteps % promote_steps))
+        return nvptx_gen_fail(g, op, "internal compiler error: K is not a whole number of %d-term sums",
+                              ds->promote_every);
     if (fp8) {
         C = memcpy(arena_alloc(&g->arena, (size_t)lc->nregs * sizeof *C), C, (size_t)lc->nregs * sizeof *C);
         for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
@@ -282,7 +285,7 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMValueRef gi = LLVMBuildLShr(g->b, g->lane, ci32(g, 2), ""), ti = LLVMBuildAnd(g->b, g->lane, ci32(g, 3), "");
     LLVMValueRef m0 = LLVMBuildAdd(g->b, nvptx_warp_base(g, lc, 0), gi, ""), n0 = LLVMBuildAdd(g->b, nvptx_warp_base(g, lc, 1), gi, "");
     int nbits = nvptx_rep_bits(lc, 1, 8), mreps = 1 << nvptx_rep_bits(lc, 0, 16), nreps = 1 << nbits;
-    bool x3 = op->attr == DOT_TF32X3;
+    bool x3 = (op->attr & DOT_PRECISION_MASK) == DOT_TF32X3;
     LLVMValueRef *out = nvptx_new_regs(g, r);
     memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     /* [tile][part][i]: part 0 the TF32 high part, 1 the low part */
@@ -522,11 +525,12 @@ enum { PROMOTE_IN_TURN_REGS = 192 };
 static void plan_promotion(Gen *g, NvptxDotSchedule *d) {
     DType t = vtype(g, d->op->operands[0]).dtype;
     int64_t K = vtype(g, d->op->operands[0]).shape[1], every = dot_promote_every(t, d->op->attr);
-    if (!every || d->path == NVPTX_DOT_FMA) return; /* fma sums in f32 throughout */
+    if (!every) return;
     d->promote_every = (int)(K < every ? K : every);
     int sum_regs = nregs(g, d->op->results[0]);
     d->promote_in_turn = d->path == NVPTX_DOT_WGMMA && K > every && 3 * sum_regs <= PROMOTE_IN_TURN_REGS;
-    if (d->promote_in_turn) d->held_regs += sum_regs;
+    /* held: the accumulator, apart from the sums it is added from, and the second set of sums */
+    if (d->path == NVPTX_DOT_WGMMA) d->held_regs += d->promote_in_turn ? 2 * sum_regs : sum_regs;
 }
 
 static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls, const char *in_body) {
@@ -541,7 +545,7 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             const char *not_wgmma = on_tensor_cores(g, op) ? nvptx_wgmma_refusal(g, op) : NULL;
             d->not_wgmma = not_wgmma ? arena_strndup(&g->arena, not_wgmma, strlen(not_wgmma)) : NULL;
             d->path = on_tensor_cores(g, op) ? (not_wgmma ? NVPTX_DOT_MMA : NVPTX_DOT_WGMMA)
-                    : is_tf32(g, op)         ? (op->attr == DOT_TF32 ? NVPTX_DOT_TF32 : NVPTX_DOT_TF32X3)
+                    : is_tf32(g, op)         ? ((op->attr & DOT_PRECISION_MASK) == DOT_TF32 ? NVPTX_DOT_TF32 : NVPTX_DOT_TF32X3)
                                              : NVPTX_DOT_FMA;
             for (int w = 0; w < 2; w++) {
                 d->from[w] = source(W, op, w, d->path, in_body);
