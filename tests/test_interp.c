@@ -1435,16 +1435,20 @@ Test(interp, dot_fp8_promotes_every_128_terms) {
                     "  store(o + at, dot(fa, fb));\n"
                     "  store(o + 256 + at, dot(fa, fb, max_num_imprecise_acc = 256));\n"
                     "  store(o + 512 + at, dot(fa, fb, max_num_imprecise_acc = 32));\n"
+                    "  let av = where(j < 128, 256.0, where(j % 16 == 0, 1.0, 0.0));\n"
+                    "  let ga = (av[None, :] + zeros([16, 256], f32)) as f8e5m2;\n"
+                    "  let gb = (where(j < 128, 512.0, 1.0)[:, None] + zeros([256, 16], f32)) as f8e5m2;\n"
+                    "  store(o + 768 + at, dot(ga, gb));\n"
                     "}\n", NULL);
     uint8_t a[16 * 256], b[256 * 16];
-    float o[768];
+    float o[1024];
     const Fp8Format *e5m2 = fp8_format(DT_F8E5M2);
     for (int i = 0; i < 16; i++)
         for (int k = 0; k < 256; k++) {
             a[i * 256 + k] = f32_to_fp8(k < 128 ? 256.0f : 1.0f, e5m2);
             b[k * 16 + i] = f32_to_fp8(k < 128 ? 512.0f : 1.0f, e5m2);
         }
-    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 768)};
+    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 1024)};
     InterpArg args[] = {{.p = a}, {.p = b}, {.p = o}};
     char *err = run(p, args, 1, bufs, 3);
     cr_assert_null(err, "%s", err);
@@ -1452,6 +1456,8 @@ Test(interp, dot_fp8_promotes_every_128_terms) {
         cr_expect_eq(o[i], 16777216.0f + 128.0f, "128: [%d]: %.1f", i, o[i]);
         cr_expect_eq(o[256 + i], 16777216.0f, "256: [%d]: %.1f", i, o[256 + i]);
         cr_expect_eq(o[512 + i], 16777216.0f + 128.0f, "32: [%d]: %.1f", i, o[512 + i]);
+        /* gpu_ops' mma.sync case: a second run of eight ones, kept whole */
+        cr_expect_eq(o[768 + i], 16777216.0f + 8.0f, "ones: [%d]: %.1f", i, o[768 + i]);
     }
     drop(p);
 }

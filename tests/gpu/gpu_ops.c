@@ -430,6 +430,23 @@ static const OpCase cases[] = {
      "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
      "}\n",
      4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 16384, 4096}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
+    /* the same promotion on mma.sync (b not K-major: wgmma refuses it), whose f32
+     * sums take 16 products a step: 128 products of 2^8 x 2^9 sum to 2^24, then
+     * one 1 x 1 a step; summed on as one run each 1 would round away (2^24 + 1),
+     * while the second run's own sum, 8, is kept: 2^24 + 8 */
+    {"fp8 dot promoting every 128 terms on mma.sync",
+     "kernel k(x: *f32, a: *f8e5m2, b: *f8e5m2, o: *f32) {\n"
+     "  let i = arange(0, 64); let j = arange(0, 256); let n = arange(0, 32);\n"
+     "  let first = j < 128;\n"
+     "  let av = where(first, 256.0, where(j % 16 == 0, 1.0, 0.0));\n"
+     "  store(a + i[:, None] * 256 + j[None, :], av[None, :] + zeros([64, 256], f32));\n"
+     "  store(b + j[:, None] * 32 + n[None, :], where(first, 512.0, 1.0)[:, None] + zeros([256, 32], f32));\n"
+     "  debug_barrier();\n"
+     "  let fa = load(a + i[:, None] * 256 + j[None, :]);\n"
+     "  let fb = load(b + j[:, None] * 32 + n[None, :]);\n"
+     "  store(o + i[:, None] * 32 + n[None, :], dot(fa, fb));\n"
+     "}\n",
+     4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 8192, 2048}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
     {"narrow and wide dtypes: fp8, i8, u8, i16, u16, u64, f64 conversions (saturating, through f32) and arithmetic",
