@@ -576,7 +576,7 @@ static float dot_operand(double x, int part) { /* part 0: as is, 1: tf32 hi, 2: 
 
 /* 8-bit integer operands: acc + the exact sum, modulo 2^32 (the hardware's
  * wrap-around, in any order). fp8 operands: the products (exact in f32) of
- * each run of `every` k terms (dot_promote_terms) summed in f32 from zero in
+ * each run of `every` k terms (dot_promote_every) summed in f32 from zero in
  * increasing k, then added to acc, one f32 rounding each, run by run: the
  * sums are promoted, as the GPU does (language.md §7). */
 static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, int64_t M, int64_t K, int64_t N,

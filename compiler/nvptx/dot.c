@@ -171,12 +171,12 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     if (fp8) d = DT_F16;
     LLVMValueRef *out = nvptx_new_regs(g, r);
-    /* fp8: each promote_every k terms summed from zero, then added to the accumulator in f32 */
-    int promote_steps = fp8 ? ds->promote_every / 16 : 0;
-    if (fp8 && (promote_steps < 1 || ksteps % promote_steps))
+    /* promoted (fp8): each promote_every k terms summed from zero, then added to the accumulator in f32 */
+    int promote_steps = ds->promote_every / dot_k_step(d);
+    if (ds->promote_every && (promote_steps < 1 || ksteps % promote_steps))
         return nvptx_gen_fail(g, op, "internal compiler error: K is not a whole number of %d-term sums",
                               ds->promote_every);
-    if (fp8) {
+    if (promote_steps) {
         C = memcpy(arena_alloc(&g->arena, (size_t)lc->nregs * sizeof *C), C, (size_t)lc->nregs * sizeof *C);
         for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
     } else {
@@ -212,7 +212,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
                 out[i] = LLVMConstReal(g->t.f32, 0.0);
             }
     }
-    if (fp8) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
+    if (promote_steps) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     return true;
 }
 
@@ -528,7 +528,7 @@ static void plan_promotion(Gen *g, NvptxDotSchedule *d) {
     if (!every) return;
     d->promote_every = (int)(K < every ? K : every);
     int sum_regs = nregs(g, d->op->results[0]);
-    d->promote_in_turn = d->path == NVPTX_DOT_WGMMA && K > every && 3 * sum_regs <= PROMOTE_IN_TURN_REGS;
+    d->promote_in_turn = d->path == NVPTX_DOT_WGMMA && d->promote_every < K && 3 * sum_regs <= PROMOTE_IN_TURN_REGS;
     /* held: the accumulator, apart from the sums it is added from, and the second set of sums */
     if (d->path == NVPTX_DOT_WGMMA) d->held_regs += d->promote_in_turn ? 2 * sum_regs : sum_regs;
 }

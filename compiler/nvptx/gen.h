@@ -243,6 +243,12 @@ typedef struct NvptxLoopSchedule {
     const char *why_no_producer;           /* a TMA loop's copies issued by thread 0 */
 } NvptxLoopSchedule;
 
+/* Would a producer warpgroup pay (nvptx_ws_refusal)? A dot's group runs on past the refill, or
+ * the lone dot waits in every iteration to promote its fp8 sums. */
+static inline bool nvptx_loop_wants_producer(const NvptxLoopSchedule *ls) {
+    return ls->dot_alone || ls->deferred_on || ls->promoted_alone;
+}
+
 /* A loop with a dot in its body that is not pipelined, and why (for the plan). */
 typedef struct {
     const BirOp *loop;
@@ -277,7 +283,7 @@ typedef struct {
     int held_regs;              /* wgmma: registers its accumulators and a-fragments hold (and a deferred
                                    dot's still in flight) */
     int promote_every;          /* fp8: k terms one sum covers, from zero, before it is added to the
-                                   accumulator in f32 (dot_promote_terms, at most K); 0: none */
+                                   accumulator in f32 (dot_promote_every, at most K); 0: none */
     bool promote_in_turn;       /* wgmma, more than one sum: two sets take turns, one added while the
                                    next one's group runs (else each is waited for before the next) */
 } NvptxDotSchedule;
@@ -779,7 +785,7 @@ int nvptx_pipeline_loads(Gen *g, const BirOp *loop, const BirOp **loads, int max
  * wgmma group in flight past the refill (matmul's lone dot, or a deferred
  * dot refilled at the top: attention's p V in two or more warpgroups). */
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r);
-bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop);
+bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop); /* the loop's plan: nvptx_loop_wants_producer */
 
 /* -------------------------------------------------------------------- tma.c */
 /* The loads of one pipelined loop: TMA copies them all if every one can be

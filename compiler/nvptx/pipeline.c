@@ -214,12 +214,6 @@ static const BirOp *dot_alone(Gen *g, const BirOp *loop, const PipePlan *pp) {
     return NULL;
 }
 
-/* fp8's sum is added after a wait in every iteration (wgmma.c): never in flight */
-static const BirOp *async_dot(Gen *g, const BirOp *loop, const PipePlan *pp) {
-    const BirOp *op = dot_alone(g, loop, pp);
-    return op && !dtype_is_fp8(vtype(g, op->operands[0]).dtype) ? op : NULL;
-}
-
 /* The body's last dot, on wgmma, when its result only goes back through
  * the yield and the body reads that carried value only after its first dot,
  * another wgmma dot, all at the top level: that dot's wait for every group
@@ -402,9 +396,12 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
      * size is a multiple of the 1024 bytes the limit is), 2 or 3, or up to 4
      * with a dot in flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
-    pp->async_dot = async_dot(g, loop, pp);
+    /* the lone dot's group stays in flight, unless it is fp8: its sums are added after a wait in
+     * every iteration (wgmma.c) */
+    const BirOp *alone = dot_alone(g, loop, pp);
+    pp->promoted_alone = alone && dtype_is_fp8(vtype(g, alone->operands[0]).dtype);
+    pp->async_dot = pp->promoted_alone ? NULL : alone;
     pp->dot_alone = pp->async_dot != NULL;
-    pp->promoted_alone = !pp->async_dot && dot_alone(g, loop, pp);
     if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);
     pp->refill_late = pp->deferred_dot && !pp->ws && g->s->plan->num_warps <= 4; /* (a producer releases at the latch) */
     pp->deferred_on = pp->deferred_dot && !pp->refill_late;
@@ -885,11 +882,9 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
     }
 }
 
-/* Would a producer warpgroup pay (nvptx_ws_refusal)? A dot's group runs on past the refill, or
- * the one dot waits in every iteration to promote its sums. */
 bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop) {
     PipePlan pp;
-    return plan(g, loop, &pp) && (pp.dot_alone || pp.deferred_on || pp.promoted_alone);
+    return plan(g, loop, &pp) && nvptx_loop_wants_producer(&pp);
 }
 
 bool nvptx_pipeline_ws_ring(Gen *g, NvptxWsRing *r) {

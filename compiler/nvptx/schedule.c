@@ -397,7 +397,7 @@ static void explain_loops(Gen *g) {
         }
         if (ls->tma && !ls->ws)
             ls->why_no_producer =
-                kept(g, nvptx_ws_refusal(g, ls->loop, ls->dot_alone || ls->deferred_on || ls->promoted_alone, g->s->nloops));
+                kept(g, nvptx_ws_refusal(g, ls->loop, nvptx_loop_wants_producer(ls), g->s->nloops));
     }
 }
 

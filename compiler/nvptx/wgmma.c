@@ -313,16 +313,16 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
     int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / dot_k_step(d);
-    /* fp8: the dot's k-block summed from zero, then added to the accumulator in f32 (the tensor cores'
-       fp8 sums keep fewer bits: language.md §7) */
-    bool promote = dtype_is_fp8(d);
     int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, kbits = 0;
     while ((8 << nbits) < N) nbits++;
     while ((1 << kbits) < ksteps) kbits++;
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+    /* fp8: runs of k terms summed from zero, each added to the accumulator in f32 (the tensor cores'
+       fp8 sums keep fewer bits: language.md §7), as the schedule says */
+    bool promote = ds->promote_every != 0;
     if (promote && (ds->in_flight || ds->deferred || ds->ends_deferred))
-        return nvptx_gen_fail(g, op, "internal compiler error: an fp8 dot left in flight");
+        return nvptx_gen_fail(g, op, "internal compiler error: a promoted dot left in flight");
     const NvptxOperandSource *src = ds->from;
     Staged st[2] = {{0}};
     int64_t at = smem_at;
