@@ -98,6 +98,11 @@ FP8_CONFIGS = [(128, 128, 128, 8, 0), (128, 256, 128, 8, 0), (128, 128, 64, 8, 0
 FP8_K256_CONFIGS = [(128, 128, 256, 8, 0), (128, 128, 256, 8, 2), (64, 128, 256, 4, 0)]
 # promoted every 256 terms (max_num_imprecise_acc = 256): fewer waits, twice the error
 FP8_P256_CONFIGS = [(128, 128, 256, 8, 0)]
+# never promoted (max_num_imprecise_acc = 2^30, Triton's default on Hopper): the tensor cores sum into
+# the accumulator, as cuBLAS's fast-accumulation mode and Triton's kernel do
+FAST = 1 << 30
+FP8_FAST_CONFIGS = [(128, 128, 128, 8, 0), (128, 256, 128, 8, 0), (128, 256, 64, 8, 0), (128, 128, 64, 8, 0),
+                    (128, 256, 128, 8, 3)]
 
 
 def tflops(flops, t):
@@ -107,12 +112,15 @@ def tflops(flops, t):
 def fp8_table(blk, shapes, lines):
     lines += ["## fp8 matmul: e4m3 x e4m3, B column-major, C in bf16", "",
               "blkc k128 / k256: its best configuration with BLOCK_K 128 / 256 (sums promoted to f32 every 128 "
-              "terms in both); p256: BLOCK_K 256 promoted every 256 terms (PROMOTE=256, twice the error)", "",
+              "terms in both); p256: BLOCK_K 256 promoted every 256 terms (PROMOTE=256, twice the error); fast: "
+              "never promoted (PROMOTE=2^30: the tensor cores sum into the accumulator, as cuBLAS's fast-accumulation "
+              "mode and Triton's kernel do)", "",
               "| M | N | K | cuBLAS TFLOP/s | cuBLAS fast-accum TFLOP/s | Triton TFLOP/s | blkc k128 TFLOP/s (config) | "
               "blkc k256 TFLOP/s (config) | blkc p256 TFLOP/s | k128 / cuBLAS | k256 / cuBLAS | p256 / cuBLAS | "
               "k256 / fast-accum | k256 / Triton | cuBLAS ms kernel / user | blkc k256 ms kernel / user | "
-              "blkc block-scaled TFLOP/s (config) |",
-              "|" + "---|" * 17]
+              "blkc block-scaled TFLOP/s (config) | blkc fast TFLOP/s (config) | fast / cuBLAS fast-accum | "
+              "fast / Triton |",
+              "|" + "---|" * 20]
     for M, N, K in shapes:
         a = (torch.randn(M, K, device="cuda") * 0.5).to(torch.float8_e4m3fn)
         b = (torch.randn(N, K, device="cuda") * 0.5).to(torch.float8_e4m3fn).t()  # [K, N], column-major
@@ -142,6 +150,7 @@ def fp8_table(blk, shapes, lines):
         tk = best_of(cands(FP8_CONFIGS), check)
         tb = best_of(cands(FP8_K256_CONFIGS), check)
         tp = best_of(cands(FP8_P256_CONFIGS, 256), check)
+        tfa = best_of(cands(FP8_FAST_CONFIGS, FAST), check)
         uc, ub = user_time(tc[2]) if tc else float("nan"), user_time(tb[2]) if tb else float("nan")
         # block-wise scales (1 x 128 on A, 128 x 128 on B), all 1: the same product, checked the same way
         sa = torch.ones(M, triton.cdiv(K, 128), device="cuda")
@@ -149,12 +158,13 @@ def fp8_table(blk, shapes, lines):
         bt = b.t()  # [N, K], k-contiguous
         tw = best_of([(f"{bm}x{bn} w{w}", blk_matmul_fp8_blockwise(blk, a, bt, c, sa, sbw, bm, bn, w))
                       for bm, bn, w in [(128, 128, 8), (64, 128, 4), (128, 64, 4), (64, 64, 4)]], check)
-        r = [tflops(flops, t) for t in (tc, tf, tt, tk, tb, tw, tp)]
+        r = [tflops(flops, t) for t in (tc, tf, tt, tk, tb, tw, tp, tfa)]
         lines.append(f"| {M} | {N} | {K} | {r[0]:.0f} | {r[1]:.0f} | {r[2]:.0f} | {r[3]:.0f} ({tk[1] if tk else '-'}) | "
                      f"{r[4]:.0f} ({tb[1] if tb else '-'}) | {r[6]:.0f} | {r[3] / r[0]:.0%} | {r[4] / r[0]:.0%} | "
                      f"{r[6] / r[0]:.0%} | {r[4] / r[1]:.0%} | {r[4] / r[2]:.0%} | "
                      f"{tc[0] if tc else float('nan'):.3f} / {uc:.3f} | "
-                     f"{tb[0] if tb else float('nan'):.3f} / {ub:.3f} | {r[5]:.0f} ({tw[1] if tw else '-'}) |")
+                     f"{tb[0] if tb else float('nan'):.3f} / {ub:.3f} | {r[5]:.0f} ({tw[1] if tw else '-'}) | "
+                     f"{r[7]:.0f} ({tfa[1] if tfa else '-'}) | {r[7] / r[1]:.0%} | {r[7] / r[2]:.0%} |")
         print(lines[-1], flush=True)
 
 
@@ -202,7 +212,9 @@ def accuracy_table(blk, lines):
                 ("blkc 128x128x128", blk_matmul_fp8(blk, a, b, c, one, one, 128, 128, 128, 8)),
                 ("blkc 128x128x256", blk_matmul_fp8(blk, a, b, c, one, one, 128, 128, 256, 8)),
                 ("blkc 128x128x256, PROMOTE=256", blk_matmul_fp8(blk, a, b, c, one, one, 128, 128, 256, 8,
-                                                                 promote=256))]
+                                                                 promote=256)),
+                ("blkc 128x256x128, PROMOTE=2^30", blk_matmul_fp8(blk, a, b, c, one, one, 128, 256, 128, 8,
+                                                                  promote=FAST))]
         for name, fn in runs:
             try:
                 fn()

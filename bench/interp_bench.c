@@ -17,7 +17,7 @@ static CheckResult add(const ExampleRunner *r) { return check_add(r, 1 << 20, DT
 
 int main(int argc, char **argv) {
     InterpLaunchCtx ctx = {argc > 1 ? argv[1] : BLK_EXAMPLES_DIR, {0}};
-    ExampleRunner runner = {example_launch_interp, &ctx};
+    ExampleRunner runner = {example_launch_interp, &ctx, NULL};
     Bench benches[] = {ln_fwd, ln_bwd, softmax, dropout, add};
     printf("reference interpreter, one core; launch time, best of 3\n\n");
     printf("| %-68s | %9s | %-6s |\n", "example and shape", "seconds", "result");

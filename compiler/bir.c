@@ -827,8 +827,10 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         int64_t precision = op->attr & DOT_PRECISION_MASK, imprecise = op->attr >> DOT_IMPRECISE_SHIFT;
         NEED(precision <= DOT_TF32X3 && (precision == DOT_IEEE || x.dtype == DT_F32),
              "a dot's precision is ieee, tf32 or tf32x3 (f32 operands)");
-        NEED(imprecise == 0 || (dtype_is_fp8(x.dtype) && imprecise >= 32 && !(imprecise & (imprecise - 1))),
-             "a dot's max_num_imprecise_acc is a power of two from 32, for fp8 operands");
+        NEED(imprecise == 0 || (dtype_is_fp8(x.dtype) && (imprecise == DOT_NOT_PROMOTED ||
+                                                            (imprecise >= 32 && imprecise <= DOT_IMPRECISE_MAX &&
+                                                             !(imprecise & (imprecise - 1))))),
+             "a dot's max_num_imprecise_acc is a power of two from 32 to 2^20, or 2^30, for fp8 operands");
         return true;
     }
     case BIR_FOR: {

@@ -133,7 +133,7 @@ bool dtype_is_fp8(DType t);      /* f8e4m3, f8e5m2: storage and conversion only 
 DType dot_result_dtype(DType a, DType b); /* what dot(a, b) of these elements gives, DT_VOID: no dot */
 int dot_k_step(DType operand);            /* k of one tensor-core step: 16, 32 for 8-bit operands */
 int dot_promote_terms(DType operand);     /* fp8: k terms summed apart, then added in f32 (0: all at once) */
-int64_t dot_promote_every(DType operand, int64_t attr); /* the same for one dot: its max_num_imprecise_acc */
+int64_t dot_promote_every(DType operand, int64_t attr, int64_t k); /* one dot's runs (its max_num_imprecise_acc) */
 /* inline_asm_elementwise with `pack` elements an asm: an operand's elements
  * of dtype d travel in *regs registers of *bits bits each; narrower elements
  * share 32-bit (or, two 8-bit ones, 16-bit) registers, the first in the low
@@ -197,6 +197,11 @@ typedef enum { DOT_IEEE, DOT_TF32, DOT_TF32X3 } DotPrecision;
 /* A dot's attr: its DotPrecision in the low bits, and for fp8 operands the
  * max_num_imprecise_acc it was given (0: the default) from this shift up. */
 enum { DOT_PRECISION_MASK = 3, DOT_IMPRECISE_SHIFT = 2 };
+/* max_num_imprecise_acc's values: powers of two from one tensor-core step up
+ * to DOT_IMPRECISE_MAX, each a bound on a run's terms; or DOT_NOT_PROMOTED
+ * (2^30, Triton's default on Hopper): no runs, the tensor cores sum into
+ * the accumulator itself. */
+enum { DOT_IMPRECISE_MAX = 1 << 20, DOT_NOT_PROMOTED = 1 << 30 };
 
 enum { FOR_DESCENDING = 1, FOR_UNROLL_SHIFT = 1 };
 /* BIR_INLINE_ASM's attr: ASM_PURE | pack << ASM_PACK_SHIFT (elements an asm) */

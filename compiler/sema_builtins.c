@@ -132,10 +132,11 @@ static void check_dot(Sema *S, Expr *e) {
                   dtype_name(d));
             return;
         }
-        if (n < dot_k_step(d) || n > (1 << 20) || (n & (n - 1))) {
+        if (n != DOT_NOT_PROMOTED && (n < dot_k_step(d) || n > DOT_IMPRECISE_MAX || (n & (n - 1)))) {
             error(S, imprecise->span,
-                  "max_num_imprecise_acc must be a power of two from %d (one tensor-core step) to 1048576, got %lld",
-                  dot_k_step(d), (long long)n);
+                  "max_num_imprecise_acc must be a power of two from %d (one tensor-core step) to %d, or 2**30 "
+                  "(not promoted: the tensor cores sum into acc, Triton's default on Hopper), got %lld",
+                  dot_k_step(d), DOT_IMPRECISE_MAX, (long long)n);
             return;
         }
     }

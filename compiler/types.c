@@ -82,11 +82,14 @@ int dot_k_step(DType operand) { return dtype_bits(operand) == 8 ? 32 : 16; }
  * as cuBLAS's default mode and DeepGEMM do every 128. */
 int dot_promote_terms(DType operand) { return dtype_is_fp8(operand) ? 128 : 0; }
 
-/* A dot's own interval: the max_num_imprecise_acc it was given (attr), else
- * the default above. */
-int64_t dot_promote_every(DType operand, int64_t attr) {
-    int64_t given = attr >> DOT_IMPRECISE_SHIFT;
-    return dtype_is_fp8(operand) && given ? given : dot_promote_terms(operand);
+/* A dot's runs: its max_num_imprecise_acc (attr) if given, else the
+ * default above, capped at its k (a bound: runs shorter than asked keep it);
+ * 0 where its terms go into the accumulator itself: not fp8, or given as
+ * DOT_NOT_PROMOTED (Triton's default on Hopper, unbounded in effect). */
+int64_t dot_promote_every(DType operand, int64_t attr, int64_t k) {
+    int64_t given = attr >> DOT_IMPRECISE_SHIFT, every = given ? given : dot_promote_terms(operand);
+    if (!dtype_is_fp8(operand) || !every || given == DOT_NOT_PROMOTED) return 0;
+    return every < k ? every : k;
 }
 
 bool asm_pack_registers(DType d, int pack, int *regs, int *bits) {

@@ -9,8 +9,8 @@
 
 static InterpLaunchCtx sequential = {BLK_EXAMPLES_DIR, {0}};
 static InterpLaunchCtx shuffled = {BLK_EXAMPLES_DIR, {.shuffle = true, .shuffle_seed = 7}};
-static const ExampleRunner on_interp = {example_launch_interp, &sequential};
-static const ExampleRunner on_interp_shuffled = {example_launch_interp, &shuffled};
+static const ExampleRunner on_interp = {example_launch_interp, &sequential, NULL};
+static const ExampleRunner on_interp_shuffled = {example_launch_interp, &shuffled, NULL};
 
 static void expect_ok(CheckResult r) {
     cr_expect(r.ok, "%s: %s", r.name, r.detail);

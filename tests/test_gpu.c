@@ -27,7 +27,7 @@ Test(gpu, every_example_at_every_shape, .timeout = 600) {
         snprintf(reason, sizeof reason, "skipped: %s", blk_last_error());
         cr_skip_test("%s", reason);
     }
-    ExampleRunner run = {example_launch_runtime, &gpu};
+    ExampleRunner run = {example_launch_runtime, &gpu, NULL};
     CheckResult results[EXAMPLE_SUITE_MAX];
     int n = run_example_suite(&run, 2, results, EXAMPLE_SUITE_MAX);
     cr_expect_geq(n, 20);

@@ -1425,7 +1425,11 @@ Test(interp, dot_8bit_promotion_and_wrap) {
  * first 128 products of 2^8 x 2^9 sum to 2^24, its last 128 of 1 x 1 to 128,
  * and 2^24 + 128 is exact in f32; summed as one run (max_num_imprecise_acc =
  * 256, the whole K), each 1 added to 2^24 rounds away (ties to even) and
- * leaves 2^24; runs of 32 keep them (each run's sum and each add exact). */
+ * leaves 2^24; runs of 32 keep them (each run's sum and each add exact).
+ * Ones into an accumulator of 2^24: promoted, 2^24 + 256, also at
+ * max_num_imprecise_acc = 512 (a bound: runs of K keep it); with 2^30 (not
+ * promoted: summed into the accumulator, Triton's default on Hopper) each
+ * 1 rounds away: 2^24. */
 Test(interp, dot_fp8_promotes_every_128_terms) {
     Prog *p = build("kernel k(a: *f8e5m2, b: *f8e5m2, o: *f32) {\n"
                     "  let i = arange(0, 16); let j = arange(0, 256);\n"
@@ -1439,20 +1443,29 @@ Test(interp, dot_fp8_promotes_every_128_terms) {
                     "  let ga = (av[None, :] + zeros([16, 256], f32)) as f8e5m2;\n"
                     "  let gb = (where(j < 128, 512.0, 1.0)[:, None] + zeros([256, 16], f32)) as f8e5m2;\n"
                     "  store(o + 768 + at, dot(ga, gb));\n"
+                    "  let ones_a = (zeros([16, 256], f32) + 1.0) as f8e5m2;\n"
+                    "  let ones_b = (zeros([256, 16], f32) + 1.0) as f8e5m2;\n"
+                    "  let big = full([16, 16], 16777216.0, f32);\n"
+                    "  store(o + 1024 + at, dot(ones_a, ones_b, big));\n"
+                    "  store(o + 1280 + at, dot(ones_a, ones_b, big, max_num_imprecise_acc = 1073741824));\n"
+                    "  store(o + 1536 + at, dot(ones_a, ones_b, big, max_num_imprecise_acc = 512));\n"
                     "}\n", NULL);
     uint8_t a[16 * 256], b[256 * 16];
-    float o[1024];
+    float o[1792];
     const Fp8Format *e5m2 = fp8_format(DT_F8E5M2);
     for (int i = 0; i < 16; i++)
         for (int k = 0; k < 256; k++) {
             a[i * 256 + k] = f32_to_fp8(k < 128 ? 256.0f : 1.0f, e5m2);
             b[k * 16 + i] = f32_to_fp8(k < 128 ? 512.0f : 1.0f, e5m2);
         }
-    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 1024)};
+    InterpBuffer bufs[] = {{a, sizeof a, "a"}, {b, sizeof b, "b"}, BUF(o, 1792)};
     InterpArg args[] = {{.p = a}, {.p = b}, {.p = o}};
     char *err = run(p, args, 1, bufs, 3);
     cr_assert_null(err, "%s", err);
     for (int i = 0; i < 256; i++) {
+        cr_expect_eq(o[1024 + i], 16777216.0f + 256.0f, "promoted into 2^24: [%d]: %.1f", i, o[1024 + i]);
+        cr_expect_eq(o[1280 + i], 16777216.0f, "not promoted: [%d]: %.1f", i, o[1280 + i]);
+        cr_expect_eq(o[1536 + i], 16777216.0f + 256.0f, "512 > K: [%d]: %.1f", i, o[1536 + i]);
         cr_expect_eq(o[i], 16777216.0f + 128.0f, "128: [%d]: %.1f", i, o[i]);
         cr_expect_eq(o[256 + i], 16777216.0f, "256: [%d]: %.1f", i, o[256 + i]);
         cr_expect_eq(o[512 + i], 16777216.0f + 128.0f, "32: [%d]: %.1f", i, o[512 + i]);

@@ -268,6 +268,24 @@ Test(ptx, dot_fp8_promotes_in_turn, .timeout = 120) {
     }
 }
 
+/* f32 to fp8 by cvt.rn.satfinite where the PTX has it (sm_90 on), else by integer operations;
+ * gpu_ops checks both against the interpreter bit for bit */
+Test(ptx, fp8_conversions_by_the_hardware_from_sm90) {
+    const char *src = "kernel k(x: *f32, e4: *f8e4m3, e5: *f8e5m2) {\n"
+                      "  let o = arange(0, 128);\n"
+                      "  store(e4 + o, load(x + o) as f8e4m3); store(e5 + o, load(x + o) as f8e5m2);\n"
+                      "}\n";
+    const char *arch[3] = {"sm_80", "sm_89", "sm_90"};
+    for (int i = 0; i < 3; i++) {
+        char *ptx = ptx_of(src, NULL, arch[i], 4);
+        bool hw = strstr(ptx, "cvt.rn.satfinite.e4m3x2.f32") && strstr(ptx, "cvt.rn.satfinite.e5m2x2.f32");
+        cr_expect_eq(hw, i == 2, "%s: %s", arch[i], hw ? "cvt.rn.satfinite" : "no cvt.rn.satfinite");
+        char said[4096];
+        cr_expect_eq(ptxas(ptx, arch[i], said, sizeof said), 0, "%s: %s", arch[i], said);
+        free(ptx);
+    }
+}
+
 Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
     /* the examples, at the launch facts of contiguous tensors (as the runtime
      * specializes them): mma.sync m16n8k16, ldmatrix, and cp.async in the loops */

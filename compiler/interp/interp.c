@@ -578,7 +578,8 @@ static float dot_operand(double x, int part) { /* part 0: as is, 1: tf32 hi, 2: 
  * wrap-around, in any order). fp8 operands: the products (exact in f32) of
  * each run of `every` k terms (dot_promote_every) summed in f32 from zero in
  * increasing k, then added to acc, one f32 rounding each, run by run: the
- * sums are promoted, as the GPU does (language.md §7). */
+ * sums are promoted, as the GPU does (language.md §7); every = 0: summed
+ * into acc in increasing k, as f16's. */
 static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, int64_t M, int64_t K, int64_t N,
                      bool ints, int64_t every) {
     for (int64_t m = 0; m < M; m++)
@@ -590,6 +591,11 @@ static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, i
                 continue;
             }
             float c = (float)acc[m * N + n].f;
+            if (!every) {
+                for (int64_t k = 0; k < K; k++) c = fmaf((float)a[m * K + k].f, (float)b[k * N + n].f, c);
+                out[m * N + n].f = c;
+                continue;
+            }
             for (int64_t k0 = 0; k0 < K; k0 += every) {
                 float part = 0.0f;
                 for (int64_t k = k0; k < K && k < k0 + every; k++)
@@ -606,7 +612,7 @@ static Flow exec_dot(Interp *I, const BirOp *op) {
     Elem *out = V(I, op->results[0]);
     int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
     if (dtype_bits(at.dtype) == 8) {
-        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_every(at.dtype, op->attr));
+        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_every(at.dtype, op->attr, K));
         return FLOW_NEXT;
     }
     /* the passes: {a part, b part} */

@@ -495,7 +495,7 @@ static NvptxOperandSource source(DotWalk *W, const BirOp *op, int w, NvptxDotPat
     if (path == NVPTX_DOT_WGMMA) {
         if (W->resident[nvptx_resident_root(g, v, NULL)]) return NVPTX_FROM_RESIDENT;
         if (g->s->in_ring[v]) return NVPTX_FROM_RING;
-        if (w == 0 && !is_8bit(g, op) && nvptx_dot_in_registers(g, op, 0)) return NVPTX_FROM_REGS;
+        if (w == 0 && nvptx_wgmma_a_in_registers(g, op)) return NVPTX_FROM_REGS;
         return nvptx_wgmma_readable(g, v) ? NVPTX_FROM_STAGE : NVPTX_FROM_CONVERT;
     }
     if (in_body && hoistable(g, op, w, in_body)) return NVPTX_FROM_HOISTED;
@@ -517,6 +517,16 @@ static int wgmma_held_regs(Gen *g, const NvptxDotSchedule *d, bool first_of_defe
            (first_of_deferred ? nregs(g, d->loop->deferred_arg) : 0);
 }
 
+/* One run added to an accumulator of zeros is that run's sum as the tensor
+ * cores leave it: summing into the accumulator gives the same (but for the
+ * sign of an all-zero sum). */
+bool nvptx_dot_promoted(Gen *g, const BirOp *op) {
+    BlkType a = vtype(g, op->operands[0]);
+    int64_t every = dot_promote_every(a.dtype, op->attr, a.shape[1]);
+    if (every == a.shape[1] && nvptx_zero_value(g, op->operands[2])) return false;
+    return every != 0;
+}
+
 /* An fp8 dot's sums (dot_promote_every): more than one a dot on wgmma take
  * turns in two sets of registers where three sets (the accumulator's and
  * the two) fit PROMOTE_IN_TURN_REGS; then the sums' wait hides behind the
@@ -524,9 +534,9 @@ static int wgmma_held_regs(Gen *g, const NvptxDotSchedule *d, bool first_of_defe
 enum { PROMOTE_IN_TURN_REGS = 192 };
 static void plan_promotion(Gen *g, NvptxDotSchedule *d) {
     DType t = vtype(g, d->op->operands[0]).dtype;
-    int64_t K = vtype(g, d->op->operands[0]).shape[1], every = dot_promote_every(t, d->op->attr);
-    if (!every) return;
-    d->promote_every = (int)(K < every ? K : every);
+    int64_t K = vtype(g, d->op->operands[0]).shape[1];
+    if (!nvptx_dot_promoted(g, d->op)) return;
+    d->promote_every = (int)dot_promote_every(t, d->op->attr, K);
     int sum_regs = nregs(g, d->op->results[0]);
     d->promote_in_turn = d->path == NVPTX_DOT_WGMMA && d->promote_every < K && 3 * sum_regs <= PROMOTE_IN_TURN_REGS;
     /* held: the accumulator, apart from the sums it is added from, and the second set of sums */

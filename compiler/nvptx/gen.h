@@ -221,7 +221,7 @@ typedef struct NvptxLoopSchedule {
     bool deferred_on;       /* deferred_dot's group runs on past the refill (its test, before the stages) */
     int deferred_arg;       /* the body argument that dot's result becomes */
     bool dot_alone;         /* the loop's one dot only feeds itself (async_dot's test, before the stages) */
-    bool promoted_alone;    /* that dot, but fp8: it waits in every iteration to add its k-block's sum */
+    bool promoted_alone;    /* that dot, but its fp8 sums promoted: it waits in every iteration to add them */
     int ahead;              /* iterations copies are issued ahead: stages - 1, or stages - 2 with a dot in
                                flight at the refill */
     int nloads;
@@ -453,6 +453,8 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
 bool nvptx_op_ends_block(const BirOp *op);
 /* The ops of b with this code (BIR_OPCODE_COUNT: every op), its regions' included. */
 int nvptx_ops_in(const BirBlock *b, BirOpcode code);
+/* Is value v zero everywhere: a zero constant, or a splat of one (-0.0 too)? */
+bool nvptx_zero_value(Gen *g, int v);
 /* Does an op of b (or of its regions) read value v? */
 bool nvptx_value_used(const BirBlock *b, int v);
 /* nvptx_error at op of g's kernel. */
@@ -717,6 +719,8 @@ int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *bo
 /* Places each loop-invariant wgmma operand in the resident region
  * (resident_off, per value; -1 for the others) and returns the region's size. */
 int64_t nvptx_dot_plan_resident(Gen *g, int64_t *resident_off);
+/* Are dot op's fp8 sums promoted (summed apart, then added in f32 after a wait)? */
+bool nvptx_dot_promoted(Gen *g, const BirOp *op);
 /* Once the loops are scheduled: every dot's schedule, in program order (*dots); how many. */
 int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
 
@@ -725,6 +729,8 @@ int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]);
+/* Does dot op's wgmma read a from the thread's registers (its register form)? */
+bool nvptx_wgmma_a_in_registers(Gen *g, const BirOp *op);
 /* Can wgmma read value v staged (rows of at least 16 elements), and the
  * bytes that takes (kept 1024-aligned, the 128-byte swizzle's period). */
 bool nvptx_wgmma_readable(Gen *g, int v);

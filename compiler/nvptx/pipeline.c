@@ -172,12 +172,7 @@ static bool only_wgmma_reads(Gen *g, const BirBlock *b, int v, int trans) {
     return true;
 }
 
-static bool zero_other(Gen *g, int v) {
-    if (v == BIR_NONE) return true;
-    const BirOp *op = g->f->values[v].def;
-    if (op && op->code == BIR_SPLAT) op = g->f->values[op->operands[0]].def;
-    return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
-}
+static bool zero_other(Gen *g, int v) { return v == BIR_NONE || nvptx_zero_value(g, v); }
 
 
 /* The bytes of a pipelined load's tile (unpadded). */
@@ -234,9 +229,9 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
         last = op, top++;
     }
     if (top < 2 || top != nvptx_ops_in(body, BIR_DOT) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last) ||
-        dtype_is_fp8(vtype(g, last->operands[0]).dtype) || dtype_is_fp8(vtype(g, first->operands[0]).dtype))
+        nvptx_dot_promoted(g, last) || nvptx_dot_promoted(g, first))
         return NULL;
-    if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_dot_in_registers(g, last, 0)))
+    if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_wgmma_a_in_registers(g, last)))
         return NULL;
     int r = last->results[0], k = 0;
     while (k < y->noperands && y->operands[k] != r) k++;
@@ -396,10 +391,10 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
      * size is a multiple of the 1024 bytes the limit is), 2 or 3, or up to 4
      * with a dot in flight (one slot more, copies 2 ahead); while shared memory is being
      * planned ring_at is -1: assume 2 fit */
-    /* the lone dot's group stays in flight, unless it is fp8: its sums are added after a wait in
-     * every iteration (wgmma.c) */
+    /* the lone dot's group stays in flight, unless its fp8 sums are promoted: they are added after
+     * a wait in every iteration (wgmma.c) */
     const BirOp *alone = dot_alone(g, loop, pp);
-    pp->promoted_alone = alone && dtype_is_fp8(vtype(g, alone->operands[0]).dtype);
+    pp->promoted_alone = alone && nvptx_dot_promoted(g, alone);
     pp->async_dot = pp->promoted_alone ? NULL : alone;
     pp->dot_alone = pp->async_dot != NULL;
     if (!pp->async_dot) pp->deferred_dot = deferred_dot(g, loop, pp, &pp->deferred_arg);

@@ -39,8 +39,9 @@ static const char *path_name(Gen *g, const NvptxDotSchedule *d) {
  * from zero, added to the accumulator after. */
 static const char *accumulation(Gen *g, const BirOp *op) {
     DType t = vtype(g, op->operands[0]).dtype;
-    return dtype_is_int(t) ? "i32 accumulation" : dtype_is_fp8(t) ? "f32 accumulation, each dot's k-block summed apart"
-                                                                  : "f32 accumulation";
+    return dtype_is_int(t)              ? "i32 accumulation"
+           : nvptx_dot_promoted(g, op) ? "f32 accumulation, each dot's k-block summed apart"
+                                       : "f32 accumulation";
 }
 
 /* "f16", or "f8e4m3 x f8e5m2" where a and b differ. */

@@ -49,6 +49,12 @@ bool nvptx_value_used(const BirBlock *b, int v) {
     return false;
 }
 
+bool nvptx_zero_value(Gen *g, int v) {
+    const BirOp *op = g->f->values[v].def;
+    if (op && op->code == BIR_SPLAT) op = g->f->values[op->operands[0]].def;
+    return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
+}
+
 int nvptx_ops_in(const BirBlock *b, BirOpcode code) {
     int n = 0;
     for (int i = 0; i < b->ops.len; i++) {

@@ -80,6 +80,13 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     return NULL;
 }
 
+/* a already in mma.sync's a-fragment layout, 16-bit: blkc's register form
+ * takes no 8-bit a (an 8-bit a is staged, even where its registers would
+ * fit the 16-bit fragments fp8 uses on mma.sync). */
+bool nvptx_wgmma_a_in_registers(Gen *g, const BirOp *op) {
+    return dtype_bits(vtype(g, op->operands[0]).dtype) != 8 && nvptx_dot_in_registers(g, op, 0);
+}
+
 int64_t nvptx_wgmma_staged_bytes(Gen *g, int v) {
     BlkType t = vtype(g, v); /* rounded up to where descriptors assume the next one starts */
     return nvptx_round_up(type_numel(t) * dtype_bytes(t.dtype), NVPTX_SWIZZLE_PERIOD);
@@ -91,7 +98,7 @@ int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2])
     for (int which = 0; which < 2; which++) {
         int v = op->operands[which];
         if (elsewhere[which]) continue;
-        if (which == 0 && nvptx_dot_in_registers(g, op, 0)) continue;
+        if (which == 0 && nvptx_wgmma_a_in_registers(g, op)) continue;
         if (nvptx_wgmma_readable(g, v)) staged += nvptx_wgmma_staged_bytes(g, v);
         else { /* a only: b unstaged is refused */
             Layout l = nvptx_dot_operand_layout(g, op, which);

@@ -449,6 +449,21 @@ static const OpCase cases[] = {
      4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 8192, 2048}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
+    /* f32 to fp8 (cvt.rn.satfinite from sm_89, then the codes saturation hides): every multiple of
+     * 1/16 below 256 (each tie of both formats among them) at 2^-140 (f32 subnormals), 2^-12
+     * (fp8 subnormals), 2^-4 and 2^4 (e4m3's overflow at 464, a tie that stays), times 256 for
+     * e5m2's (61440, a tie that goes up); signs alternating; inf and NaN of both signs */
+    {"f32 to f8e4m3 and f8e5m2 on ties, subnormals, the overflow boundary, inf and NaN (bit for bit)",
+     "kernel k(e4: *f8e4m3, e5: *f8e5m2) {\n"
+     "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
+     "  let s = o / 4096;\n"
+     "  let scale = where(s == 0, 7.174648137343064e-43, where(s == 1, 0.000244140625, where(s == 2, 0.0625, 16.0)));\n"
+     "  var v = ((o % 4096) as f32) * 0.0625 * scale;\n"
+     "  v = where(o % 4096 == 4095, inf, where(o % 4096 == 4093, nan, v));\n"
+     "  v = where(o % 2 == 1, -v, v);\n"
+     "  store(e4 + o, v as f8e4m3); store(e5 + o, v as f8e5m2); store(e5 + 16384 + o, (v * 256.0) as f8e5m2);\n"
+     "}\n",
+     2, {DT_F8E4M3, DT_F8E5M2}, {16384, 32768}, {1, 1}, 0, {0}, 16, 0, 0, 0, 0},
     {"narrow and wide dtypes: fp8, i8, u8, i16, u16, u64, f64 conversions (saturating, through f32) and arithmetic",
      "kernel k(x: *f32, e4: *f8e4m3, e5: *f8e5m2, n: *i8, w: *f64, u: *u64) {\n"
      "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
@@ -634,7 +649,7 @@ int main(int argc, char **argv) {
     char dir[] = "/tmp/blk_gpu_ops_XXXXXX";
     if (!mkdtemp(dir)) return 1;
     InterpLaunchCtx ictx = {dir, {0}};
-    ExampleRunner cpu = {example_launch_interp, &ictx}, other = cpu;
+    ExampleRunner cpu = {example_launch_interp, &ictx, NULL}, other = cpu;
     RuntimeLaunchCtx gpu = {dir, NULL, NULL, false};
     bool on_gpu = true;
     const char *only = NULL; /* run the cases whose name contains this */
@@ -648,7 +663,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "gpu_ops: %s\n", blk_last_error());
             return 1;
         }
-        other = (ExampleRunner){example_launch_runtime, &gpu};
+        other = (ExampleRunner){example_launch_runtime, &gpu, NULL};
         printf("interpreter vs %s, through the runtime API%s\n\n", blk_context_device(gpu.ctx),
                gpu.persistent ? ", kernels built persistent" : "");
     }

@@ -1240,6 +1240,71 @@ static void repeat_kv(TBuf *k_rep, TBuf *v_rep, const TBuf *k, const TBuf *v, in
     }
 }
 
+/* How an attention forward's arithmetic errs, beyond check_attention's f16
+ * model (the header comment): the first dot's error per unit of S (D 2^-23
+ * for f32 sums; fp8's tensor-core runs add D/32 2^-12), p's rounding before
+ * the second dot (T's unit roundoff and half its smallest subnormal), that
+ * dot's own error per unit of A (fp8: BLOCK_N/32 2^-12), and the roundings
+ * between the sums and Out (2^-22 for the division; fp8's scale, one more). */
+typedef struct {
+    double score_rel, p_u, p_sub, pv_rel, out_rel;
+    const char *tol; /* the tolerance as the table shows it */
+} AttentionErrors;
+
+/* Out and LSE of a forward over `heads` slices against ref_attention on q,
+ * k, v (f16 or bf16 bits, K and V per query head), each element within its
+ * bound; Out rounded to dt; nothing written past either (sentinels). */
+static void compare_attention_forward(CheckResult *r, const TBuf *out, const TBuf *lse, const void *q, const void *k,
+                                      const void *v, bool bf16, int heads, int N, int D, bool causal, int window,
+                                      double sm_scale, int block_m, int block_n, DType dt, const AttentionErrors *m,
+                                      double sentinel) {
+    size_t rows = (size_t)heads * N, total = rows * (size_t)D;
+    double *ref = malloc(total * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
+    double *bound = malloc(total * sizeof *bound), *bound_lse = malloc(rows * sizeof *bound_lse);
+    RefAttentionMags mags = {malloc(rows * sizeof(double)), malloc(total * sizeof(double)), malloc(total * sizeof(double))};
+    if (ref && ref_lse && bound && bound_lse && mags.score_mag && mags.v_mag && mags.v_abs &&
+        ref_attention(q, k, v, bf16, heads, N, D, causal, window, sm_scale, ref, ref_lse, &mags)) {
+        double u = unit_roundoff(dt), sub = subnormal_half(dt), c = sm_scale * 1.4426950408889634;
+        for (size_t row = 0; row < rows; row++) {
+            int i = (int)(row % (size_t)N);
+            /* the blocks of keys the kernel's program walks through */
+            int hi = causal ? ((i / block_m + 1) * block_m < N ? (i / block_m + 1) * block_m : N) : N;
+            int nblk = (hi + block_n - 1) / block_n, npad = nblk * block_n;
+            /* delta: the absolute error of a base-2 score (t - m): the
+             * first dot's, two roundings of the scaling and one of
+             * the subtraction (|t - m| <= 2 c S) */
+            double delta = c * mags.score_mag[row] * (m->score_rel + 2 * 0x1p-23);
+            /* eps: the relative error of each weight: delta through exp2, the
+             * exp2 of p and of each block's alpha (2 ulp each) */
+            double eps = 0.6931471805599453 * delta * (1 + delta) + (nblk + 1) * 0x1p-22;
+            /* the log2-sum-exp2: delta, eps and l's f32 sum (in log2: / ln 2),
+             * log2 and the last addition (2 ulp of their sizes) */
+            double eps_l = (log2(block_n) + 2 * nblk) * 0x1p-23;
+            bound_lse[row] = delta + 1.01 * (eps + eps_l) / 0.6931471805599453 +
+                             0x1p-22 * (log2(npad) + 1 + fabs(ref_lse[row]));
+            for (int d = 0; d < D; d++) {
+                size_t e = row * (size_t)D + d;
+                double A = mags.v_mag[e], o = fabs(ref[e]);
+                /* moved weights (2 eps A), p rounded before the second dot
+                 * (p_u A, and p_sub per key since l >= 1), that dot's error,
+                 * its and l's f32 sums and the rescalings (2 npad 2^-23 A),
+                 * the roundings after; then the rounding of Out to T */
+                double err = A * (m->p_u + 2 * eps / (1 - eps) + m->pv_rel + 2 * npad * 0x1p-23) +
+                             m->p_sub * mags.v_abs[e] + m->out_rel * o;
+                bound[e] = (1 + u) * err + u * o + sub;
+            }
+        }
+        compare_bound(r, "Out", out, D, ref, bound, (int64_t)rows, D, m->tol, true);
+        compare_bound(r, "LSE", lse, 1, ref_lse, bound_lse, (int64_t)rows, 1, "delta+2^-22..", false);
+        check_tail(r, "Out", out, (int64_t)total, sentinel);
+        check_tail(r, "LSE", lse, (int64_t)rows, sentinel);
+    } else {
+        failf(r, "out of memory for the reference");
+    }
+    free(ref), free(ref_lse), free(bound), free(bound_lse);
+    free(mags.score_mag), free(mags.v_mag), free(mags.v_abs);
+}
+
 CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, DType dt,
                             int block_m, int block_n, int group, int window) {
     CheckResult r = {0};
@@ -1277,56 +1342,65 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
                         {.f = sm_scale}, {.i = N}};
     uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     if (launch_grid(run, &r, &k, args, 7, grid, bufs, 5)) {
-        size_t rows = (size_t)heads * N;
-        double *ref = malloc(total * sizeof *ref), *ref_lse = malloc(rows * sizeof *ref_lse);
-        double *bound = malloc(total * sizeof *bound), *bound_lse = malloc(rows * sizeof *bound_lse);
-        RefAttentionMags mags = {malloc(rows * sizeof(double)), malloc(total * sizeof(double)),
-                                 malloc(total * sizeof(double))};
-        if (ref && ref_lse && bound && bound_lse && mags.score_mag && mags.v_mag && mags.v_abs &&
-            ref_attention(q.data, kk_rep.data, v_rep.data, dt == DT_BF16, heads, N, D, causal, window, sm_scale, ref, ref_lse,
-                          &mags)) {
-            double u = unit_roundoff(dt), sub = subnormal_half(dt), c = sm_scale * 1.4426950408889634;
-            for (size_t row = 0; row < rows; row++) {
-                int i = (int)(row % (size_t)N);
-                /* the blocks of keys the kernel's program walks through */
-                int hi = causal ? ((i / block_m + 1) * block_m < N ? (i / block_m + 1) * block_m : N) : N;
-                int nblk = (hi + block_n - 1) / block_n, npad = nblk * block_n;
-                /* delta: the absolute error of a base-2 score (t - m): the
-                 * first dot's D 2^-23 S, two roundings of the scaling and one of
-                 * the subtraction (|t - m| <= 2 c S) */
-                double delta = c * mags.score_mag[row] * (D + 2) * 0x1p-23;
-                /* eps: the relative error of each weight: delta through exp2, the
-                 * exp2 of p and of each block's alpha (2 ulp each) */
-                double eps = 0.6931471805599453 * delta * (1 + delta) + (nblk + 1) * 0x1p-22;
-                /* the log2-sum-exp2: delta, eps and l's f32 sum (in log2: / ln 2),
-                 * log2 and the last addition (2 ulp of their sizes) */
-                double eps_l = (log2(block_n) + 2 * nblk) * 0x1p-23;
-                bound_lse[row] = delta + 1.01 * (eps + eps_l) / 0.6931471805599453 +
-                                 0x1p-22 * (log2(npad) + 1 + fabs(ref_lse[row]));
-                for (int d = 0; d < D; d++) {
-                    size_t e = row * (size_t)D + d;
-                    double A = mags.v_mag[e], o = fabs(ref[e]);
-                    /* moved weights (2 eps A), p rounded to T before the second
-                     * dot (u A, and sub per key since l >= 1), that dot's and
-                     * l's f32 sums and the rescalings (2 npad 2^-23 A), the
-                     * division (2^-22); then the rounding of Out to T */
-                    double err = A * (u + 2 * eps / (1 - eps) + 2 * npad * 0x1p-23) + sub * mags.v_abs[e] +
-                                 0x1p-22 * o;
-                    bound[e] = (1 + u) * err + u * o + sub;
-                }
-            }
-            compare_bound(&r, "Out", &out, D, ref, bound, (int64_t)rows, D,
-                          dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+..", true);
-            compare_bound(&r, "LSE", &lse, 1, ref_lse, bound_lse, (int64_t)rows, 1, "delta+2^-22..", false);
-            check_tail(&r, "Out", &out, total, sentinel);
-            check_tail(&r, "LSE", &lse, (int64_t)rows, sentinel);
-        } else {
-            failf(&r, "out of memory for the reference");
-        }
-        free(ref), free(ref_lse), free(bound), free(bound_lse);
-        free(mags.score_mag), free(mags.v_mag), free(mags.v_abs);
+        AttentionErrors m = {D * 0x1p-23, unit_roundoff(dt), subnormal_half(dt), 0, 0x1p-22,
+                             dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+.."};
+        compare_attention_forward(&r, &out, &lse, q.data, kk_rep.data, v_rep.data, dt == DT_BF16,
+                                  heads, N, D, causal, window, sm_scale, block_m, block_n, dt, &m, sentinel);
     }
     tb_free(&q), tb_free(&kk), tb_free(&v), tb_free(&kk_rep), tb_free(&v_rep), tb_free(&out), tb_free(&lse);
+    return r;
+}
+
+/* attention_fp8.blk: Q, K, V rounded to e4m3 (V stored transposed) with power-of-two scales, so
+ * the values the kernel means (x8 * scale) are exact in f16 and ref_attention takes them. */
+CheckResult check_attention_fp8(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, int block_m,
+                                int block_n) {
+    CheckResult r = {0};
+    set_name(&r, "attention_fp8 Z=%d H=%d N_CTX=%d D=%d f8e4m3 -> bf16%s BLOCK_M/N=%d/%d", Z, H, N, D,
+             causal ? " causal" : "", block_m, block_n);
+    RefRng rng = {11};
+    const double sentinel = 1280.0;
+    /* q_scale * k_scale * sm_scale as Triton's test's sm_scale 0.5 on N(0, 0.5^2) operands;
+     * V's values around 0.5 (mean 1 before its scale), so a lost scale or key shows */
+    const float q_scale = 0.5f, k_scale = 0.5f, v_scale = 0.5f, sm_scale = 0.5f;
+    const DType dt = DT_BF16;
+    int heads = Z * H;
+    int64_t total = (int64_t)heads * N * D;
+    TBuf q = tb_new(DT_F8E4M3, total), kk = tb_new(DT_F8E4M3, total), vt = tb_new(DT_F8E4M3, total);
+    TBuf q16 = tb_new(DT_F16, total), k16 = tb_new(DT_F16, total), v16 = tb_new(DT_F16, total);
+    TBuf out = tb_new(dt, total + (int64_t)block_m * D), lse = tb_new(DT_F32, (int64_t)heads * N + block_m);
+    for (int64_t i = 0; i < total; i++) {
+        tb_set(&q, i, ref_normal(&rng));
+        tb_set(&kk, i, ref_normal(&rng));
+        tb_set(&vt, i, 1 + ref_normal(&rng));
+        tb_set(&q16, i, tb_get(&q, i) * q_scale);
+        tb_set(&k16, i, tb_get(&kk, i) * k_scale);
+    }
+    for (int64_t h = 0; h < heads; h++) /* Vt [heads, D, N] -> V [heads, N, D] */
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t j = 0; j < N; j++)
+                tb_set(&v16, (h * N + j) * D + d, tb_get(&vt, (h * D + d) * N + j) * v_scale);
+    for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
+    for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
+    AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    ExampleKernel k = attention_kernel("attention_fp8.blk", "attn_fwd_fp8", &defs);
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&vt, "Vt"), tb_buf(&out, "Out"),
+                           tb_buf(&lse, "LSE")};
+    InterpArg args[] = {{.p = q.data},      {.p = kk.data},     {.p = vt.data},     {.p = out.data},
+                        {.p = lse.data},    {.f = q_scale},     {.f = k_scale},     {.f = v_scale},
+                        {.f = sm_scale},    {.i = N}};
+    uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
+    if (launch_grid(run, &r, &k, args, 10, grid, bufs, 5)) {
+        /* p rounded to e4m3 (u 2^-4, half its smallest subnormal 2^-10); each dot's run summed on
+         * the tensor cores (k/32 2^-12 of its magnitude, matmul_fp8's); the scores' scale a product
+         * of four (two roundings more); v_scale / l, then times */
+        AttentionErrors m = {D / 32.0 * 0x1p-12 + (D + 2) * 0x1p-23, 0x1p-4, 0x1p-10, block_n / 32.0 * 0x1p-12, 0x1p-21,
+                             "2^-4 A+2^-8|o|+.."};
+        compare_attention_forward(&r, &out, &lse, q16.data, k16.data, v16.data, false, heads, N, D, causal, 0,
+                                  sm_scale, block_m, block_n, dt, &m, sentinel);
+    }
+    tb_free(&q), tb_free(&kk), tb_free(&vt), tb_free(&q16), tb_free(&k16), tb_free(&v16), tb_free(&out),
+        tb_free(&lse);
     return r;
 }
 
@@ -1591,7 +1665,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
             fprintf(stderr, "run_example_suite: more checks than the %d there is room for\n", max); \
             abort();                                                                         \
         }                                                                                    \
-        out[n++] = (call);                                                                   \
+        if (!r->only || strstr(#call, r->only)) out[n++] = (call);                          \
     } while (0)
     CHECK(check_add(r, 98432, DT_F32, 1024)); /* the tutorial's size */
     CHECK(check_softmax(r, 1823, 781, 781, DT_F32, 1024, false)); /* the tutorial's test shape */
@@ -1619,6 +1693,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_matmul_fp8_blockwise(r, 100, 200, 300, DT_F8E4M3, DT_F8E4M3, DT_BF16, 64, 64, 3));
     CHECK(check_moe_matmul(r, 50, 6, 2, 96, 80, DT_F16, 16, 32, 32, true, 0));
     CHECK(check_attention(r, 1, 2, 256, 64, false, DT_F16, 128, 64, 1, 0));
+    CHECK(check_attention_fp8(r, 1, 2, 256, 64, false, 128, 64));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
     CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128, 0));
@@ -1717,6 +1792,10 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         CHECK(check_attention(r, 2, 1, 257, 64, false, DT_BF16, 64, 32, 1, 0));
         CHECK(check_attention(r, 1, 1, 257, 128, true, DT_F16, 128, 64, 1, 0));
         CHECK(check_attention(r, 1, 1, 130, 128, true, DT_BF16, 32, 64, 1, 0));
+        /* fp8: causal with N_CTX ragged (Vt's rows then not 16-byte multiples), both blocks of 128 */
+        CHECK(check_attention_fp8(r, 1, 2, 257, 128, true, 128, 128));
+        CHECK(check_attention_fp8(r, 2, 1, 100, 64, false, 64, 32));
+        CHECK(check_attention_fp8(r, 1, 1, 1024, 128, false, 128, 128));
         CHECK(check_attention(r, 1, 1, 77, 128, false, DT_BF16, 32, 16, 1, 0));
         CHECK(check_attention(r, 2, 3, 300, 64, false, DT_F16, 128, 128, 1, 0));
         CHECK(check_attention(r, 1, 1, 1, 64, true, DT_F16, 16, 16, 1, 0));

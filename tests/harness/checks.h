@@ -25,6 +25,7 @@ typedef char *(*ExampleLaunch)(void *ctx, const ExampleKernel *k, const InterpAr
 typedef struct {
     ExampleLaunch launch;
     void *ctx;
+    const char *only; /* run only the checks whose call holds this text ("attention_fp8"); NULL: all */
 } ExampleRunner;
 
 /* Front end and block IR of an example's kernel (diagnostics to stderr):
@@ -98,6 +99,9 @@ CheckResult check_matmul_fp8_blockwise(const ExampleRunner *r, int M, int N, int
 /* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
  * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
  * window > 0 (causal): each query sees its window latest keys */
+/* attention_fp8.blk: e4m3 Q, K and V (V transposed) with scales, Out in bf16. */
+CheckResult check_attention_fp8(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal,
+                                int block_m, int block_n);
 CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal, DType dtype,
                             int block_m, int block_n, int group, int window);
 

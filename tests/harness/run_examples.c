@@ -11,7 +11,7 @@
 
 static void usage(FILE *out) {
     fputs("usage: run_examples [--device auto|cuda|cpu] [--arch ARCH] [--persistent] [--all-shapes] [--shuffle]\n"
-          "                    [--examples DIR]\n"
+          "                    [--only TEXT] [--examples DIR]\n"
           "  --device auto    the GPU if there is one, else the interpreter (the default)\n"
           "  --device cuda    the GPU; fails when there is none\n"
           "  --device cpu     the reference interpreter\n"
@@ -23,6 +23,8 @@ static void usage(FILE *out) {
           "                   GPU also M = 4096 with N up to 16384, matmul 1024^3 and\n"
           "                   attention at N_CTX = 1024)\n"
           "  --shuffle        on the interpreter, run programs in a shuffled order\n"
+          "  --only TEXT      only the checks whose call in tests/harness/checks.c holds TEXT\n"
+          "                   (attention_fp8, DT_BF16, ...)\n"
           "  --examples DIR   where the .blk files are\n",
           out);
 }
@@ -32,6 +34,7 @@ int main(int argc, char **argv) {
     RuntimeLaunchCtx rt = {BLK_EXAMPLES_DIR, NULL, NULL, false};
     const char *device = "auto";
     bool all_shapes = false, shuffle = false;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--all-shapes") == 0) {
             all_shapes = true;
@@ -45,6 +48,8 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
             rt.arch = argv[++i];
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else if (strcmp(argv[i], "--persistent") == 0) {
             rt.persistent = true;
         } else if (strcmp(argv[i], "--examples") == 0 && i + 1 < argc) {
@@ -62,11 +67,15 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!example_open_device(shuffle ? "cpu" : device, &rt)) return 1;
-    ExampleRunner run = {example_launch_runtime, &rt};
-    if (shuffle) run = (ExampleRunner){example_launch_interp, &shuffled};
+    ExampleRunner run = {example_launch_runtime, &rt, only};
+    if (shuffle) run = (ExampleRunner){example_launch_interp, &shuffled, only};
     CheckResult results[EXAMPLE_SUITE_MAX];
     bool on_gpu = strncmp(blk_context_device(rt.ctx), "cpu", 3) != 0;
     int nresults = run_example_suite(&run, all_shapes ? (on_gpu ? 2 : 1) : 0, results, EXAMPLE_SUITE_MAX);
+    if (only && nresults == 0) {
+        fprintf(stderr, "run_examples: error: no check's call holds '%s' (tests/harness/checks.c)\n", only);
+        return 2;
+    }
     printf("device: %s%s%s%s%s\n\n", blk_context_device(rt.ctx), shuffle ? ", shuffled program order" : "",
            rt.arch ? ", built for " : "", rt.arch ? rt.arch : "", rt.persistent ? ", persistent kernels" : "");
     printf("| %-68s | %-10s | %-16s | %8s | %-6s |\n", "example and shape", "max error", "tolerance",
