@@ -449,6 +449,26 @@ static const OpCase cases[] = {
      4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 8192, 2048}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* 128 KiB of dynamic shared memory: over the 48 KiB a launch gets without
      * opting in, under sm_90's 227 KiB (issue 9) */
+    /* fp8 p converted from an accumulator as a dot's a (attention's p V; on sm_90a staged in
+     * shared memory for wgmma): small integers, so every sum is exact on any accumulator and the
+     * GPU equals the interpreter bit for bit; not promoted (into zeros, and 2^30), and promoted
+     * (into ones) */
+    {"fp8 dot with a converted from an accumulator (attention's p), promoted and not",
+     "kernel k(x: *f32, a: *f16 @align(16), b: *f16 @align(16), vt: *f8e4m3 @align(16), o: *f32) {\n"
+     "  let i = arange(0, 64); let j = arange(0, 32); let n = arange(0, 64);\n"
+     "  store(a + i[:, None] * 32 + j[None, :], ((i[:, None] * 7 + j[None, :] * 5) % 3 - 1) as f16);\n"
+     "  store(b + j[:, None] * 64 + n[None, :], ((j[:, None] * 3 + n[None, :] * 2) % 3 - 1) as f16);\n"
+     "  store(vt + n[:, None] * 64 + n[None, :], ((n[:, None] * 5 + n[None, :] * 7) % 3 - 1) as f8e4m3);\n"
+     "  debug_barrier();\n"
+     "  let p = dot(load(a + i[:, None] * 32 + j[None, :]), load(b + j[:, None] * 64 + n[None, :])) as f8e4m3;\n"
+     "  let v = load(vt + n[:, None] * 64 + n[None, :]);\n"
+     "  let at = i[:, None] * 64 + n[None, :];\n"
+     "  store(o + at, dot(p, trans(v)));\n"
+     "  store(o + 4096 + at, dot(p, trans(v), max_num_imprecise_acc = 1073741824));\n"
+     "  store(o + 8192 + at, dot(p, trans(v), full([64, 64], 1.0, f32)));\n"
+     "}\n",
+     5, {DT_F32, DT_F16, DT_F16, DT_F8E4M3, DT_F32}, {16, 2048, 2048, 4096, 12288}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0,
+     0, 0},
     /* f32 to fp8 (cvt.rn.satfinite from sm_89, then the codes saturation hides): every multiple of
      * 1/16 below 256 (each tie of both formats among them) at 2^-140 (f32 subnormals), 2^-12
      * (fp8 subnormals), 2^-4 and 2^4 (e4m3's overflow at 464, a tie that stays), times 256 for
