@@ -132,7 +132,8 @@ def main():
             for name, backend in BACKENDS:
                 try:
                     with sdpa_kernel(backend):
-                        call = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+                        def call():
+                            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
                         err = max_err(call(), ref16)
                         sdpa.append((tf(timed(call)), err))
                 except RuntimeError as e:
