@@ -229,7 +229,8 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
         last = op, top++;
     }
     if (top < 2 || top != nvptx_ops_in(body, BIR_DOT) || nvptx_wgmma_refusal(g, first) || nvptx_wgmma_refusal(g, last) ||
-        nvptx_dot_promoted(g, last) || nvptx_dot_promoted(g, first))
+        /* (an fp8 dot that is not promoted could be deferred too; that has not run on a GPU) */
+        dtype_is_fp8(vtype(g, last->operands[0]).dtype) || dtype_is_fp8(vtype(g, first->operands[0]).dtype))
         return NULL;
     if (!ringed(pp, last->operands[1]) || !(ringed(pp, last->operands[0]) || nvptx_wgmma_a_in_registers(g, last)))
         return NULL;

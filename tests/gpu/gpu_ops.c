@@ -469,17 +469,17 @@ static const OpCase cases[] = {
      "}\n",
      5, {DT_F32, DT_F16, DT_F16, DT_F8E4M3, DT_F32}, {16, 2048, 2048, 4096, 12288}, {0, 1, 1, 1, 1}, 0, {0}, 1, 0, 0,
      0, 0},
-    /* f32 to fp8 (cvt.rn.satfinite from sm_89, then the codes saturation hides): every multiple of
+    /* f32 to fp8 (cvt.rn.satfinite from sm_90, then the codes saturation hides): every multiple of
      * 1/16 below 256 (each tie of both formats among them) at 2^-140 (f32 subnormals), 2^-12
      * (fp8 subnormals), 2^-4 and 2^4 (e4m3's overflow at 464, a tie that stays), times 256 for
-     * e5m2's (61440, a tie that goes up); signs alternating; inf and NaN of both signs */
+     * e5m2's (61440, a tie that goes up); signs alternating; inf, NaN and zero of both signs */
     {"f32 to f8e4m3 and f8e5m2 on ties, subnormals, the overflow boundary, inf and NaN (bit for bit)",
      "kernel k(e4: *f8e4m3, e5: *f8e5m2) {\n"
      "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
      "  let s = o / 4096;\n"
      "  let scale = where(s == 0, 7.174648137343064e-43, where(s == 1, 0.000244140625, where(s == 2, 0.0625, 16.0)));\n"
      "  var v = ((o % 4096) as f32) * 0.0625 * scale;\n"
-     "  v = where(o % 4096 == 4095, inf, where(o % 4096 == 4093, nan, v));\n"
+     "  v = where(o % 4096 >= 4094, inf, where(o % 4096 >= 4092, nan, where(o % 4096 == 1, 0.0, v)));\n"
      "  v = where(o % 2 == 1, -v, v);\n"
      "  store(e4 + o, v as f8e4m3); store(e5 + o, v as f8e5m2); store(e5 + 16384 + o, (v * 256.0) as f8e5m2);\n"
      "}\n",
