@@ -172,10 +172,8 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     if (fp8) d = DT_F16;
     LLVMValueRef *out = nvptx_new_regs(g, r);
     /* promoted (fp8): each promote_every k terms summed from zero, then added to the accumulator in f32 */
-    int promote_steps = ds->promote_every / dot_k_step(d);
-    if (ds->promote_every && (promote_steps < 1 || ksteps % promote_steps))
-        return nvptx_gen_fail(g, op, "internal compiler error: K is not a whole number of %d-term sums",
-                              ds->promote_every);
+    int promote_steps = nvptx_dot_run_steps(g, ds, dot_k_step(d), ksteps);
+    if (promote_steps < 0) return false;
     if (promote_steps) {
         C = memcpy(arena_alloc(&g->arena, (size_t)lc->nregs * sizeof *C), C, (size_t)lc->nregs * sizeof *C);
         for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);

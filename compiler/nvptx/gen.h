@@ -453,6 +453,10 @@ bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const ch
 bool nvptx_op_ends_block(const BirOp *op);
 /* The ops of b with this code (BIR_OPCODE_COUNT: every op), its regions' included. */
 int nvptx_ops_in(const BirBlock *b, BirOpcode code);
+/* The k-steps (of k_step terms; ksteps in the dot) one of ds's promoted runs
+ * takes: 0 where it is not promoted; -1, reported as an internal error,
+ * where runs do not tile K (the plan's are powers of two up to K). */
+int nvptx_dot_run_steps(Gen *g, const NvptxDotSchedule *ds, int k_step, int ksteps);
 /* Is value v zero everywhere: a zero constant, or a splat of one (-0.0 too)? */
 bool nvptx_zero_value(Gen *g, int v);
 /* Does an op of b (or of its regions) read value v? */

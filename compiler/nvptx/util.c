@@ -55,6 +55,17 @@ bool nvptx_zero_value(Gen *g, int v) {
     return op && op->code == BIR_CONST && (dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0.0 : op->value.i == 0);
 }
 
+int nvptx_dot_run_steps(Gen *g, const NvptxDotSchedule *ds, int k_step, int ksteps) {
+    if (!ds->promote_every) return 0;
+    int steps = ds->promote_every / k_step;
+    if (steps < 1 || ksteps % steps) {
+        nvptx_gen_fail(g, ds->op, "internal compiler error: K is not a whole number of %d-term sums",
+                       ds->promote_every);
+        return -1;
+    }
+    return steps;
+}
+
 int nvptx_ops_in(const BirBlock *b, BirOpcode code) {
     int n = 0;
     for (int i = 0; i < b->ops.len; i++) {

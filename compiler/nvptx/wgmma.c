@@ -287,10 +287,9 @@ static void issue(Gen *g, const WgmmaIssue *is, LLVMValueRef *out, int k0, int k
  * accumulator ends in out. */
 static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, LLVMValueRef *C, LLVMValueRef *out,
                      int n) {
-    int steps = ds->promote_every / dot_k_step(is->d), sums = is->ksteps / steps;
-    if (steps < 1 || sums * steps != is->ksteps)
-        return nvptx_gen_fail(g, ds->op, "internal compiler error: K is not a whole number of %d-term sums",
-                              ds->promote_every);
+    int steps = nvptx_dot_run_steps(g, ds, dot_k_step(is->d), is->ksteps);
+    if (steps < 0) return false;
+    int sums = is->ksteps / steps;
     LLVMValueRef *set[2] = {out, ds->promote_in_turn ? arena_alloc(&g->arena, (size_t)n * sizeof *out) : out};
     LLVMValueRef *total = memcpy(arena_alloc(&g->arena, (size_t)n * sizeof *C), C, (size_t)n * sizeof *C);
     for (int c = 0; c < sums; c++) {
