@@ -5,7 +5,8 @@
 #   python3 bench/compare_builds.py LIBBLK LIBBLK:no_warp_specialize   (a dot_bench.Blk keyword set to 1:
 #                                                                       no_tma, no_warp_specialize, persistent)
 #   --only SUBSTRING (before the builds): only the cases whose name holds it
-# Attention and matmul print TFLOP/s; layer_norm_fwd (4096 rows, f16) GB/s read and written.
+# Attention, matmul and fp8 (matmul_fp8.blk on e4m3, its sums promoted every 128 terms unless the
+# name says) print TFLOP/s; layer_norm_fwd (4096 rows, f16) GB/s read and written.
 import sys, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
@@ -31,6 +32,18 @@ c8 = torch.empty_like(a8)
 xl = torch.randn(4096, 15872, device="cuda", dtype=torch.float16)
 yl, wl, bl = torch.empty_like(xl), torch.randn(15872, device="cuda", dtype=torch.float16), torch.randn(15872, device="cuda", dtype=torch.float16)
 ml, rl = torch.empty(4096, device="cuda"), torch.empty(4096, device="cuda")
+
+
+from fp8_bench import blk_matmul_fp8  # noqa: E402
+f8a = {n: (torch.randn(n, n, device="cuda") * 0.5).to(torch.float8_e4m3fn) for n in (4096, 8192)}
+f8b = {n: (torch.randn(n, n, device="cuda") * 0.5).to(torch.float8_e4m3fn).t() for n in (4096, 8192)}  # column-major
+f8c = {n: torch.empty(n, n, device="cuda", dtype=torch.bfloat16) for n in (4096, 8192)}
+one = torch.ones((), device="cuda")
+
+
+def fp8(B, n, bm, bn, bk, warps, stages=0, promote=128):
+    """matmul_fp8.blk on n^3 e4m3, its sums promoted every `promote` terms."""
+    return blk_matmul_fp8(B, f8a[n], f8b[n], f8c[n], one, one, bm, bn, bk, warps, stages, promote=promote)
 
 
 def layer_norm(B, n, block, warps):
@@ -63,7 +76,14 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("matmul 2048 128x128x64 w8", lambda B: db.blk_matmul(B, a2, b2, c2, 128, 128, 64, 8), 2 * 2048**3),
          ("matmul 4096 128x128x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 128, 64, 8), 2 * 4096**3),
          ("matmul 4096 128x256x64 w8", lambda B: db.blk_matmul(B, a, b, c, 128, 256, 64, 8), 2 * 4096**3),
-         ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3)]
+         ("matmul 8192 128x256x64 w8", lambda B: db.blk_matmul(B, a8, b8, c8, 128, 256, 64, 8), 2 * 8192**3),
+         ("fp8 4096 128x128x256 w8", lambda B: fp8(B, 4096, 128, 128, 256, 8), 2 * 4096**3),
+         ("fp8 4096 128x128x256 w8 s2", lambda B: fp8(B, 4096, 128, 128, 256, 8, 2), 2 * 4096**3),
+         ("fp8 4096 64x128x256 w4", lambda B: fp8(B, 4096, 64, 128, 256, 4), 2 * 4096**3),
+         ("fp8 4096 128x128x128 w8", lambda B: fp8(B, 4096, 128, 128, 128, 8), 2 * 4096**3),
+         ("fp8 4096 128x128x128 w8 s5 p64", lambda B: fp8(B, 4096, 128, 128, 128, 8, 5, 64), 2 * 4096**3),
+         ("fp8 8192 128x128x256 w8", lambda B: fp8(B, 8192, 128, 128, 256, 8), 2 * 8192**3),
+         ("fp8 8192 64x128x256 w4", lambda B: fp8(B, 8192, 64, 128, 256, 4), 2 * 8192**3)]
 for name, mk, flops in [c for c in cases if only in c[0]]:
     for rep in range(2):
         for p, B in zip(libs, blks):

@@ -2,14 +2,19 @@
 """fp8_bench.py: blkc's 8-bit matmuls beside their peers, one run, one GPU, one
 timer (dot_bench.py's: kernel time from CUDA graphs, L2 flushed before every run).
 
-    python3 bench/fp8_bench.py LIBBLK_SO [--quick] [--only fp8|int8|accuracy] [--out FILE]
-        [--no-warp-specialize]
+    python3 bench/fp8_bench.py LIBBLK_SO [--tutorial PATH] [--quick] [--only fp8|int8|accuracy]
+        [--out FILE] [--no-warp-specialize]
 
 fp8 (e4m3 x e4m3, B column-major, C in bf16):
   cuBLAS   torch._scaled_mm with per-tensor scales, use_fast_accum False (its
            sums promoted to f32 along k, as blkc's are) and True;
-  Triton   Triton's tutorial 03 kernel (dot_bench.py's transcription) with the
-           tutorial's fp8 configurations, no scales;
+  Triton   Triton's python/tutorials/03-matrix-multiplication.py as published
+           (--tutorial PATH: the triton-lang/triton repository's file; the GPU
+           machine's Triton package has no tutorials, so it travels with the
+           command): its code up to its unit test, loaded as a module, and its
+           matmul(a, b) timed as it is (its autotuned kernel over its own CUDA
+           configurations, fp8 ones included; C allocated in fp16, no scales).
+           Without --tutorial the column is "-";
   blkc     dsl_examples/matmul_fp8.blk, per-tensor scales (a scale stride of 0), its
            sums promoted every 128 terms (k128, k256), every 256 (p256) and never
            (fast: PROMOTE = 2^30, as cuBLAS's fast mode and Triton's kernel), and
@@ -17,12 +22,15 @@ fp8 (e4m3 x e4m3, B column-major, C in bf16):
 int8 (i8 x i8 -> i32, B column-major): torch._int_mm (cuBLAS) against
   dsl_examples/matmul_int8.blk.
 accuracy: fp8 products summed over K up to 16384, C in f32, against an f64
+  (Triton's row: tutorial 03's kernel as dot_bench.py writes it, C in f32 -- the
+  file's own kernel rounds C to fp16 -- to show what tl.dot's fp8 sums keep);
   reference: the largest |C - ref| / sum_k |a b| (the sums' error relative to
   the terms' magnitude) and the largest |C - ref| / |ref| over the output's
   elements whose |ref| is at least 1% of its largest."""
 import argparse
 import os
 import sys
+import types
 
 import torch
 import triton
@@ -92,6 +100,31 @@ def tl_matmul_fp8(a, b, c):
     return dot_bench.tl_matmul(a, b, c, TL_FP8)
 
 
+def load_tutorial_03(path):
+    """Tutorial 03's code before its unit test (which runs at import, as does its benchmark),
+    as a module: its matmul_kernel and matmul wrapper as published."""
+    if path is None:
+        return None
+    with open(path) as f:
+        text = f.read()
+    at = text.find("\n# Unit Test")
+    if at < 0:
+        raise SystemExit(f"{path}: no '# Unit Test' section: not Triton's tutorial 03?")
+    mod = types.ModuleType("triton_tutorial_03")
+    mod.__file__ = path
+    exec(compile(text[:at], path, "exec"), mod.__dict__)
+    return mod
+
+
+def tutorial_run(tut, a, b):
+    """The tutorial's matmul(a, b) as published, and a check of the C it returns (fp16)."""
+    held = []
+
+    def run():
+        held[:] = [tut.matmul(a, b)]
+    return run, held
+
+
 # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages; 0: blkc's choice). An fp8 dot adds its sums to the
 # accumulator in f32 every 128 terms (as DeepGEMM and cuBLAS's default mode) whatever BLOCK_K;
 # at 256 a dot's two sums take turns (one added while the next one's wgmmas run): timed apart
@@ -123,13 +156,13 @@ def tflops(flops, t):
     return flops / (t[0] * 1e-3) / 1e12 if t else float("nan")
 
 
-def fp8_table(blk, shapes, lines):
+def fp8_table(blk, shapes, lines, tut):
     lines += ["## fp8 matmul: e4m3 x e4m3, B column-major, C in bf16", "",
               "blkc k128 / k256: its best configuration with BLOCK_K 128 / 256 (sums promoted to f32 every 128 "
               "terms in both); p256: BLOCK_K 256 promoted every 256 terms (PROMOTE=256, twice the error); fast: "
               "never promoted (PROMOTE=2^30: the tensor cores sum into the accumulator, as cuBLAS's fast-accumulation "
               "mode and Triton's kernel do)", "",
-              "| M | N | K | cuBLAS TFLOP/s | cuBLAS fast-accum TFLOP/s | Triton TFLOP/s | blkc k128 TFLOP/s (config) | "
+              "| M | N | K | cuBLAS TFLOP/s | cuBLAS fast-accum TFLOP/s | Triton tutorial 03 TFLOP/s | blkc k128 TFLOP/s (config) | "
               "blkc k256 TFLOP/s (config) | blkc p256 TFLOP/s | k128 / cuBLAS | k256 / cuBLAS | p256 / cuBLAS | "
               "k256 / fast-accum | k256 / Triton | cuBLAS ms kernel / user | blkc k256 ms kernel / user | "
               "blkc block-scaled TFLOP/s (config) | blkc fast TFLOP/s (config) | fast / cuBLAS fast-accum | "
@@ -156,7 +189,10 @@ def fp8_table(blk, shapes, lines):
         tc = best_of([("cublas", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.bfloat16))], check)
         tf = best_of([("cublas fast", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.bfloat16,
                                                                 use_fast_accum=True))], check)
-        tt = best_of([("triton", tl_matmul_fp8(a, b, c))], check)
+        tt = None
+        if tut:
+            run, held = tutorial_run(tut, a, b)
+            tt = best_of([("triton tutorial 03", run)], lambda: check(c=held[0]))
         def cands(configs, promote=128):
             return [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else ""),
                      lazy(lambda bm=bm, bn=bn, bk=bk, w=w, s=s: blk_matmul_fp8(blk, a, b, c, one, one, bm, bn, bk, w,
@@ -226,7 +262,7 @@ def accuracy_table(blk, lines):
         runs = [("cuBLAS", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.float32)),
                 ("cuBLAS fast-accum", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.float32,
                                                                use_fast_accum=True)),
-                ("Triton tutorial 03", tl_matmul_fp8(a, b, c)),
+                ("Triton tl.dot (tutorial 03's kernel)", tl_matmul_fp8(a, b, c)),
                 ("blkc 128x128x128", lazy(lambda: blk_matmul_fp8(blk, a, b, c, one, one, 128, 128, 128, 8))),
                 ("blkc 128x128x256", lazy(lambda: blk_matmul_fp8(blk, a, b, c, one, one, 128, 128, 256, 8))),
                 ("blkc 128x128x256, PROMOTE=256",
@@ -250,6 +286,7 @@ def main():
     ap.add_argument("libblk")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", choices=["fp8", "int8", "accuracy"])
+    ap.add_argument("--tutorial", help="Triton's python/tutorials/03-matrix-multiplication.py (the Triton column)")
     ap.add_argument("--out")
     ap.add_argument("--no-warp-specialize", action="store_true",
                     help="no producer warpgroup for blkc's TMA loops (blk_compile_options.no_warp_specialize)")
@@ -263,7 +300,7 @@ def main():
     llm = [(4096, 8192, 8192), (4096, 28672, 8192), (4096, 8192, 28672)]  # a 70B model's projections, 4096 tokens
     shapes = [(4096, 4096, 4096)] if args.quick else squares + llm
     if args.only in (None, "fp8"):
-        fp8_table(blk, shapes, lines)
+        fp8_table(blk, shapes, lines, load_tutorial_03(args.tutorial))
     if args.only in (None, "int8"):
         int8_table(blk, shapes, lines)
     if args.only in (None, "accuracy"):
