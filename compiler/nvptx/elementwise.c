@@ -134,7 +134,7 @@ LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
     if (from8) /* exact in f32 */
         return nvptx_convert_dtype(g, gen_fp8_to_f32(g, x, from8), DT_F32, to);
     if (to8) /* through f32, as PyTorch */
-        return (g->m->arch->sm >= 90 ? hw_f32_to_fp8 : gen_f32_to_fp8)(g, nvptx_convert_dtype(g, x, from, DT_F32), to8);
+        return (g->m->arch->fp8_cvt ? hw_f32_to_fp8 : gen_f32_to_fp8)(g, nvptx_convert_dtype(g, x, from, DT_F32), to8);
     LLVMTypeRef t = ty(g, to);
     bool ff = dtype_is_float(from), tf = dtype_is_float(to);
     if (to == DT_I1)

@@ -17,6 +17,8 @@ typedef struct {
     bool tma;                 /* pipelined loads may be TMA copies (cp.async.bulk.tensor) */
     bool grid_dependency;     /* griddepcontrol (sm_90 up): gdc_wait and gdc_launch_dependents act; before,
                                  a grid starts only after the one before it ends and they do nothing */
+    bool fp8_cvt;             /* f32 -> fp8 by cvt.rn.satfinite (PTX 7.8 has it from sm_89; taken where it was
+                                 checked on a GPU, sm_90), its saturation then undone; else integer operations */
     const char *ptx_features; /* the PTX ISA that introduced it, so the PTX loads on the oldest driver that knows it */
     int64_t max_shared_bytes; /* shared memory one program may use (the opt-in maximum) */
     int64_t sm_shared_bytes;  /* shared memory of a multiprocessor (1 KiB of it reserved per program) */

@@ -69,6 +69,22 @@ static void shape_of(Gen *g, int v, char *buf, size_t size) {
     snprintf(buf, size, "%s %s", shape, dtype_name(vtype(g, v).dtype));
 }
 
+/* Each conversion to fp8, and how: the hardware's cvt where the arch table
+ * has it (its saturation undone: `as` overflows to NaN or inf, language.md
+ * §5), else integer operations on f32's bits. */
+static void print_fp8_conversions(Gen *g, FILE *out, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        for (int r = 0; r < op->nregions; r++) print_fp8_conversions(g, out, op->regions[r]);
+        if (op->code != BIR_CONVERT || !dtype_is_fp8(vtype(g, op->results[0]).dtype)) continue;
+        char from[64];
+        shape_of(g, op->operands[0], from, sizeof from);
+        fprintf(out, "convert line %u %s -> %s: %s\n", op->span.line, from, dtype_name(vtype(g, op->results[0]).dtype),
+                g->m->arch->fp8_cvt ? "cvt.rn.satfinite (a value an instruction, the pair's other half 0), then NaN or inf where it saturated"
+                                    : "integer operations on f32's bits (no fp8 cvt in this arch's row)");
+    }
+}
+
 static const char *value_name(Gen *g, int v) { return g->f->values[v].name ? g->f->values[v].name : "a block"; }
 
 static void print_smem(Gen *g, FILE *out) {
@@ -433,6 +449,7 @@ char *nvptx_schedule_text(Gen *g) {
     for (int i = 0; i < s->nrefusals; i++)
         fprintf(out, "loop line %u: not pipelined: %s\n", s->refusals[i].loop->span.line, s->refusals[i].why);
     for (int i = 0; i < s->ndots; i++) print_dot(g, out, &s->dots[i]);
+    print_fp8_conversions(g, out, f->body);
     print_accesses(g, out, f->body);
     if (fclose(out) != 0) {
         free(text);

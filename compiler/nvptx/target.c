@@ -11,11 +11,11 @@
  * Compute Capability". TMA is sm_90's too, but blkc's copies need PTX 8.0,
  * which only sm_90a's row asks for. */
 static const NvptxArch archs[] = {
-    {"sm_80", 80, false, false, false, false, "+ptx70", 163 * 1024, 164 * 1024, 64, 32},
-    {"sm_86", 86, false, false, false, false, "+ptx71", 99 * 1024, 100 * 1024, 48, 16},
-    {"sm_89", 89, false, false, false, false, "+ptx78", 99 * 1024, 100 * 1024, 48, 24},
-    {"sm_90", 90, false, false, false, true, "+ptx78", 227 * 1024, 228 * 1024, 64, 32},
-    {"sm_90a", 90, true, true, true, true, "+ptx80", 227 * 1024, 228 * 1024, 64, 32},
+    {"sm_80", 80, false, false, false, false, false, "+ptx70", 163 * 1024, 164 * 1024, 64, 32},
+    {"sm_86", 86, false, false, false, false, false, "+ptx71", 99 * 1024, 100 * 1024, 48, 16},
+    {"sm_89", 89, false, false, false, false, false, "+ptx78", 99 * 1024, 100 * 1024, 48, 24},
+    {"sm_90", 90, false, false, false, true, true, "+ptx78", 227 * 1024, 228 * 1024, 64, 32},
+    {"sm_90a", 90, true, true, true, true, true, "+ptx80", 227 * 1024, 228 * 1024, 64, 32},
 };
 enum { NARCHS = sizeof archs / sizeof archs[0] };
 
