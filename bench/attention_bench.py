@@ -27,11 +27,9 @@ of its block configurations ("7: ..."), or five, dQ added into f32 sums by atomi
 4k-32k tokens, in GB/s of K and V read, against SDPA's backends the same way.
 """
 import argparse
-import importlib.util
 import math
 import os
 import sys
-import types
 
 import torch
 import triton
@@ -41,6 +39,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import blk  # noqa: E402
+import dot_bench  # noqa: E402  (its loader of Triton tutorial files)
 from dot_bench import write_report as report  # noqa: E402
 
 EXAMPLES = os.path.join(HERE, "..", "dsl_examples")
@@ -59,17 +58,6 @@ FUSED_CONFIGS = [(64, 64, 4), (128, 64, 8), (64, 32, 4), (128, 32, 8), (64, 32, 
 
 def timed(fn):
     return triton.testing.do_bench(fn, warmup=10, rep=50)
-
-
-def load_tutorial(path):
-    if path is None:
-        return None
-    if importlib.util.find_spec("pytest") is None:  # the tutorial imports it for its test only
-        sys.modules["pytest"] = types.SimpleNamespace(mark=types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f)))
-    spec = importlib.util.spec_from_file_location("triton_tutorial_06", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def reference(q, k, v, do, causal):
@@ -226,7 +214,7 @@ def main():
         return gqa(ba, args)
     if args.decode:
         return decode(args)
-    tut = load_tutorial(args.tutorial)
+    tut = dot_bench.load_triton_tutorial(args.tutorial, "triton_tutorial_06")
     lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; "
              f"triton.testing.do_bench (L2 flushed, median); fp16, 16k tokens a batch, 2048/D heads; "
              f"TFLOP/s as tutorial 06 counts them; err: largest |x - SDPA math in f32| over the output "

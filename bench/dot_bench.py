@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
 """dot_bench.py: blkc's matmul and fused attention beside cuBLAS (torch.matmul),
-Triton's tutorial kernels (written below as tutorials 03 and 06 have them) and
-PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
+Triton and PyTorch's scaled_dot_product_attention: one run, one GPU, one timer.
 
-    python3 bench/dot_bench.py LIBBLK_SO [--quick] [--only matmul|ragged|skinny|attention|attention_bwd] [--out FILE]
-        [--min-blocks-per-sm N]
+    python3 bench/dot_bench.py LIBBLK_SO [--tutorial PATH] [--quick] [--only matmul|ragged|skinny|attention|attention_bwd]
+        [--out FILE] [--min-blocks-per-sm N]
     ncu --section SpeedOfLight ... python3 bench/dot_bench.py LIBBLK_SO --profile
 
 LIBBLK_SO is the runtime as a shared library (libblk.so, target blk_shared;
@@ -18,13 +17,24 @@ write) before every run:
   user:   events around each launch, as triton.testing.do_bench times it
           (launch overhead included), median of R.
 TFLOP/s: matmul 2MNK; attention 4·B·H·S²·D, half of that when causal.
-Each provider's output is checked against torch's before it is timed."""
+Each provider's output is checked against torch's before it is timed.
+
+Triton in the matmul tables is its python/tutorials/03-matrix-multiplication.py as published
+(--tutorial PATH, the triton-lang/triton repository's file loaded as a module by
+load_triton_tutorial below, its matmul(a, b) timed as it is: the autotuned kernel over its own
+configurations, C allocated in fp16 each call); without --tutorial that column is "-". The
+attention tables' Triton column is tutorial 06's forward kernel as written below (attention
+against the tutorial file itself: attention_bench.py --tutorial). fp8_bench.py and
+attention_bench.py load their tutorial files through load_triton_tutorial below."""
 import argparse
+import ast
 import ctypes
+import importlib.util
 import math
 import os
 import statistics
 import sys
+import types
 
 import torch
 import triton
@@ -129,8 +139,8 @@ def blk_matmul_splitk(blk, a, b, c, bm, bn, bk, warps, splits):
     return run
 
 
-def skinny(blk, quick):
-    """Matmuls with few rows (M 1 to 256) against large N and K: cuBLAS, Triton's tutorial kernel,
+def skinny(blk, quick, tut):
+    """Matmuls with few rows (M 1 to 256) against large N and K: cuBLAS, Triton's tutorial 03 file,
     blkc's matmul.blk and matmul_splitk.blk, each at its fastest configuration; kernel time."""
     lines = ["## skinny matmuls, f16, f32 accumulation (row-major A, B, C)", "",
              "| M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc matmul | blkc split-K | best blkc / cuBLAS | "
@@ -151,7 +161,7 @@ def skinny(blk, quick):
                 raise RuntimeError(f"wrong result: max error {err:.3g} > {tol:.3g}")
         flops = 2 * M * N * K
         tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
-        tt = best_of([("triton", tl_matmul(a, b, c))], check)
+        tt = triton_matmul_best(tut, a, b, c, check)
         plain = best_of([(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
                          for bm, bn, bk, w in [(16, 64, 64, 4), (16, 128, 64, 4), (64, 64, 64, 4), (64, 128, 64, 4),
                                                (128, 128, 64, 8), (128, 256, 64, 8)] if bm <= max(M, 16) * 8], check)
@@ -160,7 +170,7 @@ def skinny(blk, quick):
                                                (128, 128, 64, 4), (128, 128, 64, 8)] if bm <= max(M, 16) * 2
                          for sp in (2, 4, 8, 16)], check)
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, plain, split)]
-        lines.append(f"| {M} | {N} | {K} | {tf[0]:.1f} | {tf[1]:.1f} | {tf[2]:.1f} | {tf[3]:.1f} | "
+        lines.append(f"| {M} | {N} | {K} | {tf[0]:.1f} | {num(tf[1], '.1f')} | {tf[2]:.1f} | {tf[3]:.1f} | "
                      f"{max(tf[2], tf[3]) / tf[0]:.2f} | {plain[1] if plain else '-'} | {split[1] if split else '-'} |")
         print(lines[-1], flush=True)
     return lines
@@ -248,6 +258,51 @@ def tl_matmul(a, b, c, kernel=None):
     grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
     return lambda: kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                 c.stride(0), c.stride(1))
+
+
+def load_triton_tutorial(path, name):
+    """A file of Triton's python/tutorials (the triton-lang/triton repository; the GPU machine's
+    Triton package ships none, so the file travels with the command) loaded as module `name`, as
+    published, less its top-level expression statements: the calls that print, run its tests and
+    its benchmarks (`benchmark.run(...)`) at import. Its assignments still run (a tutorial's small
+    correctness check among them). Modules it imports for its tests only (pytest, tabulate) are
+    stubbed where missing."""
+    if path is None:
+        return None
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    tree.body = [node for node in tree.body if not isinstance(node, ast.Expr)]
+    for missing in ("pytest", "tabulate"):
+        if importlib.util.find_spec(missing) is None:
+            sys.modules[missing] = types.SimpleNamespace(
+                mark=types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f)), tabulate=lambda *a, **k: "")
+    mod = types.ModuleType(name)
+    mod.__file__ = path
+    exec(compile(tree, path, "exec"), mod.__dict__)
+    return mod
+
+
+def load_tutorial_03(path):
+    """Tutorial 03 (03-matrix-multiplication.py): its matmul_kernel and matmul wrapper as published."""
+    return load_triton_tutorial(path, "triton_tutorial_03")
+
+
+def tutorial_matmul(tut, a, b):
+    """Tutorial 03's matmul(a, b) as published (it allocates its C, fp16, each call), and the list
+    its last C is kept in, for the check."""
+    held = []
+
+    def run():
+        held[:] = [tut.matmul(a, b)]
+    return run, held
+
+
+def triton_matmul_best(tut, a, b, c, check):
+    """The Triton column: tutorial 03's file when loaded (its C checked), else nothing ("-")."""
+    if tut is None:
+        return None
+    run, held = tutorial_matmul(tut, a, b)
+    return best_of([("triton", run)], lambda: check(held[0]))
 
 
 def attn_configs():
@@ -350,6 +405,11 @@ def kernel_time(fn):
     return max(both - alone, 1e-6) / R
 
 
+def num(x, spec):
+    """x formatted, or "-" where it was not measured (NaN)."""
+    return "-" if x != x else format(x, spec)
+
+
 def write_report(lines, out):
     """The table on stdout, and in `out` if given."""
     text = "\n".join(lines) + "\n"
@@ -387,6 +447,8 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="run blkc's matmul (4096^3, 128x256x64, 8 warps) and attention (S=4096, D=128, 128x128, "
                          "8 warps; D=64, 64x64, 4 warps) once each, for ncu")
+    ap.add_argument("--tutorial", help="Triton's python/tutorials/03-matrix-multiplication.py: the matmul tables' "
+                                       "Triton column (without it the column is '-')")
     ap.add_argument("--out")
     ap.add_argument("--min-blocks-per-sm", type=int, default=0,
                     help="blkc's occupancy target (blk_compile_options): 0 automatic (the default), -1 none")
@@ -400,6 +462,7 @@ def main():
     torch.manual_seed(0)
     FLUSH = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
     blk = Blk(args.libblk, args.min_blocks_per_sm, args.no_tma, args.no_warp_specialize)
+    tut = load_tutorial_03(args.tutorial)
     if args.profile:
         a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
         c = torch.empty_like(a)
@@ -417,11 +480,8 @@ def main():
     lines = [f"GPU: {name}; torch {torch.__version__}, triton {triton.__version__}; times in ms, "
              f"TFLOP/s from the kernel time; L2 flushed before every run", ""]
     if args.only == "skinny":
-        return write_report(lines + skinny(blk, args.quick), args.out)
+        return write_report(lines + skinny(blk, args.quick, tut), args.out)
 
-    lines += ["## matmul, f32 accumulation, output in the input type (row-major A, B, C)", "",
-              "| dtype | M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc / Triton | "
-              "blkc config | cuBLAS ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 13]
     squares = [(n, n, n) for n in (1024, 2048, 4096, 8192)]
     shapes = [(torch.float16, s) for s in [(512, 512, 512)] + squares + [(16, 4096, 4096)]]
     shapes += [(torch.bfloat16, s) for s in squares]
@@ -435,6 +495,10 @@ def main():
         shapes = [(torch.float16, s) for s in ragged] + [(torch.bfloat16, (3000, 5000, 4000))]
     if args.only in ("attention", "attention_bwd"):
         shapes = []
+    if shapes:
+        lines += ["## matmul, f32 accumulation, output in the input type (row-major A, B, C)", "",
+                  "| dtype | M | N | K | cuBLAS TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / cuBLAS | blkc / Triton | "
+                  "blkc config | cuBLAS ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 13]
     for dtype, (M, N, K) in shapes:
         a = torch.randn(M, K, device="cuda", dtype=dtype)
         b = torch.randn(K, N, device="cuda", dtype=dtype)
@@ -451,7 +515,7 @@ def main():
 
         flops = 2 * M * N * K
         tc = best_of([("cublas", lambda: torch.matmul(a, b, out=c))], check)
-        tt = best_of([("triton", tl_matmul(a, b, c))], check)
+        tt = triton_matmul_best(tut, a, b, c, check)
         # (BLOCK_M, BLOCK_N, BLOCK_K, warps, ring stages: 0 as many as fit, persistent)
         cands = [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else "") + (" p" if p else ""),
                   blk_matmul(blk, a, b, c, bm, bn, bk, w, s, bool(p) or None))
@@ -465,19 +529,22 @@ def main():
         tb = best_of(cands, check)
         u = [user_time(t[2]) if t else float("nan") for t in (tc, tt, tb)]
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, tb)]
-        lines.append(f"| {str(dtype)[6:]} | {M} | {N} | {K} | {tf[0]:.0f} | {tf[1]:.0f} | {tf[2]:.0f} | "
-                     f"{tf[2] / tf[0]:.0%} | {tf[2] / tf[1]:.0%} | {tb[1] if tb else '-'} | {tc[0]:.3f} / {u[0]:.3f} | "
-                     f"{tt[0]:.3f} / {u[1]:.3f} | {tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
+        ms = [t[0] if t else float("nan") for t in (tc, tt, tb)]
+        lines.append(f"| {str(dtype)[6:]} | {M} | {N} | {K} | {num(tf[0], '.0f')} | {num(tf[1], '.0f')} | "
+                     f"{num(tf[2], '.0f')} | {num(tf[2] / tf[0], '.0%')} | {num(tf[2] / tf[1], '.0%')} | "
+                     f"{tb[1] if tb else '-'} | {num(ms[0], '.3f')} / {num(u[0], '.3f')} | "
+                     f"{num(ms[1], '.3f')} / {num(u[1], '.3f')} | {num(ms[2], '.3f')} / {num(u[2], '.3f')} |")
         print(lines[-1], flush=True)
 
-    lines += ["", "## attention forward, fp16, batch 4 (H=32 for D=64, H=16 for D=128)", "",
-              "| S | D | causal | SDPA TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / SDPA | blkc / Triton | "
-              "blkc config | SDPA ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 12]
     cases = [(S, D, c) for D in (64, 128) for S in (4096, 16384) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False), (4096, 128, True)]
     if args.only in ("matmul", "ragged", "attention_bwd"):
         cases = []
+    if cases:
+        lines += ["", "## attention forward, fp16, batch 4 (H=32 for D=64, H=16 for D=128)", "",
+                  "| S | D | causal | SDPA TFLOP/s | Triton TFLOP/s | blkc TFLOP/s | blkc / SDPA | blkc / Triton | "
+                  "blkc config | SDPA ms kernel / user | Triton ms | blkc ms |", "|" + "---|" * 12]
     for S, D, causal in cases:
         Z, H = 4, 32 if D == 64 else 16
         q, k, v = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
@@ -508,18 +575,19 @@ def main():
                      f"{tb[0] if tb else float('nan'):.3f} / {u[2]:.3f} |")
         print(lines[-1], flush=True)
 
-    lines += ["", "## attention backward, fp16, batch 4 (H=32 for D=64, H=16 for D=128): dQ, dK, dV from dOut",
-              "", "TFLOP/s count the 5 products of the backward (2.5 times the forward's flops), as Triton's "
-              "tutorial does; blkc recomputes Q K^T in both its kernels. PyTorch's backward (autograd through "
-              "SDPA, flash kernels) is timed with its launch overhead only: its grads are copied into the "
-              "outputs, a copy of 3 tensors included in its time.", "",
-              "| S | D | causal | SDPA bwd TFLOP/s (user) | blkc TFLOP/s (kernel / user) | blkc config | "
-              "SDPA bwd ms user | blkc ms kernel / user |", "|" + "---|" * 8]
     cases = [(4096, D, c) for D in (64, 128) for c in (False, True)]
     if args.quick:
         cases = [(4096, 128, False)]
     if args.only in ("matmul", "ragged", "attention"):
         cases = []
+    if cases:
+        lines += ["", "## attention backward, fp16, batch 4 (H=32 for D=64, H=16 for D=128): dQ, dK, dV from dOut",
+                  "", "TFLOP/s count the 5 products of the backward (2.5 times the forward's flops), as Triton's "
+                  "tutorial does; blkc recomputes Q K^T in both its kernels. PyTorch's backward (autograd through "
+                  "SDPA, flash kernels) is timed with its launch overhead only: its grads are copied into the "
+                  "outputs, a copy of 3 tensors included in its time.", "",
+                  "| S | D | causal | SDPA bwd TFLOP/s (user) | blkc TFLOP/s (kernel / user) | blkc config | "
+                  "SDPA bwd ms user | blkc ms kernel / user |", "|" + "---|" * 8]
     for S, D, causal in cases:
         Z, H = 4, 32 if D == 64 else 16
         q, k, v = (torch.randn(Z, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))

@@ -11,7 +11,7 @@ fp8 (e4m3 x e4m3, B column-major, C in bf16):
   Triton   Triton's python/tutorials/03-matrix-multiplication.py as published
            (--tutorial PATH: the triton-lang/triton repository's file; the GPU
            machine's Triton package has no tutorials, so it travels with the
-           command): its code up to its unit test, loaded as a module, and its
+           command), loaded as a module by dot_bench.load_triton_tutorial, its
            matmul(a, b) timed as it is (its autotuned kernel over its own CUDA
            configurations, fp8 ones included; C allocated in fp16, no scales).
            Without --tutorial the column is "-";
@@ -30,7 +30,6 @@ accuracy: fp8 products summed over K up to 16384, C in f32, against an f64
 import argparse
 import os
 import sys
-import types
 
 import torch
 import triton
@@ -100,31 +99,6 @@ def tl_matmul_fp8(a, b, c):
     return dot_bench.tl_matmul(a, b, c, TL_FP8)
 
 
-def load_tutorial_03(path):
-    """Tutorial 03's code before its unit test (which runs at import, as does its benchmark),
-    as a module: its matmul_kernel and matmul wrapper as published."""
-    if path is None:
-        return None
-    with open(path) as f:
-        text = f.read()
-    at = text.find("\n# Unit Test")
-    if at < 0:
-        raise SystemExit(f"{path}: no '# Unit Test' section: not Triton's tutorial 03?")
-    mod = types.ModuleType("triton_tutorial_03")
-    mod.__file__ = path
-    exec(compile(text[:at], path, "exec"), mod.__dict__)
-    return mod
-
-
-def tutorial_run(tut, a, b):
-    """The tutorial's matmul(a, b) as published, and the list its last C (fp16) is kept in, for the check."""
-    held = []
-
-    def run():
-        held[:] = [tut.matmul(a, b)]
-    return run, held
-
-
 # (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages; 0: blkc's choice). An fp8 dot adds its sums to the
 # accumulator in f32 every 128 terms (as DeepGEMM and cuBLAS's default mode) whatever BLOCK_K;
 # at 256 a dot's two sums take turns (one added while the next one's wgmmas run): timed apart
@@ -189,10 +163,7 @@ def fp8_table(blk, shapes, lines, tut):
         tc = best_of([("cublas", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.bfloat16))], check)
         tf = best_of([("cublas fast", lambda: torch._scaled_mm(a, b, one, one, out=c, out_dtype=torch.bfloat16,
                                                                 use_fast_accum=True))], check)
-        tt = None
-        if tut:
-            run, held = tutorial_run(tut, a, b)
-            tt = best_of([("triton tutorial 03", run)], lambda: check(c=held[0]))
+        tt = dot_bench.triton_matmul_best(tut, a, b, c, check)
         def cands(configs, promote=128):
             return [(f"{bm}x{bn}x{bk} w{w}" + (f" s{s}" if s else ""),
                      lazy(lambda bm=bm, bn=bn, bk=bk, w=w, s=s: blk_matmul_fp8(blk, a, b, c, one, one, bm, bn, bk, w,
@@ -300,7 +271,7 @@ def main():
     llm = [(4096, 8192, 8192), (4096, 28672, 8192), (4096, 8192, 28672)]  # a 70B model's projections, 4096 tokens
     shapes = [(4096, 4096, 4096)] if args.quick else squares + llm
     if args.only in (None, "fp8"):
-        fp8_table(blk, shapes, lines, load_tutorial_03(args.tutorial))
+        fp8_table(blk, shapes, lines, dot_bench.load_tutorial_03(args.tutorial))
     if args.only in (None, "int8"):
         int8_table(blk, shapes, lines)
     if args.only in (None, "accuracy"):

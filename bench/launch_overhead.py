@@ -8,7 +8,7 @@ program), two ways, the launch paths taking turns within each round:
     GPU's own pace bounds once the launch queue is full.
 
     BLK_LIBRARY=libblk.so.0 PYTHONPATH=python:bench taskset -c 3 python3 bench/launch_overhead.py \
-        [launch_overhead-binary] [--breakdown] [--wrappers [--parts]]
+        [launch_overhead-binary] [--breakdown] [--wrappers [--parts] [--tutorials DIR]]
 
 The binary is bench/launch_overhead.c (the C API and cuLaunchKernel on the
 same PTX, timed the same ways). Pinning the process to one core (taskset)
@@ -16,7 +16,10 @@ steadies the numbers. Prints Markdown tables: the launch paths; with
 --breakdown, the parts of blk's Python launch; with --wrappers, the example
 wrappers a user calls beside Triton's tutorial functions and PyTorch's ops,
 back to back, one call on an idle GPU and one after an L2 flush (--parts: the
-softmax call's parts too), then cProfile of blk's."""
+softmax call's parts too), then cProfile of blk's. Triton's functions are its
+published tutorial files' (--tutorials DIR: 02-fused-softmax.py's softmax,
+05-layer-norm.py's layer_norm, loaded by dot_bench.load_triton_tutorial);
+without --tutorials their rows are left out."""
 import ctypes
 import os
 import platform
@@ -116,17 +119,20 @@ def wrappers():
     sys.path.insert(0, os.path.join(HERE, "..", "dsl_examples", "python"))
     import layer_norm as blk_layer_norm
     import softmax as blk_softmax
-    import triton_tutorials as tri
+    from dot_bench import load_triton_tutorial
+    folder = sys.argv[sys.argv.index("--tutorials") + 1] if "--tutorials" in sys.argv else None
+    t02 = folder and load_triton_tutorial(os.path.join(folder, "02-fused-softmax.py"), "triton_tutorial_02")
+    t05 = folder and load_triton_tutorial(os.path.join(folder, "05-layer-norm.py"), "triton_tutorial_05")
     x = torch.randn(4096, 256, device="cuda")
     h = (-2.3 + 0.5 * torch.randn(4096, 1024, device="cuda")).half()
     w, b = torch.rand(1024, device="cuda").half(), torch.rand(1024, device="cuda").half()
     calls = {
         "softmax 4096x256 f32: blk (dsl_examples/python/softmax.py)": lambda: blk_softmax.softmax(x),
-        "softmax 4096x256 f32: Triton tutorial": lambda: tri.softmax(x),
+        "softmax 4096x256 f32: Triton tutorial 02": t02 and (lambda: t02.softmax(x)),
         "softmax 4096x256 f32: torch.softmax": lambda: torch.softmax(x, -1),
         "layer norm 4096x1024 f16: blk (dsl_examples/python/layer_norm.py)": lambda: blk_layer_norm.forward(
             h, w, b, 1e-5),
-        "layer norm 4096x1024 f16: Triton tutorial": lambda: tri.layer_norm_fwd(h, w, b, 1e-5),
+        "layer norm 4096x1024 f16: Triton tutorial 05": t05 and (lambda: t05.layer_norm(h, (1024,), w, b, 1e-5)),
         "layer norm 4096x1024 f16: F.layer_norm": lambda: torch.nn.functional.layer_norm(h, (1024,), w, b, 1e-5),
     }
     if "--parts" in sys.argv:  # the softmax call's parts, to see which one a flush slows
@@ -144,16 +150,18 @@ def wrappers():
             "softmax parts: autotuned kernel[grid](...)": lambda: tuned[(4096,)](*args, T="f32", BLOCK=256),
             "softmax parts: kernel[grid](...) with the config": lambda: kernel[(4096,)](*args, **consts),
             "softmax parts: blk_launch_record_run, record packed": lambda: blk._lib.lib.blk_launch_record_run(record),
-            "softmax parts: Triton's kernel[grid](...)": lambda: tri.softmax_kernel[(4096,)](
-                rows_out, x, 256, 256, 256, num_warps=4, BLOCK_SIZE=256),
+            # tutorial 02's kernel, a program a row (its softmax() launches fewer, persistent)
+            "softmax parts: Triton's kernel[grid](...)": t02 and (lambda: t02.softmax_kernel[(4096,)](
+                rows_out, x, 256, 256, 4096, 256, num_warps=4, BLOCK_SIZE=256, num_stages=2)),
             "softmax parts: empty_like, then the autotuned kernel[grid](...)": lambda: tuned[(4096,)](
                 torch.empty_like(x), x, 256, 256, 256, T="f32", BLOCK=256),
             "softmax parts: empty_like, then kernel[grid](...) with the config": lambda: kernel[(4096,)](
                 torch.empty_like(x), x, 256, 256, 256, **consts),
-            "softmax parts: empty_like, then Triton's kernel[grid](...)": lambda: tri.softmax_kernel[(4096,)](
-                torch.empty_like(x), x, 256, 256, 256, num_warps=4, BLOCK_SIZE=256),
+            "softmax parts: empty_like, then Triton's kernel[grid](...)": t02 and (lambda: t02.softmax_kernel[(4096,)](
+                torch.empty_like(x), x, 256, 256, 4096, 256, num_warps=4, BLOCK_SIZE=256, num_stages=2)),
         })
         print("softmax's config:", tuned.best_config)
+    calls = {name: f for name, f in calls.items() if f}  # Triton's rows need --tutorials
     for f in calls.values():
         f()
     torch.cuda.synchronize()

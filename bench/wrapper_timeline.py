@@ -3,7 +3,10 @@
 256 f32, in one process on one GPU.
 
     BLK_LIBRARY=libblk.so.0 PYTHONPATH=python:bench:dsl_examples/python taskset -c 3 \
-        python3 bench/wrapper_timeline.py
+        python3 bench/wrapper_timeline.py DIR
+
+DIR holds Triton's python/tutorials/02-fused-softmax.py (triton-lang/triton), loaded by
+dot_bench.load_triton_tutorial: its softmax(x) is Triton's wrapper here.
 
 Prints, per wrapper: the user time (CUDA events around one call after an L2
 flush and a synchronize, as bench/launch_overhead.py --wrappers measures it),
@@ -12,14 +15,18 @@ back; then, under torch.profiler (CUPTI), the time from the driver's launch
 call to the kernel's start and the kernel's duration. When the GPU finishes
 the kernel before the host records the closing event, the user time is the
 host's time: that is what the 2026-11-27 notebook entry found."""
+import os
 import statistics
+import sys
 import time
 
 import torch
 from torch.profiler import profile, ProfilerActivity
 
 import softmax as blk_softmax
-import triton_tutorials as tri
+from dot_bench import load_triton_tutorial
+
+tri = load_triton_tutorial(os.path.join(sys.argv[1], "02-fused-softmax.py"), "triton_tutorial_02")
 
 x = torch.randn(4096, 256, device="cuda")
 flush = torch.empty((256 << 20) // 4, dtype=torch.int32, device="cuda")
