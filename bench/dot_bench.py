@@ -54,11 +54,21 @@ class BlkArg(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int), ("value", Value)]
 
 
-class BlkCompileOptions(ctypes.Structure):
-    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
-                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int),
-                ("no_warp_specialize", ctypes.c_int), ("persistent", ctypes.c_int)]
+def compile_options_type(lib):
+    """blk_compile_options as library `lib` lays it out: its integer options, then an int per flag
+    its blk_compile_flags() names (python/blk/_lib.py does the same; here per library, since
+    compare_builds.py loads two). A library from before blk_compile_flags had these four."""
+    try:
+        lib.blk_compile_flags.restype = ctypes.c_char_p
+        flags = lib.blk_compile_flags().decode().split()
+    except AttributeError:
+        flags = ["no_tma", "no_warp_specialize", "persistent", "debug"]
+
+    class BlkCompileOptions(ctypes.Structure):
+        _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
+                    ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                    ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int)] + [(f, ctypes.c_int) for f in flags]
+    return BlkCompileOptions
 
 
 PTR, I32, F32 = 0, 1, 4
@@ -67,6 +77,7 @@ PTR, I32, F32 = 0, 1, 4
 class Blk:
     def __init__(self, path, min_blocks_per_sm=0, no_tma=False, no_warp_specialize=False, persistent=False):
         self.lib = ctypes.CDLL(path)
+        self.options_type = compile_options_type(self.lib)
         self.min_blocks_per_sm, self.no_tma, self.no_ws = min_blocks_per_sm, int(no_tma), int(no_warp_specialize)
         self.persistent = bool(persistent)  # every kernel's, unless a kernel() call says
         self.lib.blk_last_error.restype = ctypes.c_char_p
@@ -83,8 +94,8 @@ class Blk:
         key = (file, name, tuple(defines), num_warps, num_stages, persistent)
         if key not in self.modules:
             arr = (ctypes.c_char_p * len(defines))(*[d.encode() for d in defines])
-            opt = BlkCompileOptions(arr, len(defines), num_warps, None, None, num_stages, self.min_blocks_per_sm,
-                                    self.no_tma, self.no_ws, int(persistent))
+            opt = self.options_type(arr, len(defines), num_warps, None, None, num_stages, self.min_blocks_per_sm,
+                                    no_tma=self.no_tma, no_warp_specialize=self.no_ws, persistent=int(persistent))
             mod, k = ctypes.c_void_p(), ctypes.c_void_p()
             self.check(self.lib.blk_module_create_from_file(self.ctx, os.path.join(EXAMPLES, file).encode(),
                                                             ctypes.byref(opt), ctypes.byref(mod)))

@@ -243,12 +243,12 @@ void launch_contract_json(FILE *out, const LaunchBuild *b) {
     const NvptxOptions *o = b->options;
     fprintf(out, "{\n  \"blkc\": \"%s\",\n  \"arch\": ", BLKC_VERSION);
     json_string(out, b->arch);
-    fprintf(out, ",\n  \"options\": {\"num_warps\": %d, \"num_stages\": %d, \"min_blocks_per_sm\": %d, "
-                 "\"precise_math\": %s, \"no_fma\": %s, \"no_tma\": %s, \"no_warp_specialize\": %s, \"persistent\": %s, "
-                 "\"debug\": %s},\n",
-            o->num_warps, o->num_stages, o->min_blocks_per_sm, o->precise_math ? "true" : "false",
-            o->no_fma ? "true" : "false", o->no_tma ? "true" : "false", o->no_warp_specialize ? "true" : "false",
-            o->persistent ? "true" : "false", o->debug ? "true" : "false");
+    fprintf(out, ",\n  \"options\": {\"num_warps\": %d, \"num_stages\": %d, \"min_blocks_per_sm\": %d", o->num_warps,
+            o->num_stages, o->min_blocks_per_sm);
+#define BLK_FLAG(name, cli, help) fprintf(out, ", \"" #name "\": %s", o->name ? "true" : "false");
+#include "options.def"
+#undef BLK_FLAG
+    fputs("},\n", out);
     fputs("  \"defines\": {", out);
     for (int d = 0; d < b->ndefs; d++) {
         fputs(d ? ", " : "", out);

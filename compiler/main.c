@@ -38,11 +38,29 @@ typedef struct {
     char *explore_diff;           /* --explore-diff OPTIONS: build B's options over build A's, or NULL */
 } Options;
 
+/* A flag's --help entry: the flag, then its lines from column 20 (on the next line where the
+ * flag is too long to leave a space). */
+static void flag_help(FILE *out, const char *flag, const char *help) {
+    int at = fprintf(out, "  %s", flag);
+    for (const char *line = help; *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        if (at >= 19) fputc('\n', out), at = 0;
+        fprintf(out, "%*s%.*s\n", 19 - at, "", len, line);
+        at = 0;
+        line += len + (end != NULL);
+    }
+}
+
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|explore|c|h|llvm|bir|ast|tokens]\n"
           "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
-          "            [--precise-math] [--no-fma] [--no-tma] [--no-warp-specialize] [--persistent] [--debug] [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
+          "           ");
+#define BLK_FLAG(name, cli, help) fputs(" [" cli "]", out);
+#include "options.def"
+#undef BLK_FLAG
+    fprintf(out, " [--assume FACTS] [--remarks] [--annotate] [--stats] [--no-hints]\n"
           "            [--variant FACTS]... [--prefix NAME] [--kernel NAME] [--color=auto|always|never]\n"
           "            [--help] [--version]\n"
           "\n"
@@ -97,22 +115,12 @@ static void usage(FILE *out) {
           "                   ptxas reached without it, see docs/runtime.md; --stats says\n"
           "                   which); --emit=c sets that one itself where ptxas is\n"
           "                   installed, unless 'none'\n"
-          "  --precise-math   IEEE-rounded division, sqrt and rsqrt (default: approximate,\n"
-          "                   as Triton)\n"
-          "  --no-fma         do not contract a * b + c into one fma\n"
-          "  --no-tma         copy pipelined loads by cp.async even where TMA could\n"
-          "                   (sm_90a; TMA kernels take tensor maps after their\n"
-          "                   parameters: docs/runtime.md)\n"
-          "  --no-warp-specialize\n"
-          "                   no producer warpgroup issuing a TMA loop's copies: thread 0\n"
-          "                   issues them between barriers (sm_90a)\n"
-          "  --persistent     each program runs the work of many: the kernel takes the\n"
-          "                   launch's grid (three u32) after its parameters and loops\n"
-          "                   over its program ids (docs/runtime.md); a launcher makes\n"
-          "                   as many programs as run at once\n"
-          "  --debug          device_assert and assume checked on the GPU too (a failure\n"
-          "                   prints the message, block and thread and stops the kernel:\n"
-          "                   CUDA_ERROR_ASSERT); without it they cost nothing there\n"
+          , nvptx_arch_names(archs, sizeof archs));
+    /* the flags of options.def, as the other options: the name, then the help from column 20 */
+#define BLK_FLAG(name, cli, help) flag_help(out, cli, help);
+#include "options.def"
+#undef BLK_FLAG
+    fprintf(out,
           "  --assume FACTS   compile as if every launch had these facts, comma-separated:\n"
           "                   NAME%%K (K a power of two): integer NAME is a multiple of K,\n"
           "                   pointer NAME is aligned to K bytes; NAME=1: integer NAME is 1.\n"
@@ -141,8 +149,7 @@ static void usage(FILE *out) {
           "                                          what two launch facts change\n"
           "  blkc add.blk --emit=c -o add.c          a C launcher with the PTX embedded\n"
           "  blkc softmax.blk -D T=f16 -D BLOCK=1024 -R   remarks on narrow accesses\n"
-          "docs: docs/language.md (the language), docs/runtime.md (launching)\n",
-          nvptx_arch_names(archs, sizeof archs));
+          "docs: docs/language.md (the language), docs/runtime.md (launching)\n");
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -261,6 +268,15 @@ static int set_num_warps(Options *o, const char *v) {
     return 0;
 }
 
+/* Sets the flag of options.def that `a` names; false when it names none. */
+static bool set_flag(Options *o, const char *a) {
+#define BLK_FLAG(name, cli, help) \
+    if (strcmp(a, cli) == 0) return o->backend.name = true;
+#include "options.def"
+#undef BLK_FLAG
+    return false;
+}
+
 /* Returns -1 to go on, else an exit status. */
 static int parse_args(Options *o, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -279,18 +295,7 @@ static int parse_args(Options *o, int argc, char **argv) {
                    nvptx_llvm_version(llvm, sizeof llvm), archs, build);
             return 0;
         }
-        if (strcmp(a, "--precise-math") == 0) {
-            o->backend.precise_math = true;
-        } else if (strcmp(a, "--no-fma") == 0) {
-            o->backend.no_fma = true;
-        } else if (strcmp(a, "--no-tma") == 0) {
-            o->backend.no_tma = true;
-        } else if (strcmp(a, "--no-warp-specialize") == 0) {
-            o->backend.no_warp_specialize = true;
-        } else if (strcmp(a, "--persistent") == 0) {
-            o->backend.persistent = true;
-        } else if (strcmp(a, "--debug") == 0) {
-            o->backend.debug = true;
+        if (set_flag(o, a)) {
         } else if (strcmp(a, "--no-hints") == 0) {
             o->no_hints = true;
         } else if (strncmp(a, "--color=", 8) == 0) {

@@ -87,7 +87,18 @@ typedef struct blk_compile_options {
                                  * work of many program ids in turn (docs/runtime.md); results are the same */
     int debug;                  /* 1: device_assert and assume checked on the GPU too (blkc --debug); also
                                  * $BLK_DEBUG=1. The interpreter always checks them */
+    int precise_math;           /* 1: IEEE-rounded division, sqrt and rsqrt (blkc --precise-math; docs/language.md §8) */
+    int no_fma;                 /* 1: a * b + c not contracted into one fma (blkc --no-fma) */
+    /* The int fields from no_tma on are the compiler's flags (off: 0), in the order
+     * blk_compile_flags() names them; a new one is added last. */
 } blk_compile_options;
+
+/* The names of blk_compile_options' flag fields (no_tma onwards), in order, separated by
+ * spaces: how a binding lays the struct out and names its options (the Python package reads
+ * them). blk_compile_options_size() is the struct's size in this library, for a binding to
+ * check its own layout against. */
+const char *blk_compile_flags(void);
+size_t blk_compile_options_size(void);
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give
  * BLK_ERROR_COMPILE with the diagnostics in blk_last_error(). */

@@ -211,17 +211,45 @@ struct blk_module {
     pthread_mutex_t lock; /* variants and the lazily made texts */
 };
 
+/* blk_compile_options' flags are options.def's rows, in its order, after min_blocks_per_sm and
+ * last in the struct: checked here, so that blk.h and the table cannot drift apart. */
+enum {
+#define BLK_FLAG(name, cli, help) FLAG_AT_##name,
+#include "options.def"
+#undef BLK_FLAG
+    NUM_FLAGS
+};
+#define BLK_FLAG(name, cli, help)                                                                                      \
+    _Static_assert(offsetof(blk_compile_options, name) ==                                                             \
+                       offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + FLAG_AT_##name),          \
+                   "blk_compile_options." #name " is not where options.def's order puts it");
+#include "options.def"
+#undef BLK_FLAG
+_Static_assert(sizeof(blk_compile_options) ==
+                   (offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + NUM_FLAGS) +
+                    _Alignof(blk_compile_options) - 1) / _Alignof(blk_compile_options) * _Alignof(blk_compile_options),
+               "blk_compile_options has fields after its flags");
+
+static const char compile_flags[] =
+#define BLK_FLAG(name, cli, help) " " #name
+#include "options.def"
+#undef BLK_FLAG
+    ;
+const char *blk_compile_flags(void) { return compile_flags + 1; }
+size_t blk_compile_options_size(void) { return sizeof(blk_compile_options); }
+
 /* The disk cache's key of a module: everything the generated code depends
  * on but the kernel, its launch facts and the device; malloc'ed. */
 static char *module_key(const char *arch, const blk_compile_options *opt, const ConstDef *defs, int ndefs,
                         const char *source, size_t length, size_t *key_len) {
     char line[512], build[128];
     blk_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
-    snprintf(line, sizeof line,
-             "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\nno_tma %d\nno_ws %d\npersistent %d\n"
-             "debug %d\n",
-             BLKC_VERSION, build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm, opt->no_tma != 0,
-             opt->no_warp_specialize != 0, opt->persistent != 0, opt->debug != 0);
+    int at = snprintf(line, sizeof line, "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\n", BLKC_VERSION,
+                      build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm);
+#define BLK_FLAG(name, cli, help) \
+    at += snprintf(line + at, sizeof line - (size_t)at, #name " %d\n", opt->name != 0);
+#include "options.def"
+#undef BLK_FLAG
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);
@@ -316,10 +344,9 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->backend.num_warps = opt->num_warps;
     m->backend.num_stages = opt->num_stages;
     m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
-    m->backend.no_tma = opt->no_tma != 0;
-    m->backend.no_warp_specialize = opt->no_warp_specialize != 0;
-    m->backend.persistent = opt->persistent != 0;
-    m->backend.debug = opt->debug != 0;
+#define BLK_FLAG(name, cli, help) m->backend.name = opt->name != 0;
+#include "options.def"
+#undef BLK_FLAG
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;

@@ -417,6 +417,35 @@ Test(runtime, the_occupancy_target_option_reaches_the_ptx) {
     blk_context_destroy(ctx);
 }
 
+/* The compiler's flags (compiler/options.def) reach the C API: blk_compile_flags names the
+ * struct's flag fields in order, and precise_math and no_fma (once blkc's only) change the PTX. */
+Test(runtime, the_compiler_flags_are_the_options_fields_and_reach_the_code) {
+    cr_expect_str_eq(blk_compile_flags(), "no_tma no_warp_specialize persistent debug precise_math no_fma");
+    cr_expect_eq(blk_compile_options_size(), sizeof(blk_compile_options));
+    static const char src[] = "kernel k(x: *f32, y: *f32) { let a = load(x); let b = load(y); store(y, a / b + a * b); }\n";
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    struct {
+        blk_compile_options opt;
+        const char *has, *lacks;
+    } cases[] = {{{.arch = "sm_90"}, "div.full.f32", "div.rn.f32"},
+                 {{.arch = "sm_90", .precise_math = 1}, "div.rn.f32", "div.full.f32"},
+                 {{.arch = "sm_90"}, "fma.rn.f32", NULL},
+                 {{.arch = "sm_90", .no_fma = 1}, "mul.rn.f32", "fma.rn.f32"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        blk_module *m;
+        blk_kernel *k;
+        const char *ptx;
+        cr_assert_eq(blk_module_create(ctx, src, strlen(src), &cases[i].opt, &m), BLK_SUCCESS, "%s", blk_last_error());
+        cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+        cr_assert_eq(blk_kernel_ptx(k, &ptx), BLK_SUCCESS, "%s", blk_last_error());
+        cr_expect(strstr(ptx, cases[i].has) != NULL, "case %zu: no %s in\n%s", i, cases[i].has, ptx);
+        cr_expect(!cases[i].lacks || !strstr(ptx, cases[i].lacks), "case %zu: %s in\n%s", i, cases[i].lacks, ptx);
+        blk_module_destroy(m);
+    }
+    blk_context_destroy(ctx);
+}
+
 /* debug (and $BLK_DEBUG=1, as Triton's TRITON_DEBUG=1) compiles device_assert
  * into the PTX; without it the assertion is not there. */
 Test(runtime, the_debug_option_and_blk_debug_compile_device_asserts) {

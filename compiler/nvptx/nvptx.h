@@ -99,8 +99,6 @@ typedef struct {
                                  a wgmma dot in flight across iterations), else 2 to 8 */
     int min_blocks_per_sm;    /* 0: no occupancy target; else .minnctapersm: ptxas keeps to the registers that
                                  let this many programs share an SM, and may use all of them */
-    bool precise_math;        /* IEEE-rounded division, sqrt and rsqrt instead of the approximations */
-    bool no_fma;              /* do not contract a * b + c into fma */
     const char *only_kernel;  /* NULL: every kernel of the module */
     const int64_t *param_div; /* with only_kernel: launch-time facts, one per runtime parameter
                                  (a pointer's alignment, an integer's divisibility; 0: none;
@@ -110,13 +108,12 @@ typedef struct {
     bool remarks;             /* a remark at each block load or store narrower than facts could make it,
                                  naming the facts (as --assume would state them) */
     bool llvm_ir;             /* the optimized LLVM IR instead of PTX */
-    bool no_tma;              /* never TMA copies (cp.async) */
-    bool no_warp_specialize;  /* TMA copies issued by thread 0 between barriers, never by a producer warp */
-    bool persistent;          /* each launched program runs the work of many (NvptxKernel.persistent) */
     bool decisions_only;      /* the kernels' decisions (NvptxKernel) without running LLVM's passes and
                                  code generation: NvptxOutput.text is "" (what a build would do, cheaply) */
     bool plan;                /* NvptxKernel.plan: each kernel's schedule as text (--emit=plan) */
-    bool debug;               /* device_assert (and assume) checked on the GPU: __assertfail on failure */
+#define BLK_FLAG(name, cli, help) bool name; /* the compiler's flags: options.def */
+#include "options.def"
+#undef BLK_FLAG
 } NvptxOptions;
 
 enum { NVPTX_PARAM_ONE = -1 };

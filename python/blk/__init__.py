@@ -22,9 +22,9 @@ import warnings
 
 from . import _lib
 from ._args import Marshal, Param, _current_stream, as_integer, device_of, is_bool, packer, record_packer, what
-from ._lib import BlkError, BlkWarning
+from ._lib import FLAGS, BlkError, BlkWarning
 
-__all__ = ["compile", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
+__all__ = ["compile", "FLAGS", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
            "testing"]
 __version__ = "0.1.0"  # the runtime's BLK_VERSION (a test keeps them equal)
 
@@ -82,20 +82,26 @@ def _auto_device():
         return "cpu"
 
 
-def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_blocks_per_sm=0, no_tma=False,
-            no_warp_specialize=False, persistent=False, debug=False):
+def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_blocks_per_sm=0, **flags):
     """A Module from a .blk file's path or from source text. device: "cpu"
     (the reference interpreter), "cuda", or None (the GPU if there is one).
     min_blocks_per_sm: the occupancy target, 0 automatic, -1 none, 1 to 32
-    (blk_compile_options, docs/runtime.md); a launch may give it too, and
-    no_tma (pipelined loads by cp.async even where sm_90a's TMA could copy
-    them), no_warp_specialize (no producer warpgroup issuing a TMA loop's
-    copies) and persistent (a CUDA launch makes as many programs as run at
-    once, each running many program ids in turn), as an autotuning Config may;
-    debug: device_assert and assume checked on the GPU too (the interpreter
-    always checks them; $BLK_DEBUG=1 turns it on everywhere).
+    (blk_compile_options, docs/runtime.md). flags: the compiler's flags, each
+    True or False (off by default), as blkc's options of the same names
+    (blk.FLAGS lists them): no_tma (pipelined loads by cp.async even where
+    sm_90a's TMA could copy them), no_warp_specialize (no producer warpgroup
+    issuing a TMA loop's copies), persistent (a CUDA launch makes as many
+    programs as run at once, each running many program ids in turn), debug
+    (device_assert and assume checked on the GPU too; the interpreter always
+    checks them; $BLK_DEBUG=1 turns it on everywhere), precise_math
+    (IEEE-rounded division, sqrt and rsqrt), no_fma (no contraction into fma).
+    A launch may give any of these too, as an autotuning Config may.
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
+    unknown = sorted(set(flags) - set(FLAGS))
+    if unknown:
+        raise TypeError(f"blk.compile: no option {', '.join(map(repr, unknown))} (the compiler's flags: "
+                        f"{', '.join(FLAGS)})")
     if device not in (None, "cpu", "cuda"):
         raise ValueError(f"blk.compile: device must be 'cpu', 'cuda' or None, not {device!r}")
     if isinstance(source, os.PathLike):  # pathlib.Path: always a file
@@ -110,7 +116,7 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     else:
         text = source
     return Module(text, device or _auto_device(), name or "<source>", num_warps, num_stages, min_blocks_per_sm,
-                  no_tma, no_warp_specialize, persistent, debug)
+                  **flags)
 
 
 def _int_option(where, name, value):
@@ -127,17 +133,17 @@ def _int_option(where, name, value):
 
 
 def _bool_option(where, name, value):
-    """A flag (no_tma, no_warp_specialize, persistent, debug): a bool, or 0 or 1."""
+    """A flag (one of FLAGS): a bool, or 0 or 1."""
     if is_bool(value) or (as_integer(value) in (0, 1)):
         return bool(value)
     raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
 
 
-def _options(where, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, debug):
+def _options(where, num_warps, num_stages, min_blocks_per_sm, flags):
+    """(num_warps, num_stages, min_blocks_per_sm, then each of FLAGS in order), checked; flags: those given."""
     return (_int_option(where, "num_warps", num_warps), _int_option(where, "num_stages", num_stages),
-            _int_option(where, "min_blocks_per_sm", min_blocks_per_sm), _bool_option(where, "no_tma", no_tma),
-            _bool_option(where, "no_warp_specialize", no_ws), _bool_option(where, "persistent", persistent),
-            _bool_option(where, "debug", debug))
+            _int_option(where, "min_blocks_per_sm", min_blocks_per_sm),
+            *(_bool_option(where, f, flags.get(f, False)) for f in FLAGS))
 
 
 def _dimension(kernel, value, axis, called):
@@ -256,15 +262,13 @@ class Module:
     """The kernels of one source, compiled per set of const parameters and
     per GPU (a module belongs to one device's context)."""
 
-    def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, no_tma=False,
-                 no_warp_specialize=False, persistent=False, debug=False):
+    def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, **flags):
         self.text, self.device, self.name = text, device, name
-        (self.num_warps, self.num_stages, self.min_blocks_per_sm, self.no_tma, self.no_warp_specialize,
-         self.persistent, self.debug) = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm,
-                                                 no_tma, no_warp_specialize, persistent, debug)
-        # (defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_warp_specialize, persistent, debug,
-        #  ordinal)
-        # -> blk_module
+        options = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm, flags)
+        self.num_warps, self.num_stages, self.min_blocks_per_sm = options[:3]
+        for flag, value in zip(FLAGS, options[3:]):  # the module's defaults: mod.no_tma, ...
+            setattr(self, flag, value)
+        # (defines, num_warps, num_stages, min_blocks_per_sm, each of FLAGS, ordinal) -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
         self._kernel_objects = {}  # name -> Kernel, so its launches stay cached however it is looked up
@@ -352,11 +356,11 @@ class Module:
 
     def _module_locked(self, key):
         if key not in self._compiled:
-            defines, num_warps, num_stages, min_blocks_per_sm, no_tma, no_ws, persistent, debug, ordinal = key
+            defines, num_warps, num_stages, min_blocks_per_sm, *flags, ordinal = key
             enc = [d.encode() for d in defines]
             arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
             opt = _lib.CompileOptions(arr, len(enc), num_warps, None, self.name.encode(), num_stages,
-                                      min_blocks_per_sm, int(no_tma), int(no_ws), int(persistent), int(debug))
+                                      min_blocks_per_sm, *map(int, flags))
             mod = ctypes.c_void_p()
             data = self.text.encode()
             _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
@@ -416,7 +420,7 @@ class Kernel:
 
     def _key(self, consts, ordinal, args=()):
         """The Module's key for these const parameters (num_warps, num_stages,
-        min_blocks_per_sm, no_tma, no_warp_specialize, persistent and debug among them) on CUDA
+        min_blocks_per_sm and the compiler's flags, FLAGS, among them) on CUDA
         device `ordinal`; a pointer argument given as None (Triton's optional pointer) adds
         `NAME=None`, a build where that pointer is absent (`NAME != None` false there)."""
         if any(a is None for a in args):
@@ -425,14 +429,11 @@ class Kernel:
             consts = {**consts, **nones}
         consts = dict(consts)
         m = self.module
-        num_warps, num_stages, min_blocks, no_tma, no_ws, persistent, debug = _options(
-            f"kernel '{self.name}'", consts.pop("num_warps", m.num_warps), consts.pop("num_stages", m.num_stages),
-            consts.pop("min_blocks_per_sm", m.min_blocks_per_sm), consts.pop("no_tma", m.no_tma),
-            consts.pop("no_warp_specialize", m.no_warp_specialize), consts.pop("persistent", m.persistent),
-            consts.pop("debug", m.debug))
+        options = _options(f"kernel '{self.name}'", consts.pop("num_warps", m.num_warps),
+                           consts.pop("num_stages", m.num_stages), consts.pop("min_blocks_per_sm", m.min_blocks_per_sm),
+                           {f: consts.pop(f, getattr(m, f)) for f in FLAGS})
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
-        return (defines, num_warps, num_stages, min_blocks, no_tma, no_ws, persistent, debug,
-                ordinal if self.module.device == "cuda" else None)
+        return (defines, *options, ordinal if self.module.device == "cuda" else None)
 
     def _inferred_types(self, args, consts):
         """{T: "f16"} for each `const T: type` not given, from its first `*T` argument's dtype."""

@@ -19,13 +19,6 @@ class BlkWarning(UserWarning):
     """A successful compile's notes and warnings (blk_module_diagnostics), as blkc prints them."""
 
 
-class CompileOptions(ctypes.Structure):
-    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
-                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int), ("no_tma", ctypes.c_int),
-                ("no_warp_specialize", ctypes.c_int), ("persistent", ctypes.c_int), ("debug", ctypes.c_int)]
-
-
 def _candidates():
     """Where libblk.so may be: $BLK_LIBRARY, beside the package (an install
     that bundles it), the build tree of a checkout, then the system's."""
@@ -56,6 +49,33 @@ def _load():
 
 
 lib = _load()
+
+
+def _flags():
+    """The compiler's flags (compiler/options.def), as this library names them."""
+    try:
+        flags, size = lib.blk_compile_flags, lib.blk_compile_options_size
+    except AttributeError:
+        raise ImportError(f"blk: {lib._name} is older than this package (it has no blk_compile_flags): "
+                          "rebuild it, or point BLK_LIBRARY at a current build") from None
+    flags.restype, size.restype = ctypes.c_char_p, ctypes.c_size_t
+    return tuple(flags().decode().split()), size()
+
+
+FLAGS, _OPTIONS_SIZE = _flags()
+
+
+class CompileOptions(ctypes.Structure):
+    """include/blk.h's blk_compile_options: its integer options, then an int per flag in FLAGS'
+    order, so a flag added to the compiler reaches Python without a change here."""
+    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
+                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int)] + [(f, ctypes.c_int) for f in FLAGS]
+
+
+if ctypes.sizeof(CompileOptions) != _OPTIONS_SIZE:
+    raise ImportError(f"blk: {lib._name}'s blk_compile_options is {_OPTIONS_SIZE} bytes, this package lays it out in "
+                      f"{ctypes.sizeof(CompileOptions)}: the library and the package are of different versions")
 _P = ctypes.c_void_p
 for name, res, args in [
     ("blk_last_error", ctypes.c_char_p, []),

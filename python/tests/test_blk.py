@@ -2,6 +2,7 @@
 the examples against NumPy references, the launch's conveniences, and the
 errors a user meets. Run: BLK_LIBRARY=build/libblk.so.0 PYTHONPATH=python
 python3 -m unittest discover -s python/tests (CTest does)."""
+import ctypes
 import json
 import os
 import tempfile
@@ -155,6 +156,17 @@ class Examples(unittest.TestCase):
             self.assertEqual(sorted(k[at] for k in mod._compiled), [False, True], option)
             self.assertTrue(getattr(blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", **{option: True}),
                                     option))
+
+    def test_the_compiler_flags_come_from_the_library(self):
+        # blk.FLAGS is blk_compile_flags(): the struct the package passes is the library's, and every
+        # flag is a compile option and a module attribute, with an error that lists them for a typo
+        self.assertEqual(blk.FLAGS[:4], ("no_tma", "no_warp_specialize", "persistent", "debug"))
+        self.assertIn("precise_math", blk.FLAGS)
+        self.assertEqual(ctypes.sizeof(blk._lib.CompileOptions), blk._lib.lib.blk_compile_options_size())
+        mod = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", precise_math=True, no_fma=1)
+        self.assertEqual((mod.precise_math, mod.no_fma, mod.debug), (True, True, False))
+        with self.assertRaisesRegex(TypeError, r"blk.compile: no option 'fast_math' \(the compiler's flags: no_tma, "):
+            blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", fast_math=True)
 
     def test_source_text_signature_and_ptx(self):
         mod = blk.compile("kernel k(o: *i32, v: i64, h: f16) { store(o, (v as f32 + h as f32) as i32); }\n",
