@@ -5,7 +5,7 @@ with each backend forced, and Triton's tutorial 06 file as published: one proces
 one timer (triton.testing.do_bench: CUDA events, L2 flushed before each run, median).
 
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python \\
-        python3 bench/attention_bench.py [--tutorial PATH] [--quick] [--out FILE] [--kernels]
+        python3 bench/attention_bench.py [--tutorial PATH] [--quick] [--out FILE] [--kernels] [--flag FLAG]...
         python3 bench/attention_bench.py --gqa [--out FILE]
         python3 bench/attention_bench.py --decode [--out FILE]
 
@@ -83,9 +83,10 @@ def max_err(got, want):
 
 
 class BlkAttention:
-    def __init__(self):
-        self.fwd = blk.compile(os.path.join(EXAMPLES, "attention.blk"))["attn_fwd"]
-        bwd = blk.compile(os.path.join(EXAMPLES, "attention_bwd.blk"))
+    def __init__(self, **flags):
+        """flags: the compiler's (blk.FLAGS), for every kernel: no_bulk_reduce=True, say."""
+        self.fwd = blk.compile(os.path.join(EXAMPLES, "attention.blk"), **flags)["attn_fwd"]
+        bwd = blk.compile(os.path.join(EXAMPLES, "attention_bwd.blk"), **flags)
         self.delta, self.dkdv, self.dq = bwd["attn_bwd_delta"], bwd["attn_bwd_dkdv"], bwd["attn_bwd_dq"]
         self.prepare, self.dkdvdq, self.convert = bwd["attn_bwd_prepare"], bwd["attn_bwd_dkdvdq"], bwd["attn_bwd_dq_convert"]
 
@@ -208,14 +209,18 @@ def main():
     ap.add_argument("--decode", action="store_true",
                     help="decode attention only (attention_decode.blk): one query token a sequence, D = 128, 32 "
                          "query heads on 8 K/V heads, caches of 4k-32k tokens, against SDPA with enable_gqa")
+    ap.add_argument("--flag", action="append", default=[], choices=blk.FLAGS,
+                    help="build blk's kernels with this compiler flag on (repeatable): --flag no_bulk_reduce times "
+                         "the five-product backward's dQ shares by reds, as before bulk reductions")
     args = ap.parse_args()
-    ba = BlkAttention()
+    ba = BlkAttention(**{f: True for f in args.flag})
     if args.gqa:
         return gqa(ba, args)
     if args.decode:
         return decode(args)
     tut = dot_bench.load_triton_tutorial(args.tutorial, "triton_tutorial_06")
     lines = [f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}, triton {triton.__version__}; "
+             f"blk's compiler flags: {', '.join(args.flag) or 'none'}; "
              f"triton.testing.do_bench (L2 flushed, median); fp16, 16k tokens a batch, 2048/D heads; "
              f"TFLOP/s as tutorial 06 counts them; err: largest |x - SDPA math in f32| over the output "
              f"(forward) or dQ, dK, dV (backward)", ""]

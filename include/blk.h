@@ -89,6 +89,8 @@ typedef struct blk_compile_options {
                                  * $BLK_DEBUG=1. The interpreter always checks them */
     int precise_math;           /* 1: IEEE-rounded division, sqrt and rsqrt (blkc --precise-math; docs/language.md §8) */
     int no_fma;                 /* 1: a * b + c not contracted into one fma (blkc --no-fma) */
+    int no_bulk_reduce;         /* 1: relaxed block atomic_adds by reds even where one bulk reduction could
+                                 * add them (sm_90a; blkc --no-bulk-reduce) */
     /* The int fields from no_tma on are the compiler's flags (off: 0), in the order
      * blk_compile_flags() names them; a new one is added last. */
 } blk_compile_options;
