@@ -477,21 +477,23 @@ Test(ptx, a_load_feeding_an_inner_loops_dot_stays_out_of_the_outer_ring) {
     }
 }
 
-/* A kernel with one TMA-eligible loop of 64 x 64 tiles (its dot only feeds
- * itself), with `before` and `after` the loop and `in_loop` at the end of
- * its body; into buf. */
+/* A kernel with one TMA-eligible loop of 64 x 128 and 128 x 64 tiles (its
+ * dot only feeds itself; 4 stages of 32 KB, one program an SM, so a
+ * producer pays), with `before` and `after` the loop and `in_loop` at the
+ * end of its body; into buf. */
 static const char *tile_loop_kernel(char *buf, size_t size, const char *before, const char *in_loop, const char *after) {
     snprintf(buf, size,
              "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32 @align(16), n: i32) {\n"
              "  let i = arange(0, 64);\n"
-             "  var pa = a + i[:, None] * 64 + i[None, :];\n"
-             "  var pb = b + i[:, None] * 64 + i[None, :];\n"
+             "  let j = arange(0, 128);\n"
+             "  var pa = a + i[:, None] * 512 + j[None, :];\n"
+             "  var pb = b + j[:, None] * 64 + i[None, :];\n"
              "  var acc = zeros([64, 64], f32);\n"
              "%s"
              "  for k in range(0, 4, 1) {\n"
              "    acc = dot(load(pa), load(pb), acc);\n"
-             "    pa += 64;\n"
-             "    pb += 4096;\n"
+             "    pa += 128;\n"
+             "    pb += 8192;\n"
              "%s"
              "  }\n"
              "%s"

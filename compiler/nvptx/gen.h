@@ -848,8 +848,11 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity);
 
 /* --------------------------------------------------------------- warpspec.c */
 /* Why a TMA loop gets no producer warp (NULL: it may), given whether a dot's
- * group runs on past its refill and how many loops of the kernel pipeline. */
-const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelined_loops);
+ * group runs on past its refill, how many loops of the kernel pipeline and
+ * the bytes of one iteration's tiles (a stage of its ring). */
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelined_loops, int64_t stage_bytes);
+/* The most stages pipeline.c gives a ring by default: 3, or 4 with a dot in flight past the refill. */
+enum { NVPTX_RING_MOST_STAGES = 4 };
 /* The warps a launch has: the program's, and a producer warpgroup. */
 int nvptx_ws_launch_warps(Gen *g);
 /* The registers a consumer thread gets back from the producer's (setmaxnreg),

@@ -60,6 +60,7 @@
 #include "gen.h"
 
 enum { PIPE_STAGES = 3 };
+_Static_assert(PIPE_STAGES + 1 == NVPTX_RING_MOST_STAGES, "warpspec.c sizes rings by the most stages");
 
 /* (gen.h's NvptxLoopSchedule: what plan() decides for a loop) */
 typedef NvptxLoopSchedule PipePlan;

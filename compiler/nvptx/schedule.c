@@ -369,7 +369,8 @@ static void plan_producer(Gen *g) {
         int n = nvptx_pipeline_loads(g, op, loads, NVPTX_MAX_TENSOR_MAPS, &tile_bytes, &dot_alone);
         bool tma = n > 0;
         for (int k = 0; k < n; k++) tma &= g->s->tma_of[loads[k]->results[0]] > 0;
-        if (tma && !nvptx_ws_refusal(g, op, nvptx_pipeline_wants_producer(g, op), npipelined)) g->s->ws_loop = op;
+        if (tma && !nvptx_ws_refusal(g, op, nvptx_pipeline_wants_producer(g, op), npipelined, tile_bytes))
+            g->s->ws_loop = op;
     }
 }
 
@@ -397,7 +398,7 @@ static void explain_loops(Gen *g) {
         }
         if (ls->tma && !ls->ws)
             ls->why_no_producer =
-                kept(g, nvptx_ws_refusal(g, ls->loop, nvptx_loop_wants_producer(ls), g->s->nloops));
+                kept(g, nvptx_ws_refusal(g, ls->loop, nvptx_loop_wants_producer(ls), g->s->nloops, ls->slot_bytes));
     }
 }
 

@@ -66,7 +66,7 @@ static bool at_top_level(Gen *g, const BirOp *loop) {
     return false;
 }
 
-const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelined_loops) {
+const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelined_loops, int64_t stage_bytes) {
     int n = g->s->plan->num_warps;
     if (g->m->opt->no_warp_specialize) return "--no-warp-specialize";
     /* measured on the H100: with a dot in flight past the refill, a producer
@@ -90,6 +90,20 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelin
     }
     if (!at_top_level(g, loop)) return "the loop is inside another statement (it must run once a program)";
     if (pipelined_loops != 1) return "the kernel has another pipelined loop";
+    /* A producer kernel runs one program an SM (setmaxnreg moves a program's registers, .minnctapersm
+     * 1). One consumer warpgroup whose ring leaves room for more programs an SM does better without:
+     * registers cannot hold 128 threads below 2 (255 x 128 x 2 < 65536). Measured on the H100
+     * (matmul, kernel time): 64 x 128 x 64 on 4 warps at 2048^3, 286 TFLOP/s with a producer (one
+     * program an SM), 428 without (two); 128 x 64 x 64: 266 against 416; equal at 1024^3 (128
+     * programs); rings of one program an SM (64 x 128 x 128, 128 x 128 x 64 on 4 warps) 9-16%
+     * faster with one; attention on 4 warps within 1% either way (notebook, 2026-11-28). */
+    int stages = g->m->opt->num_stages >= 2 ? g->m->opt->num_stages : NVPTX_RING_MOST_STAGES;
+    int64_t ring = stages * stage_bytes;
+    int64_t programs = g->m->arch->sm_shared_bytes / (ring + 1024);
+    if (n == 4 && programs >= 2)
+        return arena_printf(&g->arena, "one consumer warpgroup, whose ring (%d stages of %lld bytes) leaves room for %lld "
+                            "programs an SM, and a producer holds the kernel to one", stages, (long long)stage_bytes,
+                            (long long)programs);
     return NULL;
 }
 
