@@ -419,7 +419,7 @@ def gqa(ba, args):
 def decode(args):
     """Decode attention: GB/s of K and V read (the kernel is bound by them), blk's parts at 1, 2 and 4
     warps and a few part sizes, against SDPA's backends on a query of one token."""
-    mod = blk.compile(os.path.join(EXAMPLES, "attention_decode.blk"))
+    mod = blk.compile(os.path.join(EXAMPLES, "attention_decode.blk"), **{f: True for f in args.flag})
     part_k, combine_k = mod["attn_decode_part"], mod["attn_decode_combine"]
     D, H, H_KV = 128, 32, 8
     group = H // H_KV

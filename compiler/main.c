@@ -42,6 +42,7 @@ typedef struct {
  * flag is too long to leave a space). */
 static void flag_help(FILE *out, const char *flag, const char *help) {
     int at = fprintf(out, "  %s", flag);
+    if (!*help) fputc('\n', out); /* (options.def's rows have help; this keeps the next entry apart) */
     for (const char *line = help; *line;) {
         const char *end = strchr(line, '\n');
         int len = end ? (int)(end - line) : (int)strlen(line);

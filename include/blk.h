@@ -92,7 +92,8 @@ typedef struct blk_compile_options {
     int no_bulk_reduce;         /* 1: relaxed block atomic_adds by reds even where one bulk reduction could
                                  * add them (sm_90a; blkc --no-bulk-reduce) */
     /* The int fields from no_tma on are the compiler's flags (off: 0), in the order
-     * blk_compile_flags() names them; a new one is added last. */
+     * blk_compile_flags() names them; a new one is added last, so the struct grows: build a
+     * program against the blk.h of the libblk it loads. */
 } blk_compile_options;
 
 /* The names of blk_compile_options' flag fields (no_tma onwards), in order, separated by

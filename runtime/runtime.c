@@ -228,7 +228,7 @@ enum {
 _Static_assert(sizeof(blk_compile_options) ==
                    (offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + NUM_FLAGS) +
                     _Alignof(blk_compile_options) - 1) / _Alignof(blk_compile_options) * _Alignof(blk_compile_options),
-               "blk_compile_options has fields after its flags");
+               "blk_compile_options has fields after its flags (beyond what its trailing padding could hide)");
 
 static const char compile_flags[] =
 #define BLK_FLAG(name, cli, help) " " #name
@@ -247,9 +247,10 @@ static char *module_key(const char *arch, const blk_compile_options *opt, const 
     int at = snprintf(line, sizeof line, "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\n", BLKC_VERSION,
                       build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm);
 #define BLK_FLAG(name, cli, help) \
-    at += snprintf(line + at, sizeof line - (size_t)at, #name " %d\n", opt->name != 0);
+    if (at >= 0 && (size_t)at < sizeof line) at += snprintf(line + at, sizeof line - (size_t)at, #name " %d\n", opt->name != 0);
 #include "options.def"
 #undef BLK_FLAG
+    if (at < 0 || (size_t)at >= sizeof line) return NULL; /* cannot happen: the build id and arch are short */
     size_t cap = strlen(line) + length + 64;
     for (int k = 0; k < ndefs; k++) cap += strlen(defs[k].name) + strlen(defs[k].value) + 8;
     char *key = malloc(cap);

@@ -65,7 +65,6 @@ const char *nvptx_bulk_refusal(Gen *g, const BirOp *op, bool red, NvptxBulkReduc
     if (arch->sm < 90 || nvptx_ptx_isa(arch) < 80)
         return arena_printf(&g->arena, "bulk reductions need PTX 8.0, which blkc emits for sm_90a (%s's is %d.%d)",
                             arch->name, nvptx_ptx_isa(arch) / 10, nvptx_ptx_isa(arch) % 10);
-    if (g->m->opt->no_bulk_reduce) return "--no-bulk-reduce";
     if (op->code != BIR_ATOMIC_ADD) return "only atomic_add adds by bulk reductions";
     if (!red || atomic_sem_of(op->attr) != ATOMIC_RELAXED)
         return "its sem is not \"relaxed\" or its old value is read (a bulk reduction orders nothing and returns nothing)";
@@ -103,6 +102,7 @@ const char *nvptx_bulk_refusal(Gen *g, const BirOp *op, bool red, NvptxBulkReduc
         return arena_printf(&g->arena, "the %s at line %u reaches %s too (the sums arrive only by the launch's end)",
                             bir_opcode_name(other->code), other->span.line, g->f->params[p].name);
     }
+    if (g->m->opt->no_bulk_reduce) return "--no-bulk-reduce"; /* (last: it could be one) */
     *out = (NvptxBulkReduce){.cd = cd, .bytes = bytes, .at = -1};
     return NULL;
 }

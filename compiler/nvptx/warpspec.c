@@ -96,13 +96,18 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelin
      * (matmul, kernel time): 64 x 128 x 64 on 4 warps at 2048^3, 286 TFLOP/s with a producer (one
      * program an SM), 428 without (two); 128 x 64 x 64: 266 against 416; equal at 1024^3 (128
      * programs); rings of one program an SM (64 x 128 x 128, 128 x 128 x 64 on 4 warps) 9-16%
-     * faster with one; attention on 4 warps within 1% either way (notebook, 2026-11-28). */
+     * faster with one; attention on 4 warps within 1% either way (notebook, 2026-11-28). The ring
+     * is sized before the rest of shared memory is laid out, so a kernel whose bulk reductions'
+     * stagings take shared memory too keeps its producer (they may leave room for one program). */
     int stages = g->m->opt->num_stages >= 2 ? g->m->opt->num_stages : NVPTX_RING_MOST_STAGES;
     int64_t ring = stages * stage_bytes;
     int64_t programs = g->m->arch->sm_shared_bytes / (ring + 1024);
-    if (n == 4 && programs >= 2)
-        return arena_printf(&g->arena, "one consumer warpgroup, whose ring (%d stages of %lld bytes) leaves room for %lld "
-                            "programs an SM, and a producer holds the kernel to one", stages, (long long)stage_bytes,
+    bool bulk = false;
+    for (int i = 0; i < g->s->natomics; i++) bulk |= g->s->atomics[i].bulk != NULL;
+    if (n == 4 && programs >= 2 && !bulk)
+        return arena_printf(&g->arena, "one consumer warpgroup, whose ring alone (%d stages of %lld bytes, at %s) leaves "
+                            "room for %lld programs an SM, and a producer holds the kernel to one", stages,
+                            (long long)stage_bytes, g->m->opt->num_stages >= 2 ? "the stages asked for" : "its most stages",
                             (long long)programs);
     return NULL;
 }

@@ -94,14 +94,11 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
     programs as run at once, each running many program ids in turn), debug
     (device_assert and assume checked on the GPU too; the interpreter always
     checks them; $BLK_DEBUG=1 turns it on everywhere), precise_math
-    (IEEE-rounded division, sqrt and rsqrt), no_fma (no contraction into fma).
+    (IEEE-rounded division, sqrt and rsqrt), no_fma (no contraction into fma),
+    no_bulk_reduce (relaxed block atomic_adds by reds, never a bulk reduction).
     A launch may give any of these too, as an autotuning Config may.
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
-    unknown = sorted(set(flags) - set(FLAGS))
-    if unknown:
-        raise TypeError(f"blk.compile: no option {', '.join(map(repr, unknown))} (the compiler's flags: "
-                        f"{', '.join(FLAGS)})")
     if device not in (None, "cpu", "cuda"):
         raise ValueError(f"blk.compile: device must be 'cpu', 'cuda' or None, not {device!r}")
     if isinstance(source, os.PathLike):  # pathlib.Path: always a file
@@ -263,6 +260,10 @@ class Module:
     per GPU (a module belongs to one device's context)."""
 
     def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, **flags):
+        unknown = sorted(set(flags) - set(FLAGS))
+        if unknown:
+            raise TypeError(f"blk.compile: no option {', '.join(map(repr, unknown))} (the compiler's flags: "
+                            f"{', '.join(FLAGS)})")
         self.text, self.device, self.name = text, device, name
         options = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm, flags)
         self.num_warps, self.num_stages, self.min_blocks_per_sm = options[:3]

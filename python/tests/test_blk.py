@@ -162,9 +162,18 @@ class Examples(unittest.TestCase):
         # flag is a compile option and a module attribute, with an error that lists them for a typo
         self.assertEqual(blk.FLAGS[:4], ("no_tma", "no_warp_specialize", "persistent", "debug"))
         self.assertIn("precise_math", blk.FLAGS)
-        self.assertEqual(ctypes.sizeof(blk._lib.CompileOptions), blk._lib.lib.blk_compile_options_size())
         mod = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", precise_math=True, no_fma=1)
         self.assertEqual((mod.precise_math, mod.no_fma, mod.debug), (True, True, False))
+        # each flag reaches the compile: a module of each differs from the default's build in its key
+        add = mod["add"]
+        x = np.ones(64, np.float32)
+        add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=64)
+        add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=64, precise_math=False)
+        self.assertEqual(sorted(k[4 + blk.FLAGS.index("precise_math")] for k in mod._compiled), [False, True])
+        # a precise division's PTX is div.rn, the default's div.full (through the library's struct)
+        div = blk.compile("kernel d(x: *f32, y: *f32) { store(y, load(x) / load(y)); }\n", device="cpu")["d"]
+        self.assertIn("div.full.f32", div.ptx())
+        self.assertIn("div.rn.f32", div.ptx(precise_math=True))
         with self.assertRaisesRegex(TypeError, r"blk.compile: no option 'fast_math' \(the compiler's flags: no_tma, "):
             blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", fast_math=True)
 
@@ -234,8 +243,9 @@ class Examples(unittest.TestCase):
             k[(1,)](out, 2)
 
     def test_compile_options_struct_is_the_headers(self):
-        # the ctypes struct is written by hand: read blk.h's declaration and compare field by field,
-        # so that a field added to one and not the other (or reordered) fails here, not at a launch
+        # the ctypes struct is the fixed fields written here and the library's blk_compile_flags():
+        # read blk.h's declaration and compare field by field, so that a field added to the header
+        # and not to the library's table (or reordered) fails here, not at a launch
         import ctypes
         import re
         with open(os.path.join(EXAMPLES, "..", "include", "blk.h")) as f:
