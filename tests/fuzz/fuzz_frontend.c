@@ -37,7 +37,8 @@ static NvptxOptions backend_options(Compilation *c, uint64_t h, int64_t *facts) 
                       .no_tma = (h >> 8 & 7) == 0, .no_warp_specialize = (h >> 11 & 7) == 0,
                       .persistent = (h >> 14 & 3) == 0, .precise_math = (h >> 16 & 7) == 0,
                       .no_fma = (h >> 19 & 7) == 0, .min_blocks_per_sm = (h >> 22 & 7) == 0 ? 2 : 0,
-                      .plan = (h >> 26 & 3) == 0}; /* the schedule as text, with every access's advice */
+                      .plan = (h >> 26 & 3) == 0, /* the schedule as text, with every access's advice */
+                      .debug = (h >> 28 & 7) == 0, .no_bulk_reduce = (h >> 31 & 7) == 0};
     if ((h >> 25 & 1) && c->bir->nkernels) {
         const BirFunction *f = c->bir->kernels[0];
         o.only_kernel = f->name;
