@@ -42,7 +42,6 @@ typedef struct {
  * flag is too long to leave a space). */
 static void flag_help(FILE *out, const char *flag, const char *help) {
     int at = fprintf(out, "  %s", flag);
-    if (!*help) fputc('\n', out); /* (options.def's rows have help; this keeps the next entry apart) */
     for (const char *line = help; *line;) {
         const char *end = strchr(line, '\n');
         int len = end ? (int)(end - line) : (int)strlen(line);
@@ -52,6 +51,11 @@ static void flag_help(FILE *out, const char *flag, const char *help) {
         line += len + (end != NULL);
     }
 }
+
+/* each row's help has a line (flag_help ends an entry with its last one) */
+#define BLK_FLAG(name, cli, help) _Static_assert(sizeof(help) > 1, "options.def: " cli " has no help");
+#include "options.def"
+#undef BLK_FLAG
 
 static void usage(FILE *out) {
     char archs[128];

@@ -65,7 +65,7 @@ int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int war
  * directive already; not one kernel) or out of memory: build it again. */
 char *nvptx_with_occupancy_target(const char *ptx, int target);
 /* Programs of a kernel that fit one multiprocessor of `a` (with `regs`
- * registers a thread and `shared` bytes of shared memory a program), and
+ * registers a thread, 0 where not known yet, and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */

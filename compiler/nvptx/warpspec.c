@@ -100,15 +100,14 @@ const char *nvptx_ws_refusal(Gen *g, const BirOp *loop, bool wanted, int pipelin
      * is sized before the rest of shared memory is laid out, so a kernel whose bulk reductions'
      * stagings take shared memory too keeps its producer (they may leave room for one program). */
     int stages = g->m->opt->num_stages >= 2 ? g->m->opt->num_stages : NVPTX_RING_MOST_STAGES;
-    int64_t ring = stages * stage_bytes;
-    int64_t programs = g->m->arch->sm_shared_bytes / (ring + 1024);
+    int programs = nvptx_programs_per_sm(g->m->arch, n, 0, stages * stage_bytes, NULL); /* registers unknown yet */
     bool bulk = false;
     for (int i = 0; i < g->s->natomics; i++) bulk |= g->s->atomics[i].bulk != NULL;
     if (n == 4 && programs >= 2 && !bulk)
         return arena_printf(&g->arena, "one consumer warpgroup, whose ring alone (%d stages of %lld bytes, at %s) leaves "
-                            "room for %lld programs an SM, and a producer holds the kernel to one", stages,
+                            "room for %d programs an SM, and a producer holds the kernel to one", stages,
                             (long long)stage_bytes, g->m->opt->num_stages >= 2 ? "the stages asked for" : "its most stages",
-                            (long long)programs);
+                            programs);
     return NULL;
 }
 
