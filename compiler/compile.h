@@ -59,11 +59,21 @@ bool blk_build_id(char *buf, size_t size);
  * side, the plan lines only one has marked and the source lines whose
  * instructions differ counted. False if writing failed. */
 typedef struct {
+    const char *kernel;
+    int warps, registers, spill_stores, spill_loads, stack; /* ptxas's: registers a thread, bytes */
+    long long shared_bytes;                                 /* a program's */
+} ExploreResources;
+typedef struct {
     const char *ptx;            /* its launch contract first */
     const char *const *plans;   /* one per kernel */
     int nplans;
     const char *stats;          /* --stats' text, or NULL where ptxas is not installed */
     const char *label;          /* what the build is (with two), or NULL */
+    const char *arch;           /* for the resources' chart; NULL: none */
+    const ExploreResources *resources; /* ptxas's, per kernel (NULL where not installed) */
+    int nresources;
+    const char *sass;           /* the disassembler's text, or NULL */
+    const char *sass_tool;      /* "nvdisasm" (lines tied by its //## File comments) or "cuobjdump" */
 } ExploreBuild;
 bool explore_page(FILE *out, const Source *src, const ExploreBuild *a, const ExploreBuild *b);
 /* --emit=tokens; returns the number of errors. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "cuda_tools.h"
 #include "launch.h"
 
 enum { EXIT_COMPILE_ERROR = 1, EXIT_USAGE = 2 };
@@ -93,9 +94,12 @@ static void usage(FILE *out) {
           "                   with each value's layout, the shared-memory map, pipelined\n"
           "                   loops, dots, access widths and what limits each\n"
           "                   (docs/internals.md reads one)\n"
-          "  --emit=explore   one HTML page to study the kernels: source, plan and PTX in\n"
-          "                   columns, each line tied to its source line (hover or click),\n"
-          "                   PTX instructions counted by kind per source line\n"
+          "  --emit=explore   one HTML page to study the kernels: source, plan, PTX and\n"
+          "                   SASS (where ptxas and nvdisasm or cuobjdump are installed;\n"
+          "                   $BLKC_NVDISASM, $BLKC_CUOBJDUMP) in columns, each line tied to\n"
+          "                   its source line (hover or click); per source line its\n"
+          "                   instructions by kind and the plan's notes; each kernel's\n"
+          "                   registers, spills and what limits its programs an SM\n"
           "  --explore FILE   the same as --emit=explore -o FILE\n"
           "  --explore-diff OPTIONS\n"
           "                   with --explore: compare this build (A) with one whose options\n"
@@ -385,68 +389,28 @@ static char *read_file(const char *path, size_t *len) {
 
 static bool write_all(int fd, const char *data, size_t len);
 
-/* ptxas: $BLKC_PTXAS (a path; empty: none), else the PATH's, else CUDA's. */
-static const char *find_ptxas(void) {
-    const char *chosen = getenv("BLKC_PTXAS");
-    if (chosen) return chosen[0] && !strchr(chosen, '\'') && access(chosen, X_OK) == 0 ? chosen : NULL;
-    if (system("command -v ptxas > /dev/null 2>&1") == 0) return "ptxas";
-    if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-    return NULL;
-}
-
-/* The registers a thread and the stack bytes ptxas gives the one kernel of
- * ptx; false when ptxas fails. */
-/* `ptxas -v` over ptx, its report to read from the stream returned (NULL
- * on failure); path names the temporary file ptxas_close removes. */
-static FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, char path[static 32]) {
-    snprintf(path, 32, "/tmp/blkc-ptxas-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return NULL;
-    bool ok = write_all(fd, ptx, strlen(ptx));
-    close(fd);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, path);
-    FILE *p = ok ? popen(cmd, "r") : NULL;
-    if (!p) unlink(path);
-    return p;
-}
-
-/* False when ptxas failed. */
-static bool ptxas_close(FILE *p, const char *path) {
-    bool ok = pclose(p) == 0;
-    unlink(path);
-    return ok;
-}
-
-static bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
-    char path[32], line[512];
-    FILE *p = ptxas_open(ptxas, ptx, arch, path);
-    bool ok = p != NULL;
-    *regs = -1, *stack = 0;
-    unsigned st = 0, sp = 0, r = 0;
-    while (p && fgets(line, sizeof line, p)) {
-        char *at;
-        if (sscanf(line, " %u bytes stack frame, %u bytes spill stores", &st, &sp) == 2) *stack = (int)st;
-        else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &r) == 1) *regs = (int)r;
-    }
-    if (p && !ptxas_close(p, path)) ok = false;
-    return ok && *regs >= 0;
-}
-
 /* ptxas's registers, spills and stack per kernel, with the shared memory, the
  * programs an SM and the occupancy target that follow, written to `to`
- * (stderr for --stats; the page for --explore). */
-static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to) {
+ * (stderr for --stats; the page for --explore). For --explore also the
+ * cubin (with line info) at `cubin` and the same facts as data in
+ * res[0 .. *nres) (an array of out->nkernels, the caller's to free). */
+static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to, const char *cubin,
+                        ExploreResources **res, int *nres) {
     const char *ptx = out->text;
-    const char *ptxas = find_ptxas();
+    const char *ptxas = cuda_tool("ptxas");
     if (!ptxas) { /* the PTX is still written: statistics are extra */
         fputs("blkc: warning: --stats needs ptxas ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin): no "
               "statistics\n", stderr);
         return true;
     }
     char path[32];
-    FILE *p = ptxas_open(ptxas, ptx, arch, path);
+    FILE *p = ptxas_open(ptxas, ptx, arch, cubin, path);
     bool ok = p != NULL;
+    if (res) {
+        *nres = 0;
+        *res = calloc((size_t)out->nkernels + 1, sizeof **res);
+        ok = ok && *res;
+    }
     char line[512], kernel[256] = "", advice[2048] = "";
     unsigned stack = 0, spill_st = 0, spill_ld = 0;
     while (p && fgets(line, sizeof line, p)) {
@@ -473,6 +437,9 @@ static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks
                     const NvptxKernel *k = &out->kernels[i];
                     smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs, persistent = k->persistent;
                     if (k->notes) notes = k->notes;
+                    if (res && *res && *nres < out->nkernels)
+                        (*res)[(*nres)++] = (ExploreResources){k->name, warps, (int)regs, (int)spill_st,
+                                                               (int)spill_ld, (int)stack, smem};
                 }
             const char *limit;
             int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
@@ -644,7 +611,7 @@ static bool launcher_source(Options *o, Compilation *c, const NvptxOptions *opts
     LaunchBuild *builds = calloc((size_t)nbuilds, sizeof *builds);
     bool ok = res && kinfo && texts && joined && builds;
     if (!ok) fputs("blkc: error: out of memory\n", stderr);
-    const char *ptxas = o->backend.min_blocks_per_sm || o->no_target ? NULL : find_ptxas();
+    const char *ptxas = o->backend.min_blocks_per_sm || o->no_target ? NULL : cuda_tool("ptxas");
     for (int v = 0; ok && v < nbuilds; v++) {
         for (int i = 0, j = 0; ok && i < c->bir->nkernels; i++) {
             const char *name = c->bir->kernels[i]->name;
@@ -691,12 +658,14 @@ static NvptxOptions backend_options(const Options *o) {
     return opt;
 }
 
-/* One build for --explore: its PTX with the contract, plans and ptxas's resources. */
+/* One build for --explore: its PTX with the contract, plans, ptxas's
+ * resources and the SASS, where the tools are installed. */
 typedef struct {
     NvptxOptions opt;
     NvptxOutput res;
-    char *ptx, *stats;
+    char *ptx, *stats, *sass;
     const char **plans;
+    ExploreResources *resources;
     ExploreBuild view;
 } ExploreParts;
 
@@ -709,20 +678,30 @@ static bool explore_build(Options *o, Compilation *c, ExploreParts *e, const cha
     FILE *f = open_memstream(&e->ptx, &len);
     if (f) launch_contract_comment(f, &b), fputs(e->res.text, f);
     bool ok = f && fclose(f) == 0;
-    /* ptxas's resources, where it is installed: extra, so a failure only leaves them out */
-    FILE *sf = ok && find_ptxas() ? open_memstream(&e->stats, &len) : NULL;
-    bool have_stats = sf && print_stats(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf);
+    /* ptxas's resources and the cubin's SASS, where they are installed: extra,
+     * so a failure only leaves them out */
+    FILE *sf = ok && cuda_tool("ptxas") ? open_memstream(&e->stats, &len) : NULL;
+    char cubin[32] = "/tmp/blkc-cubin-XXXXXX";
+    int fd = sf ? mkstemp(cubin) : -1;
+    if (fd >= 0) close(fd);
+    int nres = 0;
+    bool have_stats = sf && print_stats(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf, fd >= 0 ? cubin : NULL,
+                                        &e->resources, &nres);
     if (sf) fclose(sf);
+    const char *sass_tool = NULL;
+    if (have_stats && fd >= 0) e->sass = cuda_sass(cubin, &sass_tool);
+    if (fd >= 0) unlink(cubin);
     e->plans = calloc((size_t)e->res.nkernels + 1, sizeof *e->plans);
     for (int i = 0; e->plans && i < e->res.nkernels; i++) e->plans[i] = e->res.kernels[i].plan;
-    e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, have_stats ? e->stats : NULL, label};
+    e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, have_stats ? e->stats : NULL, label, e->opt.arch,
+                             have_stats ? e->resources : NULL, have_stats ? nres : 0, e->sass, sass_tool};
     if (!ok || !e->plans) fputs("blkc: error: out of memory\n", stderr);
     return ok && e->plans;
 }
 
 static void explore_free(ExploreParts *e) {
     nvptx_output_free(&e->res);
-    free(e->ptx), free(e->stats), free(e->plans);
+    free(e->ptx), free(e->stats), free(e->sass), free(e->plans), free(e->resources);
 }
 
 /* --explore: the page of this build, or (--explore-diff) of it and a second
@@ -825,7 +804,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     LaunchBuild b = {c->bir, &res, opt.arch, &opt, o->defs, o->ndefs, NULL};
     /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
     if (!o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
-    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm, stderr);
+    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm, stderr, NULL, NULL, NULL);
     if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, &b);
     for (int i = 0; ok && o->emit == EMIT_PLAN && i < res.nkernels; i++)
         fprintf(out, "%s%s", i ? "\n" : "", res.kernels[i].plan);

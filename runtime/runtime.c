@@ -825,7 +825,7 @@ blk_status blk_kernel_explore(blk_kernel *k, const blk_arg *args, int nargs, con
         char *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
-        ExploreBuild build = {ptx, &plan, 1, NULL, NULL};
+        ExploreBuild build = {.ptx = ptx, .plans = &plan, .nplans = 1};
         bool written = f && explore_page(f, &m->comp->src, &build, NULL);
         if (f && fclose(f) != 0) written = false;
         if (written && (p = calloc(1, sizeof *p))) *p = (PageText){ptx, plan, text, k->pages}, k->pages = p;

@@ -622,6 +622,115 @@ Test(driver, explore_writes_one_page_that_ties_every_instruction_to_a_line) {
     free_run(&r);
 }
 
+/* r.blk's page for sm_90a, written to `name` in the work folder (malloc'ed). */
+static char *explore_page_of_r(const char *name) {
+    char args[200], path[700];
+    snprintf(args, sizeof args, "r.blk --arch sm_90a --no-hints --explore %s", name);
+    Run r = run_blkc(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    free_run(&r);
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    char *page = slurp(path);
+    cr_assert(page);
+    return page;
+}
+
+/* The page's SASS column and resources, from stand-ins for ptxas and nvdisasm
+ * (then cuobjdump) so that what they print is known: every SASS instruction
+ * tied to the line nvdisasm names (code before a kernel's first name: its
+ * prologue), counted by kind per line; ptxas's registers and spills as the
+ * chart; the plan's notes on each line in the table. */
+Test(driver, explore_shows_sass_by_line_and_the_resources) {
+    write_file("r.blk", "kernel k(x: *f32, y: *f32, n: i32) {\n"
+                        "    let i = arange(0, 128);\n"
+                        "    let v = load(x + i, i < n);\n"
+                        "    store(y + i, v * 2.0 + max(v, axis = 0), i < n);\n"
+                        "}\n");
+    char bin[600], path[700];
+    snprintf(bin, sizeof bin, "%s/fakebin", workdir);
+    mkdir(bin, 0755);
+    write_file("fakebin/ptxas", "#!/bin/sh\n"
+                                "out=/dev/null\n"
+                                "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                                "[ \"$out\" = /dev/null ] || echo cubin > \"$out\"\n"
+                                "echo \"ptxas info    : Compiling entry function 'k' for 'sm_90a'\"\n"
+                                "echo \"ptxas info    : Function properties for k\"\n"
+                                "echo \"    8 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads\"\n"
+                                "echo \"ptxas info    : Used 200 registers, used 0 barriers\"\n");
+    write_file("fakebin/nvdisasm", "#!/bin/sh\n"
+                                   "[ -f \"$3\" ] || exit 1\n"
+                                   "cat <<'X'\n"
+                                   "//--------------------- .text.k --------------------------\n"
+                                   "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+                                   "\t//## File \"r.blk\", line 3\n"
+                                   "        /*0010*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;\n"
+                                   "\t//## File \"r.blk\", line 4\n"
+                                   "        /*0020*/                   SHFL.BFLY PT, R5, R4, 0x10, 0x1f ;\n"
+                                   "        /*0030*/                   STG.E desc[UR4][R2.64], R5 ;\n"
+                                   "        /*0040*/                   EXIT ;\n"
+                                   ".L_x_0:\n"
+                                   "//--------------------- .text.other --------------------------\n"
+                                   "        /*0000*/                   BRA 0x0 ;\n"
+                                   "X\n");
+    write_file("fakebin/cuobjdump", "#!/bin/sh\n"
+                                    "cat <<'X'\n"
+                                    "\t\tFunction : k\n"
+                                    "        /*0000*/                   LDC R1, c[0x0][0x28] ;    /* 0x00000a00ff017b82 */\n"
+                                    "                                                             /* 0x000fe20000000800 */\n"
+                                    "X\n");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "chmod +x '%s/ptxas' '%s/nvdisasm' '%s/cuobjdump'", bin, bin, bin);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/ptxas", bin), setenv("BLKC_PTXAS", path, 1);
+    snprintf(path, sizeof path, "%s/nvdisasm", bin), setenv("BLKC_NVDISASM", path, 1);
+    snprintf(path, sizeof path, "%s/cuobjdump", bin), setenv("BLKC_CUOBJDUMP", path, 1);
+    char *page = explore_page_of_r("r.html");
+    cr_expect(strstr(page, "<h2>SASS (nvdisasm)</h2>"), "the SASS column");
+    cr_expect(strstr(page, "<span class=\"x mov\" data-l=\"0\">/*0000*/  LDC R1, c[0x0][0x28] ;\n</span>"),
+              "before any line: the prologue, the padding after the address left out");
+    cr_expect(strstr(page, "<span class=\"x mem\" data-l=\"3\" style=\"--h:201\">/*0010*/  @!P0 LDG.E.128"),
+              "a predicated load of line 3");
+    cr_expect(strstr(page, "<span class=\"x warp\" data-l=\"4\""), "line 4's shuffle");
+    cr_expect(strstr(page, "<span class=\"x ctl\" data-l=\"4\" style=\"--h:268\">/*0040*/  EXIT ;"));
+    cr_expect(strstr(page, "<span class=\"x ctl\" data-l=\"0\">/*0000*/  BRA 0x0 ;"),
+              "a second kernel's code starts in no line");
+    cr_expect(strstr(page, "<span class=\"d\" data-l=\"0\">.L_x_0:"), "a label is no instruction");
+    cr_expect(!strstr(page, "//## File"), "nvdisasm's line comments are the colour, not lines");
+    /* line 4: 3 SASS instructions (shuffle, store, exit) in the table, the store one of them */
+    const char *row = strstr(page, "<tr data-l=\"4\"");
+    cr_assert(row, "line 4's row");
+    const char *eor = strstr(row, "</tr>");
+    const char *at = strstr(row, "</td><td>3</td>"); /* PTX's total, then SASS's */
+    cr_expect(at && at < eor, "line 4: 3 SASS instructions: %.300s", row);
+    at = strstr(row, "<td class=\"warp\">");
+    const char *cell_end = at ? strstr(at, "</td>") : NULL;
+    cr_expect(at && at < eor && cell_end - at > 4 && strncmp(cell_end - 4, " / 1", 4) == 0,
+              "one SASS shuffle (PTX / SASS): %.400s", row);
+    /* the plan's notes: line 3's load, its width and why, in line 3's row */
+    row = strstr(page, "<tr data-l=\"3\"");
+    cr_assert(row);
+    at = strstr(row, "<td class=\"n\" title=\"load line 3 [128] f32: ");
+    cr_expect(at && at < strstr(row, "</tr>"), "%.600s", row);
+    /* ptxas's registers and spills: 200 registers a thread (6400 a warp) leave room for 10 programs of 1 warp */
+    cr_expect(strstr(page, "k: 10 programs an SM on sm_90a (limit: registers)"), "the chart's head");
+    cr_expect(strstr(page, "<tr class=\"lim\"><td>registers</td>"), "the limit marked");
+    cr_expect(strstr(page, "200 registers, <span class=\"spill\">16 bytes spilled, 12 loaded back</span>; 8 bytes "
+                           "stack"));
+    free(page);
+    /* without nvdisasm: cuobjdump's SASS, tied to no line, its encodings left out */
+    setenv("BLKC_NVDISASM", "", 1);
+    page = explore_page_of_r("r2.html");
+    cr_expect(strstr(page, "<h2>SASS (cuobjdump)</h2>"));
+    cr_expect(strstr(page, "<span class=\"x mov\" data-l=\"0\">/*0000*/  LDC R1, c[0x0][0x28] ;\n</span>"));
+    cr_expect(!strstr(page, "0x000fe2"), "the encodings are left out");
+    free(page);
+    /* neither: no SASS column, and the page says where it would come from */
+    setenv("BLKC_CUOBJDUMP", "", 1);
+    page = explore_page_of_r("r3.html");
+    cr_expect(!strstr(page, "<h2>SASS") && strstr(page, "SASS: blkc --explore shows it where ptxas and nvdisasm"));
+    free(page);
+}
+
 /* The largest example's page stays a page: attention backward on sm_90a (about 0.6 MB and
  * 6,000 lines when this was written; a bound, so that a change that bloats it is seen). */
 Test(driver, explore_page_of_the_largest_example_stays_readable) {

@@ -68,6 +68,16 @@ char *nvptx_with_occupancy_target(const char *ptx, int target);
  * registers a thread, 0 where not known yet, and `shared` bytes of shared memory a program), and
  * what limits them: "registers", "shared memory", "warps" or "programs". */
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit);
+/* What one program takes of each of a multiprocessor's resources (programs,
+ * warps, registers, shared memory: the order nvptx_programs_per_sm breaks
+ * ties in) and how many programs each allows; returns the limiting one's index. */
+typedef struct {
+    const char *what;
+    int64_t used, total; /* a program's share and the multiprocessor's */
+    int allows;          /* the programs it leaves room for */
+} NvptxSmShare;
+enum { NVPTX_SM_RESOURCES = 4 };
+int nvptx_sm_shares(const NvptxArch *a, int warps, int regs, int64_t shared, NvptxSmShare share[NVPTX_SM_RESOURCES]);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
 const char *nvptx_arch_names(char *buf, size_t size);
 /* The LLVM blkc was built with ("19.1.7"). */

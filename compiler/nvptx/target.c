@@ -67,19 +67,25 @@ int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int war
     return now >= (regs + 7) / 8 * 8 + 8 && now >= min_regs ? programs : 0;
 }
 
+int nvptx_sm_shares(const NvptxArch *a, int warps, int regs, int64_t shared, NvptxSmShare share[NVPTX_SM_RESOURCES]) {
+    int64_t warp_regs = ((int64_t)regs * 32 + 255) / 256 * 256; /* allocated 256 at a time a warp */
+    share[0] = (NvptxSmShare){"programs", 1, a->sm_programs, 0};
+    share[1] = (NvptxSmShare){"warps", warps, a->sm_warps, 0};
+    share[2] = (NvptxSmShare){"registers", warp_regs * warps, NVPTX_SM_REGISTERS, 0};
+    share[3] = (NvptxSmShare){"shared memory", shared ? shared + 1024 : 0, a->sm_shared_bytes, 0};
+    int limit = 0;
+    for (int i = 0; i < NVPTX_SM_RESOURCES; i++) {
+        share[i].allows = share[i].used ? (int)(share[i].total / share[i].used) : a->sm_programs;
+        if (share[i].allows < share[limit].allows) limit = i;
+    }
+    return limit;
+}
+
 int nvptx_programs_per_sm(const NvptxArch *a, int warps, int regs, int64_t shared, const char **limit) {
-    int64_t warp_regs = ((int64_t)regs * 32 + 255) / 256 * 256;
-    struct { int64_t n; const char *what; } by[] = {
-        {a->sm_programs, "programs"},
-        {a->sm_warps / warps, "warps"},
-        {warp_regs ? NVPTX_SM_REGISTERS / (warp_regs * warps) : a->sm_programs, "registers"},
-        {shared ? a->sm_shared_bytes / (shared + 1024) : a->sm_programs, "shared memory"},
-    };
-    int best = 0;
-    for (int i = 1; i < 4; i++)
-        if (by[i].n < by[best].n) best = i;
-    if (limit) *limit = by[best].what;
-    return (int)by[best].n;
+    NvptxSmShare share[NVPTX_SM_RESOURCES];
+    int i = nvptx_sm_shares(a, warps, regs, shared, share);
+    if (limit) *limit = share[i].what;
+    return share[i].allows;
 }
 
 char *nvptx_with_occupancy_target(const char *ptx, int target) {

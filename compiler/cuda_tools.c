@@ -1,0 +1,110 @@
+/* cuda_tools.c: finding and running CUDA's ptxas, nvdisasm and cuobjdump for
+ * the CLI's --stats, its occupancy target and --explore (cuda_tools.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cuda_tools.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *cuda_tool(const char *name) {
+    static struct {
+        char name[16], path[512];
+    } found[4]; /* one a tool: the path of one stays valid when another is looked for */
+    int slot = 0;
+    while (slot < 3 && found[slot].name[0] && strcmp(found[slot].name, name) != 0) slot++;
+    snprintf(found[slot].name, sizeof found[slot].name, "%s", name);
+    char var[64] = "BLKC_";
+    for (size_t i = 0; name[i] && i + 6 < sizeof var; i++) var[5 + i] = (char)toupper((unsigned char)name[i]);
+    const char *chosen = getenv(var);
+    if (chosen) /* quotes would break the command line it goes into */
+        return chosen[0] && !strchr(chosen, '\'') && access(chosen, X_OK) == 0 ? chosen : NULL;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "command -v %s > /dev/null 2>&1", name);
+    if (system(cmd) == 0) return name;
+    snprintf(found[slot].path, sizeof found[slot].path, "/usr/local/cuda/bin/%s", name);
+    return access(found[slot].path, X_OK) == 0 ? found[slot].path : NULL;
+}
+
+FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin, char ptx_path[static 32]) {
+    snprintf(ptx_path, 32, "/tmp/blkc-ptxas-XXXXXX");
+    int fd = mkstemp(ptx_path);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    size_t len = strlen(ptx);
+    bool ok = f && fwrite(ptx, 1, len, f) == len;
+    if (f ? fclose(f) != 0 : close(fd) != 0) ok = false;
+    char cmd[1024];
+    if (cubin)
+        snprintf(cmd, sizeof cmd, "'%s' -arch=%s -v -lineinfo -o '%s' %s 2>&1", ptxas, arch, cubin, ptx_path);
+    else
+        snprintf(cmd, sizeof cmd, "'%s' -arch=%s -v -o /dev/null %s 2>&1", ptxas, arch, ptx_path);
+    FILE *p = ok ? popen(cmd, "r") : NULL;
+    if (!p) unlink(ptx_path);
+    return p;
+}
+
+bool ptxas_close(FILE *report, const char *ptx_path) {
+    bool ok = pclose(report) == 0;
+    unlink(ptx_path);
+    return ok;
+}
+
+bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
+    char path[32], line[512];
+    FILE *p = ptxas_open(ptxas, ptx, arch, NULL, path);
+    bool ok = p != NULL;
+    *regs = -1, *stack = 0;
+    unsigned st = 0, sp = 0, r = 0;
+    while (p && fgets(line, sizeof line, p)) {
+        char *at;
+        if (sscanf(line, " %u bytes stack frame, %u bytes spill stores", &st, &sp) == 2) *stack = (int)st;
+        else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &r) == 1) *regs = (int)r;
+    }
+    if (p && !ptxas_close(p, path)) ok = false;
+    return ok && *regs >= 0;
+}
+
+/* A command's whole standard output (malloc'ed), or NULL when it fails. */
+static char *output_of(const char *cmd) {
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    char *text = NULL;
+    size_t len = 0, cap = 0, n;
+    char buf[8192];
+    bool ok = true;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0 && ok) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            char *grown = realloc(text, cap);
+            if (!grown) ok = false;
+            else text = grown;
+        }
+        if (ok) memcpy(text + len, buf, n), len += n;
+    }
+    if (pclose(p) != 0 || !ok || !text) {
+        free(text);
+        return NULL;
+    }
+    text[len] = 0;
+    return text;
+}
+
+char *cuda_sass(const char *cubin, const char **tool) {
+    static const struct {
+        const char *name, *args;
+    } disassemblers[] = {{"nvdisasm", "-g -c"}, {"cuobjdump", "-sass"}};
+    for (size_t i = 0; i < sizeof disassemblers / sizeof *disassemblers; i++) {
+        const char *path = cuda_tool(disassemblers[i].name);
+        if (!path) continue;
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>/dev/null", path, disassemblers[i].args, cubin);
+        char *sass = output_of(cmd);
+        if (sass) {
+            *tool = disassemblers[i].name;
+            return sass;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,29 @@
+/* cuda_tools.h: CUDA's command-line tools as blkc's CLI runs them, where they
+ * are installed: ptxas (registers, spills, a cubin) and nvdisasm or cuobjdump
+ * (the cubin's SASS). Each is extra: a missing tool leaves its facts out. */
+#ifndef BLK_CUDA_TOOLS_H
+#define BLK_CUDA_TOOLS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A tool by name ("ptxas", "nvdisasm", "cuobjdump"): $BLKC_<NAME> (a path;
+ * set but empty: none), else the PATH's, else /usr/local/cuda/bin's; NULL
+ * when none. */
+const char *cuda_tool(const char *name);
+/* `ptxas -v` over ptx for arch, its report to read from the stream returned
+ * (NULL on failure); with cubin (a path), also the cubin, with line info for
+ * a disassembler. *ptx_path names the temporary file ptxas_close removes. */
+FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin, char ptx_path[static 32]);
+/* False when ptxas failed. */
+bool ptxas_close(FILE *report, const char *ptx_path);
+/* The registers a thread and the stack bytes ptxas gives the one kernel of
+ * ptx; false when ptxas fails. */
+bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack);
+/* The SASS of a cubin (malloc'ed), from nvdisasm with each instruction's
+ * source line (`//## File "x.blk", line N` before the instructions of a
+ * line), else from cuobjdump (no lines); *tool says which. NULL when neither
+ * is installed or both fail. */
+char *cuda_sass(const char *cubin, const char **tool);
+
+#endif
