@@ -58,19 +58,20 @@ bool blk_build_id(char *buf, size_t size);
  * to its source line; with a second build (--explore-diff), both side by
  * side, the plan lines only one has marked and the source lines whose
  * instructions differ counted. False if writing failed. */
+/* What ptxas made of one kernel (cuda_tools.h reads it from `ptxas -v`). */
 typedef struct {
-    const char *kernel;
-    int warps, registers, spill_stores, spill_loads, stack; /* ptxas's: registers a thread, bytes */
-    long long shared_bytes;                                 /* a program's */
-} ExploreResources;
+    char *kernel;
+    int registers, spill_stores, spill_loads, stack; /* registers a thread; bytes */
+    char *advice;                                    /* its numbered advisories, "  ptxas: ..." lines ("": none) */
+} KernelResources;
 typedef struct {
     const char *ptx;            /* its launch contract first */
     const char *const *plans;   /* one per kernel */
     int nplans;
     const char *stats;          /* --stats' text, or NULL where ptxas is not installed */
     const char *label;          /* what the build is (with two), or NULL */
-    const char *arch;           /* for the resources' chart; NULL: none */
-    const ExploreResources *resources; /* ptxas's, per kernel (NULL where not installed) */
+    const KernelResources *resources; /* ptxas's, per kernel (NULL where not installed); the chart
+                                         takes each one's warps and shared memory from the contract */
     int nresources;
     const char *sass;           /* the disassembler's text, or NULL */
     const char *sass_tool;      /* "nvdisasm" (lines tied by its //## File comments) or "cuobjdump" */

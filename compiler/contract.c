@@ -125,27 +125,73 @@ static const char *requirement_text(const BirParam *p, const LaunchRequirement *
     return buf;
 }
 
+/* The comment's lines launch_contract_comment writes and the readers below
+ * find: one format, in this file. */
+#define CONTRACT_ARCH "// arch "
+#define CONTRACT_KERNEL "//\n// kernel "
+#define CONTRACT_BLOCK "//   block: %d threads (%d warp%s), 1, 1: exactly this; .maxntid is only a bound\n"
+#define CONTRACT_SHARED "//   dynamic shared memory: "
+
+/* The end of the contract: the first line that is no comment. */
+static const char *contract_end(const char *ptx) {
+    const char *p = ptx;
+    while (p[0] == '/' && p[1] == '/') {
+        const char *eol = strchr(p, '\n');
+        if (!eol) return p + strlen(p);
+        p = eol + 1;
+    }
+    return p;
+}
+
+bool launch_contract_arch(const char *ptx, char *arch, size_t size) {
+    const char *end = contract_end(ptx), *at = strstr(ptx, CONTRACT_ARCH);
+    if (!at || at >= end || size < 2) return false;
+    at += strlen(CONTRACT_ARCH);
+    size_t n = strcspn(at, ":\n");
+    if (n >= size) return false;
+    memcpy(arch, at, n);
+    arch[n] = 0;
+    return n > 0;
+}
+
+bool launch_contract_kernel(const char *ptx, const char *kernel, int *warps, long long *shared_bytes) {
+    const char *end = contract_end(ptx), *at = ptx;
+    size_t n = strlen(kernel);
+    while ((at = strstr(at, CONTRACT_KERNEL)) && at < end) {
+        at += strlen(CONTRACT_KERNEL);
+        if (strncmp(at, kernel, n) != 0 || at[n] != '\n') continue;
+        const char *block = at + n + 1, *eol = strchr(block, '\n'), *shared = eol ? eol + 1 : NULL;
+        int threads;
+        if (!shared || sscanf(block, "//   block: %d threads", &threads) != 1 ||
+            strncmp(shared, CONTRACT_SHARED, strlen(CONTRACT_SHARED)) != 0 ||
+            sscanf(shared + strlen(CONTRACT_SHARED), "%lld bytes", shared_bytes) != 1)
+            return false;
+        *warps = threads / 32;
+        return true;
+    }
+    return false;
+}
+
 void launch_contract_comment(FILE *out, const LaunchBuild *b) {
     const NvptxArch *a = nvptx_arch(b->arch);
     fprintf(out, "// blkc %s launch contract: how to launch the kernels below (docs/runtime.md, \"Ahead of time\").\n"
                  "// `blkc --emit=launch` gives it as JSON; `blkc --emit=c` writes a C launcher that follows it.\n",
             BLKC_VERSION);
-    fprintf(out, "// arch %s%s\n", b->arch,
+    fprintf(out, CONTRACT_ARCH "%s%s\n", b->arch,
             a && a->arch_specific ? ": loads only on a device of exactly that compute capability" : "");
     for (int i = 0; i < b->out->nkernels; i++) {
         const NvptxKernel *k = &b->out->kernels[i];
         const BirFunction *f = launch_function(b, k);
         if (!f) continue;
-        fprintf(out, "//\n// kernel %s\n", k->name);
-        fprintf(out, "//   block: %d threads (%d warp%s), 1, 1: exactly this; .maxntid is only a bound\n",
-                32 * k->num_warps, k->num_warps, k->num_warps == 1 ? "" : "s");
+        fprintf(out, CONTRACT_KERNEL "%s\n", k->name);
+        fprintf(out, CONTRACT_BLOCK, 32 * k->num_warps, k->num_warps, k->num_warps == 1 ? "" : "s");
         if (!k->shared_bytes)
-            fputs("//   dynamic shared memory: 0 bytes\n", out);
+            fputs(CONTRACT_SHARED "0 bytes\n", out);
         else if (k->shared_bytes <= LAUNCH_DEFAULT_SHARED_BYTES)
-            fprintf(out, "//   dynamic shared memory: %lld bytes: pass them as cuLaunchKernel's sharedMemBytes "
+            fprintf(out, CONTRACT_SHARED "%lld bytes: pass them as cuLaunchKernel's sharedMemBytes "
                          "(blk_shared[] is .extern:\n//     a launch with fewer bytes faults)\n", (long long)k->shared_bytes);
         else
-            fprintf(out, "//   dynamic shared memory: %lld bytes, over 48 KiB: first set\n"
+            fprintf(out, CONTRACT_SHARED "%lld bytes, over 48 KiB: first set\n"
                          "//     cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, %lld),\n"
                          "//     then pass them as cuLaunchKernel's sharedMemBytes\n",
                     (long long)k->shared_bytes, (long long)k->shared_bytes);

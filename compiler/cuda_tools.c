@@ -108,3 +108,83 @@ char *cuda_sass(const char *cubin, const char **tool) {
     }
     return NULL;
 }
+
+void ptxas_report_free(KernelResources *kernels, int n) {
+    for (int i = 0; kernels && i < n; i++) free(kernels[i].kernel), free(kernels[i].advice);
+    free(kernels);
+}
+
+/* Appends text to a malloc'ed string (kept as it was when out of memory). */
+static void append(char **to, const char *text) {
+    size_t had = *to ? strlen(*to) : 0, n = strlen(text);
+    char *grown = realloc(*to, had + n + 1);
+    if (!grown) return;
+    memcpy(grown + had, text, n + 1);
+    *to = grown;
+}
+
+bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const char *cubin, KernelResources **kernels,
+                  int *n, char **errors) {
+    char path[32];
+    *kernels = NULL, *n = 0, *errors = calloc(1, 1);
+    FILE *p = ptxas_open(ptxas, ptx, arch, cubin, path);
+    bool ok = p && *errors;
+    char line[512], kernel[256] = "", *advice = NULL;
+    int cap = 0;
+    unsigned stack = 0, spill_st = 0, spill_ld = 0, regs;
+    while (p && fgets(line, sizeof line, p)) {
+        char *at;
+        if ((at = strstr(line, ": (C")) && line[strlen(line) - 1] == '\n') {
+            /* ptxas's numbered advisories (wgmma serialized, a warpgroup.arrive
+             * or wait injected, setmaxnreg ignored): silent costs, said with
+             * the kernel's summary that follows them */
+            append(&advice, "  ptxas: ");
+            append(&advice, at + 2);
+        } else if ((at = strstr(line, "Compiling entry function '"))) {
+            sscanf(at + 26, "%255[^']", kernel);
+        } else if (sscanf(line, " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads", &stack,
+                          &spill_st, &spill_ld) == 3) {
+            /* remembered for the Used line that follows */
+        } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 8;
+                KernelResources *grown = realloc(*kernels, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    ok = false;
+                    break;
+                }
+                *kernels = grown;
+            }
+            char *name = malloc(strlen(kernel) + 1);
+            if (name) strcpy(name, kernel);
+            (*kernels)[(*n)++] = (KernelResources){name, (int)regs, (int)spill_st, (int)spill_ld, (int)stack,
+                                                   advice ? advice : calloc(1, 1)};
+            advice = NULL, stack = spill_st = spill_ld = 0;
+            if (!name || !(*kernels)[*n - 1].advice) ok = false;
+        } else if (strstr(line, "error")) {
+            append(errors, line);
+            ok = false;
+        }
+    }
+    free(advice);
+    if (p && !ptxas_close(p, path)) ok = false;
+    return ok;
+}
+
+void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **kernels, int *n, char **sass,
+                        const char **sass_tool) {
+    *kernels = NULL, *n = 0, *sass = NULL, *sass_tool = NULL;
+    const char *ptxas = cuda_tool("ptxas");
+    char cubin[32] = "/tmp/blkc-cubin-XXXXXX", *errors = NULL;
+    int fd = ptxas ? mkstemp(cubin) : -1;
+    if (fd < 0) return;
+    close(fd);
+    if (ptxas_report(ptxas, ptx, arch, cubin, kernels, n, &errors)) {
+        *sass = cuda_sass(cubin, sass_tool);
+    } else { /* extra facts: a failure leaves them out */
+        ptxas_report_free(*kernels, *n);
+        *kernels = NULL, *n = 0;
+    }
+    free(errors);
+    unlink(cubin);
+}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compile.h"
+
 /* A tool by name ("ptxas", "nvdisasm", "cuobjdump"): $BLKC_<NAME> (a path;
  * set but empty: none), else the PATH's, else /usr/local/cuda/bin's; NULL
  * when none. */
@@ -20,6 +22,17 @@ bool ptxas_close(FILE *report, const char *ptx_path);
 /* The registers a thread and the stack bytes ptxas gives the one kernel of
  * ptx; false when ptxas fails. */
 bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack);
+/* ptxas -v's report over ptx (see ptxas_open), per kernel, into
+ * *kernels[0 .. *n) (ptxas_report_free frees it); ptxas's error lines into
+ * *errors (malloc'ed, "" for none). False when ptxas failed. */
+bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const char *cubin, KernelResources **kernels,
+                  int *n, char **errors);
+void ptxas_report_free(KernelResources *kernels, int n);
+/* What the tools installed say of a PTX text for --explore's page: ptxas's
+ * resources per kernel (*kernels NULL and *n 0 without ptxas or when it
+ * fails) and the SASS of its cubin (*sass NULL without a disassembler). */
+void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **kernels, int *n, char **sass,
+                        const char **sass_tool);
 /* The SASS of a cubin (malloc'ed), from nvdisasm with each instruction's
  * source line (`//## File "x.blk", line N` before the instructions of a
  * line), else from cuobjdump (no lines); *tool says which. NULL when neither

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "launch.h"
 
 /* What a PTX instruction does, by the opcode's first characters; the first
  * matching row wins, so longer prefixes come before shorter ones. */
@@ -437,15 +438,20 @@ static void free_notes(char **notes, unsigned nlines) {
 
 /* Each kernel's resources as bars: what a program takes of a
  * multiprocessor's programs, warps, registers and shared memory times the
- * programs that fit, the one that limits them marked; spills in red. */
+ * programs that fit, the one that limits them marked; spills in red. ptxas
+ * gives the registers; the launch contract the warps and shared memory. */
 static void put_resources(FILE *out, const ExploreBuild *b) {
-    const NvptxArch *arch = b->arch ? nvptx_arch(b->arch) : NULL;
+    char arch_name[32];
+    const NvptxArch *arch = launch_contract_arch(b->ptx, arch_name, sizeof arch_name) ? nvptx_arch(arch_name) : NULL;
     if (!arch || !b->nresources) return;
     fputs("<div class=\"res\"><table>", out);
     for (int i = 0; i < b->nresources; i++) {
-        const ExploreResources *r = &b->resources[i];
+        const KernelResources *r = &b->resources[i];
+        int warps;
+        long long shared;
+        if (!launch_contract_kernel(b->ptx, r->kernel, &warps, &shared) || warps < 1) continue;
         NvptxSmShare share[NVPTX_SM_RESOURCES];
-        int limit = nvptx_sm_shares(arch, r->warps, r->registers, r->shared_bytes, share);
+        int limit = nvptx_sm_shares(arch, warps, r->registers, shared, share);
         int programs = share[limit].allows;
         fputs("<tr><th colspan=\"3\" style=\"text-align:left\">", out);
         put_escaped(out, r->kernel, strlen(r->kernel));
@@ -485,9 +491,10 @@ static void put_header_blocks(FILE *out, const ExploreBuild *b) {
     put_resources(out, b);
     fputs("<div class=\"contract\"><pre>", out);
     if (b->stats) put_escaped(out, b->stats, strlen(b->stats));
-    else fputs("registers, spills and programs an SM: blkc --explore and --stats give them where ptxas\n"
-               "is installed ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)", out);
-    if (!b->sass) fputs("\nSASS: blkc --explore shows it where ptxas and nvdisasm (or cuobjdump) are installed\n"
+    else if (!b->nresources)
+        fputs("registers, spills and programs an SM: blkc --explore and --stats give them where ptxas\n"
+              "is installed ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)", out);
+    if (!b->sass) fputs("\nSASS: this page shows it where ptxas and nvdisasm (or cuobjdump) are installed\n"
                          "($BLKC_NVDISASM, on the PATH or in /usr/local/cuda/bin)", out);
     fputs("</pre></div></div>\n", out);
 }

@@ -54,6 +54,11 @@ const BirFunction *launch_function(const LaunchBuild *b, const NvptxKernel *k);
 
 /* The contract as PTX comments (every line starting with "//"). */
 void launch_contract_comment(FILE *out, const LaunchBuild *b);
+/* Read back from a PTX text that starts with that comment: the arch (into
+ * arch[size]), or a kernel's block (warps) and dynamic shared memory; false
+ * where the comment does not say. */
+bool launch_contract_arch(const char *ptx, char *arch, size_t size);
+bool launch_contract_kernel(const char *ptx, const char *kernel, int *warps, long long *shared_bytes);
 /* The same as one JSON object. */
 void launch_contract_json(FILE *out, const LaunchBuild *b);
 

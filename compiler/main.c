@@ -389,84 +389,63 @@ static char *read_file(const char *path, size_t *len) {
 
 static bool write_all(int fd, const char *data, size_t len);
 
-/* ptxas's registers, spills and stack per kernel, with the shared memory, the
- * programs an SM and the occupancy target that follow, written to `to`
- * (stderr for --stats; the page for --explore). For --explore also the
- * cubin (with line info) at `cubin` and the same facts as data in
- * res[0 .. *nres) (an array of out->nkernels, the caller's to free). */
-static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to, const char *cubin,
-                        ExploreResources **res, int *nres) {
-    const char *ptx = out->text;
+/* ptxas's registers, spills and stack per kernel (its report), with the
+ * shared memory, the programs an SM and the occupancy target that follow,
+ * written to `to` (stderr for --stats; the page for --explore). */
+static void print_stats_of(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to,
+                           const KernelResources *report, int nreport) {
+    for (int r = 0; r < nreport; r++) {
+        const KernelResources *kr = &report[r];
+        unsigned regs = (unsigned)kr->registers;
+        long long smem = 0;
+        int warps = 0, min_regs = 0;
+        bool persistent = false;
+        const char *notes = "";
+        for (int i = 0; i < out->nkernels; i++)
+            if (strcmp(out->kernels[i].name, kr->kernel) == 0) {
+                const NvptxKernel *k = &out->kernels[i];
+                smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs, persistent = k->persistent;
+                if (k->notes) notes = k->notes;
+            }
+        const char *limit;
+        int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
+        fprintf(to, "%s: %d warps, %u registers, %d bytes spill stores, %d bytes spill loads, %d bytes stack, "
+                        "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kr->kernel, warps, regs,
+                kr->spill_stores, kr->spill_loads, kr->stack, smem, programs, programs == 1 ? "" : "s",
+                programs ? limit : "none", notes);
+        fputs(kr->advice, to);
+        /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
+        int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
+        int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs,
+                                                                             min_regs, persistent);
+        if (target > programs)
+            fprintf(to, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
+                            "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",
+                    regs, regs - (unsigned)nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps),
+                    nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps), target, target);
+        else if (target)
+            fprintf(to, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
+                            "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
+                    regs, nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps), programs, programs);
+    }
+}
+
+/* --stats: ptxas's report over the PTX, printed; false when ptxas failed. */
+static bool print_stats(const NvptxOutput *out, const char *arch, int min_blocks_per_sm, FILE *to) {
     const char *ptxas = cuda_tool("ptxas");
     if (!ptxas) { /* the PTX is still written: statistics are extra */
         fputs("blkc: warning: --stats needs ptxas ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin): no "
               "statistics\n", stderr);
         return true;
     }
-    char path[32];
-    FILE *p = ptxas_open(ptxas, ptx, arch, cubin, path);
-    bool ok = p != NULL;
-    if (res) {
-        *nres = 0;
-        *res = calloc((size_t)out->nkernels + 1, sizeof **res);
-        ok = ok && *res;
-    }
-    char line[512], kernel[256] = "", advice[2048] = "";
-    unsigned stack = 0, spill_st = 0, spill_ld = 0;
-    while (p && fgets(line, sizeof line, p)) {
-        unsigned regs = 0;
-        char *at;
-        if ((at = strstr(line, ": (C")) && line[strlen(line) - 1] == '\n') {
-            /* ptxas's numbered advisories (wgmma serialized, a warpgroup.arrive
-             * or wait injected, setmaxnreg ignored): silent costs, said with
-             * the kernel's summary that follows them */
-            size_t n = strlen(advice);
-            snprintf(advice + n, sizeof advice - n, "  ptxas: %s", at + 2);
-        } else if ((at = strstr(line, "Compiling entry function '"))) {
-            sscanf(at + 26, "%255[^']", kernel);
-        } else if (sscanf(line, " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads", &stack,
-                          &spill_st, &spill_ld) == 3) {
-            /* remembered for the Used line that follows */
-        } else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &regs) == 1) {
-            long long smem = 0;
-            int warps = 0, min_regs = 0;
-            bool persistent = false;
-            const char *notes = "";
-            for (int i = 0; i < out->nkernels; i++)
-                if (strcmp(out->kernels[i].name, kernel) == 0) {
-                    const NvptxKernel *k = &out->kernels[i];
-                    smem = k->shared_bytes, warps = k->num_warps, min_regs = k->min_regs, persistent = k->persistent;
-                    if (k->notes) notes = k->notes;
-                    if (res && *res && *nres < out->nkernels)
-                        (*res)[(*nres)++] = (ExploreResources){k->name, warps, (int)regs, (int)spill_st,
-                                                               (int)spill_ld, (int)stack, smem};
-                }
-            const char *limit;
-            int programs = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, (int)regs, smem, &limit) : 0;
-            fprintf(to, "%s: %d warps, %u registers, %u bytes spill stores, %u bytes spill loads, %u bytes stack, "
-                            "%lld bytes shared memory, %d program%s an SM (limit: %s)\n%s", kernel, warps, regs, spill_st,
-                    spill_ld, stack, smem, programs, programs == 1 ? "" : "s", programs ? limit : "none", notes);
-            fputs(advice, to);
-            advice[0] = 0;
-            /* the runtime's automatic occupancy target (docs/runtime.md), said for the CLI's PTX */
-            int most = warps ? nvptx_programs_per_sm(nvptx_arch(arch), warps, 0, smem, NULL) : 0;
-            int target = min_blocks_per_sm ? 0 : nvptx_occupancy_target(NVPTX_SM_REGISTERS, programs, most, warps, (int)regs,
-                                                                                 min_regs, persistent);
-            if (target > programs)
-                fprintf(to, "  ptxas used %u registers a thread, %u more than the %d that %d programs an SM allow: "
-                                "--min-blocks-per-sm %d asks it to fit them (the runtime sets this target itself)\n",
-                        regs, regs - (unsigned)nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps),
-                        nvptx_registers_for(NVPTX_SM_REGISTERS, target, warps), target, target);
-            else if (target)
-                fprintf(to, "  ptxas used %u of the %d registers a thread that %d programs an SM allow: "
-                                "--min-blocks-per-sm %d lets it use them (the runtime sets this target itself)\n",
-                        regs, nvptx_registers_for(NVPTX_SM_REGISTERS, programs, warps), programs, programs);
-        } else if (strstr(line, "error")) {
-            fputs(line, stderr);
-            ok = false;
-        }
-    }
-    if (p && !ptxas_close(p, path)) ok = false;
+    KernelResources *report;
+    int n;
+    char *errors;
+    bool ok = ptxas_report(ptxas, out->text, arch, NULL, &report, &n, &errors);
+    print_stats_of(out, arch, min_blocks_per_sm, to, report, n);
+    if (errors) fputs(errors, stderr);
+    free(errors);
+    ptxas_report_free(report, n);
     return ok;
 }
 
@@ -665,7 +644,8 @@ typedef struct {
     NvptxOutput res;
     char *ptx, *stats, *sass;
     const char **plans;
-    ExploreResources *resources;
+    KernelResources *resources;
+    int nresources;
     ExploreBuild view;
 } ExploreParts;
 
@@ -678,30 +658,23 @@ static bool explore_build(Options *o, Compilation *c, ExploreParts *e, const cha
     FILE *f = open_memstream(&e->ptx, &len);
     if (f) launch_contract_comment(f, &b), fputs(e->res.text, f);
     bool ok = f && fclose(f) == 0;
-    /* ptxas's resources and the cubin's SASS, where they are installed: extra,
-     * so a failure only leaves them out */
-    FILE *sf = ok && cuda_tool("ptxas") ? open_memstream(&e->stats, &len) : NULL;
-    char cubin[32] = "/tmp/blkc-cubin-XXXXXX";
-    int fd = sf ? mkstemp(cubin) : -1;
-    if (fd >= 0) close(fd);
-    int nres = 0;
-    bool have_stats = sf && print_stats(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf, fd >= 0 ? cubin : NULL,
-                                        &e->resources, &nres);
-    if (sf) fclose(sf);
+    /* ptxas's resources and the SASS, where they are installed: extra, so a failure leaves them out */
     const char *sass_tool = NULL;
-    if (have_stats && fd >= 0) e->sass = cuda_sass(cubin, &sass_tool);
-    if (fd >= 0) unlink(cubin);
+    if (ok) cuda_explore_facts(e->res.text, e->opt.arch, &e->resources, &e->nresources, &e->sass, &sass_tool);
+    FILE *sf = e->resources ? open_memstream(&e->stats, &len) : NULL;
+    if (sf) print_stats_of(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf, e->resources, e->nresources), fclose(sf);
     e->plans = calloc((size_t)e->res.nkernels + 1, sizeof *e->plans);
     for (int i = 0; e->plans && i < e->res.nkernels; i++) e->plans[i] = e->res.kernels[i].plan;
-    e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, have_stats ? e->stats : NULL, label, e->opt.arch,
-                             have_stats ? e->resources : NULL, have_stats ? nres : 0, e->sass, sass_tool};
+    e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, e->stats, label, e->resources, e->nresources,
+                             e->sass, sass_tool};
     if (!ok || !e->plans) fputs("blkc: error: out of memory\n", stderr);
     return ok && e->plans;
 }
 
 static void explore_free(ExploreParts *e) {
     nvptx_output_free(&e->res);
-    free(e->ptx), free(e->stats), free(e->sass), free(e->plans), free(e->resources);
+    free(e->ptx), free(e->stats), free(e->sass), free(e->plans);
+    ptxas_report_free(e->resources, e->nresources);
 }
 
 /* --explore: the page of this build, or (--explore-diff) of it and a second
@@ -804,7 +777,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     LaunchBuild b = {c->bir, &res, opt.arch, &opt, o->defs, o->ndefs, NULL};
     /* said once, at the kernel: what keeps the PTX from the build a tidy launch would get */
     if (!o->no_hints && o->emit != EMIT_LLVM) launch_faster_hints(c, &opt, &c->de);
-    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm, stderr, NULL, NULL, NULL);
+    if (o->stats && o->emit == EMIT_PTX) ok = print_stats(&res, opt.arch, opt.min_blocks_per_sm, stderr);
     if (ok && o->emit == EMIT_LAUNCH) launch_contract_json(out, &b);
     for (int i = 0; ok && o->emit == EMIT_PLAN && i < res.nkernels; i++)
         fprintf(out, "%s%s", i ? "\n" : "", res.kernels[i].plan);

@@ -16,6 +16,8 @@
 
 #include "cache.h"
 #include "device.h"
+#include "cuda_tools.h"
+#include "launch.h"
 
 /* ---------------------------------------------------------------- errors */
 
@@ -822,12 +824,23 @@ blk_status blk_kernel_explore(blk_kernel *k, const blk_arg *args, int nargs, con
     PageText *p = k->pages;
     while (p && !(p->ptx == ptx && p->plan == plan)) p = p->next;
     if (!p) {
-        char *text = NULL;
+        char *text = NULL, *sass, arch[32];
         size_t len = 0;
+        /* ptxas's resources and the SASS, where CUDA's tools are installed, as blkc --explore has them */
+        KernelResources *resources = NULL;
+        int nresources = 0;
+        const char *sass_tool;
+        if (launch_contract_arch(ptx, arch, sizeof arch))
+            cuda_explore_facts(ptx, arch, &resources, &nresources, &sass, &sass_tool);
+        else
+            sass = NULL, sass_tool = NULL;
         FILE *f = open_memstream(&text, &len);
-        ExploreBuild build = {.ptx = ptx, .plans = &plan, .nplans = 1};
+        ExploreBuild build = {.ptx = ptx, .plans = &plan, .nplans = 1, .resources = resources,
+                              .nresources = nresources, .sass = sass, .sass_tool = sass_tool};
         bool written = f && explore_page(f, &m->comp->src, &build, NULL);
         if (f && fclose(f) != 0) written = false;
+        ptxas_report_free(resources, nresources);
+        free(sass);
         if (written && (p = calloc(1, sizeof *p))) *p = (PageText){ptx, plan, text, k->pages}, k->pages = p;
         else free(text), s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }

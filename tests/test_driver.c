@@ -727,7 +727,7 @@ Test(driver, explore_shows_sass_by_line_and_the_resources) {
     /* neither: no SASS column, and the page says where it would come from */
     setenv("BLKC_CUOBJDUMP", "", 1);
     page = explore_page_of_r("r3.html");
-    cr_expect(!strstr(page, "<h2>SASS") && strstr(page, "SASS: blkc --explore shows it where ptxas and nvdisasm"));
+    cr_expect(!strstr(page, "<h2>SASS") && strstr(page, "SASS: this page shows it where ptxas and nvdisasm"));
     free(page);
 }
 

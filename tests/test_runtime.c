@@ -233,6 +233,43 @@ Test(runtime, the_explore_page_of_a_kernel_and_of_a_launch) {
     teardown(&fx);
 }
 
+/* The page the runtime gives has what the tools installed say, as blkc
+ * --explore's does: here stand-ins for ptxas and nvdisasm whose output is known. */
+Test(runtime, the_explore_page_has_ptxas_resources_and_sass_where_installed) {
+    char dir[] = "/tmp/blk-tools-XXXXXX", path[256], cmd[1024];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/ptxas", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("#!/bin/sh\nout=/dev/null\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+          "[ \"$out\" = /dev/null ] || echo cubin > \"$out\"\n"
+          "echo \"ptxas info    : Compiling entry function 'add' for 'sm_90'\"\n"
+          "echo \"    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\"\n"
+          "echo \"ptxas info    : Used 128 registers, used 0 barriers\"\n", f);
+    fclose(f);
+    setenv("BLKC_PTXAS", path, 1);
+    snprintf(path, sizeof path, "%s/nvdisasm", dir);
+    f = fopen(path, "w");
+    cr_assert(f);
+    fputs("#!/bin/sh\nprintf '\\t//## File \"add.blk\", line 5\\n        /*0000*/  LDG.E.128 R4, desc[UR4][R2.64] ;\\n'\n",
+          f);
+    fclose(f);
+    setenv("BLKC_NVDISASM", path, 1);
+    snprintf(cmd, sizeof cmd, "chmod +x %s/ptxas %s/nvdisasm", dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    Fixture fx = setup_add(NULL, 0, 1024, 4);
+    const char *page;
+    cr_assert_eq(blk_kernel_explore(fx.add, NULL, 0, &page), BLK_SUCCESS, "%s", blk_last_error());
+    /* 128 registers a thread: 4096 a warp, a program of 1 warp (BLOCK = 256): 16 programs an SM */
+    cr_expect(strstr(page, "add: 16 programs an SM on sm_90 (limit: registers)"), "the chart");
+    cr_expect(strstr(page, "<h2>SASS (nvdisasm)</h2>") &&
+                  strstr(page, "<span class=\"x mem\" data-l=\"5\" style=\"--h:335\">/*0000*/  LDG.E.128"),
+              "the SASS, tied to line 5");
+    teardown(&fx);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
 /* A ragged contiguous matmul (no dimension a multiple of 16, every row 16
  * bytes long) is specialized for its strides' multiples of 8, as TMA and
  * 16-byte f16 accesses need: wgmma and TMA copies, not the slow general build. */
