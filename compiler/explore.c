@@ -489,14 +489,17 @@ static void put_header_blocks(FILE *out, const ExploreBuild *b) {
     }
     fputs("</pre></div>\n", out);
     put_resources(out, b);
-    fputs("<div class=\"contract\"><pre>", out);
-    if (b->stats) put_escaped(out, b->stats, strlen(b->stats));
-    else if (!b->nresources)
-        fputs("registers, spills and programs an SM: blkc --explore and --stats give them where ptxas\n"
-              "is installed ($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)", out);
-    if (!b->sass) fputs("\nSASS: this page shows it where ptxas and nvdisasm (or cuobjdump) are installed\n"
-                         "($BLKC_NVDISASM, on the PATH or in /usr/local/cuda/bin)", out);
-    fputs("</pre></div></div>\n", out);
+    if (b->stats || !b->nresources || !b->sass) { /* ptxas's text, or what a missing tool leaves out */
+        fputs("<div class=\"contract\"><pre>", out);
+        if (b->stats) put_escaped(out, b->stats, strlen(b->stats));
+        else if (!b->nresources)
+            fputs("registers, spills and programs an SM: this page shows them where ptxas is installed\n"
+                  "($BLKC_PTXAS, on the PATH or in /usr/local/cuda/bin)\n", out);
+        if (!b->sass) fputs("SASS: this page shows it where ptxas and nvdisasm (or cuobjdump) are installed\n"
+                             "($BLKC_NVDISASM, on the PATH or in /usr/local/cuda/bin)", out);
+        fputs("</pre></div>", out);
+    }
+    fputs("</div>\n", out);
 }
 
 /* One cell of the table: a count of one kind, PTX's and (with SASS) SASS's. */
