@@ -4,27 +4,52 @@
 #include "cuda_tools.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-const char *cuda_tool(const char *name) {
-    static struct {
-        char name[16], path[512];
-    } found[4]; /* one a tool: the path of one stays valid when another is looked for */
-    int slot = 0;
-    while (slot < 3 && found[slot].name[0] && strcmp(found[slot].name, name) != 0) slot++;
-    snprintf(found[slot].name, sizeof found[slot].name, "%s", name);
+/* Where a tool is, looked for where cuda_tool says; NULL for nowhere. */
+static const char *look_for(const char *name, char path[static 512]) {
     char var[64] = "BLKC_";
     for (size_t i = 0; name[i] && i + 6 < sizeof var; i++) var[5 + i] = (char)toupper((unsigned char)name[i]);
     const char *chosen = getenv(var);
-    if (chosen) /* quotes would break the command line it goes into */
-        return chosen[0] && !strchr(chosen, '\'') && access(chosen, X_OK) == 0 ? chosen : NULL;
+    if (chosen) { /* quotes would break the command line it goes into */
+        if (!chosen[0] || strchr(chosen, '\'') || access(chosen, X_OK) != 0) return NULL;
+        snprintf(path, 512, "%s", chosen);
+        return path;
+    }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "command -v %s > /dev/null 2>&1", name);
-    if (system(cmd) == 0) return name;
-    snprintf(found[slot].path, sizeof found[slot].path, "/usr/local/cuda/bin/%s", name);
-    return access(found[slot].path, X_OK) == 0 ? found[slot].path : NULL;
+    if (system(cmd) == 0) return strcpy(path, name);
+    snprintf(path, 512, "/usr/local/cuda/bin/%s", name);
+    return access(path, X_OK) == 0 ? path : NULL;
+}
+
+const char *cuda_tool(const char *name) {
+    /* each tool looked for once a process, under a lock (the runtime's
+     * explore pages may ask from several threads); a found path never changes */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        char name[16], path[512];
+        const char *found;
+    } tools[4];
+    const char *found = NULL;
+    pthread_mutex_lock(&lock);
+    int slot = 0;
+    while (slot < 4 && tools[slot].name[0] && strcmp(tools[slot].name, name) != 0) slot++;
+    if (slot == 4) { /* more tools than slots: not kept */
+        static char spare[512];
+        found = look_for(name, spare);
+    } else {
+        if (!tools[slot].name[0]) {
+            snprintf(tools[slot].name, sizeof tools[slot].name, "%s", name);
+            tools[slot].found = look_for(name, tools[slot].path);
+        }
+        found = tools[slot].found;
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin, char ptx_path[static 32]) {
@@ -149,19 +174,23 @@ bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const ch
             if (*n == cap) {
                 cap = cap ? 2 * cap : 8;
                 KernelResources *grown = realloc(*kernels, (size_t)cap * sizeof *grown);
-                if (!grown) {
-                    ok = false;
-                    break;
+                if (!grown) { /* out of memory: read on (ptxas must not block on a full pipe), keep nothing */
+                    ok = false, cap = *n;
+                    continue;
                 }
                 *kernels = grown;
             }
-            char *name = malloc(strlen(kernel) + 1);
-            if (name) strcpy(name, kernel);
-            (*kernels)[(*n)++] = (KernelResources){name, (int)regs, (int)spill_st, (int)spill_ld, (int)stack,
-                                                   advice ? advice : calloc(1, 1)};
+            char *name = malloc(strlen(kernel) + 1), *said = advice ? advice : calloc(1, 1);
+            if (!name || !said) { /* out of memory: no entry with a NULL in it; read on */
+                free(name), free(said);
+                advice = NULL, ok = false;
+                continue;
+            }
+            strcpy(name, kernel);
+            (*kernels)[(*n)++] = (KernelResources){name, (int)regs, (int)spill_st, (int)spill_ld, (int)stack, said};
             advice = NULL, stack = spill_st = spill_ld = 0;
-            if (!name || !(*kernels)[*n - 1].advice) ok = false;
-        } else if (strstr(line, "error")) {
+        } else if (strstr(line, "error   :") || strncmp(line, "ptxas fatal", 11) == 0) {
+            /* ptxas's errors, not a kernel whose name holds "error" (its info lines) */
             append(errors, line);
             ok = false;
         }
@@ -172,8 +201,8 @@ bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const ch
 }
 
 void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **kernels, int *n, char **sass,
-                        const char **sass_tool) {
-    *kernels = NULL, *n = 0, *sass = NULL, *sass_tool = NULL;
+                        const char **sass_tool, char **failed) {
+    *kernels = NULL, *n = 0, *sass = NULL, *sass_tool = NULL, *failed = NULL;
     const char *ptxas = cuda_tool("ptxas");
     char cubin[32] = "/tmp/blkc-cubin-XXXXXX", *errors = NULL;
     int fd = ptxas ? mkstemp(cubin) : -1;
@@ -181,10 +210,17 @@ void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **ker
     close(fd);
     if (ptxas_report(ptxas, ptx, arch, cubin, kernels, n, &errors)) {
         *sass = cuda_sass(cubin, sass_tool);
-    } else { /* extra facts: a failure leaves them out */
+        free(errors);
+    } else { /* extra facts: a failure leaves them out, and says why */
         ptxas_report_free(*kernels, *n);
         *kernels = NULL, *n = 0;
+        static const char head[] = "ptxas failed on this PTX, so registers, spills and SASS are left out:\n";
+        size_t len = errors ? strlen(errors) : 0;
+        if ((*failed = malloc(sizeof head + len))) {
+            memcpy(*failed, head, sizeof head);
+            if (len) memcpy(*failed + sizeof head - 1, errors, len + 1);
+        }
+        free(errors);
     }
-    free(errors);
     unlink(cubin);
 }

@@ -28,11 +28,12 @@ bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs
 bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const char *cubin, KernelResources **kernels,
                   int *n, char **errors);
 void ptxas_report_free(KernelResources *kernels, int n);
-/* What the tools installed say of a PTX text for --explore's page: ptxas's
+/* What the tools installed say of a PTX text for an explore page: ptxas's
  * resources per kernel (*kernels NULL and *n 0 without ptxas or when it
- * fails) and the SASS of its cubin (*sass NULL without a disassembler). */
+ * fails) and the SASS of its cubin (*sass NULL without a disassembler);
+ * *failed (malloc'ed, else NULL) says why when ptxas failed. */
 void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **kernels, int *n, char **sass,
-                        const char **sass_tool);
+                        const char **sass_tool, char **failed);
 /* The SASS of a cubin (malloc'ed), from nvdisasm with each instruction's
  * source line (`//## File "x.blk", line N` before the instructions of a
  * line), else from cuobjdump (no lines); *tool says which. NULL when neither

@@ -125,12 +125,17 @@ static const char *sass_opcode(const char *line, size_t len, size_t *op_len, con
 
 /* Whether a SASS line is nvdisasm's `//## File "x.blk", line N`; if so,
  * *current becomes N. */
-static bool sass_line_info(const char *line, unsigned nlines, unsigned *current) {
-    while (*line == ' ' || *line == '\t') line++;
-    unsigned l;
-    if (strncmp(line, "//## File ", 10) != 0) return false;
-    const char *at = strstr(line, "\", line ");
-    if (at && sscanf(at, "\", line %u", &l) == 1 && l && l <= nlines) *current = l;
+static bool sass_line_info(const char *line, size_t len, unsigned nlines, unsigned *current) {
+    const char *end = line + len;
+    while (line < end && (*line == ' ' || *line == '\t')) line++;
+    if (end - line < 10 || memcmp(line, "//## File ", 10) != 0) return false;
+    static const char mark[] = "\", line ";
+    for (const char *at = line + 10; at + sizeof mark - 1 < end; at++) /* within this line only */
+        if (memcmp(at, mark, sizeof mark - 1) == 0) {
+            unsigned long l = strtoul(at + sizeof mark - 1, NULL, 10);
+            if (l && l <= nlines) *current = (unsigned)l;
+            break;
+        }
     return true;
 }
 
@@ -190,6 +195,10 @@ static unsigned plan_line_source(const char *line, size_t len) {
     }
     return 0;
 }
+
+/* Whether a plan line is an indented note ("  remark: ..."): it belongs to
+ * the entry above it. */
+static bool plan_remark(const char *line, size_t len) { return len >= 8 && memcmp(line, "  remark", 8) == 0; }
 
 /* A PTX statement's opcode (past a predicate), or NULL for what is not an
  * instruction: blank, a comment, a directive, a label. */
@@ -317,7 +326,7 @@ static Tally *sass_tally_of(const char *sass, unsigned nlines) {
     size_t len, op_len;
     while (tally && next_line(&at, &line, &len)) {
         if (sass_kernel_start(line)) current = 0;
-        const char *op = sass_line_info(line, nlines, &current) ? NULL : sass_opcode(line, len, &op_len, &text);
+        const char *op = sass_line_info(line, len, nlines, &current) ? NULL : sass_opcode(line, len, &op_len, &text);
         if (op) tally[current][sass_kind(op, op_len)]++;
     }
     return tally;
@@ -415,7 +424,7 @@ static char **notes_of(const ExploreBuild *b, unsigned nlines) {
                 continue;
             }
             unsigned l = plan_line_source(line, len);
-            if (!l && len > 2 && line[0] == ' ' && line[1] == ' ' && strstr(line, "remark") == line + 2) l = last;
+            if (!l && plan_remark(line, len)) l = last;
             last = l;
             if (!l || l > nlines) continue;
             while (len && line[0] == ' ') line++, len--;
@@ -457,8 +466,8 @@ static void put_resources(FILE *out, const ExploreBuild *b) {
         put_escaped(out, r->kernel, strlen(r->kernel));
         fprintf(out, ": %d program%s an SM on %s (limit: %s)</th></tr>\n", programs, programs == 1 ? "" : "s",
                 arch->name, share[limit].what);
-        for (int s = 0; s < NVPTX_SM_RESOURCES; s++) {
-            long long used = (long long)share[s].used * programs;
+        for (int s = 0; s < NVPTX_SM_RESOURCES; s++) { /* (one program's share where none fits) */
+            long long used = (long long)share[s].used * (programs > 0 ? programs : 1);
             double percent = share[s].total ? 100.0 * (double)used / (double)share[s].total : 0;
             fprintf(out, "<tr%s><td>%s</td><td><span class=\"bar\"><i style=\"width:%.0f%%\"></i></span></td>"
                          "<td>%lld of %lld; room for %d</td></tr>\n",
@@ -587,8 +596,7 @@ static void put_plan_column(FILE *out, const ExploreBuild *b, const char *title,
         size_t len;
         while (next_line(&at, &line, &len)) {
             unsigned l = plan_line_source(line, len);
-            /* an indented note ("remark: ...") belongs to the entry above it */
-            if (!l && len > 2 && line[0] == ' ' && line[1] == ' ' && strstr(line, "remark") == line + 2) l = last;
+            if (!l && plan_remark(line, len)) l = last;
             last = l;
             put_line(out, changed && changed[n] ? "p changed" : "p", l <= nlines ? l : 0, line, len);
             n++;
@@ -635,7 +643,7 @@ static void put_sass_column(FILE *out, const ExploreBuild *b, const char *title,
     size_t len, op_len;
     while (next_line(&at, &line, &len)) {
         if (sass_kernel_start(line)) current = 0;
-        if (sass_line_info(line, nlines, &current)) continue; /* the colour says it */
+        if (sass_line_info(line, len, nlines, &current)) continue; /* the colour says it */
         const char *t = line;
         while (t < line + len && (*t == ' ' || *t == '\t')) t++;
         if (t == line + len || strncmp(t, "/* 0x", 5) == 0) continue; /* blank, or an encoding */
@@ -661,11 +669,13 @@ bool explore_page(FILE *out, const Source *src, const ExploreBuild *a, const Exp
     unsigned nlines = 1;
     for (size_t i = 0; i < src->len; i++) nlines += src->text[i] == '\n';
     Tally *ta = tally_of(a->ptx, nlines), *tb = b ? tally_of(b->ptx, nlines) : NULL;
-    Tally *sa = a->sass ? sass_tally_of(a->sass, nlines) : NULL, *sb = b && b->sass ? sass_tally_of(b->sass, nlines) : NULL;
+    /* SASS counted by line only where the disassembler said the lines (nvdisasm; not cuobjdump) */
+    bool lines_a = a->sass && strstr(a->sass, "//## File "), lines_b = b && b->sass && strstr(b->sass, "//## File ");
+    Tally *sa = lines_a ? sass_tally_of(a->sass, nlines) : NULL, *sb = lines_b ? sass_tally_of(b->sass, nlines) : NULL;
     char **notes = b ? NULL : notes_of(a, nlines);
     Lines la = {0}, lb = {0};
     char *changed[2] = {NULL, NULL};
-    bool ok = ta && (!b || tb) && (!a->sass || sa) && (!b || !b->sass || sb) && (b || notes);
+    bool ok = ta && (!b || tb) && (!lines_a || sa) && (!lines_b || sb) && (b || notes);
     if (ok && b) {
         la = lines_of(a), lb = lines_of(b);
         changed[0] = calloc((size_t)la.n + 1, 1), changed[1] = calloc((size_t)lb.n + 1, 1);

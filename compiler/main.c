@@ -660,9 +660,12 @@ static bool explore_build(Options *o, Compilation *c, ExploreParts *e, const cha
     bool ok = f && fclose(f) == 0;
     /* ptxas's resources and the SASS, where they are installed: extra, so a failure leaves them out */
     const char *sass_tool = NULL;
-    if (ok) cuda_explore_facts(e->res.text, e->opt.arch, &e->resources, &e->nresources, &e->sass, &sass_tool);
+    char *failed = NULL;
+    if (ok) cuda_explore_facts(e->res.text, e->opt.arch, &e->resources, &e->nresources, &e->sass, &sass_tool, &failed);
     FILE *sf = e->resources ? open_memstream(&e->stats, &len) : NULL;
     if (sf) print_stats_of(&e->res, e->opt.arch, e->opt.min_blocks_per_sm, sf, e->resources, e->nresources), fclose(sf);
+    if (!sf) e->stats = failed; /* what ptxas said when it failed, or NULL */
+    else free(failed);
     e->plans = calloc((size_t)e->res.nkernels + 1, sizeof *e->plans);
     for (int i = 0; e->plans && i < e->res.nkernels; i++) e->plans[i] = e->res.kernels[i].plan;
     e->view = (ExploreBuild){e->ptx, e->plans, e->res.nkernels, e->stats, label, e->resources, e->nresources,

@@ -824,23 +824,21 @@ blk_status blk_kernel_explore(blk_kernel *k, const blk_arg *args, int nargs, con
     PageText *p = k->pages;
     while (p && !(p->ptx == ptx && p->plan == plan)) p = p->next;
     if (!p) {
-        char *text = NULL, *sass, arch[32];
+        char *text = NULL, *sass = NULL, *failed = NULL, arch[32];
         size_t len = 0;
         /* ptxas's resources and the SASS, where CUDA's tools are installed, as blkc --explore has them */
         KernelResources *resources = NULL;
         int nresources = 0;
-        const char *sass_tool;
+        const char *sass_tool = NULL;
         if (launch_contract_arch(ptx, arch, sizeof arch))
-            cuda_explore_facts(ptx, arch, &resources, &nresources, &sass, &sass_tool);
-        else
-            sass = NULL, sass_tool = NULL;
+            cuda_explore_facts(ptx, arch, &resources, &nresources, &sass, &sass_tool, &failed);
         FILE *f = open_memstream(&text, &len);
-        ExploreBuild build = {.ptx = ptx, .plans = &plan, .nplans = 1, .resources = resources,
+        ExploreBuild build = {.ptx = ptx, .plans = &plan, .nplans = 1, .stats = failed, .resources = resources,
                               .nresources = nresources, .sass = sass, .sass_tool = sass_tool};
         bool written = f && explore_page(f, &m->comp->src, &build, NULL);
         if (f && fclose(f) != 0) written = false;
         ptxas_report_free(resources, nresources);
-        free(sass);
+        free(sass), free(failed);
         if (written && (p = calloc(1, sizeof *p))) *p = (PageText){ptx, plan, text, k->pages}, k->pages = p;
         else free(text), s = blk_fail(BLK_ERROR_OUT_OF_MEMORY, "out of memory");
     }

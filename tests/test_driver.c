@@ -655,6 +655,7 @@ Test(driver, explore_shows_sass_by_line_and_the_resources) {
                                 "[ \"$out\" = /dev/null ] || echo cubin > \"$out\"\n"
                                 "echo \"ptxas info    : Compiling entry function 'k' for 'sm_90a'\"\n"
                                 "echo \"ptxas info    : Function properties for k\"\n"
+                                "echo \"ptxas info    : Function properties for no_error_here\"\n"
                                 "echo \"    8 bytes stack frame, 16 bytes spill stores, 12 bytes spill loads\"\n"
                                 "echo \"ptxas info    : Used 200 registers, used 0 barriers\"\n");
     write_file("fakebin/nvdisasm", "#!/bin/sh\n"
@@ -700,8 +701,10 @@ Test(driver, explore_shows_sass_by_line_and_the_resources) {
     const char *row = strstr(page, "<tr data-l=\"4\"");
     cr_assert(row, "line 4's row");
     const char *eor = strstr(row, "</tr>");
-    const char *at = strstr(row, "</td><td>3</td>"); /* PTX's total, then SASS's */
-    cr_expect(at && at < eor, "line 4: 3 SASS instructions: %.300s", row);
+    /* its cells: the line, PTX's total, SASS's total */
+    const char *at = strstr(row, "><td>4</td><td>");
+    at = at ? strstr(at + 15, "</td><td>") : NULL;
+    cr_expect(at && at < eor && strncmp(at, "</td><td>3</td>", 15) == 0, "line 4: 3 SASS instructions: %.300s", row);
     at = strstr(row, "<td class=\"warp\">");
     const char *cell_end = at ? strstr(at, "</td>") : NULL;
     cr_expect(at && at < eor && cell_end - at > 4 && strncmp(cell_end - 4, " / 1", 4) == 0,
@@ -721,6 +724,7 @@ Test(driver, explore_shows_sass_by_line_and_the_resources) {
     setenv("BLKC_NVDISASM", "", 1);
     page = explore_page_of_r("r2.html");
     cr_expect(strstr(page, "<h2>SASS (cuobjdump)</h2>"));
+    cr_expect(!strstr(page, "<th>SASS</th>"), "no lines, no SASS counts by line in the table");
     cr_expect(strstr(page, "<span class=\"x mov\" data-l=\"0\">/*0000*/  LDC R1, c[0x0][0x28] ;\n</span>"));
     cr_expect(!strstr(page, "0x000fe2"), "the encodings are left out");
     free(page);
@@ -728,6 +732,13 @@ Test(driver, explore_shows_sass_by_line_and_the_resources) {
     setenv("BLKC_CUOBJDUMP", "", 1);
     page = explore_page_of_r("r3.html");
     cr_expect(!strstr(page, "<h2>SASS") && strstr(page, "SASS: this page shows it where ptxas and nvdisasm"));
+    free(page);
+    /* ptxas failing: the page says so, with what it said, and has no chart */
+    write_file("fakebin/ptxas", "#!/bin/sh\necho \"ptxas fatal   : something went wrong\"\nexit 1\n");
+    page = explore_page_of_r("r4.html");
+    cr_expect(strstr(page, "ptxas failed on this PTX, so registers, spills and SASS are left out:\n"
+                           "ptxas fatal   : something went wrong"), "%.3000s", page);
+    cr_expect(!strstr(page, "programs an SM on"), "no chart");
     free(page);
 }
 
