@@ -184,3 +184,27 @@ int dump_tokens(FILE *out, const CompileRequest *req) {
     compilation_free(c);
     return errors;
 }
+
+const BlkIntOption blk_int_options[] = {
+#define BLK_INT(name, cli, lo, hi, rule, value, help) {#name, cli, lo, hi, rule, value, help},
+#include "options.def"
+#undef BLK_INT
+};
+const int blk_num_int_options = (int)(sizeof blk_int_options / sizeof *blk_int_options);
+
+bool blk_int_option_ok(const BlkIntOption *o, long v, bool cli) {
+    if (!cli && (v == 0 || (v == -1 && o->rule == BLK_INT_OR_NONE))) return true;
+    return v >= o->lo && v <= o->hi && (o->rule != BLK_INT_POW2 || (v & (v - 1)) == 0);
+}
+
+const char *blk_int_option_range(const BlkIntOption *o, bool cli, char *buf, size_t size) {
+    if (cli)
+        snprintf(buf, size, "%s%d to %d%s", o->rule == BLK_INT_POW2 ? "a power of two from " : "", o->lo, o->hi,
+                 o->rule == BLK_INT_OR_NONE ? " or none" : "");
+    else if (o->rule == BLK_INT_POW2)
+        snprintf(buf, size, "0 or a power of two up to %d", o->hi);
+    else
+        snprintf(buf, size, "%s%d to %d", o->rule == BLK_INT_OR_NONE ? "-1 (none), 0 (the default) or " : "0 or ", o->lo,
+                 o->hi);
+    return buf;
+}

@@ -53,6 +53,32 @@ SourceStatus source_read(const char *path, bool from_stdin, char **text, size_t 
  * libblk.a), for the runtime's cache keys and blkc --version; false, and
  * "none", without one. */
 bool blk_build_id(char *buf, size_t size);
+/* options.def's integer options (BLK_INT rows), for the command line, the
+ * runtime and the Python package alike. */
+typedef enum { BLK_INT_ANY, BLK_INT_POW2, BLK_INT_OR_NONE } BlkIntRule;
+typedef struct {
+    const char *name, *cli;
+    int lo, hi;
+    BlkIntRule rule;
+    const char *value, *help; /* the usage line's name of the value; --help's text */
+} BlkIntOption;
+extern const BlkIntOption blk_int_options[];
+extern const int blk_num_int_options;
+enum { /* each one's index in blk_int_options */
+#define BLK_INT(name, cli, lo, hi, rule, value, help) BLK_INT_AT_##name,
+#include "options.def"
+#undef BLK_INT
+    BLK_NUM_INT_OPTIONS
+};
+/* Whether v is one of o's values: on the command line (`cli`) LO to HI (the
+ * caller reads "none"), in blk_compile_options also 0 (the default) and -1
+ * where o has none. */
+bool blk_int_option_ok(const BlkIntOption *o, long v, bool cli);
+/* What o takes, as an error message says it: "a power of two from 1 to 32",
+ * "2 to 8", "1 to 32 or none" (cli); "0 or a power of two up to 32", "0 or 2 to
+ * 8", "-1 (none), 0 (the default) or 1 to 32". Written into buf. */
+const char *blk_int_option_range(const BlkIntOption *o, bool cli, char *buf, size_t size);
+
 /* explore.c: --explore: one self-contained HTML page of the source, the
  * kernels' plans and the PTX (its launch contract first), every line tied
  * to its source line; with a second build (--explore-diff), both side by

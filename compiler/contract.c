@@ -289,11 +289,13 @@ void launch_contract_json(FILE *out, const LaunchBuild *b) {
     const NvptxOptions *o = b->options;
     fprintf(out, "{\n  \"blkc\": \"%s\",\n  \"arch\": ", BLKC_VERSION);
     json_string(out, b->arch);
-    fprintf(out, ",\n  \"options\": {\"num_warps\": %d, \"num_stages\": %d, \"min_blocks_per_sm\": %d", o->num_warps,
-            o->num_stages, o->min_blocks_per_sm);
-#define BLK_FLAG(name, cli, help) fprintf(out, ", \"" #name "\": %s", o->name ? "true" : "false");
+    fputs(",\n  \"options\": {", out);
+    const char *sep = "";
+#define BLK_INT(name, cli, lo, hi, rule, value, help) fprintf(out, "%s\"" #name "\": %d", sep, o->name), sep = ", ";
+#define BLK_FLAG(name, cli, help) fprintf(out, "%s\"" #name "\": %s", sep, o->name ? "true" : "false"), sep = ", ";
 #include "options.def"
 #undef BLK_FLAG
+#undef BLK_INT
     fputs("},\n", out);
     fputs("  \"defines\": {", out);
     for (int d = 0; d < b->ndefs; d++) {

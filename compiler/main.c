@@ -55,14 +55,19 @@ static void flag_help(FILE *out, const char *flag, const char *help) {
 
 /* each row's help has a line (flag_help ends an entry with its last one) */
 #define BLK_FLAG(name, cli, help) _Static_assert(sizeof(help) > 1, "options.def: " cli " has no help");
+#define BLK_INT(name, cli, lo, hi, rule, value, help) BLK_FLAG(name, cli, help)
 #include "options.def"
+#undef BLK_INT
 #undef BLK_FLAG
 
 static void usage(FILE *out) {
     char archs[128];
     fprintf(out, "usage: blkc FILE.blk [-o OUT] [-D NAME=VALUE]... [--emit=ptx|launch|plan|explore|c|h|llvm|bir|ast|tokens]\n"
-          "            [--arch ARCH] [--num-warps N] [--num-stages N] [--min-blocks-per-sm N|none]\n"
-          "           ");
+          "            [--arch ARCH]");
+#define BLK_INT(name, cli, lo, hi, rule, value, help) fputs(" [" cli " " value "]", out);
+#include "options.def"
+#undef BLK_INT
+    fputs("\n           ", out);
 #define BLK_FLAG(name, cli, help) fputs(" [" cli "]", out);
 #include "options.def"
 #undef BLK_FLAG
@@ -111,24 +116,13 @@ static void usage(FILE *out) {
           "  --emit=ast       the checked AST with the type and shape of every expression\n"
           "  --emit=tokens    the token stream\n"
           "  --arch ARCH      %s (default " NVPTX_DEFAULT_ARCH ")\n"
-          "  --num-warps N    warps per program (1 to 32, a power of two); by default one\n"
-          "                   per 256 elements of the largest block, at most 8; 16\n"
-          "                   from 16384 elements\n"
-          "  --num-stages N   shared buffers of a loop whose loads feed dots (2 to 8; by\n"
-          "                   default as many as fit of 3, or of 4 when a wgmma dot\n"
-          "                   stays in flight across iterations; at least 2)\n"
-          "  --min-blocks-per-sm N|none\n"
-          "                   an occupancy target (1 to 32, PTX .minnctapersm): ptxas keeps\n"
-          "                   to the registers that let N programs share an SM and may use\n"
-          "                   all of them. By default none in PTX (the runtime sets the one\n"
-          "                   ptxas reached without it, see docs/runtime.md; --stats says\n"
-          "                   which); --emit=c sets that one itself where ptxas is\n"
-          "                   installed, unless 'none'\n"
           , nvptx_arch_names(archs, sizeof archs));
-    /* the flags of options.def, as the other options: the name, then the help from column 20 */
+    /* options.def's options, as the other options: the name, then the help from column 20 */
+#define BLK_INT(name, cli, lo, hi, rule, value, help) flag_help(out, cli " " value, help);
 #define BLK_FLAG(name, cli, help) flag_help(out, cli, help);
 #include "options.def"
 #undef BLK_FLAG
+#undef BLK_INT
     fprintf(out,
           "  --assume FACTS   compile as if every launch had these facts, comma-separated:\n"
           "                   NAME%%K (K a power of two): integer NAME is a multiple of K,\n"
@@ -256,24 +250,35 @@ static bool int_in(const char *v, long lo, long hi, int *n) {
     return true;
 }
 
-static int set_num_stages(Options *o, const char *v) {
-    if (!int_in(v, 2, 8, &o->backend.num_stages)) return usage_error("--num-stages expects 2 to 8, got '%s'", v);
-    return 0;
+/* The integer option of options.def whose command-line name `a` is (with
+ * its value after '=' where `a` holds one: *value then points there); NULL for none. */
+static const BlkIntOption *int_option(const char *a, const char **value) {
+    for (int i = 0; i < blk_num_int_options; i++) {
+        const BlkIntOption *io = &blk_int_options[i];
+        size_t n = strlen(io->cli);
+        if (strncmp(a, io->cli, n) != 0 || (a[n] && a[n] != '=')) continue;
+        *value = a[n] == '=' ? a + n + 1 : NULL;
+        return io;
+    }
+    return NULL;
 }
 
-static int set_min_blocks(Options *o, const char *v) {
-    o->no_target = strcmp(v, "none") == 0;
-    if (o->no_target) return 0;
-    if (!int_in(v, 1, 32, &o->backend.min_blocks_per_sm))
-        return usage_error("--min-blocks-per-sm expects 1 to 32 or none, got '%s'", v);
-    return 0;
-}
-
-static int set_num_warps(Options *o, const char *v) {
-    int n;
-    if (!int_in(v, 1, 32, &n) || (n & (n - 1)))
-        return usage_error("--num-warps expects a power of two from 1 to 32, got '%s'", v);
-    o->backend.num_warps = n;
+/* Sets an integer option of options.def to v, as the command line spells it. */
+static int set_int_option(Options *o, const BlkIntOption *io, const char *v) {
+    int n = 0;
+    bool none = io->rule == BLK_INT_OR_NONE && strcmp(v, "none") == 0;
+    if (!none && (!int_in(v, io->lo, io->hi, &n) || !blk_int_option_ok(io, n, true))) {
+        char range[64], said[512];
+        snprintf(said, sizeof said, "%s expects %s, got '%.400s'", io->cli,
+                 blk_int_option_range(io, true, range, sizeof range), v);
+        return usage_error("%s", said);
+    }
+#define BLK_INT(name, cli, lo, hi, rule, value, help) \
+    if (io == &blk_int_options[BLK_INT_AT_##name]) o->backend.name = n; /* (0 for none) */
+#include "options.def"
+#undef BLK_INT
+    if (io == &blk_int_options[BLK_INT_AT_min_blocks_per_sm])
+        o->no_target = none; /* none: no automatic occupancy target either (--emit=c/h) */
     return 0;
 }
 
@@ -290,6 +295,8 @@ static bool set_flag(Options *o, const char *a) {
 static int parse_args(Options *o, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
+        const BlkIntOption *io;
+        const char *value;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -319,9 +326,12 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->stats = true;
         } else if (strcmp(a, "--remarks") == 0 || strcmp(a, "-R") == 0) {
             o->backend.remarks = true;
+        } else if ((io = int_option(a, &value))) {
+            if (!value && i + 1 >= argc) return usage_error("%s needs a value", a);
+            int rc = set_int_option(o, io, value ? value : argv[++i]);
+            if (rc) return rc;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "-D") == 0 || strcmp(a, "--kernel") == 0 ||
-            strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--num-warps") == 0 ||
-            strcmp(a, "--num-stages") == 0 || strcmp(a, "--assume") == 0 || strcmp(a, "--min-blocks-per-sm") == 0 ||
+            strcmp(a, "--emit") == 0 || strcmp(a, "--arch") == 0 || strcmp(a, "--assume") == 0 ||
             strcmp(a, "--variant") == 0 || strcmp(a, "--prefix") == 0 || strcmp(a, "--explore") == 0 ||
             strcmp(a, "--explore-diff") == 0) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
@@ -333,10 +343,7 @@ static int parse_args(Options *o, int argc, char **argv) {
             else if (a[1] == 'D') rc = add_define(o, v);
             else if (strcmp(a, "--kernel") == 0) o->kernel = v;
             else if (strcmp(a, "--arch") == 0) rc = set_arch(o, v);
-            else if (strcmp(a, "--num-warps") == 0) rc = set_num_warps(o, v);
-            else if (strcmp(a, "--num-stages") == 0) rc = set_num_stages(o, v);
             else if (strcmp(a, "--assume") == 0) rc = add_assume(o, v);
-            else if (strcmp(a, "--min-blocks-per-sm") == 0) rc = set_min_blocks(o, v);
             else if (strcmp(a, "--variant") == 0) rc = add_variant(o, v);
             else if (strcmp(a, "--prefix") == 0) rc = set_prefix(o, v);
             else rc = set_emit(o, v);
@@ -354,15 +361,6 @@ static int parse_args(Options *o, int argc, char **argv) {
             o->kernel = a + 9;
         } else if (strncmp(a, "--arch=", 7) == 0) {
             int rc = set_arch(o, a + 7);
-            if (rc) return rc;
-        } else if (strncmp(a, "--num-stages=", 13) == 0) {
-            int rc = set_num_stages(o, a + 13);
-            if (rc) return rc;
-        } else if (strncmp(a, "--min-blocks-per-sm=", 20) == 0) {
-            int rc = set_min_blocks(o, a + 20);
-            if (rc) return rc;
-        } else if (strncmp(a, "--num-warps=", 12) == 0) {
-            int rc = set_num_warps(o, a + 12);
             if (rc) return rc;
         } else if (a[0] == '-' && a[1] != 0) {
             return usage_error("unknown option '%s'", a);

@@ -91,16 +91,19 @@ typedef struct blk_compile_options {
     int no_fma;                 /* 1: a * b + c not contracted into one fma (blkc --no-fma) */
     int no_bulk_reduce;         /* 1: relaxed block atomic_adds by reds even where one bulk reduction could
                                  * add them (sm_90a; blkc --no-bulk-reduce) */
-    /* The int fields from no_tma on are the compiler's flags (off: 0), in the order
-     * blk_compile_flags() names them; a new one is added last, so the struct grows: build a
-     * program against the blk.h of the libblk it loads. */
+    /* num_warps, num_stages and min_blocks_per_sm are the compiler's integer options (0: the
+     * default; blk_compile_int_options() names them); a new one would follow min_blocks_per_sm.
+     * The int fields from no_tma on are its flags (off: 0), in the order blk_compile_flags()
+     * names them; a new one is added last. So the struct grows: build a program against the
+     * blk.h of the libblk it loads. */
 } blk_compile_options;
 
 /* The names of blk_compile_options' flag fields (no_tma onwards), in order, separated by
- * spaces: how a binding lays the struct out and names its options (the Python package reads
- * them). blk_compile_options_size() is the struct's size in this library, for a binding to
- * check its own layout against. */
+ * spaces, and of its integer options (num_warps first): how a binding lays the struct out and
+ * names its options (the Python package reads them). blk_compile_options_size() is the
+ * struct's size in this library, for a binding to check its own layout against. */
 const char *blk_compile_flags(void);
+const char *blk_compile_int_options(void);
 size_t blk_compile_options_size(void);
 
 /* Compiles every kernel of a source (opt may be NULL). Compile errors give

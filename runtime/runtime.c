@@ -213,22 +213,36 @@ struct blk_module {
     pthread_mutex_t lock; /* variants and the lazily made texts */
 };
 
-/* blk_compile_options' flags are options.def's rows, in its order, after min_blocks_per_sm and
- * last in the struct: checked here, so that blk.h and the table cannot drift apart. */
+/* blk_compile_options' fields are options.def's rows: num_warps, num_stages and
+ * min_blocks_per_sm where blk.h has always had them, then the other integer options
+ * and the flags in the table's order, last in the struct: checked here, so that
+ * blk.h and the table cannot drift apart. */
 enum {
 #define BLK_FLAG(name, cli, help) FLAG_AT_##name,
 #include "options.def"
 #undef BLK_FLAG
     NUM_FLAGS
 };
+enum { FIXED_INT_OPTIONS = 3, NEW_INT_OPTIONS = BLK_NUM_INT_OPTIONS - FIXED_INT_OPTIONS };
+_Static_assert(BLK_INT_AT_num_warps == 0 && BLK_INT_AT_num_stages == 1 && BLK_INT_AT_min_blocks_per_sm == 2,
+               "options.def: num_warps, num_stages and min_blocks_per_sm are its first integer options, in that order");
+#define BLK_INT(name, cli, lo, hi, rule, value, help)                                                                  \
+    _Static_assert(sizeof(((blk_compile_options *)0)->name) == sizeof(int) &&                                          \
+                       ((int)BLK_INT_AT_##name < (int)FIXED_INT_OPTIONS ||                                              \
+                        offsetof(blk_compile_options, name) ==                                                         \
+                            offsetof(blk_compile_options, min_blocks_per_sm) +                                         \
+                                sizeof(int) * (size_t)((int)BLK_INT_AT_##name - (int)FIXED_INT_OPTIONS + 1)),           \
+                   "blk_compile_options." #name " is not an int where options.def's order puts it");
 #define BLK_FLAG(name, cli, help)                                                                                      \
     _Static_assert(offsetof(blk_compile_options, name) ==                                                             \
-                       offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + FLAG_AT_##name),          \
+                       offsetof(blk_compile_options, min_blocks_per_sm) +                                             \
+                           sizeof(int) * (1 + NEW_INT_OPTIONS + FLAG_AT_##name),                                       \
                    "blk_compile_options." #name " is not where options.def's order puts it");
 #include "options.def"
 #undef BLK_FLAG
+#undef BLK_INT
 _Static_assert(sizeof(blk_compile_options) ==
-                   (offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + NUM_FLAGS) +
+                   (offsetof(blk_compile_options, min_blocks_per_sm) + sizeof(int) * (1 + NEW_INT_OPTIONS + NUM_FLAGS) +
                     _Alignof(blk_compile_options) - 1) / _Alignof(blk_compile_options) * _Alignof(blk_compile_options),
                "blk_compile_options has fields after its flags (beyond what its trailing padding could hide)");
 
@@ -238,6 +252,12 @@ static const char compile_flags[] =
 #undef BLK_FLAG
     ;
 const char *blk_compile_flags(void) { return compile_flags + 1; }
+static const char compile_int_options[] =
+#define BLK_INT(name, cli, lo, hi, rule, value, help) " " #name
+#include "options.def"
+#undef BLK_INT
+    ;
+const char *blk_compile_int_options(void) { return compile_int_options + 1; }
 size_t blk_compile_options_size(void) { return sizeof(blk_compile_options); }
 
 /* The disk cache's key of a module: everything the generated code depends
@@ -246,8 +266,11 @@ static char *module_key(const char *arch, const blk_compile_options *opt, const 
                         const char *source, size_t length, size_t *key_len) {
     char line[512], build[128];
     blk_build_id(build, sizeof build); /* another build of the compiler writes other PTX */
-    int at = snprintf(line, sizeof line, "blkc %s\nbuild %s\narch %s\nwarps %d\nstages %d\noccupancy %d\n", BLKC_VERSION,
-                      build, arch, opt->num_warps, opt->num_stages, opt->min_blocks_per_sm);
+    int at = snprintf(line, sizeof line, "blkc %s\nbuild %s\narch %s\n", BLKC_VERSION, build, arch);
+#define BLK_INT(name, cli, lo, hi, rule, value, help) \
+    if (at >= 0 && (size_t)at < sizeof line) at += snprintf(line + at, sizeof line - (size_t)at, #name " %d\n", opt->name);
+#include "options.def"
+#undef BLK_INT
 #define BLK_FLAG(name, cli, help) \
     if (at >= 0 && (size_t)at < sizeof line) at += snprintf(line + at, sizeof line - (size_t)at, #name " %d\n", opt->name != 0);
 #include "options.def"
@@ -280,13 +303,13 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     opt = &given;
     if (opt->num_defines < 0 || opt->num_defines > 256 || (opt->num_defines && !opt->defines))
         return blk_fail(BLK_ERROR_INVALID_VALUE, "blk_compile_options: bad defines");
-    if (opt->num_warps < 0 || opt->num_warps > 32 || (opt->num_warps & (opt->num_warps - 1)))
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "num_warps must be 0 or a power of two up to 32, got %d", opt->num_warps);
-    if (opt->num_stages != 0 && (opt->num_stages < 2 || opt->num_stages > 8))
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "num_stages must be 0 or 2 to 8, got %d", opt->num_stages);
-    if (opt->min_blocks_per_sm < -1 || opt->min_blocks_per_sm > 32)
-        return blk_fail(BLK_ERROR_INVALID_VALUE, "min_blocks_per_sm must be -1 (none), 0 (automatic) or 1 to 32, got %d",
-                        opt->min_blocks_per_sm);
+    char range[64];
+#define BLK_INT(name, cli, lo, hi, rule, value, help)                                                                  \
+    if (!blk_int_option_ok(&blk_int_options[BLK_INT_AT_##name], opt->name, false))                                     \
+        return blk_fail(BLK_ERROR_INVALID_VALUE, #name " must be %s, got %d",                                           \
+                        blk_int_option_range(&blk_int_options[BLK_INT_AT_##name], false, range, sizeof range), opt->name);
+#include "options.def"
+#undef BLK_INT
     const char *arch = opt->arch ? opt->arch : ctx->arch;
     if (!blk_jit_arch_known(arch)) {
         char names[128];
@@ -344,12 +367,11 @@ blk_status blk_module_create(blk_context *ctx, const char *source, size_t length
     m->comp = comp;
     snprintf(m->arch, sizeof m->arch, "%s", arch);
     m->backend.arch = m->arch;
-    m->backend.num_warps = opt->num_warps;
-    m->backend.num_stages = opt->num_stages;
-    m->backend.min_blocks_per_sm = opt->min_blocks_per_sm > 0 ? opt->min_blocks_per_sm : 0;
+#define BLK_INT(name, cli, lo, hi, rule, value, help) m->backend.name = opt->name > 0 ? opt->name : 0; /* -1: 0 */
 #define BLK_FLAG(name, cli, help) m->backend.name = opt->name != 0;
 #include "options.def"
 #undef BLK_FLAG
+#undef BLK_INT
     m->auto_occupancy = opt->min_blocks_per_sm == 0;
     pthread_mutex_init(&m->lock, NULL);
     m->nkernels = comp->bir->nkernels;

@@ -483,6 +483,45 @@ Test(runtime, the_compiler_flags_are_the_options_fields_and_reach_the_code) {
     blk_context_destroy(ctx);
 }
 
+/* The integer options (options.def's BLK_INT rows): blk_compile_int_options names them, each is
+ * checked against its row's range with the row's words, and one in range reaches the code. */
+Test(runtime, the_integer_options_are_named_checked_and_reach_the_code) {
+    cr_expect_str_eq(blk_compile_int_options(), "num_warps num_stages min_blocks_per_sm");
+    static const char src[] = "kernel k(x: *f32) { store(x + arange(0, 64), 1.0); }\n";
+    blk_context *ctx;
+    cr_assert_eq(blk_context_create_cpu(&ctx), BLK_SUCCESS);
+    struct {
+        blk_compile_options opt;
+        const char *error; /* NULL: fine */
+    } cases[] = {{{.num_warps = 3}, "num_warps must be 0 or a power of two up to 32, got 3"},
+                 {{.num_warps = 64}, "num_warps must be 0 or a power of two up to 32, got 64"},
+                 {{.num_stages = 1}, "num_stages must be 0 or 2 to 8, got 1"},
+                 {{.num_stages = 9}, "num_stages must be 0 or 2 to 8, got 9"},
+                 {{.min_blocks_per_sm = -2}, "min_blocks_per_sm must be -1 (none), 0 (the default) or 1 to 32, got -2"},
+                 {{.min_blocks_per_sm = 33}, "min_blocks_per_sm must be -1 (none), 0 (the default) or 1 to 32, got 33"},
+                 {{.num_warps = 2, .num_stages = 8, .min_blocks_per_sm = -1}, NULL},
+                 {{.min_blocks_per_sm = 3}, NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        blk_module *m = NULL;
+        blk_status s = blk_module_create(ctx, src, strlen(src), &cases[i].opt, &m);
+        if (cases[i].error) {
+            cr_expect_eq(s, BLK_ERROR_INVALID_VALUE, "case %zu", i);
+            cr_expect(strstr(blk_last_error(), cases[i].error), "case %zu: %s", i, blk_last_error());
+            continue;
+        }
+        cr_assert_eq(s, BLK_SUCCESS, "case %zu: %s", i, blk_last_error());
+        blk_kernel *k;
+        const char *ptx;
+        cr_assert_eq(blk_module_get_kernel(m, "k", &k), BLK_SUCCESS);
+        cr_assert_eq(blk_kernel_ptx(k, &ptx), BLK_SUCCESS, "%s", blk_last_error());
+        if (cases[i].opt.num_warps) cr_expect(strstr(ptx, ".maxntid 64, 1, 1"), "num_warps 2:\n%s", ptx);
+        if (cases[i].opt.min_blocks_per_sm > 0) cr_expect(strstr(ptx, ".minnctapersm 3"), "%s", ptx);
+        else cr_expect(!strstr(ptx, ".minnctapersm"), "-1: none\n%s", ptx);
+        blk_module_destroy(m);
+    }
+    blk_context_destroy(ctx);
+}
+
 /* debug (and $BLK_DEBUG=1, as Triton's TRITON_DEBUG=1) compiles device_assert
  * into the PTX; without it the assertion is not there. */
 Test(runtime, the_debug_option_and_blk_debug_compile_device_asserts) {

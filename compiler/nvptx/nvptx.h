@@ -104,11 +104,12 @@ void nvptx_fact_spelling(const NvptxAssume *a, char *buf, size_t size);
 
 typedef struct {
     const char *arch;         /* NULL: NVPTX_DEFAULT_ARCH */
-    int num_warps;            /* 0: chosen from the largest block */
-    int num_stages;           /* buffers of a pipelined loop's ring: 0 as many as fit (2 to 3, or to 4 with
-                                 a wgmma dot in flight across iterations), else 2 to 8 */
-    int min_blocks_per_sm;    /* 0: no occupancy target; else .minnctapersm: ptxas keeps to the registers that
-                                 let this many programs share an SM, and may use all of them */
+    /* the integer options (options.def): num_warps (0: chosen from the largest block), num_stages
+     * (a pipelined loop's ring: 0 as many as fit), min_blocks_per_sm (0: no occupancy target; else
+     * .minnctapersm); each 0 or within its row's range */
+#define BLK_INT(name, cli, lo, hi, rule, value, help) int name;
+#include "options.def"
+#undef BLK_INT
     const char *only_kernel;  /* NULL: every kernel of the module */
     const int64_t *param_div; /* with only_kernel: launch-time facts, one per runtime parameter
                                  (a pointer's alignment, an integer's divisibility; 0: none;

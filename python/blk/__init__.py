@@ -22,9 +22,9 @@ import warnings
 
 from . import _lib
 from ._args import Marshal, Param, _current_stream, as_integer, device_of, is_bool, packer, record_packer, what
-from ._lib import FLAGS, BlkError, BlkWarning
+from ._lib import FLAGS, INT_OPTIONS, BlkError, BlkWarning
 
-__all__ = ["compile", "FLAGS", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
+__all__ = ["compile", "FLAGS", "INT_OPTIONS", "Module", "Kernel", "BlkError", "BlkWarning", "cdiv", "next_power_of_2", "device_name", "shuffle_programs", "autotune", "Config",
            "testing"]
 __version__ = "0.1.0"  # the runtime's BLK_VERSION (a test keeps them equal)
 
@@ -82,11 +82,12 @@ def _auto_device():
         return "cpu"
 
 
-def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_blocks_per_sm=0, **flags):
+def compile(source, device=None, name=None, **options):
     """A Module from a .blk file's path or from source text. device: "cpu"
     (the reference interpreter), "cuda", or None (the GPU if there is one).
-    min_blocks_per_sm: the occupancy target, 0 automatic, -1 none, 1 to 32
-    (blk_compile_options, docs/runtime.md). flags: the compiler's flags, each
+    options: the compiler's integer options (blk.INT_OPTIONS; 0 each by default):
+    num_warps, num_stages, min_blocks_per_sm (the occupancy target, 0 automatic,
+    -1 none, 1 to 32; blk_compile_options, docs/runtime.md); and its flags, each
     True or False (off by default), as blkc's options of the same names
     (blk.FLAGS lists them): no_tma (pipelined loads by cp.async even where
     sm_90a's TMA could copy them), no_warp_specialize (no producer warpgroup
@@ -112,12 +113,11 @@ def compile(source, device=None, name=None, num_warps=0, num_stages=0, min_block
         name = name or source
     else:
         text = source
-    return Module(text, device or _auto_device(), name or "<source>", num_warps, num_stages, min_blocks_per_sm,
-                  **flags)
+    return Module(text, device or _auto_device(), name or "<source>", **options)
 
 
 def _int_option(where, name, value):
-    """An integer option (num_warps, num_stages, min_blocks_per_sm) as the C
+    """An integer option (one of INT_OPTIONS) as the C
     int it becomes: an int or a NumPy integer, never a bool, a float or a
     string, and within a C int, never cut to its low bits. The runtime then
     checks the option's own range."""
@@ -136,11 +136,10 @@ def _bool_option(where, name, value):
     raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
 
 
-def _options(where, num_warps, num_stages, min_blocks_per_sm, flags):
-    """(num_warps, num_stages, min_blocks_per_sm, then each of FLAGS in order), checked; flags: those given."""
-    return (_int_option(where, "num_warps", num_warps), _int_option(where, "num_stages", num_stages),
-            _int_option(where, "min_blocks_per_sm", min_blocks_per_sm),
-            *(_bool_option(where, f, flags.get(f, False)) for f in FLAGS))
+def _options(where, given):
+    """Each of INT_OPTIONS (0 where not given), then each of FLAGS (False), in order, checked."""
+    return (*(_int_option(where, o, given.get(o, 0)) for o in INT_OPTIONS),
+            *(_bool_option(where, f, given.get(f, False)) for f in FLAGS))
 
 
 def _dimension(kernel, value, axis, called):
@@ -259,17 +258,15 @@ class Module:
     """The kernels of one source, compiled per set of const parameters and
     per GPU (a module belongs to one device's context)."""
 
-    def __init__(self, text, device, name, num_warps, num_stages, min_blocks_per_sm=0, **flags):
-        unknown = sorted(set(flags) - set(FLAGS))
+    def __init__(self, text, device, name, **options):
+        unknown = sorted(set(options) - set(INT_OPTIONS) - set(FLAGS))
         if unknown:
-            raise TypeError(f"blk.compile: no option {', '.join(map(repr, unknown))} (the compiler's flags: "
-                            f"{', '.join(FLAGS)})")
+            raise TypeError(f"blk.compile: no option {', '.join(map(repr, unknown))} (the compiler's options: "
+                            f"{', '.join(INT_OPTIONS + FLAGS)})")
         self.text, self.device, self.name = text, device, name
-        options = _options(f"blk.compile ({name})", num_warps, num_stages, min_blocks_per_sm, flags)
-        self.num_warps, self.num_stages, self.min_blocks_per_sm = options[:3]
-        for flag, value in zip(FLAGS, options[3:]):  # the module's defaults: mod.no_tma, ...
-            setattr(self, flag, value)
-        # (defines, num_warps, num_stages, min_blocks_per_sm, each of FLAGS, ordinal) -> blk_module
+        for option, value in zip(INT_OPTIONS + FLAGS, _options(f"blk.compile ({name})", options)):
+            setattr(self, option, value)  # the module's defaults: mod.num_warps, mod.no_tma, ...
+        # (defines, each of INT_OPTIONS, each of FLAGS, ordinal) -> blk_module
         self._compiled = {}
         self._kernels = {}   # (that key, kernel name) -> (blk_kernel, [Param])
         self._kernel_objects = {}  # name -> Kernel, so its launches stay cached however it is looked up
@@ -357,11 +354,11 @@ class Module:
 
     def _module_locked(self, key):
         if key not in self._compiled:
-            defines, num_warps, num_stages, min_blocks_per_sm, *flags, ordinal = key
+            defines, *options, ordinal = key
             enc = [d.encode() for d in defines]
             arr = (ctypes.c_char_p * max(len(enc), 1))(*enc)
-            opt = _lib.CompileOptions(arr, len(enc), num_warps, None, self.name.encode(), num_stages,
-                                      min_blocks_per_sm, *map(int, flags))
+            opt = _lib.CompileOptions(defines=arr, num_defines=len(enc), arch=None, name=self.name.encode(),
+                                      **{o: int(v) for o, v in zip(INT_OPTIONS + FLAGS, options)})
             mod = ctypes.c_void_p()
             data = self.text.encode()
             _lib.check(_lib.lib.blk_module_create(_context(self.device, ordinal), data, len(data),
@@ -420,8 +417,8 @@ class Kernel:
         return functools.partial(self.run, grid)  # called in C: cheaper than a lambda's frame
 
     def _key(self, consts, ordinal, args=()):
-        """The Module's key for these const parameters (num_warps, num_stages,
-        min_blocks_per_sm and the compiler's flags, FLAGS, among them) on CUDA
+        """The Module's key for these const parameters (the compiler's options,
+        INT_OPTIONS and FLAGS, among them) on CUDA
         device `ordinal`; a pointer argument given as None (Triton's optional pointer) adds
         `NAME=None`, a build where that pointer is absent (`NAME != None` false there)."""
         if any(a is None for a in args):
@@ -430,9 +427,7 @@ class Kernel:
             consts = {**consts, **nones}
         consts = dict(consts)
         m = self.module
-        options = _options(f"kernel '{self.name}'", consts.pop("num_warps", m.num_warps),
-                           consts.pop("num_stages", m.num_stages), consts.pop("min_blocks_per_sm", m.min_blocks_per_sm),
-                           {f: consts.pop(f, getattr(m, f)) for f in FLAGS})
+        options = _options(f"kernel '{self.name}'", {o: consts.pop(o, getattr(m, o)) for o in INT_OPTIONS + FLAGS})
         defines = tuple(f"{k}={_define(v)}" for k, v in sorted(consts.items()))
         return (defines, *options, ordinal if self.module.device == "cuda" else None)
 

@@ -51,26 +51,32 @@ def _load():
 lib = _load()
 
 
-def _flags():
-    """The compiler's flags (compiler/options.def), as this library names them."""
+def _options():
+    """The compiler's integer options and flags (compiler/options.def), as this library names them."""
     try:
-        flags, size = lib.blk_compile_flags, lib.blk_compile_options_size
+        ints, flags, size = lib.blk_compile_int_options, lib.blk_compile_flags, lib.blk_compile_options_size
     except AttributeError:
-        raise ImportError(f"blk: {lib._name} is older than this package (it has no blk_compile_flags): "
+        raise ImportError(f"blk: {lib._name} is older than this package (it has no blk_compile_int_options): "
                           "rebuild it, or point BLK_LIBRARY at a current build") from None
-    flags.restype, size.restype = ctypes.c_char_p, ctypes.c_size_t
-    return tuple(flags().decode().split()), size()
+    ints.restype, flags.restype, size.restype = ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t
+    return tuple(ints().decode().split()), tuple(flags().decode().split()), size()
 
 
-FLAGS, _OPTIONS_SIZE = _flags()
+INT_OPTIONS, FLAGS, _OPTIONS_SIZE = _options()
+_FIXED_INTS = ("num_warps", "num_stages", "min_blocks_per_sm")  # where blk.h has always had them
+if INT_OPTIONS[:3] != _FIXED_INTS:
+    raise ImportError(f"blk: {lib._name}'s integer options begin {INT_OPTIONS[:3]}, not {_FIXED_INTS}: the library "
+                      "and the package are of different versions")
 
 
 class CompileOptions(ctypes.Structure):
-    """include/blk.h's blk_compile_options: its integer options, then an int per flag in FLAGS'
-    order, so a flag added to the compiler reaches Python without a change here."""
-    _fields_ = [("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
-                ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int)] + [(f, ctypes.c_int) for f in FLAGS]
+    """include/blk.h's blk_compile_options: num_warps, num_stages and min_blocks_per_sm in their
+    places, any other integer option, then an int per flag in FLAGS' order, so an option added
+    to the compiler reaches Python without a change here."""
+    _fields_ = ([("defines", ctypes.POINTER(ctypes.c_char_p)), ("num_defines", ctypes.c_int),
+                 ("num_warps", ctypes.c_int), ("arch", ctypes.c_char_p), ("name", ctypes.c_char_p),
+                 ("num_stages", ctypes.c_int), ("min_blocks_per_sm", ctypes.c_int)] +
+                [(o, ctypes.c_int) for o in INT_OPTIONS[3:]] + [(f, ctypes.c_int) for f in FLAGS])
 
 
 if ctypes.sizeof(CompileOptions) != _OPTIONS_SIZE:

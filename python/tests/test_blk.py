@@ -169,13 +169,26 @@ class Examples(unittest.TestCase):
         x = np.ones(64, np.float32)
         add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=64)
         add[(1,)](x, x, np.zeros(64, np.float32), 64, BLOCK=64, precise_math=False)
-        self.assertEqual(sorted(k[4 + blk.FLAGS.index("precise_math")] for k in mod._compiled), [False, True])
+        self.assertEqual(sorted(k[1 + len(blk.INT_OPTIONS) + blk.FLAGS.index("precise_math")] for k in mod._compiled),
+                         [False, True])
         # a precise division's PTX is div.rn, the default's div.full (through the library's struct)
         div = blk.compile("kernel d(x: *f32, y: *f32) { store(y, load(x) / load(y)); }\n", device="cpu")["d"]
         self.assertIn("div.full.f32", div.ptx())
         self.assertIn("div.rn.f32", div.ptx(precise_math=True))
-        with self.assertRaisesRegex(TypeError, r"blk.compile: no option 'fast_math' \(the compiler's flags: no_tma, "):
+        with self.assertRaisesRegex(TypeError, r"blk.compile: no option 'fast_math' \(the compiler's options: "
+                                               r"num_warps, num_stages, min_blocks_per_sm, no_tma, "):
             blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", fast_math=True)
+        # the integer options too (blk_compile_int_options): module defaults, launch consts, the key
+        self.assertEqual(blk.INT_OPTIONS[:3], ("num_warps", "num_stages", "min_blocks_per_sm"))
+        mod = blk.compile(os.path.join(EXAMPLES, "add.blk"), device="cpu", num_warps=2)
+        self.assertEqual((mod.num_warps, mod.num_stages, mod.min_blocks_per_sm), (2, 0, 0))
+        self.assertIn(".maxntid 64, 1, 1", mod["add"].ptx(BLOCK=64))
+        self.assertIn(".maxntid 128, 1, 1", mod["add"].ptx(BLOCK=64, num_warps=4))
+        with self.assertRaisesRegex(blk.BlkError, r"num_stages must be 0 or 2 to 8, got 9"):
+            mod["add"].ptx(BLOCK=64, num_stages=9)
+        with self.assertRaisesRegex(blk.BlkError, r"min_blocks_per_sm must be -1 \(none\), 0 \(the default\) or "
+                                                  r"1 to 32, got -2"):
+            mod["add"].ptx(BLOCK=64, min_blocks_per_sm=-2)
 
     def test_source_text_signature_and_ptx(self):
         mod = blk.compile("kernel k(o: *i32, v: i64, h: f16) { store(o, (v as f32 + h as f32) as i32); }\n",
