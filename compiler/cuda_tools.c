@@ -99,7 +99,8 @@ static char *output_of(const char *cmd) {
     size_t len = 0, cap = 0, n;
     char buf[8192];
     bool ok = true;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0 && ok) {
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) {
+        if (!ok) continue; /* out of memory: read to the end all the same (the tool must not block) */
         if (len + n + 1 > cap) {
             cap = (len + n + 1) * 2;
             char *grown = realloc(text, cap);
