@@ -183,8 +183,9 @@ static int count_of(const char *text, const char *what) {
 
 /* 8-bit dots, by path: on sm_90a with b K-major (B column-major: its k stride 1), fp8 on
  * wgmma's k32 form from TMA rings, each k-block waited for and added in f32 (no group in
- * flight), int8 with i32 accumulators left in flight as f16's; u8 x i8 is refused by wgmma
- * (PTX 8.4) and runs on mma.sync's k32 form; sm_80 multiplies fp8 as f16 (exact conversions). */
+ * flight), int8 with i32 accumulators left in flight as f16's, u8 x i8 too, its module
+ * declaring PTX ISA 8.4 (the first with mixed integer wgmma; the others keep the arch's 8.0);
+ * sm_80 runs integers on mma.sync's k32 form and multiplies fp8 as f16 (exact conversions). */
 Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
     enum { ONE = NVPTX_PARAM_ONE };
     /* a, b, c, scale_a, scale_b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, ... */
@@ -196,19 +197,24 @@ Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
         const int64_t *facts;
         const char *want, *not_want;
         bool in_flight;
+        const char *version;
     } cases[] = {
         {"matmul_fp8.blk", "matmul_fp8", "sm_90a", {NULL}, fp8_facts,
-         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync", false},
+         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", "mma.sync", false, ".version 8.0"},
         {"matmul_fp8.blk", "matmul_fp8", "sm_90a", {"TB=f8e5m2", NULL}, fp8_facts,
-         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "mma.sync", false},
+         "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2", "mma.sync", false, ".version 8.0"},
         {"matmul_int8.blk", "matmul_int8", "sm_90a", {NULL}, int8_facts,
-         "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync", true},
+         "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", "mma.sync", true, ".version 8.0"},
         {"matmul_int8.blk", "matmul_int8", "sm_90a", {"TA=u8", NULL}, int8_facts,
-         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "wgmma.mma_async", false},
+         "wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.s8", "mma.sync", true, ".version 8.4"},
+        {"matmul_int8.blk", "matmul_int8", "sm_90a", {"TB=u8", NULL}, int8_facts,
+         "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.u8", "mma.sync", true, ".version 8.4"},
         {"matmul_int8.blk", "matmul_int8", "sm_80", {NULL}, int8_facts,
-         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "wgmma", false},
+         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", "wgmma", false, ".version 7.0"},
+        {"matmul_int8.blk", "matmul_int8", "sm_80", {"TA=u8", NULL}, int8_facts,
+         "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", "wgmma", false, ".version 7.0"},
         {"matmul_fp8.blk", "matmul_fp8", "sm_80", {NULL}, fp8_facts,
-         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma", false},
+         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma", false, ".version 7.0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *src = example_source(cases[i].file);
@@ -224,6 +230,7 @@ Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
         for (int m = 0; wgmma && m < out.kernels[0].tensor_maps.count; m++)
             cr_expect_eq(out.kernels[0].tensor_maps.map[m].elem_bytes, 1, "case %zu map %d", i, m);
         cr_expect_eq(!!strstr(ptx, "wgmma.wait_group.sync.aligned 1"), cases[i].in_flight, "case %zu", i);
+        cr_expect(strstr(ptx, cases[i].version), "case %zu: not %s", i, cases[i].version);
         char said[4096];
         cr_expect_eq(ptxas(ptx, cases[i].arch, said, sizeof said), 0, "case %zu: %s", i, said);
         nvptx_output_free(&out);

@@ -62,8 +62,10 @@ char *nvptx_emit(NvptxModule *m, bool llvm_ir) {
     /* code generation at -O2: -O3 adds only GVN twice to NVPTX's IR passes
      * (EarlyCSE at -O2), which changed no example's PTX and took a third of
      * the code generator's time on the dot examples */
+    char features[16]; /* the arch's PTX ISA, or the newer one a kernel's code needs */
+    snprintf(features, sizeof features, "+ptx%d", m->ptx_isa);
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", m->arch->name,
-                                                      m->arch->ptx_features, LLVMCodeGenLevelDefault,
+                                                      features, LLVMCodeGenLevelDefault,
                                                       LLVMRelocDefault, LLVMCodeModelDefault);
     LLVMPassBuilderOptionsRef popt = LLVMCreatePassBuilderOptions();
     LLVMErrorRef perr = LLVMRunPasses(mod, "default<O3>", tm, popt);

@@ -171,6 +171,8 @@ typedef struct {
     const NvptxOptions *opt;
     DiagEngine *de;
     uint64_t assume_used; /* bit k: opt->assume[k] named a parameter of a kernel compiled */
+    int ptx_isa;          /* the PTX ISA the module declares, times ten: its arch's, or newer where a kernel's
+                             code needs it (a u8 x i8 wgmma: 84); set while the kernels are planned */
 } NvptxModule;
 
 /* A loop body's argument whose block is kept in shared memory (carried.c):
@@ -732,6 +734,8 @@ int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,
  * and its code. */
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op);
+/* The PTX ISA (times ten) a dot on wgmma needs: 84 for u8 x i8 (mixed signs), else 0. */
+int nvptx_wgmma_isa(Gen *g, const BirOp *op);
 int64_t nvptx_wgmma_smem_bytes(Gen *g, const BirOp *op, const bool elsewhere[2]);
 /* Does dot op's wgmma read a from the thread's registers (its register form)? */
 bool nvptx_wgmma_a_in_registers(Gen *g, const BirOp *op);

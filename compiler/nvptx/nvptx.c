@@ -88,6 +88,7 @@ bool nvptx_compile(const BirModule *bir, const NvptxOptions *opt, DiagEngine *de
     if (!o.arch) o.arch = NVPTX_DEFAULT_ARCH;
     if (!o.only_kernel) o.param_div = NULL; /* launch facts belong to one kernel */
     NvptxModule m = {.arch = nvptx_arch(o.arch), .opt = &o, .de = de};
+    if (m.arch) m.ptx_isa = nvptx_ptx_isa(m.arch);
     if (!m.arch) {
         char names[128];
         diag_report(de, DIAG_ERROR, NULL, (Span){0}, "unknown arch '%s' (expected %s)", o.arch,

@@ -202,6 +202,9 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
         fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dot_k_step(a.dtype), groups,
                 groups > 1 ? "s" : "",
                 a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
+        int isa = nvptx_wgmma_isa(g, op);
+        if (isa > nvptx_ptx_isa(g->m->arch)) /* the module declares it (NvptxModule.ptx_isa) */
+            fprintf(out, " (mixed integer types: the module's PTX declares ISA %d.%d)", isa / 10, isa % 10);
     } else {
         const Layout *lc = &g->s->plan->layouts[op->results[0]];
         fprintf(out, ", warps %d x %d", nvptx_layout_warps_along(lc, 0), nvptx_layout_warps_along(lc, 1));

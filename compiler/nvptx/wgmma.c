@@ -56,6 +56,11 @@ bool nvptx_wgmma_readable(Gen *g, int v) {
     return cd >= 0 && vtype(g, v).shape[cd] * dtype_bytes(vtype(g, v).dtype) >= 32;
 }
 
+int nvptx_wgmma_isa(Gen *g, const BirOp *op) {
+    DType a = vtype(g, op->operands[0]).dtype, b = vtype(g, op->operands[1]).dtype;
+    return dtype_is_int(a) && a != b ? 84 : 0; /* (older: ptxas's "WGMMA with mixed integer types") */
+}
+
 const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     if (!g->s->plan->wgmma) return "the arch has no wgmma";
     BlkType at = vtype(g, op->operands[0]), rt = vtype(g, op->results[0]);
@@ -67,9 +72,7 @@ const char *nvptx_wgmma_refusal(Gen *g, const BirOp *op) {
     if (!nvptx_wgmma_readable(g, b))
         return nvptx_stageable_dim(g, b) < 0 ? "b has no runs of 2 elements a thread holds to stage"
                                               : "b has rows shorter than 32 bytes";
-    DType bd = vtype(g, b).dtype;
-    if (dtype_is_int(at.dtype) && at.dtype != bd) /* (ptxas: "WGMMA with mixed integer types") */
-        return "wgmma multiplies u8 by i8 from PTX ISA 8.4 on, and blkc's sm_90a PTX is 8.0";
+    /* (u8 x i8, mixed: PTX ISA 8.4 on; the module declares it, nvptx_wgmma_needs_isa) */
     if (dtype_bits(at.dtype) == 8) { /* K-major both, from shared memory: the only 8-bit forms */
         if (!nvptx_wgmma_readable(g, op->operands[0]) || nvptx_stageable_dim(g, op->operands[0]) != 1)
             return "a's elements do not run along k (8-bit wgmma reads a K-major: [M, K] with K contiguous)";

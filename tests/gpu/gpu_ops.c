@@ -430,6 +430,21 @@ static const OpCase cases[] = {
      "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
      "}\n",
      4, {DT_F32, DT_F8E5M2, DT_F8E5M2, DT_F32}, {16, 16384, 16384, 4096}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
+    /* 8-bit integer dots of mixed signs (u8 x i8 and i8 x u8) on sm_90a's wgmma (both K-major:
+     * b transposed; the module's PTX declares ISA 8.4): bytes over their whole ranges, so a u8
+     * read as i8 (or the reverse) would change the sums; exact i32, bit for bit */
+    {"8-bit integer dots of mixed signs (u8 x i8, i8 x u8; wgmma on sm_90a)",
+     "kernel k(x: *f32, a: *u8 @align(16), b: *i8 @align(16), o: *i32 @align(16)) {\n"
+     "  let i = arange(0, 128); let j = arange(0, 64); let n = arange(0, 64);\n"
+     "  store(a + i[:, None] * 64 + j[None, :], ((i[:, None] * 37 + j[None, :] * 11) % 256) as u8);\n"
+     "  store(b + i[:, None] * 64 + j[None, :], ((i[:, None] * 13 + j[None, :] * 29) % 256 - 128) as i8);\n"
+     "  debug_barrier();\n"
+     "  let ua = load(a + i[:, None] * 64 + j[None, :]);\n"
+     "  store(o + i[:, None] * 64 + n[None, :], dot(ua, trans(load(b + n[:, None] * 64 + j[None, :]))));\n"
+     "  let sa = load(b + i[:, None] * 64 + j[None, :]);\n"
+     "  store(o + 8192 + i[:, None] * 64 + n[None, :], dot(sa, trans(load(a + n[:, None] * 64 + j[None, :]))));\n"
+     "}\n",
+     4, {DT_F32, DT_U8, DT_I8, DT_I32}, {16, 8192, 8192, 16384}, {0, 1, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
     /* the same promotion on mma.sync (b not K-major: wgmma refuses it), whose f32
      * sums take 16 products a step: 128 products of 2^8 x 2^9 sum to 2^24, then
      * one 1 x 1 a step; summed on as one run each 1 would round away (2^24 + 1),
