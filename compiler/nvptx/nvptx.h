@@ -76,7 +76,7 @@ typedef struct {
     int64_t used, total; /* a program's share and the multiprocessor's */
     int allows;          /* the programs it leaves room for */
 } NvptxSmShare;
-enum { NVPTX_SM_RESOURCES = 4 };
+enum { NVPTX_SHARE_PROGRAMS, NVPTX_SHARE_WARPS, NVPTX_SHARE_REGISTERS, NVPTX_SHARE_SHARED, NVPTX_SM_RESOURCES };
 int nvptx_sm_shares(const NvptxArch *a, int warps, int regs, int64_t shared, NvptxSmShare share[NVPTX_SM_RESOURCES]);
 /* "sm_80, sm_86, sm_89, sm_90 or sm_90a", for messages; written into buf. */
 const char *nvptx_arch_names(char *buf, size_t size);

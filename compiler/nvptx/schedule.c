@@ -285,6 +285,13 @@ static void plan_atomics(Gen *g, const BirBlock *b) {
     }
 }
 
+/* The programs an SM that `bytes` of shared memory a program leave room for. */
+static int programs_by_shared(Gen *g, int64_t bytes) {
+    NvptxSmShare share[NVPTX_SM_RESOURCES];
+    nvptx_sm_shares(g->m->arch, 1, 0, bytes, share);
+    return share[NVPTX_SHARE_SHARED].allows;
+}
+
 /* The bulk reductions' stagings, each op's two above the rest (live from
  * one run of the op to the next); an op without room keeps its reds. */
 static void place_bulk_staging(Gen *g, int64_t max_bytes) {
@@ -295,8 +302,8 @@ static void place_bulk_staging(Gen *g, int64_t max_bytes) {
         int64_t at = nvptx_round_up(g->s->smem_size, 128), bytes = 2 * bk->bytes;
         /* an occupancy target the shared memory met without them, and would not with them */
         int target = g->m->opt->min_blocks_per_sm;
-        int64_t per_sm = g->m->arch->sm_shared_bytes;
-        bool crowds = target > 0 && target * (g->s->smem_size + 1024) <= per_sm && target * (at + bytes + 1024) > per_sm;
+        bool crowds = target > 0 && programs_by_shared(g, g->s->smem_size) >= target &&
+                      programs_by_shared(g, at + bytes) < target;
         if (at + bytes > max_bytes || crowds) {
             as->bulk = NULL;
             as->not_bulk = crowds ? arena_printf(&g->arena, "its two stagings (%lld bytes) would leave shared memory for "

@@ -69,10 +69,10 @@ int nvptx_occupancy_target(int64_t sm_registers, int programs, int most, int war
 
 int nvptx_sm_shares(const NvptxArch *a, int warps, int regs, int64_t shared, NvptxSmShare share[NVPTX_SM_RESOURCES]) {
     int64_t warp_regs = ((int64_t)regs * 32 + 255) / 256 * 256; /* allocated 256 at a time a warp */
-    share[0] = (NvptxSmShare){"programs", 1, a->sm_programs, 0};
-    share[1] = (NvptxSmShare){"warps", warps, a->sm_warps, 0};
-    share[2] = (NvptxSmShare){"registers", warp_regs * warps, NVPTX_SM_REGISTERS, 0};
-    share[3] = (NvptxSmShare){"shared memory", shared ? shared + 1024 : 0, a->sm_shared_bytes, 0};
+    share[NVPTX_SHARE_PROGRAMS] = (NvptxSmShare){"programs", 1, a->sm_programs, 0};
+    share[NVPTX_SHARE_WARPS] = (NvptxSmShare){"warps", warps, a->sm_warps, 0};
+    share[NVPTX_SHARE_REGISTERS] = (NvptxSmShare){"registers", warp_regs * warps, NVPTX_SM_REGISTERS, 0};
+    share[NVPTX_SHARE_SHARED] = (NvptxSmShare){"shared memory", shared ? shared + 1024 : 0, a->sm_shared_bytes, 0};
     int limit = 0;
     for (int i = 0; i < NVPTX_SM_RESOURCES; i++) {
         share[i].allows = share[i].used ? (int)(share[i].total / share[i].used) : a->sm_programs;
