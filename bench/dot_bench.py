@@ -175,10 +175,12 @@ def skinny(blk, quick, tut):
         tt = triton_matmul_best(tut, a, b, c, check)
         plain = best_of([(f"{bm}x{bn}x{bk} w{w}", blk_matmul(blk, a, b, c, bm, bn, bk, w))
                          for bm, bn, bk, w in [(16, 64, 64, 4), (16, 128, 64, 4), (64, 64, 64, 4), (64, 128, 64, 4),
+                                               (64, 128, 128, 4), (128, 64, 64, 4), (128, 128, 64, 4),
                                                (128, 128, 64, 8), (128, 256, 64, 8)] if bm <= max(M, 16) * 8], check)
         split = best_of([(f"{bm}x{bn}x{bk} w{w} split {sp}", blk_matmul_splitk(blk, a, b, c, bm, bn, bk, w, sp))
                          for bm, bn, bk, w in [(16, 64, 64, 4), (16, 128, 64, 4), (64, 64, 64, 4), (64, 128, 64, 4),
-                                               (128, 128, 64, 4), (128, 128, 64, 8)] if bm <= max(M, 16) * 2
+                                               (64, 128, 128, 4), (128, 128, 64, 4), (128, 128, 64, 8)]
+                         if bm <= max(M, 16) * 2
                          for sp in (2, 4, 8, 16)], check)
         tf = [flops / (t[0] * 1e-3) / 1e12 if t else float("nan") for t in (tc, tt, plain, split)]
         lines.append(f"| {M} | {N} | {K} | {tf[0]:.1f} | {num(tf[1], '.1f')} | {tf[2]:.1f} | {tf[3]:.1f} | "
