@@ -129,7 +129,8 @@ static const char *requirement_text(const BirParam *p, const LaunchRequirement *
  * find: one format, in this file. */
 #define CONTRACT_ARCH "// arch "
 #define CONTRACT_KERNEL "//\n// kernel "
-#define CONTRACT_BLOCK "//   block: %d threads (%d warp%s), 1, 1: exactly this; .maxntid is only a bound\n"
+#define CONTRACT_BLOCK_HEAD "//   block: "
+#define CONTRACT_BLOCK CONTRACT_BLOCK_HEAD "%d threads (%d warp%s), 1, 1: exactly this; .maxntid is only a bound\n"
 #define CONTRACT_SHARED "//   dynamic shared memory: "
 
 /* The end of the contract: the first line that is no comment. */
@@ -162,7 +163,8 @@ bool launch_contract_kernel(const char *ptx, const char *kernel, int *warps, lon
         if (strncmp(at, kernel, n) != 0 || at[n] != '\n') continue;
         const char *block = at + n + 1, *eol = strchr(block, '\n'), *shared = eol ? eol + 1 : NULL;
         int threads;
-        if (!shared || sscanf(block, "//   block: %d threads", &threads) != 1 ||
+        if (!shared || strncmp(block, CONTRACT_BLOCK_HEAD, strlen(CONTRACT_BLOCK_HEAD)) != 0 ||
+            sscanf(block + strlen(CONTRACT_BLOCK_HEAD), "%d threads", &threads) != 1 ||
             strncmp(shared, CONTRACT_SHARED, strlen(CONTRACT_SHARED)) != 0 ||
             sscanf(shared + strlen(CONTRACT_SHARED), "%lld bytes", shared_bytes) != 1)
             return false;

@@ -1,5 +1,5 @@
 /* cuda_tools.c: finding and running CUDA's ptxas, nvdisasm and cuobjdump for
- * the CLI's --stats, its occupancy target and --explore (cuda_tools.h). */
+ * the CLI's --stats, its occupancy target and the explore pages (cuda_tools.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "cuda_tools.h"
 
@@ -52,7 +52,11 @@ const char *cuda_tool(const char *name) {
     return found;
 }
 
-FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin, char ptx_path[static 32]) {
+/* `ptxas -v` over ptx, its report to read from the stream returned (NULL on
+ * failure); with cubin, the cubin too. *ptx_path names the temporary file
+ * ptxas_close removes. */
+static FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin,
+                        char ptx_path[static 32]) {
     snprintf(ptx_path, 32, "/tmp/blkc-ptxas-XXXXXX");
     int fd = mkstemp(ptx_path);
     if (fd < 0) return NULL;
@@ -70,26 +74,13 @@ FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const cha
     return p;
 }
 
-bool ptxas_close(FILE *report, const char *ptx_path) {
+/* False when ptxas failed. */
+static bool ptxas_close(FILE *report, const char *ptx_path) {
     bool ok = pclose(report) == 0;
     unlink(ptx_path);
     return ok;
 }
 
-bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
-    char path[32], line[512];
-    FILE *p = ptxas_open(ptxas, ptx, arch, NULL, path);
-    bool ok = p != NULL;
-    *regs = -1, *stack = 0;
-    unsigned st = 0, sp = 0, r = 0;
-    while (p && fgets(line, sizeof line, p)) {
-        char *at;
-        if (sscanf(line, " %u bytes stack frame, %u bytes spill stores", &st, &sp) == 2) *stack = (int)st;
-        else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &r) == 1) *regs = (int)r;
-    }
-    if (p && !ptxas_close(p, path)) ok = false;
-    return ok && *regs >= 0;
-}
 
 /* A command's whole standard output (malloc'ed), or NULL when it fails. */
 static char *output_of(const char *cmd) {
@@ -224,4 +215,15 @@ void cuda_explore_facts(const char *ptx, const char *arch, KernelResources **ker
         free(errors);
     }
     unlink(cubin);
+}
+
+bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack) {
+    KernelResources *report;
+    int n;
+    char *errors;
+    bool ok = ptxas_report(ptxas, ptx, arch, NULL, &report, &n, &errors) && n > 0;
+    *regs = ok ? report[n - 1].registers : -1, *stack = ok ? report[n - 1].stack : 0; /* (the one kernel) */
+    free(errors);
+    ptxas_report_free(report, n);
+    return ok;
 }

@@ -1,6 +1,6 @@
-/* cuda_tools.h: CUDA's command-line tools as blkc's CLI runs them, where they
- * are installed: ptxas (registers, spills, a cubin) and nvdisasm or cuobjdump
- * (the cubin's SASS). Each is extra: a missing tool leaves its facts out. */
+/* cuda_tools.h: CUDA's command-line tools, where they are installed, as blkc
+ * and the runtime's explore pages run them: ptxas (registers, spills, a cubin)
+ * and nvdisasm or cuobjdump (the cubin's SASS). Each is extra: a missing tool leaves its facts out. */
 #ifndef BLK_CUDA_TOOLS_H
 #define BLK_CUDA_TOOLS_H
 
@@ -13,16 +13,11 @@
  * set but empty: none), else the PATH's, else /usr/local/cuda/bin's; NULL
  * when none. */
 const char *cuda_tool(const char *name);
-/* `ptxas -v` over ptx for arch, its report to read from the stream returned
- * (NULL on failure); with cubin (a path), also the cubin, with line info for
- * a disassembler. *ptx_path names the temporary file ptxas_close removes. */
-FILE *ptxas_open(const char *ptxas, const char *ptx, const char *arch, const char *cubin, char ptx_path[static 32]);
-/* False when ptxas failed. */
-bool ptxas_close(FILE *report, const char *ptx_path);
 /* The registers a thread and the stack bytes ptxas gives the one kernel of
  * ptx; false when ptxas fails. */
 bool ptxas_usage(const char *ptxas, const char *ptx, const char *arch, int *regs, int *stack);
-/* ptxas -v's report over ptx (see ptxas_open), per kernel, into
+/* ptxas -v's report over ptx for arch, per kernel (with cubin, a path: also
+ * the cubin, with line info for a disassembler), into
  * *kernels[0 .. *n) (ptxas_report_free frees it); ptxas's error lines into
  * *errors (malloc'ed, "" for none). False when ptxas failed. */
 bool ptxas_report(const char *ptxas, const char *ptx, const char *arch, const char *cubin, KernelResources **kernels,

@@ -267,6 +267,34 @@ static bool ptx_kernel_start(const char *line) {
     return strncmp(line, ".entry ", 7) == 0 || strncmp(line, ".func ", 6) == 0;
 }
 
+/* The next line of a PTX text that is no .loc directive, *current its
+ * source line (0 before a kernel's first .loc: its prologue). */
+static bool next_ptx_line(const char **at, unsigned nlines, unsigned *current, const char **line, size_t *len) {
+    while (next_line(at, line, len)) {
+        if (ptx_kernel_start(*line)) *current = 0;
+        if (!loc_directive(*line, nlines, current)) return true;
+    }
+    return false;
+}
+
+/* The same for a disassembler's text: its //## File lines are what set
+ * *current (0 before a kernel's first one, and throughout cuobjdump's). */
+static bool next_sass_line(const char **at, unsigned nlines, unsigned *current, const char **line, size_t *len) {
+    while (next_line(at, line, len)) {
+        if (sass_kernel_start(*line)) *current = 0;
+        if (!sass_line_info(*line, *len, nlines, current)) return true;
+    }
+    return false;
+}
+
+/* The source line a plan line belongs to: the "line N" it names, or for an
+ * indented remark the entry's above it (*last, which it updates). */
+static unsigned plan_line_of(const char *line, size_t len, unsigned *last) {
+    unsigned l = plan_line_source(line, len);
+    if (!l && plan_remark(line, len)) l = *last;
+    return *last = l;
+}
+
 static const char *page_style =
     "body{font:13px/1.35 ui-monospace,Menlo,Consolas,monospace;margin:0;color:#222;display:flex;"
     "flex-direction:column;height:100vh}"
@@ -311,10 +339,7 @@ static Tally *tally_of(const char *ptx, unsigned nlines) {
     unsigned current = 0;
     const char *at = ptx, *line;
     size_t len;
-    while (tally && next_line(&at, &line, &len)) {
-        if (ptx_kernel_start(line)) current = 0;
-        if (!loc_directive(line, nlines, &current)) line_instructions(line, len, tally[current]);
-    }
+    while (tally && next_ptx_line(&at, nlines, &current, &line, &len)) line_instructions(line, len, tally[current]);
     return tally;
 }
 
@@ -324,9 +349,8 @@ static Tally *sass_tally_of(const char *sass, unsigned nlines) {
     unsigned current = 0;
     const char *at = sass, *line, *text;
     size_t len, op_len;
-    while (tally && next_line(&at, &line, &len)) {
-        if (sass_kernel_start(line)) current = 0;
-        const char *op = sass_line_info(line, len, nlines, &current) ? NULL : sass_opcode(line, len, &op_len, &text);
+    while (tally && next_sass_line(&at, nlines, &current, &line, &len)) {
+        const char *op = sass_opcode(line, len, &op_len, &text);
         if (op) tally[current][sass_kind(op, op_len)]++;
     }
     return tally;
@@ -423,9 +447,7 @@ static char **notes_of(const ExploreBuild *b, unsigned nlines) {
                 in_ir = !(len == 1 && line[0] == '}');
                 continue;
             }
-            unsigned l = plan_line_source(line, len);
-            if (!l && plan_remark(line, len)) l = last;
-            last = l;
+            unsigned l = plan_line_of(line, len, &last);
             if (!l || l > nlines) continue;
             while (len && line[0] == ' ') line++, len--;
             size_t had = notes[l] ? strlen(notes[l]) : 0;
@@ -595,9 +617,7 @@ static void put_plan_column(FILE *out, const ExploreBuild *b, const char *title,
         const char *at = b->plans[i] ? b->plans[i] : "", *line;
         size_t len;
         while (next_line(&at, &line, &len)) {
-            unsigned l = plan_line_source(line, len);
-            if (!l && plan_remark(line, len)) l = last;
-            last = l;
+            unsigned l = plan_line_of(line, len, &last);
             put_line(out, changed && changed[n] ? "p changed" : "p", l <= nlines ? l : 0, line, len);
             n++;
         }
@@ -613,9 +633,7 @@ static void put_ptx_column(FILE *out, const ExploreBuild *b, const char *title, 
     unsigned current = 0;
     const char *at = b->ptx, *line;
     size_t len;
-    while (next_line(&at, &line, &len)) {
-        if (ptx_kernel_start(line)) current = 0;
-        if (loc_directive(line, nlines, &current)) continue; /* the link is the colour: it says nothing more */
+    while (next_ptx_line(&at, nlines, &current, &line, &len)) { /* (.loc lines: the colour says them) */
         const char *t = line;
         while (*t == ' ' || *t == '\t') t++;
         if (strncmp(t, "// begin inline asm", 19) == 0 || strncmp(t, "// end inline asm", 17) == 0) continue;
@@ -641,9 +659,7 @@ static void put_sass_column(FILE *out, const ExploreBuild *b, const char *title,
     unsigned current = 0;
     const char *at = b->sass, *line, *text;
     size_t len, op_len;
-    while (next_line(&at, &line, &len)) {
-        if (sass_kernel_start(line)) current = 0;
-        if (sass_line_info(line, len, nlines, &current)) continue; /* the colour says it */
+    while (next_sass_line(&at, nlines, &current, &line, &len)) { /* (//## File lines: the colour says them) */
         const char *t = line;
         while (t < line + len && (*t == ' ' || *t == '\t')) t++;
         if (t == line + len || strncmp(t, "/* 0x", 5) == 0) continue; /* blank, or an encoding */

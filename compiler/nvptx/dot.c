@@ -564,7 +564,8 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             /* the first dot of a loop with a deferred dot: its wait ends that one's group too */
             d->ends_deferred = first && in_body && ls && ls->deferred_dot && b == ls->loop->regions[0];
             if (d->path == NVPTX_DOT_WGMMA) d->held_regs = wgmma_held_regs(g, d, d->ends_deferred);
-            if (d->path == NVPTX_DOT_WGMMA && nvptx_wgmma_isa(g, op) > g->m->ptx_isa) g->m->ptx_isa = nvptx_wgmma_isa(g, op);
+            int isa = d->path == NVPTX_DOT_WGMMA ? nvptx_wgmma_isa(g, op) : 0;
+            if (isa > g->m->ptx_isa) g->m->ptx_isa = isa; /* the module's PTX declares what its dots need */
             plan_promotion(g, d);
             first = false;
         }
