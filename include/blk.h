@@ -91,6 +91,8 @@ typedef struct blk_compile_options {
     int no_fma;                 /* 1: a * b + c not contracted into one fma (blkc --no-fma) */
     int no_bulk_reduce;         /* 1: relaxed block atomic_adds by reds even where one bulk reduction could
                                  * add them (sm_90a; blkc --no-bulk-reduce) */
+    int ping_pong;              /* 1: a producer loop's consumer warpgroups take turns to issue their dots
+                                 * (sm_90a; blkc --ping-pong) */
     /* num_warps, num_stages and min_blocks_per_sm are the compiler's integer options (0: the
      * default; blk_compile_int_options() names them); a new one would follow min_blocks_per_sm.
      * The int fields from no_tma on are its flags (off: 0), in the order blk_compile_flags()

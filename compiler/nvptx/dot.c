@@ -567,6 +567,7 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             int isa = d->path == NVPTX_DOT_WGMMA ? nvptx_wgmma_isa(g, op) : 0;
             if (isa > g->m->ptx_isa) g->m->ptx_isa = isa; /* the module's PTX declares what its dots need */
             plan_promotion(g, d);
+            d->takes_turns = d->path == NVPTX_DOT_WGMMA && ls && ls->ping_pong && !d->promote_every;
             first = false;
         }
         if (op->code == BIR_FOR) {

@@ -185,6 +185,8 @@ typedef struct {
 /* A warp-specialized loop's ring (pipeline.c), as its producer warp and
  * the consumers' side of the protocol see it (warpspec.c). */
 enum { NVPTX_WS_SLOT_SYNC_BYTES = 64 };
+/* Named barriers: 0 the consumers', 1 every warp's, then one a consumer warpgroup for ping-pong's turns. */
+enum { NVPTX_WS_TURN_BARRIER = 2 };
 
 typedef struct {
     int stages, nloads;
@@ -234,6 +236,8 @@ typedef struct NvptxLoopSchedule {
     bool tma;               /* TMA copies and an mbarrier per slot (after the slots) */
     bool ws;                /* TMA copies issued by a producer warp (warpspec.c; its mbarriers and records after the slots) */
     int lead;               /* with ws: iteration i releases the slot of fill i + lead */
+    bool ping_pong;         /* with ws, a deferred dot and two or more consumer warpgroups: they take turns to
+                               issue the loop's wgmma dots (warpspec.c), one's other work beside the other's dots */
     int64_t slot_bytes;     /* one iteration's tiles */
     int64_t ring_bytes;     /* the slots, and the mbarriers */
     const char *carried_ok; /* per body argument: the copies' addresses need its next value, computed ahead */
@@ -288,6 +292,8 @@ typedef struct {
                                    accumulator in f32 (dot_promote_every, at most K); 0: none */
     bool promote_in_turn;       /* wgmma, more than one sum: two sets take turns, one added while the
                                    next one's group runs (else each is waited for before the next) */
+    bool takes_turns;           /* wgmma in a ping_pong loop: its warpgroup waits for its turn to issue it,
+                                   then passes the turn to the next warpgroup */
 } NvptxDotSchedule;
 
 /* A block a for loop keeps in shared memory instead of registers (carried.c). */
@@ -878,6 +884,8 @@ void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValue
                       const LLVMValueRef *rows, const LLVMValueRef *edges);
 LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it);
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill);
+void nvptx_ws_take_turn(Gen *g);
+void nvptx_ws_pass_turn(Gen *g);
 
 /* ---------------------------------------------------------------- control.c */
 bool nvptx_gen_for(Gen *g, const BirOp *op);

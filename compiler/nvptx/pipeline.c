@@ -413,6 +413,10 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
         if (pp->ws) pp->deferred_dot = NULL; /* then it waits for its group, as any dot */
         pp->refill_late = pp->deferred_dot != NULL;
     }
+    /* ping-pong (FlashAttention-3's), asked for: with a dot waited for within the iteration and work on
+     * its result before the deferred one, warpgroups taking turns to issue the dots keep the tensor
+     * cores busy while one does that work (slower than without as it is, internals.md says why) */
+    pp->ping_pong = pp->ws && pp->deferred_dot && g->s->plan->num_warps >= 8 && g->m->opt->ping_pong;
     pp->ahead = in_flight_at_refill(pp) ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
     pp->ring_bytes = pp->stages * per_stage;

@@ -188,6 +188,11 @@ static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
         fprintf(out, "  producer warpgroup: 4 warps, %d registers a thread", NVPTX_WS_PRODUCER_REGS);
         if (regs) fprintf(out, "; the consumers' raised to %d (setmaxnreg)", regs);
         fprintf(out, "; releases the fill of iteration i + %d at the end of iteration i\n", ls->lead);
+        int groups = g->s->plan->num_warps / 4;
+        if (ls->ping_pong)
+            fprintf(out, "  ping-pong: its %d consumer warpgroups take turns to issue its dots (named barriers %d to %d), "
+                         "so one's other work runs beside the other's dots\n", groups, NVPTX_WS_TURN_BARRIER,
+                    NVPTX_WS_TURN_BARRIER + groups - 1);
     } else if (ls->tma) fprintf(out, "  no producer warpgroup: %s\n", ls->why_no_producer);
 }
 
@@ -227,6 +232,7 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
                                              : "");
     if (d->in_flight) fprintf(out, "; its group left in flight");
     if (d->deferred) fprintf(out, "; deferred");
+    if (d->takes_turns) fprintf(out, "; issued in its warpgroup's turn");
     if (d->path == NVPTX_DOT_WGMMA) fprintf(out, "; holds %d registers", d->held_regs);
     if (d->not_wgmma) fprintf(out, "; not wgmma: %s", d->not_wgmma);
     fputc('\n', out);

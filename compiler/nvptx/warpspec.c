@@ -246,6 +246,32 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     if (regs) set_max_regs(g, true, regs);
 }
 
+/* Ping-pong (a ping_pong loop's dots, wgmma.c): consumer warpgroup w's turn
+ * is named barrier NVPTX_WS_TURN_BARRIER + w, of two warpgroups' threads: its own,
+ * waiting for it (bar.sync), and the one before it, passing it on
+ * (bar.arrive) once it has issued its dot. The last warpgroup passes the
+ * first turn before the loop. Every warpgroup issues the same dots in the
+ * same order (a program's control flow is uniform), so the turns go round
+ * in that order, across runs of the loop; the last pass is left unused at
+ * the program's end. */
+static LLVMValueRef warpgroup(Gen *g) { return LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""); }
+
+static void pass_turn_to(Gen *g, LLVMValueRef wg) {
+    LLVMValueRef args[2] = {LLVMBuildAdd(g->b, wg, ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
+    nvptx_asm_call(g, g->t.void_t, "bar.arrive $0, $1;", "r,r,~{memory}", args, 2, true);
+}
+
+void nvptx_ws_take_turn(Gen *g) {
+    LLVMValueRef args[2] = {LLVMBuildAdd(g->b, warpgroup(g), ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
+    nvptx_call(g, "llvm.nvvm.barrier", g->t.void_t, args, 2);
+}
+
+void nvptx_ws_pass_turn(Gen *g) {
+    LLVMValueRef next = LLVMBuildAdd(g->b, warpgroup(g), ci32(g, 1), "");
+    LLVMValueRef wrapped = LLVMBuildICmp(g->b, LLVMIntEQ, next, ci32(g, consumers(g) / 4), "");
+    pass_turn_to(g, LLVMBuildSelect(g->b, wrapped, ci32(g, 0), next, ""));
+}
+
 void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
     LLVMBasicBlockRef made = nvptx_begin_if(g, is_thread0(g));
     for (int s = 0; s < r->stages; s++) {
@@ -256,6 +282,13 @@ void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
     nvptx_asm_void(g, "fence.mbarrier_init.release.cluster;");
     nvptx_end_if(g, made);
     all_warps_barrier(g); /* publishes them; the producer starts */
+    const NvptxLoopSchedule *ls = nvptx_loop_schedule(g->s, g->s->ws_loop);
+    if (ls && ls->ping_pong) { /* the first turn, warpgroup 0's */
+        LLVMValueRef last = LLVMBuildICmp(g->b, LLVMIntEQ, warpgroup(g), ci32(g, consumers(g) / 4 - 1), "");
+        LLVMBasicBlockRef passed = nvptx_begin_if(g, last);
+        pass_turn_to(g, ci32(g, 0));
+        nvptx_end_if(g, passed);
+    }
 }
 
 /* Lane 0 of each warp writes (warp 0's: the columns and whether to copy

@@ -385,10 +385,12 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                      .trans_b = st[1].cd != 0,
                      .wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), ""),
                      .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
+    if (ds->takes_turns) nvptx_ws_take_turn(g); /* ping-pong: warpspec.c */
     nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
     if (promote) return promoted(g, ds, &is, C, out, lc->nregs);
     issue(g, &is, out, 0, ksteps);
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
+    if (ds->takes_turns) nvptx_ws_pass_turn(g);
     if (ds->deferred) return true; /* the next iteration's first dot waits for it */
     if (ds->in_flight) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
         nvptx_wgmma_wait(g, out, lc->nregs, 1);

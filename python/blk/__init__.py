@@ -96,7 +96,9 @@ def compile(source, device=None, name=None, **options):
     (device_assert and assume checked on the GPU too; the interpreter always
     checks them; $BLK_DEBUG=1 turns it on everywhere), precise_math
     (IEEE-rounded division, sqrt and rsqrt), no_fma (no contraction into fma),
-    no_bulk_reduce (relaxed block atomic_adds by reds, never a bulk reduction).
+    no_bulk_reduce (relaxed block atomic_adds by reds, never a bulk reduction),
+    ping_pong (a producer loop's consumer warpgroups take turns to issue
+    their dots).
     A launch may give any of these too, as an autotuning Config may.
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
