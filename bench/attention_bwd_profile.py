@@ -1,10 +1,10 @@
 """One attention backward at a benchmark shape, for ncu: the five-product kernels (fused) or the
-seven-product ones (seven), each launched twice (the second is the one to profile). On the GPU
-machine, e.g.
+seven-product ones (seven), each launched twice (the second is the one to profile); or the
+forward (forward: its configuration BLOCK_MxBLOCK_NxWARPS). On the GPU machine, e.g.
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python ncu --kernel-name regex:dkdvdq \\
         --launch-skip 1 --launch-count 1 --section SpeedOfLight python3 bench/attention_bwd_profile.py 64 4096 64x32x4 fused
 Arguments: D, S (16k tokens a batch, 2048/D heads, as attention_bench.py), the configuration
-BLOCK_NxBLOCK_MxWARPS, fused or seven (whose dQ kernel takes the same configuration)."""
+BLOCK_NxBLOCK_MxWARPS, fused or seven (whose dQ kernel takes the same configuration), or forward."""
 import os
 import sys
 
@@ -14,12 +14,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attention_bench as ab  # noqa: E402
 
 D, S, cfg = int(sys.argv[1]), int(sys.argv[2]), tuple(int(x) for x in sys.argv[3].split("x"))
-fused = sys.argv[4] == "fused"
+mode = sys.argv[4]
 B, H = 16384 // S, 2048 // D
 q, k, v, do = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(4))
 ba = ab.BlkAttention()
 o, lse, delta, dq_acc, dq, dk, dv = ab.forward_for_backward(ba, q, k, v, False)
-if fused:
+if mode == "forward":
+    runs = [ba.forward(q, k, v, o, lse, False, cfg)]
+elif mode == "fused":
     runs = ba.fused_kernels(q, k, v, o, do, lse, delta, dq_acc, dq, dk, dv, False, cfg)
 else:
     runs = ba.backward_kernels(q, k, v, o, do, lse, delta, dq, dk, dv, False, cfg, cfg)

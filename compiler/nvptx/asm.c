@@ -10,7 +10,7 @@
  * register of several packed elements as an integer of its width. */
 static LLVMTypeRef asm_type(Gen *g, char c, DType d, int bits) {
     if (bits != dtype_bits(d)) return LLVMIntTypeInContext(g->m->ctx, (unsigned)bits);
-    return c == 'r' && d == DT_F32 ? g->t.i32 : ty(g, d);
+    return c == 'r' && d == DT_F32 ? g->m->t.i32 : ty(g, d);
 }
 
 /* The pack elements at x[k ..] (zeros past nregs) as `regs` operand

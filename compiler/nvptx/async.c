@@ -13,32 +13,32 @@ void nvptx_cp_async_16(Gen *g, LLVMValueRef dst_off, LLVMValueRef src, LLVMValue
     if (nvptx_ptx_isa(g->m->arch) < 75) {
         LLVMValueRef size = LLVMBuildSelect(g->b, ok, ci32(g, 16), ci32(g, 0), "");
         LLVMValueRef args[3] = {nvptx_smem_at(g, dst_off), src, size};
-        nvptx_call(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", g->t.void_t, args, 3);
+        nvptx_call(g, "llvm.nvvm.cp.async.cg.shared.global.16.s", g->m->t.void_t, args, 3);
         return;
     }
     LLVMValueRef args[3] = {nvptx_smem_addr(g, dst_off), src, LLVMBuildNot(g->b, ok, "")};
-    nvptx_asm_call(g, g->t.void_t, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", args, 3, true);
+    nvptx_asm_call(g, g->m->t.void_t, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b,~{memory}", args, 3, true);
 }
 
 void nvptx_mbarrier_init(Gen *g, LLVMValueRef at, int count) {
     LLVMValueRef args[2] = {nvptx_smem_addr(g, at), ci32(g, count)};
-    nvptx_asm_call(g, g->t.void_t, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", args, 2, true);
+    nvptx_asm_call(g, g->m->t.void_t, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r", args, 2, true);
 }
 
 void nvptx_mbarrier_inval(Gen *g, LLVMValueRef at) {
     LLVMValueRef a = nvptx_smem_addr(g, at);
-    nvptx_asm_call(g, g->t.void_t, "mbarrier.inval.shared::cta.b64 [$0];", "r", &a, 1, true);
+    nvptx_asm_call(g, g->m->t.void_t, "mbarrier.inval.shared::cta.b64 [$0];", "r", &a, 1, true);
 }
 
 void nvptx_mbarrier_arrive(Gen *g, LLVMValueRef at) {
     LLVMValueRef a = nvptx_smem_addr(g, at);
-    nvptx_asm_call(g, g->t.void_t, "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }", "r,~{memory}", &a, 1,
+    nvptx_asm_call(g, g->m->t.void_t, "{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [$0]; }", "r,~{memory}", &a, 1,
                    true);
 }
 
 void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
     LLVMValueRef args[2] = {nvptx_smem_addr(g, at), ci32(g, bytes)};
-    nvptx_asm_call(g, g->t.void_t, "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
+    nvptx_asm_call(g, g->m->t.void_t, "{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [$0], $1; }",
                    "r,r,~{memory}", args, 2, true);
 }
 
@@ -46,7 +46,7 @@ void nvptx_mbarrier_expect(Gen *g, LLVMValueRef at, int64_t bytes) {
  * suspends the thread a while before it says no. */
 static LLVMValueRef try_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
     LLVMValueRef args[2] = {nvptx_smem_addr(g, at), parity};
-    LLVMValueRef ok = nvptx_asm_call(g, g->t.i32,
+    LLVMValueRef ok = nvptx_asm_call(g, g->m->t.i32,
                                      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
                                      "selp.u32 $0, 1, 0, p; }",
                                      "=r,r,r,~{memory}", args, 2, true);
@@ -66,7 +66,7 @@ void nvptx_mbarrier_wait(Gen *g, LLVMValueRef at, LLVMValueRef parity) {
 
 /* Tensor map `map`: its parameter's address, as PTX takes it. */
 LLVMValueRef nvptx_tma_map_address(Gen *g, int map) {
-    return LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->t.i64, "");
+    return LLVMBuildPtrToInt(g->b, LLVMGetParam(g->fn, (unsigned)(g->f->nparams + map)), g->m->t.i64, "");
 }
 
 /* Could the launch make map `map`? Its bit in the parameter after the maps. */
@@ -77,7 +77,7 @@ static LLVMValueRef map_made(Gen *g, int map) {
 }
 
 static LLVMValueRef sext64(Gen *g, LLVMValueRef v) {
-    return LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64 ? LLVMBuildSExt(g->b, v, g->t.i64, "") : v;
+    return LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 64 ? LLVMBuildSExt(g->b, v, g->m->t.i64, "") : v;
 }
 
 /* A bound's or a row stride's value (i64), as the launch computes it: scale times parameter
@@ -93,27 +93,27 @@ void nvptx_tma_prefetch_maps(Gen *g) {
      * H100: one here, then a multiply-high and a correction each time */
     for (int map = 0; map < g->s->tma.count; map++) {
         const NvptxTensorMap *m = &g->s->tma.map[map];
-        g->tma_row_divisor[map] = g->tma_row_inverse[map] = NULL;
+        g->tma_rows[map].divisor = g->tma_rows[map].inverse = NULL;
         if (!m->cols_scale || m->rows_scale) continue;
         LLVMValueRef stride = bound_value(g, m->stride_param, m->stride_scale), u32 = ci64(g, (int64_t)1 << 32);
         LLVMValueRef fits = LLVMBuildICmp(g->b, LLVMIntULT, LLVMBuildSub(g->b, stride, ci64(g, 1), ""),
                                           LLVMBuildSub(g->b, u32, ci64(g, 1), ""), ""); /* 1 <= stride < 2^32 */
-        LLVMValueRef d = LLVMBuildTrunc(g->b, LLVMBuildSelect(g->b, fits, stride, ci64(g, 1), ""), g->t.i32, "");
-        g->tma_row_divisor[map] = d;
-        g->tma_row_inverse[map] = LLVMBuildUDiv(g->b, ci32(g, -1), d, "");
+        LLVMValueRef d = LLVMBuildTrunc(g->b, LLVMBuildSelect(g->b, fits, stride, ci64(g, 1), ""), g->m->t.i32, "");
+        g->tma_rows[map].divisor = d;
+        g->tma_rows[map].inverse = LLVMBuildUDiv(g->b, ci32(g, -1), d, "");
     }
     LLVMValueRef first = LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), "");
     for (int map = 0; map < g->s->tma.count; map++) { /* the maps the launch could make */
         LLVMValueRef go = LLVMBuildAnd(g->b, first, map_made(g, map), "");
-        LLVMValueRef args[2] = {nvptx_tma_map_address(g, map), LLVMBuildZExt(g->b, go, g->t.i32, "")};
-        nvptx_asm_call(g, g->t.void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
+        LLVMValueRef args[2] = {nvptx_tma_map_address(g, map), LLVMBuildZExt(g->b, go, g->m->t.i32, "")};
+        nvptx_asm_call(g, g->m->t.void_t, "{ .reg .pred p; setp.ne.u32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r", args,
                        2, true);
     }
 }
 
 void nvptx_tma_load(Gen *g, LLVMValueRef map, LLVMValueRef dst, LLVMValueRef col, LLVMValueRef row, LLVMValueRef bar) {
     LLVMValueRef args[5] = {nvptx_smem_addr(g, dst), map, col, row, nvptx_smem_addr(g, bar)};
-    nvptx_asm_call(g, g->t.void_t,
+    nvptx_asm_call(g, g->m->t.void_t,
                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
                    "r,l,r,r,r,~{memory}", args, 5, true);
 }
@@ -139,10 +139,10 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
     /* without bounds: the whole offset is the column */
     LLVMValueRef r = ci64(g, 0), c = off;
     LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULE, off, last, ""); /* unsigned: also off >= 0 */
-    *edge = LLVMConstInt(g->t.i1, 0, 0);
+    *edge = LLVMConstInt(g->m->t.i1, 0, 0);
     if (mk->coord[0] >= 0 || mk->coord[1] >= 0) {
         LLVMValueRef plain_r = r, plain_c = c, plain_ok = LLVMBuildAnd(g->b, ok, map_made(g, j), "");
-        LLVMValueRef xs[2], unwrapped = LLVMConstInt(g->t.i1, 1, 0);
+        LLVMValueRef xs[2], unwrapped = LLVMConstInt(g->m->t.i1, 1, 0);
         for (int axis = 0; axis < 2; axis++) {
             int x = mk->coord[axis];
             xs[axis] = x < 0 ? NULL : sext64(g, g->regs[x][0]); /* thread 0's: element (0, 0) */
@@ -182,8 +182,8 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
              * quotient, so the exact check below holds only where it is right */
             LLVMValueRef diff = LLVMBuildSub(g->b, off, c, "");
             LLVMValueRef num = LLVMBuildAnd(g->b, diff, ci64(g, 0xffffffff), "");
-            LLVMValueRef d = LLVMBuildZExt(g->b, g->tma_row_divisor[jb], g->t.i64, "");
-            LLVMValueRef inv = LLVMBuildZExt(g->b, g->tma_row_inverse[jb], g->t.i64, "");
+            LLVMValueRef d = LLVMBuildZExt(g->b, g->tma_rows[jb].divisor, g->m->t.i64, "");
+            LLVMValueRef inv = LLVMBuildZExt(g->b, g->tma_rows[jb].inverse, g->m->t.i64, "");
             LLVMValueRef q = LLVMBuildLShr(g->b, LLVMBuildMul(g->b, num, inv, ""), ci64(g, 32), "");
             LLVMValueRef q1 = LLVMBuildAdd(g->b, q, ci64(g, 1), "");
             LLVMValueRef up = LLVMBuildICmp(g->b, LLVMIntULE, LLVMBuildMul(g->b, q1, d, ""), num, "");
@@ -214,7 +214,7 @@ LLVMValueRef nvptx_tma_coords_ok(Gen *g, const BirOp *ld, const NvptxTmaMask *mk
     } else {
         ok = LLVMBuildAnd(g->b, ok, map_made(g, j), "");
     }
-    *col = LLVMBuildTrunc(g->b, c, g->t.i32, "");
-    *row = LLVMBuildTrunc(g->b, r, g->t.i32, "");
+    *col = LLVMBuildTrunc(g->b, c, g->m->t.i32, "");
+    *row = LLVMBuildTrunc(g->b, r, g->m->t.i32, "");
     return ok;
 }

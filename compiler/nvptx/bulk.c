@@ -128,10 +128,10 @@ static int run_along(const Layout *l, int d, int max) {
 static LLVMValueRef take_turn(Gen *g) {
     LLVMBuilderRef entry = LLVMCreateBuilderInContext(g->m->ctx);
     LLVMPositionBuilderBefore(entry, LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(g->fn)));
-    LLVMValueRef turn_var = LLVMBuildAlloca(entry, g->t.i32, "bulk.turn");
+    LLVMValueRef turn_var = LLVMBuildAlloca(entry, g->m->t.i32, "bulk.turn");
     LLVMBuildStore(entry, ci32(g, 0), turn_var);
     LLVMDisposeBuilder(entry);
-    LLVMValueRef turn = LLVMBuildLoad2(g->b, g->t.i32, turn_var, "");
+    LLVMValueRef turn = LLVMBuildLoad2(g->b, g->m->t.i32, turn_var, "");
     LLVMBuildStore(g->b, LLVMBuildXor(g->b, turn, ci32(g, 1), ""), turn_var);
     return turn;
 }
@@ -166,9 +166,9 @@ NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, L
     for (int d = 0; d < pt.rank; d++)
         first = LLVMBuildAnd(g->b, first, LLVMBuildICmp(g->b, LLVMIntEQ, nvptx_thread_base(g, l, d), ci32(g, 0), ""), "");
     LLVMBasicBlockRef waited = nvptx_begin_if(g, first);
-    nvptx_asm_call(g, g->t.void_t, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
+    nvptx_asm_call(g, g->m->t.void_t, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
     nvptx_end_if(g, waited);
-    LLVMValueRef vote = LLVMConstInt(g->t.i1, 1, 0);
+    LLVMValueRef vote = LLVMConstInt(g->m->t.i1, 1, 0);
     for (int k = 0; mask && k < l->nregs; k++) vote = LLVMBuildAnd(g->b, vote, mask[k], "");
     LLVMValueRef every = nvptx_barrier_and(g, vote);
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bulk.done");
@@ -180,10 +180,10 @@ NvptxBulkRun nvptx_bulk_reduce_begin(Gen *g, const BirOp *op, const Layout *l, L
     char text[160];
     snprintf(text, sizeof text, "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.%s [$0], [$1], %lld;",
              nvptx_add_type(pt.elem), (long long)bk->bytes);
-    LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, first_ptr, g->t.i64, ""),
+    LLVMValueRef args[2] = {LLVMBuildPtrToInt(g->b, first_ptr, g->m->t.i64, ""),
                             nvptx_smem_addr(g, base)};
-    nvptx_asm_call(g, g->t.void_t, text, "l,r,~{memory}", args, 2, true);
-    nvptx_asm_call(g, g->t.void_t, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0, true);
+    nvptx_asm_call(g, g->m->t.void_t, text, "l,r,~{memory}", args, 2, true);
+    nvptx_asm_call(g, g->m->t.void_t, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0, true);
     nvptx_end_if(g, issued);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, reds);
@@ -205,5 +205,5 @@ void nvptx_bulk_reduce_end(Gen *g, const NvptxBulkRun *r) {
 }
 
 void nvptx_bulk_drain(Gen *g) {
-    if (g->s->nbulk) nvptx_asm_call(g, g->t.void_t, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
+    if (g->s->nbulk) nvptx_asm_call(g, g->m->t.void_t, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0, true);
 }

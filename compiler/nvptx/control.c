@@ -52,7 +52,7 @@ static void mark_unroll(Gen *g, LLVMValueRef backedge, int unroll) {
         hint = LLVMMDNodeInContext2(c, &name, 1);
     } else {
         LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(c, "llvm.loop.unroll.count", 22),
-                                  LLVMValueAsMetadata(LLVMConstInt(g->t.i32, (unsigned long long)unroll, 0))};
+                                  LLVMValueAsMetadata(LLVMConstInt(g->m->t.i32, (unsigned long long)unroll, 0))};
         hint = LLVMMDNodeInContext2(c, ops, 2);
     }
     LLVMMetadataRef self = LLVMTemporaryMDNode(c, NULL, 0);
@@ -110,7 +110,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         /* the loop ends rather than wrap when iv + step overflows (as on the interpreter) */
         char name[48];
         snprintf(name, sizeof name, "llvm.%s.with.overflow.i%d", dtype_is_signed(d) ? "sadd" : "uadd", dtype_bits(d));
-        LLVMTypeRef fields[2] = {ty(g, d), g->t.i1};
+        LLVMTypeRef fields[2] = {ty(g, d), g->m->t.i1};
         LLVMValueRef args[2] = {iv, step};
         LLVMValueRef res = nvptx_call(g, name, LLVMStructTypeInContext(g->m->ctx, fields, 2, 0), args, 2);
         LLVMValueRef next = LLVMBuildExtractValue(g->b, res, 0, "");

@@ -116,7 +116,7 @@ void nvptx_smem_write(Gen *g, DType d, int64_t smem_at, LLVMValueRef index, LLVM
 }
 
 LLVMValueRef nvptx_smem_read(Gen *g, DType d, int64_t smem_at, LLVMValueRef index) {
-    LLVMTypeRef mt = d == DT_PTR ? g->t.gptr : mem_ty(g, d);
+    LLVMTypeRef mt = d == DT_PTR ? g->m->t.gptr : mem_ty(g, d);
     return from_mem(g, LLVMBuildLoad2(g->b, mt, nvptx_smem_ptr(g, smem_at, index, mem_bytes(d)), ""), d);
 }
 

@@ -91,26 +91,26 @@ static void store_block(Gen *g, int v, int64_t at, int pad) {
 /* x rounded to TF32 as cvt.rna.tf32.f32 does (ties away from zero), by
  * integer arithmetic; infinities and NaN unchanged. */
 static LLVMValueRef to_tf32(Gen *g, LLVMValueRef x) {
-    LLVMValueRef u = LLVMBuildBitCast(g->b, x, g->t.i32, "");
+    LLVMValueRef u = LLVMBuildBitCast(g->b, x, g->m->t.i32, "");
     LLVMValueRef rounded = LLVMBuildAnd(g->b, LLVMBuildAdd(g->b, u, ci32(g, 0x1000), ""), ci32(g, ~0x1fff), "");
     LLVMValueRef finite = LLVMBuildICmp(g->b, LLVMIntNE, LLVMBuildAnd(g->b, u, ci32(g, 0x7f800000), ""),
                                         ci32(g, 0x7f800000), "");
-    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, finite, rounded, u, ""), g->t.f32, "");
+    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, finite, rounded, u, ""), g->m->t.f32, "");
 }
 
 /* An f32 element of shared memory at `at` + 4 idx as mma's tf32 operand
  * registers: its TF32 high part, and (lo not NULL) the TF32 of the rest. */
 static void tf32_operand(Gen *g, int64_t at, LLVMValueRef idx, LLVMValueRef *hi, LLVMValueRef *lo) {
-    LLVMValueRef x = LLVMBuildLoad2(g->b, g->t.f32, nvptx_smem_ptr(g, at, idx, 4), "");
+    LLVMValueRef x = LLVMBuildLoad2(g->b, g->m->t.f32, nvptx_smem_ptr(g, at, idx, 4), "");
     LLVMValueRef h = to_tf32(g, x);
-    *hi = LLVMBuildBitCast(g->b, h, g->t.i32, "");
-    if (lo) *lo = LLVMBuildBitCast(g->b, to_tf32(g, LLVMBuildFSub(g->b, x, h, "")), g->t.i32, "");
+    *hi = LLVMBuildBitCast(g->b, h, g->m->t.i32, "");
+    if (lo) *lo = LLVMBuildBitCast(g->b, to_tf32(g, LLVMBuildFSub(g->b, x, h, "")), g->m->t.i32, "");
 }
 
 /* One mma on the four accumulator registers at acc (args[6..9] are filled
  * from them), which then hold its result. */
 static void mma_accumulate(Gen *g, const char *name, LLVMValueRef args[10], LLVMValueRef *acc) {
-    LLVMTypeRef f4[4] = {g->t.f32, g->t.f32, g->t.f32, g->t.f32};
+    LLVMTypeRef f4[4] = {g->m->t.f32, g->m->t.f32, g->m->t.f32, g->m->t.f32};
     LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, f4, 4, 0);
     for (int j = 0; j < 4; j++) args[6 + j] = acc[j];
     LLVMValueRef res = nvptx_call(g, name, ret, args, 10);
@@ -176,12 +176,12 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     if (promote_steps < 0) return false;
     if (promote_steps) {
         C = memcpy(arena_alloc(&g->arena, (size_t)lc->nregs * sizeof *C), C, (size_t)lc->nregs * sizeof *C);
-        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->t.f32, 0.0);
+        for (int i = 0; i < lc->nregs; i++) out[i] = LLVMConstReal(g->m->t.f32, 0.0);
     } else {
         memcpy(out, C, (size_t)lc->nregs * sizeof *out);
     }
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
-    LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->t.f16, 2) : g->t.i32;
+    LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->m->t.f16, 2) : g->m->t.i32;
     for (int ki = 0; ki < ksteps; ki++) {
         /* one k-step's fragments at a time: fewer registers live */
         for (int w = 0; w < 2; w++)
@@ -207,7 +207,7 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
         if (promote_steps && (ki + 1) % promote_steps == 0)
             for (int i = 0; i < lc->nregs; i++) {
                 C[i] = LLVMBuildFAdd(g->b, C[i], out[i], "");
-                out[i] = LLVMConstReal(g->t.f32, 0.0);
+                out[i] = LLVMConstReal(g->m->t.f32, 0.0);
             }
     }
     if (promote_steps) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
@@ -216,9 +216,9 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
 
 /* Four 8-bit elements as one 32-bit operand register, the first in the low byte. */
 static LLVMValueRef pack4(Gen *g, LLVMValueRef *x) {
-    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(g->t.i8, 4));
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(g->m->t.i8, 4));
     for (int i = 0; i < 4; i++) v = LLVMBuildInsertElement(g->b, v, x[i], ci32(g, i), "");
-    return LLVMBuildBitCast(g->b, v, g->t.i32, "");
+    return LLVMBuildBitCast(g->b, v, g->m->t.i32, "");
 }
 
 /* 8-bit integers: per 16 x 8 tile of the accumulator and 32-wide k-step,
@@ -246,7 +246,7 @@ static bool gen_mma_int8(Gen *g, const BirOp *op, int64_t smem_at) {
              "mma.sync.aligned.m16n8k32.row.col.s32.%s.%s.s32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
              "{$10, $11, $12, $13};",
              da == DT_U8 ? "u8" : "s8", db == DT_U8 ? "u8" : "s8");
-    LLVMTypeRef i4[4] = {g->t.i32, g->t.i32, g->t.i32, g->t.i32};
+    LLVMTypeRef i4[4] = {g->m->t.i32, g->m->t.i32, g->m->t.i32, g->m->t.i32};
     LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, i4, 4, 0);
     for (int ki = 0; ki < ksteps; ki++)
         for (int mi = 0; mi < mreps; mi++) {
@@ -361,12 +361,12 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "dot.end");
     LLVMBuildBr(g->b, body);
     LLVMPositionBuilderAtEnd(g->b, body);
-    LLVMValueRef k = LLVMBuildPhi(g->b, g->t.i32, "k");
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->m->t.i32, "k");
     LLVMValueRef zero = ci32(g, 0);
     LLVMAddIncoming(k, &zero, &pre, 1);
     LLVMValueRef *phis = arena_alloc(&g->arena, (size_t)n * sizeof *phis), *c = arena_alloc(&g->arena, (size_t)n * sizeof *c);
     for (int i = 0; i < n; i++) {
-        phis[i] = LLVMBuildPhi(g->b, g->t.f32, "");
+        phis[i] = LLVMBuildPhi(g->b, g->m->t.f32, "");
         LLVMAddIncoming(phis[i], &acc_regs[i], &pre, 1);
     }
     LLVMValueRef kn = LLVMBuildMul(g->b, k, ci32(g, N), "");
@@ -375,7 +375,7 @@ bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
         LLVMValueRef x = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, smem_at, ai, es), "");
         LLVMValueRef y = LLVMBuildLoad2(g->b, et, nvptx_smem_ptr(g, b_at, bi, es), "");
         LLVMValueRef args[3] = {x, y, phis[i]};
-        c[i] = nvptx_call(g, "llvm.fma.f32", g->t.f32, args, 3);
+        c[i] = nvptx_call(g, "llvm.fma.f32", g->m->t.f32, args, 3);
     }
     LLVMValueRef k1 = LLVMBuildAdd(g->b, k, ci32(g, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);

@@ -29,7 +29,7 @@ static LLVMValueRef fdiv(Gen *g, LLVMValueRef a, LLVMValueRef b, DType d) {
     if (d == DT_F32 && !g->m->opt->precise_math) {
         /* Triton's default: div.full.f32 (2 ulp), not the IEEE-rounded div.rn */
         LLVMValueRef args[2] = {a, b};
-        return nvptx_asm_call(g, g->t.f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, false);
+        return nvptx_asm_call(g, g->m->t.f32, "div.full.f32 $0, $1, $2;", "=f,f,f", args, 2, false);
     }
     return LLVMBuildFDiv(g->b, a, b, "");
 }
@@ -51,17 +51,17 @@ LLVMValueRef nvptx_minmax(Gen *g, bool is_max, LLVMValueRef a, LLVMValueRef b, D
 static LLVMValueRef gen_fp8_to_f32(Gen *g, LLVMValueRef code, const Fp8Format *fmt) {
     LLVMBuilderRef b = g->b;
     int shift = 23 - fmt->man_bits;
-    LLVMValueRef c = LLVMBuildZExt(b, code, g->t.i32, "");
+    LLVMValueRef c = LLVMBuildZExt(b, code, g->m->t.i32, "");
     LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, c, ci32(g, 0x80), ""), ci32(g, 24), "");
     LLVMValueRef mag = LLVMBuildAnd(b, c, ci32(g, 0x7f), "");
     LLVMValueRef e = LLVMBuildLShr(b, mag, ci32(g, fmt->man_bits), "");
     LLVMValueRef m = LLVMBuildAnd(b, mag, ci32(g, (1 << fmt->man_bits) - 1), "");
     LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, ci32(g, 127 - fmt->bias), ""), ci32(g, 23), ""),
                                       LLVMBuildShl(b, m, ci32(g, shift), ""), "");
-    LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, g->t.f32, ""),
-                                     LLVMConstReal(g->t.f32, ldexp(1.0, 1 - fmt->bias - fmt->man_bits)), "");
+    LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, g->m->t.f32, ""),
+                                     LLVMConstReal(g->m->t.f32, ldexp(1.0, 1 - fmt->bias - fmt->man_bits)), "");
     LLVMValueRef bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, ci32(g, 0), ""),
-                                        LLVMBuildBitCast(b, sub, g->t.i32, ""), normal, "");
+                                        LLVMBuildBitCast(b, sub, g->m->t.i32, ""), normal, "");
     if (fmt->ieee) { /* inf, or NaN as 0x7fffffff */
         LLVMValueRef special = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, m, ci32(g, 0), ""), ci32(g, 0x7f800000),
                                                ci32(g, 0x7fffffff), "");
@@ -70,20 +70,20 @@ static LLVMValueRef gen_fp8_to_f32(Gen *g, LLVMValueRef code, const Fp8Format *f
     } else {
         bits = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, ci32(g, 0x7f), ""), ci32(g, 0x7ff00000), bits, "");
     }
-    return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), g->t.f32, "");
+    return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), g->m->t.f32, "");
 }
 
 static LLVMValueRef gen_f32_to_fp8(Gen *g, LLVMValueRef f, const Fp8Format *fmt) {
     LLVMBuilderRef b = g->b;
     int drop = 23 - fmt->man_bits, emin = 1 - fmt->bias;
-    LLVMValueRef u = LLVMBuildBitCast(b, f, g->t.i32, "");
+    LLVMValueRef u = LLVMBuildBitCast(b, f, g->m->t.i32, "");
     LLVMValueRef a = LLVMBuildAnd(b, u, ci32(g, 0x7fffffff), "");
     LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, u, ci32(g, 24), ""), ci32(g, 0x80), "");
     /* below the smallest normal: |f| in units of the smallest subnormal, rounded to even */
-    LLVMValueRef scaled = LLVMBuildFMul(b, LLVMBuildBitCast(b, a, g->t.f32, ""),
-                                        LLVMConstReal(g->t.f32, ldexp(1.0, fmt->man_bits - emin)), "");
-    LLVMValueRef rounded = nvptx_call(g, "llvm.rint.f32", g->t.f32, &scaled, 1);
-    LLVMValueRef sub = nvptx_call(g, "llvm.fptoui.sat.i32.f32", g->t.i32, &rounded, 1);
+    LLVMValueRef scaled = LLVMBuildFMul(b, LLVMBuildBitCast(b, a, g->m->t.f32, ""),
+                                        LLVMConstReal(g->m->t.f32, ldexp(1.0, fmt->man_bits - emin)), "");
+    LLVMValueRef rounded = nvptx_call(g, "llvm.rint.f32", g->m->t.f32, &scaled, 1);
+    LLVMValueRef sub = nvptx_call(g, "llvm.fptoui.sat.i32.f32", g->m->t.i32, &rounded, 1);
     /* normal: round the dropped mantissa bits to even, rebase the exponent */
     LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, a, ci32(g, drop), ""), ci32(g, 1), "");
     LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, a, ci32(g, (1 << (drop - 1)) - 1), ""), odd, "");
@@ -94,7 +94,7 @@ static LLVMValueRef gen_f32_to_fp8(Gen *g, LLVMValueRef f, const Fp8Format *fmt)
     LLVMValueRef over = LLVMBuildICmp(b, LLVMIntUGT, code, ci32(g, fmt->max_finite), "");
     code = LLVMBuildSelect(b, over, ci32(g, fmt->ieee ? fmt->max_finite + 1 : 0x7f), code, "");
     code = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, a, ci32(g, 0x7f800000), ""), ci32(g, 0x7f), code, "");
-    return LLVMBuildTrunc(b, LLVMBuildOr(b, code, sign, ""), g->t.i8, "");
+    return LLVMBuildTrunc(b, LLVMBuildOr(b, code, sign, ""), g->m->t.i8, "");
 }
 
 /* The same by the hardware (sm_90 on; sm_89 has it from PTX 8.1, newer than
@@ -105,23 +105,23 @@ static LLVMValueRef gen_f32_to_fp8(Gen *g, LLVMValueRef f, const Fp8Format *fmt)
  * NaN sign | 0x7f. About 6 instructions where the integer form takes 14. */
 static LLVMValueRef hw_f32_to_fp8(Gen *g, LLVMValueRef f, const Fp8Format *fmt) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef args[2] = {LLVMConstReal(g->t.f32, 0.0), f}; /* the second into the low byte */
-    LLVMValueRef pair = nvptx_asm_call(g, g->t.i16, fmt->ieee ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;"
+    LLVMValueRef args[2] = {LLVMConstReal(g->m->t.f32, 0.0), f}; /* the second into the low byte */
+    LLVMValueRef pair = nvptx_asm_call(g, g->m->t.i16, fmt->ieee ? "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;"
                                                                : "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;",
                                        "=h,f,f", args, 2, false);
-    LLVMValueRef code = LLVMBuildTrunc(b, pair, g->t.i8, "");
+    LLVMValueRef code = LLVMBuildTrunc(b, pair, g->m->t.i8, "");
     double max = fp8_to_f32((uint8_t)fmt->max_finite, fmt);
     double boundary = max + ldexp(1.0, ilogb(max) - fmt->man_bits - 1);
-    LLVMValueRef a = nvptx_call(g, "llvm.fabs.f32", g->t.f32, &f, 1);
+    LLVMValueRef a = nvptx_call(g, "llvm.fabs.f32", g->m->t.f32, &f, 1);
     LLVMValueRef over = LLVMBuildFCmp(b, fmt->max_finite & 1 ? LLVMRealUGE : LLVMRealUGT, a,
-                                      LLVMConstReal(g->t.f32, boundary), ""); /* (NaN too: unordered) */
-    LLVMValueRef top = LLVMBuildTrunc(b, LLVMBuildLShr(b, LLVMBuildBitCast(b, f, g->t.i32, ""), ci32(g, 24), ""),
-                                      g->t.i8, ""); /* the sign and 7 exponent bits */
-    LLVMValueRef nan_code = LLVMBuildOr(b, top, LLVMConstInt(g->t.i8, 0x7f, 0), "");
+                                      LLVMConstReal(g->m->t.f32, boundary), ""); /* (NaN too: unordered) */
+    LLVMValueRef top = LLVMBuildTrunc(b, LLVMBuildLShr(b, LLVMBuildBitCast(b, f, g->m->t.i32, ""), ci32(g, 24), ""),
+                                      g->m->t.i8, ""); /* the sign and 7 exponent bits */
+    LLVMValueRef nan_code = LLVMBuildOr(b, top, LLVMConstInt(g->m->t.i8, 0x7f, 0), "");
     LLVMValueRef special = nan_code;
     if (fmt->ieee) {
-        LLVMValueRef inf = LLVMBuildOr(b, LLVMBuildAnd(b, top, LLVMConstInt(g->t.i8, 0x80, 0), ""),
-                                       LLVMConstInt(g->t.i8, (unsigned)fmt->max_finite + 1, 0), "");
+        LLVMValueRef inf = LLVMBuildOr(b, LLVMBuildAnd(b, top, LLVMConstInt(g->m->t.i8, 0x80, 0), ""),
+                                       LLVMConstInt(g->m->t.i8, (unsigned)fmt->max_finite + 1, 0), "");
         special = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, f, f, ""), nan_code, inf, "");
     }
     return LLVMBuildSelect(b, over, special, code, "");
@@ -142,11 +142,11 @@ LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
                   : LLVMBuildICmp(g->b, LLVMIntNE, x, LLVMConstNull(ty(g, from)), "");
     if (ff && tf) {
         if (from == DT_F64 && dtype_bits(to) == 16) /* through f32, as PyTorch */
-            return nvptx_convert_dtype(g, LLVMBuildFPTrunc(g->b, x, g->t.f32, ""), DT_F32, to);
+            return nvptx_convert_dtype(g, LLVMBuildFPTrunc(g->b, x, g->m->t.f32, ""), DT_F32, to);
         if (dtype_bits(to) > dtype_bits(from)) return LLVMBuildFPExt(g->b, x, t, "");
         if (dtype_bits(to) < dtype_bits(from)) return LLVMBuildFPTrunc(g->b, x, t, "");
         /* f16 <-> bf16: through f32 (exact), then one rounding */
-        return LLVMBuildFPTrunc(g->b, LLVMBuildFPExt(g->b, x, g->t.f32, ""), t, "");
+        return LLVMBuildFPTrunc(g->b, LLVMBuildFPExt(g->b, x, g->m->t.f32, ""), t, "");
     }
     bool from_unsigned = from == DT_I1 || dtype_is_unsigned(from);
     if (tf) return from_unsigned ? LLVMBuildUIToFP(g->b, x, t, "") : LLVMBuildSIToFP(g->b, x, t, "");
@@ -164,20 +164,20 @@ LLVMValueRef nvptx_convert_dtype(Gen *g, LLVMValueRef x, DType from, DType to) {
 }
 
 static LLVMValueRef mulhi(Gen *g, uint32_t a, LLVMValueRef b) {
-    LLVMValueRef args[2] = {LLVMConstInt(g->t.i32, a, 0), b};
-    return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->t.i32, args, 2);
+    LLVMValueRef args[2] = {LLVMConstInt(g->m->t.i32, a, 0), b};
+    return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->m->t.i32, args, 2);
 }
 
 /* Philox4x32-10 of (seed, offset) -> the first output word (design-notes §2). */
 /* Word `word` (0-3) of the Philox4x32-10 draw; LLVM merges the rounds of two
  * words of one draw (randn takes two). */
 static LLVMValueRef philox(Gen *g, LLVMValueRef seed, LLVMValueRef offset, DType off_dt, int word) {
-    LLVMValueRef k0 = LLVMBuildTrunc(g->b, seed, g->t.i32, "");
-    LLVMValueRef k1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, seed, ci64(g, 32), ""), g->t.i32, "");
+    LLVMValueRef k0 = LLVMBuildTrunc(g->b, seed, g->m->t.i32, "");
+    LLVMValueRef k1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, seed, ci64(g, 32), ""), g->m->t.i32, "");
     LLVMValueRef c0, c1, c2 = ci32(g, 0), c3 = ci32(g, 0);
     if (off_dt == DT_I64) {
-        c0 = LLVMBuildTrunc(g->b, offset, g->t.i32, "");
-        c1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, offset, ci64(g, 32), ""), g->t.i32, "");
+        c0 = LLVMBuildTrunc(g->b, offset, g->m->t.i32, "");
+        c1 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, offset, ci64(g, 32), ""), g->m->t.i32, "");
     } else {
         c0 = offset;
         c1 = ci32(g, 0);
@@ -199,8 +199,8 @@ static LLVMValueRef rand_float(Gen *g, LLVMValueRef word) {
     /* x = (int32) word; x < 0 ? -x - 1 : x; then x * 2^-31 as f32 (one rounding each) */
     LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, word, ci32(g, 0), "");
     LLVMValueRef x = LLVMBuildSelect(g->b, neg, LLVMBuildNot(g->b, word, ""), word, "");
-    LLVMValueRef f = LLVMBuildSIToFP(g->b, x, g->t.f32, "");
-    return LLVMBuildFMul(g->b, f, LLVMConstReal(g->t.f32, 4.6566127342e-10f), "");
+    LLVMValueRef f = LLVMBuildSIToFP(g->b, x, g->m->t.f32, "");
+    return LLVMBuildFMul(g->b, f, LLVMConstReal(g->m->t.f32, 4.6566127342e-10f), "");
 }
 
 /* One element of an elementwise op, from its operands' elements. */
@@ -216,8 +216,8 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_PTR_ADD: {
         DType offd = f->values[op->operands[1]].type.dtype;
         LLVMValueRef off = dtype_bits(offd) == 64      ? x[1]
-                           : dtype_is_unsigned(offd) ? LLVMBuildZExt(b, x[1], g->t.i64, "")
-                                                     : LLVMBuildSExt(b, x[1], g->t.i64, "");
+                           : dtype_is_unsigned(offd) ? LLVMBuildZExt(b, x[1], g->m->t.i64, "")
+                                                     : LLVMBuildSExt(b, x[1], g->m->t.i64, "");
         return LLVMBuildGEP2(b, mem_ty(g, rt.elem), x[0], &off, 1, "");
     }
     case BIR_ADD: return fl ? fp_contract(g, LLVMBuildFAdd(b, x[0], x[1], "")) : LLVMBuildAdd(b, x[0], x[1], "");
@@ -234,7 +234,7 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     case BIR_XOR: return LLVMBuildXor(b, x[0], x[1], "");
     case BIR_SHL: return shift(g, true, x[0], x[1], d);
     case BIR_SHR: return shift(g, false, x[0], x[1], d);
-    case BIR_UMULHI: return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->t.i32, x, 2);
+    case BIR_UMULHI: return nvptx_call(g, "llvm.nvvm.mulhi.ui", g->m->t.i32, x, 2);
     case BIR_POW: return nvptx_pow(g, x[0], x[1]);
     case BIR_MIN: return nvptx_minmax(g, false, x[0], x[1], d);
     case BIR_MAX: return nvptx_minmax(g, true, x[0], x[1], d);

@@ -160,6 +160,11 @@ bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection pro
 int nvptx_layout_warps_along(const Layout *l, int d);
 
 /* ----------- the state: the module, a kernel's schedule, the code generator */
+/* The LLVM types the generator uses (fp8 as i8; gptr: global memory, genptr: generic). */
+typedef struct {
+    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
+} NvptxTypes;
+
 /* The LLVM module being built, shared by its kernels. */
 typedef struct {
     LLVMContextRef ctx;
@@ -167,6 +172,7 @@ typedef struct {
     LLVMDIBuilderRef di;
     LLVMMetadataRef di_file;
     LLVMValueRef shared; /* dynamic shared memory, extern [0 x i8] addrspace(3); made on first use */
+    NvptxTypes t;        /* in its context */
     const NvptxArch *arch;
     const NvptxOptions *opt;
     DiagEngine *de;
@@ -397,11 +403,6 @@ static inline const NvptxDotSchedule *nvptx_dot_schedule(const NvptxSchedule *s,
     return NULL;
 }
 
-/* The LLVM types the generator uses (fp8 as i8; gptr: global memory, genptr: generic). */
-typedef struct {
-    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, void_t, gptr, genptr;
-} NvptxTypes;
-
 /* The code generator's state for one kernel. Every block value lives in
  * registers: the thread holds the elements its layout gives it, one LLVM
  * value each; a scalar is one LLVM value, the same in every thread. */
@@ -415,7 +416,6 @@ typedef struct Gen {
     LLVMValueRef fn;
     LLVMValueRef **regs; /* per value: its registers */
     LLVMValueRef tid, lane, warp;
-    LLVMValueRef smem;   /* the module's dynamic shared memory (NvptxModule.shared) */
     bool terminated;     /* the current LLVM block ended in `ret` (or a return's branch: persistent.c) */
     struct Staged **staged; /* per value: a pipelined load's ring slot (pipeline.c), or NULL */
     struct HoistedFrags **hoisted; /* per value: a loop-invariant dot operand's fragments (dot.c) */
@@ -428,11 +428,12 @@ typedef struct Gen {
     LLVMValueRef ws_fills; /* the producer ring's fills released so far (i32): the next one's number */
     LLVMValueRef ahead_live; /* while a pipelined loop computes a later iteration's addresses (pipeline.c):
                                 whether that iteration runs (i1); the loads read there are predicated on it */
-    LLVMValueRef tma_row_divisor[NVPTX_MAX_TENSOR_MAPS], tma_row_inverse[NVPTX_MAX_TENSOR_MAPS];
-                           /* maps whose columns alone are bounded: their stride as a 32-bit divisor (1 where
-                              it is not one) and (2^32 - 1) / it, made at the entry (async.c) */
+    struct {
+        LLVMValueRef divisor, inverse;
+    } tma_rows[NVPTX_MAX_TENSOR_MAPS]; /* maps whose columns alone are bounded: their stride as a 32-bit
+                                          divisor (1 where it is not one) and (2^32 - 1) / it, made at the
+                                          entry (async.c) */
     struct BodyFrame *frame; /* the code around the body (persistent.c), or NULL: a return is `ret` */
-    NvptxTypes t;
 } Gen;
 
 /* ------------------------------------------------------------------ nvptx.c */
@@ -473,17 +474,17 @@ bool nvptx_value_used(const BirBlock *b, int v);
 bool nvptx_gen_fail(Gen *g, const BirOp *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A value's LLVM type: integers by width (fp8 as its i8 code), floats by width */
 static inline LLVMTypeRef ty(Gen *g, DType d) {
-    if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->t.gptr;
+    if (d == DT_PTR || !dtype_is_numeric_elem(d)) return g->m->t.gptr;
     switch (dtype_bits(d)) {
-    case 1: return g->t.i1;
-    case 8: return g->t.i8;
-    case 16: return d == DT_F16 ? g->t.f16 : d == DT_BF16 ? g->t.bf16 : g->t.i16;
-    case 32: return d == DT_F32 ? g->t.f32 : g->t.i32;
-    default: return d == DT_F64 ? g->t.f64 : g->t.i64;
+    case 1: return g->m->t.i1;
+    case 8: return g->m->t.i8;
+    case 16: return d == DT_F16 ? g->m->t.f16 : d == DT_BF16 ? g->m->t.bf16 : g->m->t.i16;
+    case 32: return d == DT_F32 ? g->m->t.f32 : g->m->t.i32;
+    default: return d == DT_F64 ? g->m->t.f64 : g->m->t.i64;
     }
 }
-static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->t.i32, (unsigned long long)v, 1); }
-static inline LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->t.i64, (unsigned long long)v, 1); }
+static inline LLVMValueRef ci32(Gen *g, int64_t v) { return LLVMConstInt(g->m->t.i32, (unsigned long long)v, 1); }
+static inline LLVMValueRef ci64(Gen *g, int64_t v) { return LLVMConstInt(g->m->t.i64, (unsigned long long)v, 1); }
 static inline BlkType vtype(Gen *g, int v) { return g->f->values[v].type; }
 static inline int nregs(Gen *g, int v) {
     const Layout *l = &g->s->plan->layouts[v];
@@ -496,13 +497,13 @@ static inline LLVMValueRef fp_contract(Gen *g, LLVMValueRef inst) {
 static inline LLVMValueRef is_thread0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 0), ""); }
 /* Values are kept in memory in a type of whole bytes (i1 as i8). */
 static inline LLVMValueRef to_mem(Gen *g, LLVMValueRef v, DType d) {
-    return d == DT_I1 ? LLVMBuildZExt(g->b, v, g->t.i8, "") : v;
+    return d == DT_I1 ? LLVMBuildZExt(g->b, v, g->m->t.i8, "") : v;
 }
-static inline LLVMTypeRef mem_ty(Gen *g, DType d) { return d == DT_I1 ? g->t.i8 : ty(g, d); }
+static inline LLVMTypeRef mem_ty(Gen *g, DType d) { return d == DT_I1 ? g->m->t.i8 : ty(g, d); }
 static inline LLVMValueRef from_mem(Gen *g, LLVMValueRef v, DType d) {
-    return d == DT_I1 ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->t.i8, 0, 0), "") : v;
+    return d == DT_I1 ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->m->t.i8, 0, 0), "") : v;
 }
-static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->t.i64, ""); }
+static inline LLVMValueRef addr_i64(Gen *g, LLVMValueRef p) { return LLVMBuildPtrToInt(g->b, p, g->m->t.i64, ""); }
 static inline int64_t nvptx_round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 /* wgmma reads swizzled tiles from 1024-byte boundaries: the 128-byte swizzle's period */
 enum { NVPTX_SWIZZLE_PERIOD = 1024 };

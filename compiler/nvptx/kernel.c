@@ -18,7 +18,7 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_CONST: {
         DType d = vtype(g, r).dtype;
         const Fp8Format *fp8 = fp8_format(d);
-        LLVMValueRef c = fp8 ? LLVMConstInt(g->t.i8, f32_to_fp8((float)op->value.f, fp8), 0)
+        LLVMValueRef c = fp8 ? LLVMConstInt(g->m->t.i8, f32_to_fp8((float)op->value.f, fp8), 0)
                          : dtype_is_float(d) ? LLVMConstReal(ty(g, d), op->value.f)
                                              : LLVMConstInt(ty(g, d), (unsigned long long)op->value.i, 1);
         nvptx_new_regs(g, r)[0] = c;
@@ -70,14 +70,14 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         /* PTX 7.8's griddepcontrol, sm_90 on; before that a grid starts only after the one before it
          * has finished, so there is nothing to wait for or to release */
         if (g->m->arch->grid_dependency)
-            nvptx_asm_call(g, g->t.void_t, op->attr == GRID_WAIT ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;",
+            nvptx_asm_call(g, g->m->t.void_t, op->attr == GRID_WAIT ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;",
                            "~{memory}", NULL, 0, true);
         return true;
     case BIR_READ_COUNTER: {
         /* not readnone in LLVM (the clocks), so each read stays where it is */
         static const char *const reads[] = {"llvm.nvvm.read.ptx.sreg.globaltimer", "llvm.nvvm.read.ptx.sreg.clock64",
                                             "llvm.nvvm.read.ptx.sreg.smid"};
-        nvptx_new_regs(g, r)[0] = nvptx_call(g, reads[op->attr], op->attr == COUNTER_SMID ? g->t.i32 : g->t.i64, NULL, 0);
+        nvptx_new_regs(g, r)[0] = nvptx_call(g, reads[op->attr], op->attr == COUNTER_SMID ? g->m->t.i32 : g->m->t.i64, NULL, 0);
         return true;
     }
     default:
@@ -116,15 +116,14 @@ static void add_annotation(Gen *g, const char *key, int value) {
 
 /* The module's dynamic shared memory: one extern array that every kernel
  * addresses from 0; a launch gives it the kernel's shared_bytes. */
-static LLVMValueRef dynamic_shared(Gen *g) {
+static void make_dynamic_shared(Gen *g) {
     NvptxModule *m = g->m;
     if (!m->shared) {
-        LLVMTypeRef at = LLVMArrayType2(g->t.i8, 0);
+        LLVMTypeRef at = LLVMArrayType2(g->m->t.i8, 0);
         m->shared = LLVMAddGlobalInAddressSpace(g->m->mod, at, "blk_shared", 3);
         LLVMSetLinkage(m->shared, LLVMExternalLinkage);
         LLVMSetAlignment(m->shared, m->arch->wgmma ? NVPTX_SWIZZLE_PERIOD : 16);
     }
-    return m->shared;
 }
 
 /* The tensor maps' parameters (nvptx.h's NvptxTensorMap): byval, so the
@@ -133,7 +132,7 @@ static LLVMValueRef dynamic_shared(Gen *g) {
  * TMA could not read it. */
 static void tensor_map_params(Gen *g) {
     if (!g->s->tma.count) return;
-    LLVMTypeRef map_t = LLVMArrayType2(g->t.i8, 128);
+    LLVMTypeRef map_t = LLVMArrayType2(g->m->t.i8, 128);
     unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
     LLVMMetadataRef idx[NVPTX_MAX_TENSOR_MAPS];
     for (int j = 0; j < g->s->tma.count; j++) {
@@ -156,12 +155,12 @@ bool nvptx_emit_kernel(Gen *g) {
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
     int n = f->nparams;
-    for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->t.i8 : ty(g, f->params[i].type.dtype);
-    for (int j = 0; j < g->s->tma.count; j++) params[n++] = g->t.genptr;
-    if (g->s->tma.count) params[n++] = g->t.i32;
+    for (int i = 0; i < n; i++) params[i] = f->params[i].type.dtype == DT_I1 ? g->m->t.i8 : ty(g, f->params[i].type.dtype);
+    for (int j = 0; j < g->s->tma.count; j++) params[n++] = g->m->t.genptr;
+    if (g->s->tma.count) params[n++] = g->m->t.i32;
     if (g->m->opt->persistent) /* the grid (nvptx.h's NvptxKernel.persistent) */
-        for (int a = 0; a < 3; a++) params[n++] = g->t.i32;
-    g->fn = LLVMAddFunction(g->m->mod, f->name, LLVMFunctionType(g->t.void_t, params, (unsigned)n, 0));
+        for (int a = 0; a < 3; a++) params[n++] = g->m->t.i32;
+    g->fn = LLVMAddFunction(g->m->mod, f->name, LLVMFunctionType(g->m->t.void_t, params, (unsigned)n, 0));
     tensor_map_params(g);
     add_annotation(g, "kernel", 1);
     add_annotation(g, "maxntidx", 32 * nvptx_ws_launch_warps(g));
@@ -173,18 +172,18 @@ bool nvptx_emit_kernel(Gen *g) {
                                             g->m->di_file, line, sub_ty, 0, 1, line, LLVMDIFlagZero, 1);
     LLVMSetSubprogram(g->fn, g->di_sub);
 
-    if (g->s->smem_size) g->smem = dynamic_shared(g);
+    if (g->s->smem_size) make_dynamic_shared(g);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "entry");
     LLVMPositionBuilderAtEnd(g->b, entry);
     LLVMSetCurrentDebugLocation2(g->b, LLVMDIBuilderCreateDebugLocation(g->m->ctx, line, 1, g->di_sub, NULL));
-    g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->t.i32);
+    g->tid = nvptx_call0(g, "llvm.nvvm.read.ptx.sreg.tid.x", g->m->t.i32);
     g->lane = LLVMBuildAnd(g->b, g->tid, ci32(g, 31), "");
     g->warp = LLVMBuildLShr(g->b, g->tid, ci32(g, 5), "");
     for (int i = 0; i < f->nparams; i++) {
         LLVMValueRef p = LLVMGetParam(g->fn, (unsigned)i);
         LLVMSetValueName2(p, f->params[i].name, strlen(f->params[i].name));
-        if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->t.i8, 0, 0), "");
+        if (f->params[i].type.dtype == DT_I1) p = LLVMBuildICmp(g->b, LLVMIntNE, p, LLVMConstInt(g->m->t.i8, 0, 0), "");
         if (g->s->facts && g->s->facts[i] == NVPTX_PARAM_ONE && dtype_is_int(f->params[i].type.dtype))
             p = LLVMConstInt(ty(g, f->params[i].type.dtype), 1, 0); /* specialized: the argument is 1 */
         nvptx_new_regs(g, f->params[i].value)[0] = p;

@@ -70,7 +70,7 @@ static LLVMValueRef all_true(Gen *g, int m, int depth) {
     }
     case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: {
         Range x, y;
-        LLVMValueRef exact = LLVMConstInt(g->t.i1, 1, 0);
+        LLVMValueRef exact = LLVMConstInt(g->m->t.i1, 1, 0);
         if (!range_of(g, op->operands[0], &x, &exact, depth + 1) || !range_of(g, op->operands[1], &y, &exact, depth + 1))
             return NULL;
         if (LLVMTypeOf(x.lo) != LLVMTypeOf(y.lo)) return NULL;

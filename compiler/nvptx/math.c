@@ -16,19 +16,19 @@
 #include "mathlib.h"
 
 static LLVMValueRef ex2(Gen *g, LLVMValueRef x) {
-    return nvptx_call(g, g->m->opt->precise_math ? "llvm.nvvm.ex2.approx.f" : "llvm.nvvm.ex2.approx.ftz.f", g->t.f32, &x, 1);
+    return nvptx_call(g, g->m->opt->precise_math ? "llvm.nvvm.ex2.approx.f" : "llvm.nvvm.ex2.approx.ftz.f", g->m->t.f32, &x, 1);
 }
-static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->t.f32, &x, 1); }
+static LLVMValueRef lg2(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.nvvm.lg2.approx.f", g->m->t.f32, &x, 1); }
 LLVMValueRef gen_math_exp(Gen *g, LLVMValueRef x) { /* ex2.approx(x * log2 e), as Triton */
-    return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->t.f32, 1.4426950408889634), "")));
+    return ex2(g, fp_contract(g, LLVMBuildFMul(g->b, x, LLVMConstReal(g->m->t.f32, 1.4426950408889634), "")));
 }
 LLVMValueRef gen_math_exp2(Gen *g, LLVMValueRef x) { return ex2(g, x); }
 LLVMValueRef gen_math_log(Gen *g, LLVMValueRef x) {
-    return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->t.f32, 0.6931471805599453), ""));
+    return fp_contract(g, LLVMBuildFMul(g->b, lg2(g, x), LLVMConstReal(g->m->t.f32, 0.6931471805599453), ""));
 }
 LLVMValueRef gen_math_log2(Gen *g, LLVMValueRef x) { return lg2(g, x); }
 /* An LLVM intrinsic of one operand, on f64 operands in f64 (blk_math_has_f64). */
-static bool is_f64(Gen *g, LLVMValueRef x) { return LLVMTypeOf(x) == g->t.f64; }
+static bool is_f64(Gen *g, LLVMValueRef x) { return LLVMTypeOf(x) == g->m->t.f64; }
 static LLVMValueRef exact(Gen *g, const char *name, LLVMValueRef x) {
     char full[32];
     snprintf(full, sizeof full, "llvm.%s.%s", name, is_f64(g, x) ? "f64" : "f32");
@@ -37,12 +37,12 @@ static LLVMValueRef exact(Gen *g, const char *name, LLVMValueRef x) {
 
 LLVMValueRef gen_math_sqrt(Gen *g, LLVMValueRef x) {
     if (is_f64(g, x) || g->m->opt->precise_math) return exact(g, "sqrt", x); /* sqrt.rn */
-    return nvptx_call(g, "llvm.nvvm.sqrt.approx.f", g->t.f32, &x, 1);
+    return nvptx_call(g, "llvm.nvvm.sqrt.approx.f", g->m->t.f32, &x, 1);
 }
 LLVMValueRef gen_math_rsqrt(Gen *g, LLVMValueRef x) {
     if (g->m->opt->precise_math)
-        return LLVMBuildFDiv(g->b, LLVMConstReal(g->t.f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->t.f32, &x, 1), "");
-    return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->t.f32, &x, 1);
+        return LLVMBuildFDiv(g->b, LLVMConstReal(g->m->t.f32, 1.0), nvptx_call(g, "llvm.sqrt.f32", g->m->t.f32, &x, 1), "");
+    return nvptx_call(g, "llvm.nvvm.rsqrt.approx.f", g->m->t.f32, &x, 1);
 }
 LLVMValueRef gen_math_floor(Gen *g, LLVMValueRef x) { return exact(g, "floor", x); }
 LLVMValueRef gen_math_ceil(Gen *g, LLVMValueRef x) { return exact(g, "ceil", x); }
@@ -51,19 +51,19 @@ LLVMValueRef gen_math_rint(Gen *g, LLVMValueRef x) { return exact(g, "rint", x);
 LLVMValueRef gen_math_round(Gen *g, LLVMValueRef x) { return exact(g, "round", x); }
 
 /* ---- blk's library: IEEE operations, no contraction ---- */
-static LLVMValueRef cf(Gen *g, float v) { return LLVMConstReal(g->t.f32, v); }
+static LLVMValueRef cf(Gen *g, float v) { return LLVMConstReal(g->m->t.f32, v); }
 static LLVMValueRef fmul(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
 static LLVMValueRef fadd(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
 static LLVMValueRef fsub(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
 static LLVMValueRef fdiv_rn(Gen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(g->b, a, b, ""); }
 static LLVMValueRef fma3(Gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
     LLVMValueRef args[3] = {a, b, c};
-    return nvptx_call(g, "llvm.fma.f32", g->t.f32, args, 3);
+    return nvptx_call(g, "llvm.fma.f32", g->m->t.f32, args, 3);
 }
-static LLVMValueRef fabs1(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.fabs.f32", g->t.f32, &x, 1); }
+static LLVMValueRef fabs1(Gen *g, LLVMValueRef x) { return nvptx_call(g, "llvm.fabs.f32", g->m->t.f32, &x, 1); }
 static LLVMValueRef copy_sign(Gen *g, LLVMValueRef mag, LLVMValueRef sign) {
     LLVMValueRef args[2] = {mag, sign};
-    return nvptx_call(g, "llvm.copysign.f32", g->t.f32, args, 2);
+    return nvptx_call(g, "llvm.copysign.f32", g->m->t.f32, args, 2);
 }
 static LLVMValueRef fcmp(Gen *g, LLVMRealPredicate p, LLVMValueRef a, float b) {
     return LLVMBuildFCmp(g->b, p, a, cf(g, b), "");
@@ -84,19 +84,19 @@ static LLVMValueRef horner(Gen *g, const float *c, int n, LLVMValueRef x) {
 /* 2^k for an i32 k in [-126, 127], from its bits */
 static LLVMValueRef pow2i(Gen *g, LLVMValueRef k) {
     LLVMValueRef bits = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, k, ci32(g, 127), ""), ci32(g, 23), "");
-    return LLVMBuildBitCast(g->b, bits, g->t.f32, "");
+    return LLVMBuildBitCast(g->b, bits, g->m->t.f32, "");
 }
 
 static LLVMValueRef lib_exp(Gen *g, LLVMValueRef x) {
     LLVMValueRef xc = sel(g, fcmp(g, LLVMRealOGT, x, 89.0f), cf(g, 89.0f), x);
     xc = sel(g, fcmp(g, LLVMRealOLT, xc, -104.0f), cf(g, -104.0f), xc);
     LLVMValueRef t = fmul(g, xc, cf(g, MATHLIB_LOG2E));
-    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->t.f32, &t, 1);
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->m->t.f32, &t, 1);
     LLVMValueRef nk = LLVMBuildFNeg(g->b, k, "");
     LLVMValueRef r = fma3(g, nk, cf(g, MATHLIB_LN2_HI), xc);
     r = fma3(g, nk, cf(g, MATHLIB_LN2_LO), r);
     LLVMValueRef p = horner(g, MATHLIB_EXP, 8, r);
-    LLVMValueRef ki = LLVMBuildFPToSI(g->b, k, g->t.i32, ""); /* k is NaN only for a NaN x, selected away */
+    LLVMValueRef ki = LLVMBuildFPToSI(g->b, k, g->m->t.i32, ""); /* k is NaN only for a NaN x, selected away */
     LLVMValueRef k1 = LLVMBuildSDiv(g->b, ki, ci32(g, 2), "");
     LLVMValueRef y = fmul(g, fmul(g, p, pow2i(g, k1)), pow2i(g, LLVMBuildSub(g->b, ki, k1, "")));
     return sel(g, is_nan(g, x), x, y);
@@ -141,13 +141,13 @@ LLVMValueRef gen_math_expm1(Gen *g, LLVMValueRef x) {
 
 static LLVMValueRef reduce_pio2(Gen *g, LLVMValueRef x, LLVMValueRef *quadrant) {
     LLVMValueRef t = fmul(g, x, cf(g, MATHLIB_2_OVER_PI));
-    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->t.f32, &t, 1);
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f32", g->m->t.f32, &t, 1);
     LLVMValueRef nk = LLVMBuildFNeg(g->b, k, "");
     LLVMValueRef r = fma3(g, nk, cf(g, MATHLIB_PIO2_1), x);
     r = fma3(g, nk, cf(g, MATHLIB_PIO2_2), r);
     r = fma3(g, nk, cf(g, MATHLIB_PIO2_3), r);
     LLVMValueRef quarter = fmul(g, k, cf(g, 0.25f));
-    LLVMValueRef fl = nvptx_call(g, "llvm.floor.f32", g->t.f32, &quarter, 1);
+    LLVMValueRef fl = nvptx_call(g, "llvm.floor.f32", g->m->t.f32, &quarter, 1);
     *quadrant = fsub(g, k, fmul(g, cf(g, 4.0f), fl));
     return r;
 }
@@ -185,16 +185,16 @@ LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
     LLVMValueRef one = cf(g, 1.0f);
     LLVMValueRef u = fadd(g, one, x);
     LLVMValueRef c = fdiv_rn(g, fsub(g, x, fsub(g, u, one)), u);
-    LLVMValueRef bits = LLVMBuildBitCast(g->b, u, g->t.i32, "");
+    LLVMValueRef bits = LLVMBuildBitCast(g->b, u, g->m->t.i32, "");
     LLVMValueRef e = LLVMBuildSub(g->b, LLVMBuildLShr(g->b, bits, ci32(g, 23), ""), ci32(g, 127), "");
     LLVMValueRef mbits = LLVMBuildOr(g->b, LLVMBuildAnd(g->b, bits, ci32(g, 0x7fffff), ""), ci32(g, 0x3f800000), "");
-    LLVMValueRef m = LLVMBuildBitCast(g->b, mbits, g->t.f32, "");
+    LLVMValueRef m = LLVMBuildBitCast(g->b, mbits, g->m->t.f32, "");
     LLVMValueRef halve = fcmp(g, LLVMRealOGT, m, MATHLIB_SQRT2);
     m = sel(g, halve, fmul(g, m, cf(g, 0.5f)), m);
     e = sel(g, halve, LLVMBuildAdd(g->b, e, ci32(g, 1), ""), e);
     LLVMValueRef s = fdiv_rn(g, fsub(g, m, one), fadd(g, m, one)), s2 = fmul(g, s, s);
     LLVMValueRef log_m = fma3(g, fmul(g, s, s2), horner(g, MATHLIB_LOG, 5, s2), fmul(g, cf(g, 2.0f), s));
-    LLVMValueRef fe = LLVMBuildSIToFP(g->b, e, g->t.f32, "");
+    LLVMValueRef fe = LLVMBuildSIToFP(g->b, e, g->m->t.f32, "");
     LLVMValueRef y = fadd(g, fadd(g, fmul(g, fe, cf(g, MATHLIB_LN2_HI)), fma3(g, fe, cf(g, MATHLIB_LN2_LO), log_m)), c);
     y = zero_as_is(g, x, y);
     y = sel(g, fcmp(g, LLVMRealOEQ, x, -1.0f), cf(g, -INFINITY), y);
@@ -203,10 +203,10 @@ LLVMValueRef gen_math_log1p(Gen *g, LLVMValueRef x) {
 }
 
 /* ---- pow: numeric.c's blk_pow_f32, the core in double ---- */
-static LLVMValueRef cd(Gen *g, double v) { return LLVMConstReal(g->t.f64, v); }
+static LLVMValueRef cd(Gen *g, double v) { return LLVMConstReal(g->m->t.f64, v); }
 static LLVMValueRef fma_d(Gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
     LLVMValueRef args[3] = {a, b, c};
-    return nvptx_call(g, "llvm.fma.f64", g->t.f64, args, 3);
+    return nvptx_call(g, "llvm.fma.f64", g->m->t.f64, args, 3);
 }
 static LLVMValueRef horner_d(Gen *g, const double *c, int n, LLVMValueRef x) {
     LLVMValueRef p = cd(g, c[n - 1]);
@@ -216,12 +216,12 @@ static LLVMValueRef horner_d(Gen *g, const double *c, int n, LLVMValueRef x) {
 
 static LLVMValueRef pow_core(Gen *g, LLVMValueRef ax, LLVMValueRef y) {
     LLVMBuilderRef b = g->b;
-    LLVMValueRef d = LLVMBuildFPExt(b, ax, g->t.f64, "");
-    LLVMValueRef bits = LLVMBuildBitCast(b, d, g->t.i64, "");
+    LLVMValueRef d = LLVMBuildFPExt(b, ax, g->m->t.f64, "");
+    LLVMValueRef bits = LLVMBuildBitCast(b, d, g->m->t.i64, "");
     LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ci64(g, 52), ""), ci64(g, 1023), "");
     LLVMValueRef mbits = LLVMBuildOr(b, LLVMBuildAnd(b, bits, ci64(g, 0xfffffffffffffLL), ""),
                                      ci64(g, 0x3ff0000000000000LL), "");
-    LLVMValueRef m = LLVMBuildBitCast(b, mbits, g->t.f64, "");
+    LLVMValueRef m = LLVMBuildBitCast(b, mbits, g->m->t.f64, "");
     LLVMValueRef halve = LLVMBuildFCmp(b, LLVMRealOGT, m, cd(g, 1.4142135623730951), "");
     m = sel(g, halve, LLVMBuildFMul(b, m, cd(g, 0.5), ""), m);
     e = sel(g, halve, LLVMBuildAdd(b, e, ci64(g, 1), ""), e);
@@ -229,30 +229,30 @@ static LLVMValueRef pow_core(Gen *g, LLVMValueRef ax, LLVMValueRef y) {
     LLVMValueRef s2 = LLVMBuildFMul(b, s, s, "");
     LLVMValueRef log_m = fma_d(g, LLVMBuildFMul(b, s, s2, ""), horner_d(g, MATHLIB_LOG_D, 10, s2),
                                LLVMBuildFMul(b, cd(g, 2.0), s, ""));
-    LLVMValueRef fe = LLVMBuildSIToFP(b, e, g->t.f64, "");
+    LLVMValueRef fe = LLVMBuildSIToFP(b, e, g->m->t.f64, "");
     LLVMValueRef lx = fma_d(g, fe, cd(g, MATHLIB_LN2_D_HI), fma_d(g, fe, cd(g, MATHLIB_LN2_D_LO), log_m));
-    LLVMValueRef t = LLVMBuildFMul(b, LLVMBuildFPExt(b, y, g->t.f64, ""), lx, "");
+    LLVMValueRef t = LLVMBuildFMul(b, LLVMBuildFPExt(b, y, g->m->t.f64, ""), lx, "");
     t = sel(g, LLVMBuildFCmp(b, LLVMRealOGT, t, cd(g, 90.0), ""), cd(g, 90.0), t);
     t = sel(g, LLVMBuildFCmp(b, LLVMRealOLT, t, cd(g, -110.0), ""), cd(g, -110.0), t);
     LLVMValueRef q = LLVMBuildFMul(b, t, cd(g, 1.4426950408889634), "");
-    LLVMValueRef k = nvptx_call(g, "llvm.rint.f64", g->t.f64, &q, 1);
+    LLVMValueRef k = nvptx_call(g, "llvm.rint.f64", g->m->t.f64, &q, 1);
     LLVMValueRef nk = LLVMBuildFNeg(b, k, "");
     LLVMValueRef r = fma_d(g, nk, cd(g, MATHLIB_LN2_D_HI), t);
     r = fma_d(g, nk, cd(g, MATHLIB_LN2_D_LO), r);
     /* k is NaN or huge only for inputs the callers select away: the saturating conversion keeps it defined */
-    LLVMValueRef ki = nvptx_call(g, "llvm.fptosi.sat.i64.f64", g->t.i64, &k, 1);
+    LLVMValueRef ki = nvptx_call(g, "llvm.fptosi.sat.i64.f64", g->m->t.i64, &k, 1);
     LLVMValueRef scale = LLVMBuildShl(b, LLVMBuildAdd(b, ki, ci64(g, 1023), ""), ci64(g, 52), "");
-    LLVMValueRef y_d = LLVMBuildFMul(b, horner_d(g, MATHLIB_EXP_D, 13, r), LLVMBuildBitCast(b, scale, g->t.f64, ""), "");
-    return LLVMBuildFPTrunc(b, y_d, g->t.f32, "");
+    LLVMValueRef y_d = LLVMBuildFMul(b, horner_d(g, MATHLIB_EXP_D, 13, r), LLVMBuildBitCast(b, scale, g->m->t.f64, ""), "");
+    return LLVMBuildFPTrunc(b, y_d, g->m->t.f32, "");
 }
 
 LLVMValueRef nvptx_pow(Gen *g, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef zero = cf(g, 0.0f), one = cf(g, 1.0f), inf = cf(g, INFINITY);
     LLVMValueRef ax = fabs1(g, x), half = fmul(g, y, cf(g, 0.5f));
-    LLVMValueRef ty_ = nvptx_call(g, "llvm.trunc.f32", g->t.f32, &y, 1), th = nvptx_call(g, "llvm.trunc.f32", g->t.f32, &half, 1);
+    LLVMValueRef ty_ = nvptx_call(g, "llvm.trunc.f32", g->m->t.f32, &y, 1), th = nvptx_call(g, "llvm.trunc.f32", g->m->t.f32, &half, 1);
     LLVMValueRef y_int = LLVMBuildFCmp(g->b, LLVMRealOEQ, ty_, y, "");
     LLVMValueRef y_odd = LLVMBuildAnd(g->b, y_int, LLVMBuildFCmp(g->b, LLVMRealUNE, th, half, ""), "");
-    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildBitCast(g->b, x, g->t.i32, ""), ci32(g, 0), "");
+    LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, LLVMBuildBitCast(g->b, x, g->m->t.i32, ""), ci32(g, 0), "");
     LLVMValueRef sign = sel(g, LLVMBuildAnd(g->b, neg, y_odd, ""), cf(g, -1.0f), one);
     LLVMValueRef y_neg = fcmp(g, LLVMRealOLT, y, 0.0f);
     /* from the last case of numeric.c's to the first: each select overrides the ones before */

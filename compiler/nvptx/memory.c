@@ -11,12 +11,12 @@ static void pack_words(Gen *g, LLVMValueRef *elems, int w, DType d, LLVMValueRef
     LLVMTypeRef et = mem_ty(g, d);
     LLVMValueRef vec = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
     for (int i = 0; i < w; i++) vec = LLVMBuildInsertElement(g->b, vec, to_mem(g, elems[i], d), ci32(g, i), "");
-    LLVMValueRef wv = LLVMBuildBitCast(g->b, vec, LLVMVectorType(g->t.i32, (unsigned)nwords), "");
+    LLVMValueRef wv = LLVMBuildBitCast(g->b, vec, LLVMVectorType(g->m->t.i32, (unsigned)nwords), "");
     for (int i = 0; i < nwords; i++) words[i] = LLVMBuildExtractElement(g->b, wv, ci32(g, i), "");
 }
 
 static void unpack_words(Gen *g, LLVMValueRef *words, int nwords, DType d, int w, LLVMValueRef *elems) {
-    LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(g->t.i32, (unsigned)nwords));
+    LLVMValueRef wv = LLVMGetUndef(LLVMVectorType(g->m->t.i32, (unsigned)nwords));
     for (int i = 0; i < nwords; i++) wv = LLVMBuildInsertElement(g->b, wv, words[i], ci32(g, i), "");
     LLVMValueRef vec = LLVMBuildBitCast(g->b, wv, LLVMVectorType(mem_ty(g, d), (unsigned)w), "");
     for (int i = 0; i < w; i++) elems[i] = from_mem(g, LLVMBuildExtractElement(g->b, vec, ci32(g, i), ""), d);
@@ -78,12 +78,12 @@ static void masked_load(Gen *g, const char *ld, LLVMValueRef p, LLVMValueRef pre
                         LLVMValueRef *out) {
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* sub-word elements: through a 32-bit register */
-        LLVMTypeRef word = bytes == 2 ? g->t.i16 : g->t.i8;
-        LLVMValueRef init = LLVMBuildZExt(g->b, pack_subword(g, other, w, d, word), g->t.i32, "");
+        LLVMTypeRef word = bytes == 2 ? g->m->t.i16 : g->m->t.i8;
+        LLVMValueRef init = LLVMBuildZExt(g->b, pack_subword(g, other, w, d, word), g->m->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), init};
         char text[96];
         snprintf(text, sizeof text, "@$1 %s.u%d $0, [$2];", ld, bytes * 8);
-        LLVMValueRef v = nvptx_asm_call(g, g->t.i32, text, "=r,b,l,0", args, 3, true);
+        LLVMValueRef v = nvptx_asm_call(g, g->m->t.i32, text, "=r,b,l,0", args, 3, true);
         unpack_subword(g, LLVMBuildTrunc(g->b, v, word, ""), w, d, out);
         return;
     }
@@ -100,9 +100,9 @@ static void masked_load(Gen *g, const char *ld, LLVMValueRef p, LLVMValueRef pre
     at += (size_t)snprintf(cons + at, sizeof cons - at, "b,l");
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",%d", i);
     for (int i = 0; i < nwords; i++) args[2 + i] = words[i];
-    LLVMTypeRef ret = g->t.i32;
+    LLVMTypeRef ret = g->m->t.i32;
     if (nwords > 1) {
-        LLVMTypeRef fields[4] = {g->t.i32, g->t.i32, g->t.i32, g->t.i32};
+        LLVMTypeRef fields[4] = {g->m->t.i32, g->m->t.i32, g->m->t.i32, g->m->t.i32};
         ret = LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)nwords, 0);
     }
     LLVMValueRef v = nvptx_asm_call(g, ret, text, cons, args, 2 + nwords, true);
@@ -114,11 +114,11 @@ static void masked_store(Gen *g, const char *st, LLVMValueRef p, LLVMValueRef pr
                          DType d) {
     int bytes = w * dtype_bytes(d);
     if (bytes < 4) { /* sub-word elements: through a 32-bit register */
-        LLVMValueRef v = LLVMBuildZExt(g->b, pack_subword(g, vals, w, d, bytes == 2 ? g->t.i16 : g->t.i8), g->t.i32, "");
+        LLVMValueRef v = LLVMBuildZExt(g->b, pack_subword(g, vals, w, d, bytes == 2 ? g->m->t.i16 : g->m->t.i8), g->m->t.i32, "");
         LLVMValueRef args[3] = {pred, addr_i64(g, p), v};
         char text[96];
         snprintf(text, sizeof text, "@$0 %s.u%d [$1], $2;", st, bytes * 8);
-        nvptx_asm_call(g, g->t.void_t, text, "b,l,r,~{memory}", args, 3, true);
+        nvptx_asm_call(g, g->m->t.void_t, text, "b,l,r,~{memory}", args, 3, true);
         return;
     }
     int nwords = bytes / 4;
@@ -133,7 +133,7 @@ static void masked_store(Gen *g, const char *st, LLVMValueRef p, LLVMValueRef pr
     size_t at = (size_t)snprintf(cons, sizeof cons, "b,l");
     for (int i = 0; i < nwords; i++) at += (size_t)snprintf(cons + at, sizeof cons - at, ",r");
     snprintf(cons + at, sizeof cons - at, ",~{memory}");
-    nvptx_asm_call(g, g->t.void_t, text, cons, args, 2 + nwords, true);
+    nvptx_asm_call(g, g->m->t.void_t, text, cons, args, 2 + nwords, true);
 }
 
 static LLVMValueRef plain_load(Gen *g, LLVMValueRef p, DType d, int align) {
@@ -157,11 +157,11 @@ typedef struct {
 static LLVMValueRef atom(Gen *g, const char *op, const char *type, AtomicOrder order, LLVMValueRef pred, LLVMValueRef p,
                          int64_t off, LLVMValueRef a, LLVMValueRef b) {
     LLVMTypeRef t = LLVMTypeOf(a);
-    if (t == g->t.f16 || t == g->t.bf16) {
-        LLVMValueRef old = atom(g, op, type, order, pred, p, off, LLVMBuildBitCast(g->b, a, g->t.i16, ""), NULL);
+    if (t == g->m->t.f16 || t == g->m->t.bf16) {
+        LLVMValueRef old = atom(g, op, type, order, pred, p, off, LLVMBuildBitCast(g->b, a, g->m->t.i16, ""), NULL);
         return old ? LLVMBuildBitCast(g->b, old, t, "") : NULL;
     }
-    const char *rc = t == g->t.f32 ? "f" : t == g->t.i64 ? "l" : t == g->t.i16 ? "h" : "r";
+    const char *rc = t == g->m->t.f32 ? "f" : t == g->m->t.i64 ? "l" : t == g->m->t.i16 ? "h" : "r";
     const char *sem = atomic_sem_names[atomic_sem_of(order.attr)], *scope = atomic_scope_names[atomic_scope_of(order.attr)];
     char text[160], cons[64], at[32] = "";
     if (off) snprintf(at, sizeof at, "+%lld", (long long)off); /* the address's immediate offset */
@@ -207,14 +207,14 @@ static LLVMValueRef atomic(Gen *g, BirOpcode code, AtomicOrder o, LLVMValueRef p
     /* f32 has no atom.max: on the bits, a value >= +0 orders as a signed
      * integer among all floats, and a negative one as an unsigned integer
      * the other way round (Triton's way; NaN is not supported) */
-    LLVMValueRef ibits = LLVMBuildBitCast(g->b, a, g->t.i32, "");
+    LLVMValueRef ibits = LLVMBuildBitCast(g->b, a, g->m->t.i32, "");
     LLVMValueRef neg = LLVMBuildICmp(g->b, LLVMIntSLT, ibits, ci32(g, 0), "");
     LLVMValueRef pos_pred = LLVMBuildAnd(g->b, pred, LLVMBuildNot(g->b, neg, ""), "");
     LLVMValueRef neg_pred = LLVMBuildAnd(g->b, pred, neg, "");
     LLVMValueRef old_pos = atom(g, is_max ? "max" : "min", "s32", o, pos_pred, p, off, ibits, NULL);
     LLVMValueRef old_neg = atom(g, is_max ? "min" : "max", "u32", o, neg_pred, p, off, ibits, NULL);
     if (!old_pos) return NULL;
-    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->t.f32, "");
+    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, neg, old_neg, old_pos, ""), g->m->t.f32, "");
 }
 
 static AtomicOrder atomic_order(Gen *g, const BirOp *op) {
@@ -252,7 +252,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
         LLVMValueRef v;
         if (mask || !plain_access(op)) {
             LLVMValueRef init = mask && a[2] != BIR_NONE ? g->regs[a[2]][0] : LLVMConstNull(ty(g, d));
-            masked_load(g, access_instruction(g, op), p, mask ? mask : LLVMConstInt(g->t.i1, 1, 0), &init, 1, d, &v);
+            masked_load(g, access_instruction(g, op), p, mask ? mask : LLVMConstInt(g->m->t.i1, 1, 0), &init, 1, d, &v);
         } else {
             v = plain_load(g, p, d, dtype_bytes(d));
         }
@@ -265,7 +265,7 @@ static bool gen_scalar_memory(Gen *g, const BirOp *op, int64_t slot) {
     /* atom.acq_rel (or .release) is the release: the barrier orders the
      * other threads' accesses before it (PTX causality order), so no fence
      * is needed */
-    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->t.i1, 1, 0);
+    LLVMValueRef pred = mask ? mask : LLVMConstInt(g->m->t.i1, 1, 0);
     LLVMValueRef x = g->regs[a[1]][0], y = a[2] != BIR_NONE && op->code == BIR_ATOMIC_CAS ? g->regs[a[2]][0] : NULL;
     LLVMValueRef v = atomic(g, op->code, atomic_order(g, op), pred, p, 0, x, y, d);
     if (!nvptx_value_used(g->f->body, op->results[0])) { /* e.g. a lock's release: nothing to broadcast */
@@ -356,7 +356,7 @@ bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     /* an access with cache controls is PTX written out, predicated on true where unmasked */
     const char *instruction = access_instruction(g, op);
     bool plain = plain_access(op);
-    LLVMValueRef always = LLVMConstInt(g->t.i1, 1, 0);
+    LLVMValueRef always = LLVMConstInt(g->m->t.i1, 1, 0);
     for (int k = 0; k < l->nregs; k += w) {
         if (op->code == BIR_STORE && (k & copies)) continue;
         if (op->code == BIR_LOAD) {

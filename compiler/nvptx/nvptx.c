@@ -18,18 +18,6 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         free(g);
         return nvptx_error(m, f, NULL, "out of memory");
     }
-    g->t.i1 = LLVMInt1TypeInContext(g->m->ctx);
-    g->t.i8 = LLVMInt8TypeInContext(g->m->ctx);
-    g->t.i16 = LLVMInt16TypeInContext(g->m->ctx);
-    g->t.i32 = LLVMInt32TypeInContext(g->m->ctx);
-    g->t.i64 = LLVMInt64TypeInContext(g->m->ctx);
-    g->t.f16 = LLVMHalfTypeInContext(g->m->ctx);
-    g->t.bf16 = LLVMBFloatTypeInContext(g->m->ctx);
-    g->t.f32 = LLVMFloatTypeInContext(g->m->ctx);
-    g->t.f64 = LLVMDoubleTypeInContext(g->m->ctx);
-    g->t.void_t = LLVMVoidTypeInContext(g->m->ctx);
-    g->t.gptr = LLVMPointerTypeInContext(g->m->ctx, 1);
-    g->t.genptr = LLVMPointerTypeInContext(g->m->ctx, 0);
     g->s = arena_alloc(&g->arena, sizeof *g->s);
     bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
     if (ok) {
@@ -57,6 +45,18 @@ static void module_init(NvptxModule *m, const BirModule *bir) {
     m->ctx = LLVMContextCreate();
     const char *src_name = bir->nkernels && bir->kernels[0]->src ? bir->kernels[0]->src->name : "kernel.blk";
     m->mod = LLVMModuleCreateWithNameInContext(src_name, m->ctx);
+    m->t.i1 = LLVMInt1TypeInContext(m->ctx);
+    m->t.i8 = LLVMInt8TypeInContext(m->ctx);
+    m->t.i16 = LLVMInt16TypeInContext(m->ctx);
+    m->t.i32 = LLVMInt32TypeInContext(m->ctx);
+    m->t.i64 = LLVMInt64TypeInContext(m->ctx);
+    m->t.f16 = LLVMHalfTypeInContext(m->ctx);
+    m->t.bf16 = LLVMBFloatTypeInContext(m->ctx);
+    m->t.f32 = LLVMFloatTypeInContext(m->ctx);
+    m->t.f64 = LLVMDoubleTypeInContext(m->ctx);
+    m->t.void_t = LLVMVoidTypeInContext(m->ctx);
+    m->t.gptr = LLVMPointerTypeInContext(m->ctx, 1);
+    m->t.genptr = LLVMPointerTypeInContext(m->ctx, 0);
     LLVMSetTarget(m->mod, "nvptx64-nvidia-cuda");
     LLVMSetDataLayout(m->mod, "e-i64:64-i128:128-v16:16-v32:32-n16:32:64");
     /* Source lines: a compile unit that emits only .file/.loc directives
@@ -69,7 +69,7 @@ static void module_init(NvptxModule *m, const BirModule *bir) {
     const char *producer = "blkc " BLKC_VERSION;
     LLVMDIBuilderCreateCompileUnit(m->di, LLVMDWARFSourceLanguageC, m->di_file, producer, strlen(producer), 1, "", 0, 0,
                                    "", 0, (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(m->ctx);
+    LLVMTypeRef i32 = m->t.i32;
     LLVMAddModuleFlag(m->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
                       LLVMValueAsMetadata(LLVMConstInt(i32, LLVMDebugMetadataVersion(), 0)));
     LLVMAddModuleFlag(m->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,

@@ -34,7 +34,7 @@ typedef struct BodyFrame {
 static LLVMValueRef sreg(Gen *g, const char *name, int axis) {
     char intrinsic[48];
     snprintf(intrinsic, sizeof intrinsic, "llvm.nvvm.read.ptx.sreg.%s.%c", name, "xyz"[axis]);
-    return nvptx_call0(g, intrinsic, g->t.i32);
+    return nvptx_call0(g, intrinsic, g->m->t.i32);
 }
 
 /* The grid's sizes: the kernel's last three parameters. */
@@ -55,35 +55,35 @@ void nvptx_body_begin(Gen *g) {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     fr->finish = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "body.end");
     LLVMPositionBuilderAtEnd(g->b, fr->finish);
-    fr->fills = LLVMBuildPhi(g->b, g->t.i32, "fills");
+    fr->fills = LLVMBuildPhi(g->b, g->m->t.i32, "fills");
     LLVMPositionBuilderAtEnd(g->b, pre);
     if (!g->m->opt->persistent) return;
     fr->head = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "program");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "program.body");
     fr->done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "programs.done");
     LLVMValueRef wide[3];
-    for (int a = 0; a < 3; a++) fr->grid[a] = grid_param(g, a), wide[a] = LLVMBuildZExt(g->b, fr->grid[a], g->t.i64, "");
+    for (int a = 0; a < 3; a++) fr->grid[a] = grid_param(g, a), wide[a] = LLVMBuildZExt(g->b, fr->grid[a], g->m->t.i64, "");
     LLVMValueRef plane = LLVMBuildMul(g->b, wide[0], wide[1], ""); /* below 2^64: each size is a u32 */
     LLVMValueRef total = LLVMBuildMul(g->b, plane, wide[2], ""); /* below 2^64: the runtime checks */
-    LLVMValueRef first = LLVMBuildZExt(g->b, sreg(g, "ctaid", 0), g->t.i64, "");
+    LLVMValueRef first = LLVMBuildZExt(g->b, sreg(g, "ctaid", 0), g->m->t.i64, "");
     LLVMBuildBr(g->b, fr->head);
     LLVMPositionBuilderAtEnd(g->b, fr->head);
-    fr->program = LLVMBuildPhi(g->b, g->t.i64, "program");
-    fr->head_fills = LLVMBuildPhi(g->b, g->t.i32, "fills");
+    fr->program = LLVMBuildPhi(g->b, g->m->t.i64, "program");
+    fr->head_fills = LLVMBuildPhi(g->b, g->m->t.i32, "fills");
     LLVMAddIncoming(fr->program, &first, &pre, 1);
     LLVMAddIncoming(fr->head_fills, &g->ws_fills, &pre, 1);
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, fr->program, total, ""), body, fr->done);
     LLVMPositionBuilderAtEnd(g->b, body);
     LLVMValueRef t = fr->program;
-    fr->ids[0] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, t, wide[0], ""), g->t.i32, "");
-    fr->ids[1] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, t, wide[0], ""), wide[1], ""), g->t.i32, "");
-    fr->ids[2] = LLVMBuildTrunc(g->b, LLVMBuildUDiv(g->b, t, plane, ""), g->t.i32, "");
+    fr->ids[0] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, t, wide[0], ""), g->m->t.i32, "");
+    fr->ids[1] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, LLVMBuildUDiv(g->b, t, wide[0], ""), wide[1], ""), g->m->t.i32, "");
+    fr->ids[2] = LLVMBuildTrunc(g->b, LLVMBuildUDiv(g->b, t, plane, ""), g->m->t.i32, "");
     /* The thread's index read again for each program id, where LLVM cannot
      * hoist it: else it moves all the thread's index arithmetic (the
      * store's addresses after a dot's loop) out of this loop, to be kept
      * through it: matmul 128x256 spilled 160 bytes. */
     fr->tid = g->tid, fr->lane = g->lane, fr->warp = g->warp;
-    g->tid = nvptx_asm_call(g, g->t.i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
+    g->tid = nvptx_asm_call(g, g->m->t.i32, "mov.u32 $0, %tid.x;", "=r", NULL, 0, true);
     g->lane = LLVMBuildAnd(g->b, g->tid, ci32(g, 31), "");
     g->warp = LLVMBuildLShr(g->b, g->tid, ci32(g, 5), "");
     g->ws_fills = fr->head_fills;
@@ -107,7 +107,7 @@ void nvptx_body_end(Gen *g) {
     LLVMPositionBuilderAtEnd(g->b, fr->finish);
     g->ws_fills = fr->fills;
     if (g->m->opt->persistent) { /* the next program id */
-        LLVMValueRef step = LLVMBuildZExt(g->b, sreg(g, "nctaid", 0), g->t.i64, "");
+        LLVMValueRef step = LLVMBuildZExt(g->b, sreg(g, "nctaid", 0), g->m->t.i64, "");
         LLVMValueRef next = LLVMBuildAdd(g->b, fr->program, step, "");
         LLVMAddIncoming(fr->program, &next, &fr->finish, 1);
         LLVMAddIncoming(fr->head_fills, &fr->fills, &fr->finish, 1);

@@ -666,7 +666,7 @@ static LLVMValueRef **steps_ahead(Gen *g, const BirOp *loop, const PipePlan *pp,
 }
 
 static void call_void(Gen *g, const char *name, LLVMValueRef *args, int n) {
-    nvptx_call(g, name, g->t.void_t, args, n);
+    nvptx_call(g, name, g->m->t.void_t, args, n);
 }
 
 /* The registers of the loads' pointers and masks for the iteration at iv
@@ -737,7 +737,7 @@ static void wait_groups(Gen *g, int n) {
  * tile's coordinates within its map; cols and rows get those, edges
  * whether a tile takes its load's edge map (g->s->tma_edge_of). */
 static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLVMValueRef *rows, LLVMValueRef *edges) {
-    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->t.i1, 1, 0);
+    LLVMValueRef t0 = is_thread0(g), ok = LLVMConstInt(g->m->t.i1, 1, 0);
     for (int i = 0; i < pp->nloads; i++) {
         const BirOp *ld = pp->loads[i];
         const NvptxTmaMask *mk = &g->s->tma_mask[g->s->tma_of[ld->results[0]] - 1]; /* planned with its map */
@@ -754,8 +754,8 @@ static LLVMValueRef tma_vote(Gen *g, const PipePlan *pp, LLVMValueRef *cols, LLV
         LLVMValueRef c, r, e, fits = nvptx_tma_coords_ok(g, ld, mk, g->regs[ld->operands[0]][0], &c, &r, &e);
         LLVMBasicBlockRef worked = LLVMGetInsertBlock(g->b);
         nvptx_end_if(g, merge);
-        LLVMValueRef in[4][2] = {{LLVMConstInt(g->t.i1, 1, 0), fits}, {ci32(g, 0), c}, {ci32(g, 0), r},
-                                 {LLVMConstInt(g->t.i1, 0, 0), e}};
+        LLVMValueRef in[4][2] = {{LLVMConstInt(g->m->t.i1, 1, 0), fits}, {ci32(g, 0), c}, {ci32(g, 0), r},
+                                 {LLVMConstInt(g->m->t.i1, 0, 0), e}};
         LLVMValueRef *out[4] = {&fits, &cols[i], &rows[i], &edges[i]};
         LLVMBasicBlockRef blocks[2] = {from, worked};
         for (int k = 0; k < 4; k++) {
@@ -805,7 +805,7 @@ static void fill(Gen *g, const BirOp *loop, const PipePlan *pp, int64_t ring_at,
     nvptx_end_if(g, t0_done);
     LLVMBuildBr(g->b, done);
     LLVMPositionBuilderAtEnd(g->b, by_threads);
-    copy_chunks(g, pp, ring_at, slot, LLVMConstInt(g->t.i1, 1, 0));
+    copy_chunks(g, pp, ring_at, slot, LLVMConstInt(g->m->t.i1, 1, 0));
     call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
     wait_groups(g, 0);
     nvptx_proxy_fence(g); /* for wgmma, which reads through the async proxy */
@@ -838,10 +838,10 @@ static LLVMValueRef runs(Gen *g, const BirOp *loop, LLVMValueRef iv, int n, LLVM
     LLVMIntPredicate lt = nvptx_loop_continues(g, loop);
     if (!n) return LLVMBuildICmp(g->b, lt, iv, ub, "");
     /* step by step, as the loop does: n * step may overflow where the sum does not */
-    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->t.i1}, pair = LLVMStructTypeInContext(g->m->ctx, fields, 2, 0);
+    LLVMTypeRef fields[2] = {LLVMTypeOf(iv), g->m->t.i1}, pair = LLVMStructTypeInContext(g->m->ctx, fields, 2, 0);
     char add[48];
     snprintf(add, sizeof add, "llvm.%cadd.with.overflow.i%d", dtype_is_signed(d) ? 's' : 'u', dtype_bits(d));
-    LLVMValueRef over = LLVMConstInt(g->t.i1, 0, 0);
+    LLVMValueRef over = LLVMConstInt(g->m->t.i1, 0, 0);
     for (int k = 0; k < n; k++) {
         LLVMValueRef args[2] = {iv, step}, sum = nvptx_call(g, add, pair, args, 2);
         iv = LLVMBuildExtractValue(g->b, sum, 0, "");
@@ -937,7 +937,7 @@ NvptxPipeline *nvptx_pipeline_begin(Gen *g, const BirOp *loop, LLVMValueRef **in
 }
 
 void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
-    p->it = LLVMBuildPhi(g->b, g->t.i32, "it");
+    p->it = LLVMBuildPhi(g->b, g->m->t.i32, "it");
     LLVMValueRef first = p->plan.ws ? g->ws_fills : ci32(g, 0);
     LLVMAddIncoming(p->it, &first, &pre, 1);
 }
@@ -946,7 +946,7 @@ void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_head
     if (!p->plan.ws) return;
     /* leaving from the header, iteration `it` did not run; from the latch
      * (the variable would overflow), it did */
-    LLVMValueRef fills = LLVMBuildPhi(g->b, g->t.i32, "fills");
+    LLVMValueRef fills = LLVMBuildPhi(g->b, g->m->t.i32, "fills");
     LLVMAddIncoming(fills, &p->it, &from_header, 1);
     if (from_latch) LLVMAddIncoming(fills, &p->it_next, &from_latch, 1);
     g->ws_fills = fills;
@@ -999,7 +999,7 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
         /* the producer left this iteration to the threads: copied now, as a fill's fallback */
         LLVMValueRef **saved = g->regs;
         g->regs = ahead_regs(g, loop, pp, carried, iv, NULL);
-        copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->t.i1, 1, 0));
+        copy_chunks(g, pp, p->ring_at, slot, LLVMConstInt(g->m->t.i1, 1, 0));
         g->regs = saved;
         call_void(g, "llvm.nvvm.cp.async.commit.group", NULL, 0);
         wait_groups(g, 0);

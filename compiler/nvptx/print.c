@@ -12,10 +12,10 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
     for (int i = 0; i < 3; i++) {
         char name[40];
         snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", "xyz"[i]);
-        pid[i] = nvptx_call0(g, name, g->t.i32);
+        pid[i] = nvptx_call0(g, name, g->m->t.i32);
     }
-    LLVMTypeRef vp_params[2] = {g->t.genptr, g->t.genptr};
-    LLVMTypeRef vp_ty = LLVMFunctionType(g->t.i32, vp_params, 2, 0);
+    LLVMTypeRef vp_params[2] = {g->m->t.genptr, g->m->t.genptr};
+    LLVMTypeRef vp_ty = LLVMFunctionType(g->m->t.i32, vp_params, 2, 0);
     LLVMValueRef vprintf = LLVMGetNamedFunction(g->m->mod, "vprintf");
     if (!vprintf) vprintf = LLVMAddFunction(g->m->mod, "vprintf", vp_ty);
     /* the prefix is the user's text, not format: each '%' doubled, so vprintf prints it as is */
@@ -82,14 +82,14 @@ bool nvptx_gen_print(Gen *g, const BirOp *op) {
  * assert, which the driver links as it does vprintf; it prints the message
  * with the block and thread and stops the kernel (CUDA_ERROR_ASSERT). */
 static void call_assertfail(Gen *g, const BirOp *op, const char *message) {
-    LLVMTypeRef params[5] = {g->t.genptr, g->t.genptr, g->t.i32, g->t.genptr, g->t.i64};
+    LLVMTypeRef params[5] = {g->m->t.genptr, g->m->t.genptr, g->m->t.i32, g->m->t.genptr, g->m->t.i64};
     LLVMTypeRef fn_ty = LLVMFunctionType(LLVMVoidTypeInContext(g->m->ctx), params, 5, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(g->m->mod, "__assertfail");
     if (!fn) fn = LLVMAddFunction(g->m->mod, "__assertfail", fn_ty);
     const char *file = g->f->src && g->f->src->name ? g->f->src->name : "<source>";
     LLVMValueRef args[5] = {LLVMBuildGlobalStringPtr(g->b, message, ""), LLVMBuildGlobalStringPtr(g->b, file, ""),
                             ci32(g, (int32_t)op->span.line), LLVMBuildGlobalStringPtr(g->b, g->f->name, ""),
-                            LLVMConstInt(g->t.i64, 1, 0)};
+                            LLVMConstInt(g->m->t.i64, 1, 0)};
     LLVMBuildCall2(g->b, fn_ty, fn, args, 5, "");
 }
 
@@ -115,7 +115,7 @@ bool nvptx_gen_check(Gen *g, const BirOp *op) {
         const Layout *l = &g->s->plan->layouts[v];
         LLVMValueRef *mask = op->operands[1] != BIR_NONE ? nvptx_operand(g, op->operands[1], l, 0) : NULL;
         int32_t copies = nvptx_layout_copy_regs(l);
-        failed = LLVMConstInt(g->t.i1, 0, 0);
+        failed = LLVMConstInt(g->m->t.i1, 0, 0);
         for (int k = 0; k < l->nregs; k++) {
             if (k & copies) continue;
             LLVMValueRef bad = LLVMBuildNot(g->b, g->regs[v][k], "");

@@ -177,7 +177,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
         for (int w = 0; w < warps_a; w++) {
             LLVMValueRef at = LLVMBuildAdd(g->b, c, ci32(g, (int32_t)(w * others)), "");
             LLVMValueRef pv = LLVMBuildLoad2(g->b, ty(g, R.d), nvptx_smem_ptr(g, slot, at, es), "");
-            LLVMValueRef pi = R.is_arg ? LLVMBuildLoad2(g->b, g->t.i32, nvptx_smem_ptr(g, idx_at, at, 4), "") : NULL;
+            LLVMValueRef pi = R.is_arg ? LLVMBuildLoad2(g->b, g->m->t.i32, nvptx_smem_ptr(g, idx_at, at, 4), "") : NULL;
             if (!v) v = pv, vi = pi;
             else combine(g, &R, &v, &vi, pv, pi);
         }
@@ -212,7 +212,7 @@ bool nvptx_gen_histogram(Gen *g, const BirOp *op, int64_t slot) {
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->m->ctx, g->fn, "bins.zeroed");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, g->tid, ci32(g, (int32_t)op->attr), ""), loop, done);
     LLVMPositionBuilderAtEnd(g->b, loop);
-    LLVMValueRef i = LLVMBuildPhi(g->b, g->t.i32, "");
+    LLVMValueRef i = LLVMBuildPhi(g->b, g->m->t.i32, "");
     LLVMAddIncoming(i, &g->tid, &pre, 1);
     nvptx_smem_write(g, DT_I32, slot, i, ci32(g, 0));
     LLVMValueRef next = LLVMBuildAdd(g->b, i, ci32(g, threads), "");
@@ -223,7 +223,7 @@ bool nvptx_gen_histogram(Gen *g, const BirOp *op, int64_t slot) {
     nvptx_barrier(g);
     LLVMValueRef own = nvptx_owner(g, l);
     int32_t copies = nvptx_layout_copy_regs(l);
-    LLVMTypeRef wide = dtype_bits(d) == 64 ? g->t.i64 : g->t.i32;
+    LLVMTypeRef wide = dtype_bits(d) == 64 ? g->m->t.i64 : g->m->t.i32;
     for (int k = 0; k < l->nregs; k++) {
         if (k & copies) continue;
         LLVMValueRef v = g->regs[x][k];
@@ -233,7 +233,7 @@ bool nvptx_gen_histogram(Gen *g, const BirOp *op, int64_t slot) {
         in = LLVMBuildAnd(g->b, in, own, "");
         if (mask) in = LLVMBuildAnd(g->b, in, mask[k], "");
         LLVMBasicBlockRef merge = nvptx_begin_if(g, in);
-        LLVMValueRef bin = wide == g->t.i32 ? v : LLVMBuildTrunc(g->b, v, g->t.i32, "");
+        LLVMValueRef bin = wide == g->m->t.i32 ? v : LLVMBuildTrunc(g->b, v, g->m->t.i32, "");
         LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, nvptx_smem_ptr(g, slot, bin, 4), ci32(g, 1),
                            LLVMAtomicOrderingMonotonic, 0);
         nvptx_end_if(g, merge);

@@ -133,7 +133,7 @@ static void ldmatrix_x4(Gen *g, LLVMValueRef byte_off, bool trans, LLVMValueRef 
 static LLVMValueRef rounded_from_f32(Gen *g, LLVMValueRef x) {
     if (!LLVMIsAInstruction(x) || LLVMGetInstructionOpcode(x) != LLVMFPTrunc) return NULL;
     LLVMValueRef src = LLVMGetOperand(x, 0);
-    return LLVMTypeOf(src) == g->t.f32 ? src : NULL;
+    return LLVMTypeOf(src) == g->m->t.f32 ? src : NULL;
 }
 
 /* Two f16 or bf16 elements as one 32-bit operand register of mma. Two f32
@@ -146,12 +146,12 @@ LLVMValueRef nvptx_dot_pack(Gen *g, LLVMValueRef lo, LLVMValueRef hi, DType d) {
         LLVMValueRef args[2] = {hi32, lo32};
         LLVMValueRef v = nvptx_call(g, d == DT_F16 ? "llvm.nvvm.ff2f16x2.rn" : "llvm.nvvm.ff2bf16x2.rn",
                                     LLVMVectorType(ty(g, d), 2), args, 2);
-        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
+        return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->m->t.i32, "");
     }
     LLVMValueRef v = LLVMGetUndef(LLVMVectorType(ty(g, d), 2));
     v = LLVMBuildInsertElement(g->b, v, lo, ci32(g, 0), "");
     v = LLVMBuildInsertElement(g->b, v, hi, ci32(g, 1), "");
-    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->t.i32, "");
+    return d == DT_F16 ? v : LLVMBuildBitCast(g->b, v, g->m->t.i32, "");
 }
 
 /* Register bits of a layout along dimension d from basis `from` up: the

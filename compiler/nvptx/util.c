@@ -108,25 +108,25 @@ LLVMValueRef nvptx_asm_call(Gen *g, LLVMTypeRef ret, const char *text, const cha
 
 void nvptx_barrier(Gen *g) {
     if (!g->s->ws_loop) {
-        nvptx_call0(g, "llvm.nvvm.barrier0", g->t.void_t);
+        nvptx_call0(g, "llvm.nvvm.barrier0", g->m->t.void_t);
         return;
     }
     LLVMValueRef args[2] = {ci32(g, 0), ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warp never joins */
-    nvptx_call(g, "llvm.nvvm.barrier", g->t.void_t, args, 2);
+    nvptx_call(g, "llvm.nvvm.barrier", g->m->t.void_t, args, 2);
 }
 
 LLVMValueRef nvptx_barrier_and(Gen *g, LLVMValueRef vote) {
-    LLVMValueRef v = LLVMBuildZExt(g->b, vote, g->t.i32, "");
+    LLVMValueRef v = LLVMBuildZExt(g->b, vote, g->m->t.i32, "");
     if (!g->s->ws_loop)
-        return LLVMBuildICmp(g->b, LLVMIntNE, nvptx_call(g, "llvm.nvvm.barrier0.and", g->t.i32, &v, 1), ci32(g, 0), "");
+        return LLVMBuildICmp(g->b, LLVMIntNE, nvptx_call(g, "llvm.nvvm.barrier0.and", g->m->t.i32, &v, 1), ci32(g, 0), "");
     LLVMValueRef args[2] = {v, ci32(g, 32 * g->s->plan->num_warps)}; /* the producer warps never join */
-    LLVMValueRef all = nvptx_asm_call(g, g->t.i32,
+    LLVMValueRef all = nvptx_asm_call(g, g->m->t.i32,
                                       "{ .reg .pred q, p; setp.ne.u32 q, $1, 0; bar.red.and.pred p, 0, $2, q; "
                                       "selp.u32 $0, 1, 0, p; }", "=r,r,r,~{memory}", args, 2, true);
     return LLVMBuildICmp(g->b, LLVMIntNE, all, ci32(g, 0), "");
 }
 
-void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->t.void_t, text, "", NULL, 0, true); }
+void nvptx_asm_void(Gen *g, const char *text) { nvptx_asm_call(g, g->m->t.void_t, text, "", NULL, 0, true); }
 
 void nvptx_proxy_fence(Gen *g) { nvptx_asm_void(g, "fence.proxy.async.shared::cta;"); }
 
@@ -147,10 +147,10 @@ void nvptx_end_if(Gen *g, LLVMBasicBlockRef merge) {
 }
 
 /* A pointer into the kernel's shared memory. */
-LLVMValueRef nvptx_smem_at(Gen *g, LLVMValueRef byte_off) { return LLVMBuildGEP2(g->b, g->t.i8, g->smem, &byte_off, 1, ""); }
+LLVMValueRef nvptx_smem_at(Gen *g, LLVMValueRef byte_off) { return LLVMBuildGEP2(g->b, g->m->t.i8, g->m->shared, &byte_off, 1, ""); }
 
 LLVMValueRef nvptx_smem_addr(Gen *g, LLVMValueRef byte_off) {
-    return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->smem, g->t.i32, ""), byte_off, "");
+    return LLVMBuildAdd(g->b, LLVMBuildPtrToInt(g->b, g->m->shared, g->m->t.i32, ""), byte_off, "");
 }
 
 LLVMValueRef nvptx_smem_ptr(Gen *g, int64_t offset, LLVMValueRef index, int elem_size) {
@@ -226,7 +226,7 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
         for (int d = 0; d < l->rank; d++) zero &= l->warp[b][d] == 0;
         if (zero) warps |= 1 << b;
     }
-    LLVMValueRef ok = LLVMConstInt(g->t.i1, 1, 0);
+    LLVMValueRef ok = LLVMConstInt(g->m->t.i1, 1, 0);
     if (lanes) ok = LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->lane, ci32(g, lanes), ""), ci32(g, 0), "");
     if (warps)
         ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntEQ, LLVMBuildAnd(g->b, g->warp, ci32(g, warps), ""),
@@ -236,26 +236,26 @@ LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {
 
 LLVMValueRef nvptx_shuffle_xor(Gen *g, LLVMValueRef v, int mask, DType d) {
     if (d == DT_F64) /* as its bits */
-        return LLVMBuildBitCast(g->b, nvptx_shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->t.i64, ""), mask, DT_I64), g->t.f64, "");
+        return LLVMBuildBitCast(g->b, nvptx_shuffle_xor(g, LLVMBuildBitCast(g->b, v, g->m->t.i64, ""), mask, DT_I64), g->m->t.f64, "");
     if (dtype_bits(d) == 64) {
-        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->t.i32, "");
-        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->t.i32, "");
-        lo = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, lo, mask, DT_I32), g->t.i64, "");
-        hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->t.i64, "");
+        LLVMValueRef lo = LLVMBuildTrunc(g->b, v, g->m->t.i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, v, ci64(g, 32), ""), g->m->t.i32, "");
+        lo = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, lo, mask, DT_I32), g->m->t.i64, "");
+        hi = LLVMBuildZExt(g->b, nvptx_shuffle_xor(g, hi, mask, DT_I32), g->m->t.i64, "");
         return LLVMBuildOr(g->b, lo, LLVMBuildShl(g->b, hi, ci64(g, 32), ""), "");
     }
     if (d == DT_F16 || d == DT_BF16) /* as f32, exactly (NaN payloads aside): LLVM 19 makes each 16-bit
                                        * float bitcast a ProxyReg and erases those in quadratic time */
-        return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->t.f32, ""), mask, DT_F32), ty(g, d), "");
+        return LLVMBuildFPTrunc(g->b, nvptx_shuffle_xor(g, LLVMBuildFPExt(g->b, v, g->m->t.f32, ""), mask, DT_F32), ty(g, d), "");
     if (dtype_bits(d) < 32) { /* i1 and integers of 8 and 16 bits: widened to a word and back */
         LLVMTypeRef bits = LLVMIntTypeInContext(g->m->ctx, (unsigned)dtype_bits(d)), t = ty(g, d);
-        LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->t.i32, "");
+        LLVMValueRef w = LLVMBuildZExt(g->b, t == bits ? v : LLVMBuildBitCast(g->b, v, bits, ""), g->m->t.i32, "");
         LLVMValueRef back = LLVMBuildTrunc(g->b, nvptx_shuffle_xor(g, w, mask, DT_I32), bits, "");
         return t == bits ? back : LLVMBuildBitCast(g->b, back, t, "");
     }
     bool fl = d == DT_F32;
     LLVMValueRef args[4] = {ci32(g, -1), v, ci32(g, mask), ci32(g, 31)};
-    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->t.f32 : g->t.i32, args, 4);
+    return nvptx_call(g, fl ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", fl ? g->m->t.f32 : g->m->t.i32, args, 4);
 }
 
 LLVMValueRef nvptx_warp_base(Gen *g, const Layout *l, int d) {

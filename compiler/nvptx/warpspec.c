@@ -135,7 +135,7 @@ int nvptx_ws_consumer_regs(Gen *g) {
 static void set_max_regs(Gen *g, bool more, int regs) {
     LLVMValueRef n = ci32(g, regs);
     nvptx_call(g, more ? "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32" : "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32",
-               g->t.void_t, &n, 1);
+               g->m->t.void_t, &n, 1);
 }
 
 static LLVMValueRef sync_field(Gen *g, const NvptxWsRing *r, LLVMValueRef slot, int field) {
@@ -144,7 +144,7 @@ static LLVMValueRef sync_field(Gen *g, const NvptxWsRing *r, LLVMValueRef slot, 
 
 
 static LLVMValueRef load_word(Gen *g, LLVMValueRef off) {
-    LLVMValueRef v = LLVMBuildLoad2(g->b, g->t.i32, nvptx_smem_at(g, off), "");
+    LLVMValueRef v = LLVMBuildLoad2(g->b, g->m->t.i32, nvptx_smem_at(g, off), "");
     LLVMSetAlignment(v, 4);
     return v;
 }
@@ -159,7 +159,7 @@ static LLVMValueRef is_lane0(Gen *g) { return LLVMBuildICmp(g->b, LLVMIntEQ, g->
  * producer's lanes reach it apart. */
 static void all_warps_barrier(Gen *g) {
     LLVMValueRef args[2] = {ci32(g, 1), ci32(g, 32 * nvptx_ws_launch_warps(g))};
-    nvptx_call(g, "llvm.nvvm.barrier.sync.cnt", g->t.void_t, args, 2);
+    nvptx_call(g, "llvm.nvvm.barrier.sync.cnt", g->m->t.void_t, args, 2);
 }
 
 /* Fill k's slot and phase. k counts in 32 bits and wraps cleanly only
@@ -190,7 +190,7 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, ci32(g, 32 * consumers(g)), ""), loop, done);
     LLVMPositionBuilderAtEnd(g->b, loop);
-    LLVMValueRef k = LLVMBuildPhi(g->b, g->t.i32, "fill"), zero = ci32(g, 0);
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->m->t.i32, "fill"), zero = ci32(g, 0);
     LLVMAddIncoming(k, &zero, &pre, 1);
     LLVMValueRef slot = slot_of(g, r, k);
     LLVMValueRef full = sync_field(g, r, slot, SLOT_FULL);
@@ -258,12 +258,12 @@ static LLVMValueRef warpgroup(Gen *g) { return LLVMBuildLShr(g->b, g->warp, ci32
 
 static void pass_turn_to(Gen *g, LLVMValueRef wg) {
     LLVMValueRef args[2] = {LLVMBuildAdd(g->b, wg, ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
-    nvptx_asm_call(g, g->t.void_t, "bar.arrive $0, $1;", "r,r,~{memory}", args, 2, true);
+    nvptx_asm_call(g, g->m->t.void_t, "bar.arrive $0, $1;", "r,r,~{memory}", args, 2, true);
 }
 
 void nvptx_ws_take_turn(Gen *g) {
     LLVMValueRef args[2] = {LLVMBuildAdd(g->b, warpgroup(g), ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
-    nvptx_call(g, "llvm.nvvm.barrier", g->t.void_t, args, 2);
+    nvptx_call(g, "llvm.nvvm.barrier", g->m->t.void_t, args, 2);
 }
 
 void nvptx_ws_pass_turn(Gen *g) {
@@ -298,7 +298,7 @@ static void release_record(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVM
                            const LLVMValueRef *cols, const LLVMValueRef *rows, const LLVMValueRef *edges) {
     LLVMValueRef slot = slot_of(g, r, fill);
     LLVMValueRef every_lane = ci32(g, -1);
-    nvptx_call(g, "llvm.nvvm.bar.warp.sync", g->t.void_t, &every_lane, 1);
+    nvptx_call(g, "llvm.nvvm.bar.warp.sync", g->m->t.void_t, &every_lane, 1);
     LLVMBasicBlockRef lane0_done = nvptx_begin_if(g, is_lane0(g));
     LLVMBasicBlockRef t0_done = nvptx_begin_if(g, LLVMBuildICmp(g->b, LLVMIntEQ, g->warp, ci32(g, 0), ""));
     store_word(g, sync_field(g, r, slot, SLOT_LIVE), copy);
@@ -322,7 +322,7 @@ static void release_record(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVM
 void nvptx_ws_release(Gen *g, const NvptxWsRing *r, LLVMValueRef fill, LLVMValueRef vote, const LLVMValueRef *cols,
                       const LLVMValueRef *rows, const LLVMValueRef *edges) {
     LLVMValueRef all_args[2] = {ci32(g, -1), vote};
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->t.i1, all_args, 2);
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.vote.all.sync", g->m->t.i1, all_args, 2);
     release_record(g, r, fill, ci32(g, 1), all, cols, rows, edges);
 }
 
@@ -338,14 +338,14 @@ LLVMValueRef nvptx_ws_wait(Gen *g, const NvptxWsRing *r, LLVMValueRef it) {
     LLVMValueRef how = load_word(g, sync_field(g, r, slot, SLOT_TMA));
     LLVMBuildBr(g->b, merge);
     LLVMPositionBuilderAtEnd(g->b, merge);
-    LLVMValueRef phi = LLVMBuildPhi(g->b, g->t.i32, ""), zero = ci32(g, 0);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, g->m->t.i32, ""), zero = ci32(g, 0);
     LLVMAddIncoming(phi, &zero, &from, 1);
     LLVMAddIncoming(phi, &how, &read, 1);
     LLVMValueRef args[4] = {ci32(g, -1), phi, zero, ci32(g, 31)};
-    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.shfl.sync.idx.i32", g->t.i32, args, 4);
+    LLVMValueRef all = nvptx_call(g, "llvm.nvvm.shfl.sync.idx.i32", g->m->t.i32, args, 4);
     return LLVMBuildICmp(g->b, LLVMIntNE, all, zero, "");
 }
 
 void nvptx_ws_end(Gen *g, const NvptxWsRing *r, LLVMValueRef fill) {
-    release_record(g, r, fill, ci32(g, 0), LLVMConstInt(g->t.i1, 1, 0), NULL, NULL, NULL);
+    release_record(g, r, fill, ci32(g, 0), LLVMConstInt(g->m->t.i1, 1, 0), NULL, NULL, NULL);
 }

@@ -126,7 +126,7 @@ static LLVMValueRef descriptor(Gen *g, LLVMValueRef byte_off, int64_t lead, int6
     LLVMValueRef p = nvptx_smem_at(g, byte_off);
     LLVMValueRef addr = LLVMBuildLShr(g->b, addr_i64(g, p), ci64(g, 4), "");
     addr = LLVMBuildAnd(g->b, addr, ci64(g, 0x3fff), "");
-    return LLVMBuildOr(g->b, addr, LLVMConstInt(g->t.i64, fixed, 0), "");
+    return LLVMBuildOr(g->b, addr, LLVMConstInt(g->m->t.i64, fixed, 0), "");
 }
 
 /* The descriptor of operand `which`'s tile starting at mn0 along M (a) or N
@@ -212,7 +212,7 @@ static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMVa
     args[k++] = b_desc;
     args[k++] = ci32(g, add_acc);
     for (int j = 0; j < nacc; j++) args[k++] = acc[j];
-    LLVMValueRef res = nvptx_asm_call(g, acc_struct(g, ints ? g->t.i32 : g->t.f32, nacc), text, cons, args, k, true);
+    LLVMValueRef res = nvptx_asm_call(g, acc_struct(g, ints ? g->m->t.i32 : g->m->t.f32, nacc), text, cons, args, k, true);
     for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
 }
 
@@ -228,7 +228,7 @@ void nvptx_wgmma_wait(Gen *g, LLVMValueRef *acc, int n, int pending) {
         LLVMTypeRef *fields = arena_alloc(&g->arena, (size_t)c * sizeof *fields);
         for (int j = 0; j < c; j++) { /* f32, or i32 (8-bit integer dots) */
             fields[j] = LLVMTypeOf(acc[at + j]);
-            ct += sprintf(cons + ct, "%s=%c", j ? "," : "", fields[j] == g->t.i32 ? 'r' : 'f');
+            ct += sprintf(cons + ct, "%s=%c", j ? "," : "", fields[j] == g->m->t.i32 ? 'r' : 'f');
         }
         for (int j = 0; j < c; j++) ct += sprintf(cons + ct, ",%d", j);
         LLVMTypeRef ret = LLVMStructTypeInContext(g->m->ctx, fields, (unsigned)c, 0);
@@ -297,7 +297,7 @@ static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, L
     LLVMValueRef *total = memcpy(arena_alloc(&g->arena, (size_t)n * sizeof *C), C, (size_t)n * sizeof *C);
     for (int c = 0; c < sums; c++) {
         LLVMValueRef *s = set[c & 1];
-        for (int i = 0; i < n; i++) s[i] = LLVMConstReal(g->t.f32, 0.0);
+        for (int i = 0; i < n; i++) s[i] = LLVMConstReal(g->m->t.f32, 0.0);
         if (c >= (ds->promote_in_turn ? 2 : 1))
             nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the set's registers were read by the adds */
         issue(g, is, s, c * steps, (c + 1) * steps);
@@ -377,7 +377,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
                 for (int p = 0; p < 4; p++) {
                     int base = nvptx_dot_a_reg(p, kk, mi, kbits);
                     words[mi * ksteps + kk][p] =
-                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->t.i32, "");
+                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->m->t.i32, "");
                 }
     }
     WgmmaIssue is = {.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = mreps, .groups = groups,
