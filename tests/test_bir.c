@@ -1,7 +1,13 @@
-/* test_bir.c: lowering to the block IR, its verifier and its text form. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
+/* test_bir.c: lowering to the block IR, its verifier and its text form.
+ * tests/bir/NAME.blk, one feature each, lowers to exactly tests/bir/NAME.bir
+ * (blkc --emit=bir's text: no LLVM in it, so it is stable across LLVM
+ * versions as PTX is not), under the -D values of its `// defs:` lines;
+ * BLK_UPDATE_GOLDEN=1 rewrites the .bir files instead (then read the diff). */
+#define _DEFAULT_SOURCE /* open_memstream, scandir */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 
+#include "blk_files.h"
 #include "support.h"
 
 static char *print_bir(const BirFunction *f) {
@@ -33,6 +39,86 @@ static const BirOp *first_op(const BirBlock *b, BirOpcode code) {
         }
     }
     return NULL;
+}
+
+/* tests/bir/NAME.blk, lowered under its `// defs: NAME=VALUE ...` lines
+ * (the file's path, name: its name). Caller frees; NULL if unreadable. */
+static Compilation *compile_bir_file(const char *name, Captured *cap) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", BLK_BIR_DIR, name);
+    char *src = slurp(path);
+    if (!src) return NULL;
+    static char defs_text[16][128];
+    const char *defs[17] = {0};
+    int n = 0;
+    for (const char *line = src; *line && n < 16;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len > 9 && strncmp(line, "// defs: ", 9) == 0) {
+            char buf[512];
+            snprintf(buf, sizeof buf, "%.*s", (int)(len - 9), line + 9);
+            for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save)) {
+                snprintf(defs_text[n], sizeof defs_text[n], "%s", tok);
+                defs[n] = defs_text[n];
+                n++;
+            }
+        }
+        line = end ? end + 1 : line + len;
+    }
+    Compilation *c = compile_to_bir(name, src, defs, cap);
+    free(src);
+    return c;
+}
+
+/* The 1-based number of the first line where a and b differ, that line of
+ * each into la / lb. */
+static int first_difference(const char *a, const char *b, char *la, char *lb, size_t size) {
+    int line = 1;
+    while (*a && *a == *b) {
+        if (*a == '\n') line++;
+        a++, b++;
+    }
+    while (line > 1 && a[-1] != '\n') a--, b--;
+    snprintf(la, size, "%.*s", (int)strcspn(a, "\n"), a);
+    snprintf(lb, size, "%.*s", (int)strcspn(b, "\n"), b);
+    return line;
+}
+
+ParameterizedTestParameters(bir, golden) { return blk_file_params(BLK_BIR_DIR); }
+
+ParameterizedTest(int *index, bir, golden) {
+    char name[256], want_path[1024];
+    cr_assert(blk_file_name(BLK_BIR_DIR, *index, name, sizeof name));
+    Captured cap = {0};
+    Compilation *c = compile_bir_file(name, &cap);
+    cr_assert(c && c->ok && c->bir, "%s does not compile:\n%s", name, cap.text);
+    char *got = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&got, &len);
+    for (int k = 0; k < c->bir->nkernels; k++) { /* as blkc --emit=bir prints a module */
+        if (k) fputc('\n', out);
+        bir_print(out, c->bir->kernels[k]);
+    }
+    fclose(out);
+    snprintf(want_path, sizeof want_path, "%s/%.*s.bir", BLK_BIR_DIR, (int)(strlen(name) - 4), name);
+    const char *update = getenv("BLK_UPDATE_GOLDEN");
+    if (update && strcmp(update, "1") == 0) {
+        FILE *f = fopen(want_path, "w");
+        cr_assert(f && fputs(got, f) >= 0 && fclose(f) == 0, "%s: cannot write", want_path);
+    } else {
+        char *want = slurp(want_path);
+        cr_assert(want, "%s: no golden file %s (BLK_UPDATE_GOLDEN=1 writes it)", name, want_path);
+        char lw[512], lg[512];
+        if (strcmp(want, got) != 0) {
+            int line = first_difference(want, got, lw, lg, sizeof lw);
+            cr_expect_fail("%s: the block IR differs from %s at line %d:\n  expected: %s\n  got:      %s\n"
+                           "(BLK_UPDATE_GOLDEN=1 rewrites the golden files; read the diff before committing)\n%s",
+                           name, want_path, line, lw, lg, got);
+        }
+        free(want);
+    }
+    free(got);
+    compilation_free(c);
 }
 
 /* Every example, at its defaults and at other -D configurations, lowers to
@@ -105,12 +191,7 @@ Test(bir, variables_become_loop_carried_values_and_if_results) {
 
 Test(bir, implicit_conversions_become_explicit_ops) {
     Captured cap = {0};
-    Compilation *c = compile_to_bir("t.blk",
-                                    "kernel k(x: *f16, o: *f16, n: i32) {\n"
-                                    "  let v = load(x + arange(0, 16));\n"
-                                    "  store(o + arange(0, 16), exp(v) * 2 + n);\n"
-                                    "  store(o, sum(v));\n"
-                                    "}\n", NULL, &cap);
+    Compilation *c = compile_bir_file("implicit_conversions.blk", &cap);
     cr_assert(c && c->ok, "%s", cap.text);
     char *text = print_bir(c->bir->kernels[0]);
     /* exp of f16 computes in f32; the literal 2 is made an f16 constant;
@@ -129,14 +210,7 @@ Test(bir, implicit_conversions_become_explicit_ops) {
 
 Test(bir, compile_time_if_keeps_one_branch_and_short_circuit_guards_effects) {
     Captured cap = {0};
-    const char *defs[] = {"B=16", NULL};
-    Compilation *c = compile_to_bir("t.blk",
-                                    "kernel k(x: *i32, i: i32, n: i32, const B: i32 = 8) {\n"
-                                    "  if B > 8 { store(x, 1); } else { store(x, 2); }\n"
-                                    "  let ok = i < n && load(x + i) > 0;\n"
-                                    "  let cheap = i < n && i > 0;\n"
-                                    "  store(x, ok as i32 + cheap as i32);\n"
-                                    "}\n", defs, &cap);
+    Compilation *c = compile_bir_file("const_if_and_short_circuit.blk", &cap); /* B = 16 */
     cr_assert(c && c->ok, "%s", cap.text);
     const BirFunction *f = c->bir->kernels[0];
     cr_expect_eq(count_ops(f->body, BIR_STORE), 2, "one branch of the const if, plus the last store");
@@ -147,12 +221,7 @@ Test(bir, compile_time_if_keeps_one_branch_and_short_circuit_guards_effects) {
 
 Test(bir, dead_ops_are_removed_but_effects_stay) {
     Captured cap = {0};
-    Compilation *c = compile_to_bir("t.blk",
-                                    "kernel k(x: *f32) {\n"
-                                    "  let unused = arange(0, 64) * 3;\n"
-                                    "  let loaded = load(x);\n"
-                                    "  atomic_add(x, 1.0);\n"
-                                    "}\n", NULL, &cap);
+    Compilation *c = compile_bir_file("dead_ops_and_effects.blk", &cap);
     cr_assert(c && c->ok, "%s", cap.text);
     const BirFunction *f = c->bir->kernels[0];
     cr_expect_eq(count_ops(f->body, BIR_ARANGE), 0);
