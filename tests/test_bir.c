@@ -48,7 +48,7 @@ static Compilation *compile_bir_file(const char *name, Captured *cap) {
     snprintf(path, sizeof path, "%s/%s", BLK_BIR_DIR, name);
     char *src = slurp(path);
     if (!src) return NULL;
-    static char defs_text[16][128];
+    char defs_text[16][128]; /* (compile_to_bir copies them) */
     const char *defs[17] = {0};
     int n = 0;
     for (const char *line = src; *line && n < 16;) {

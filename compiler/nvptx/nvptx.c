@@ -69,11 +69,10 @@ static void module_init(NvptxModule *m, const BirModule *bir) {
     const char *producer = "blkc " BLKC_VERSION;
     LLVMDIBuilderCreateCompileUnit(m->di, LLVMDWARFSourceLanguageC, m->di_file, producer, strlen(producer), 1, "", 0, 0,
                                    "", 0, (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
-    LLVMTypeRef i32 = m->t.i32;
     LLVMAddModuleFlag(m->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
-                      LLVMValueAsMetadata(LLVMConstInt(i32, LLVMDebugMetadataVersion(), 0)));
+                      LLVMValueAsMetadata(LLVMConstInt(m->t.i32, LLVMDebugMetadataVersion(), 0)));
     LLVMAddModuleFlag(m->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
-                      LLVMValueAsMetadata(LLVMConstInt(i32, 2, 0)));
+                      LLVMValueAsMetadata(LLVMConstInt(m->t.i32, 2, 0)));
 }
 
 static void module_dispose(NvptxModule *m) {

@@ -256,13 +256,21 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
  * the program's end. */
 static LLVMValueRef warpgroup(Gen *g) { return LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""); }
 
+/* Warpgroup wg's turn: its named barrier and the threads it counts (two warpgroups'). */
+static void turn_barrier(Gen *g, LLVMValueRef wg, LLVMValueRef args[2]) {
+    args[0] = LLVMBuildAdd(g->b, wg, ci32(g, NVPTX_WS_TURN_BARRIER), "");
+    args[1] = ci32(g, 2 * 128);
+}
+
 static void pass_turn_to(Gen *g, LLVMValueRef wg) {
-    LLVMValueRef args[2] = {LLVMBuildAdd(g->b, wg, ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
+    LLVMValueRef args[2];
+    turn_barrier(g, wg, args);
     nvptx_asm_call(g, g->m->t.void_t, "bar.arrive $0, $1;", "r,r,~{memory}", args, 2, true);
 }
 
 void nvptx_ws_take_turn(Gen *g) {
-    LLVMValueRef args[2] = {LLVMBuildAdd(g->b, warpgroup(g), ci32(g, NVPTX_WS_TURN_BARRIER), ""), ci32(g, 2 * 128)};
+    LLVMValueRef args[2];
+    turn_barrier(g, warpgroup(g), args);
     nvptx_call(g, "llvm.nvvm.barrier", g->m->t.void_t, args, 2);
 }
 
