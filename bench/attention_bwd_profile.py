@@ -4,7 +4,8 @@ forward (forward: its configuration BLOCK_MxBLOCK_NxWARPS). On the GPU machine, 
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python ncu --kernel-name regex:dkdvdq \\
         --launch-skip 1 --launch-count 1 --section SpeedOfLight python3 bench/attention_bwd_profile.py 64 4096 64x32x4 fused
 Arguments: D, S (16k tokens a batch, 2048/D heads, as attention_bench.py), the configuration
-BLOCK_NxBLOCK_MxWARPS, fused or seven (whose dQ kernel takes the same configuration), or forward."""
+BLOCK_NxBLOCK_MxWARPS, fused or seven (whose dQ kernel takes the same configuration), or forward;
+then, optionally, compile flags to build with (NAME[,NAME...], blk.FLAGS)."""
 import os
 import sys
 
@@ -17,7 +18,8 @@ D, S, cfg = int(sys.argv[1]), int(sys.argv[2]), tuple(int(x) for x in sys.argv[3
 mode = sys.argv[4]
 B, H = 16384 // S, 2048 // D
 q, k, v, do = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) * 0.5 for _ in range(4))
-ba = ab.BlkAttention()
+flags = sys.argv[5].split(",") if len(sys.argv) > 5 else []
+ba = ab.BlkAttention(**{f: True for f in flags})
 o, lse, delta, dq_acc, dq, dk, dv = ab.forward_for_backward(ba, q, k, v, False)
 if mode == "forward":
     runs = [ba.forward(q, k, v, o, lse, False, cfg)]

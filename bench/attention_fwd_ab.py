@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """attention_fwd_ab.py: attention.blk's forward built two ways, in one process beside SDPA's
 cuDNN and flash backends, with attention_bench.py's timer (triton.testing.do_bench: L2 flushed,
-median): A, as it is; B, with a compile flag on (--flag NAME: ping_pong, say) or from another
+median): A, as it is; B, with a compile flag on (--flag NAME[,NAME...]: ping_pong, say) or from another
 version of the file (--source FILE: A is then dsl_examples/attention.blk, B the FILE).
 
     BLK_LIBRARY=build-static/libblk.so.0 PYTHONPATH=python python3 bench/attention_fwd_ab.py \\
@@ -38,10 +38,19 @@ def parse_configs(text):
     return out
 
 
+def flag_list(text):
+    """'ping_pong,overlap_dots' -> ['ping_pong', 'overlap_dots'], each one of blk.FLAGS"""
+    names = [f.strip() for f in text.split(",")]
+    for f in names:
+        if f not in blk.FLAGS:
+            raise argparse.ArgumentTypeError(f"'{f}' is not a compile flag ({', '.join(blk.FLAGS)})")
+    return names
+
+
 def main():
     ap_ = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     which = ap_.add_mutually_exclusive_group(required=True)
-    which.add_argument("--flag", choices=blk.FLAGS, help="B: A with this compile flag on")
+    which.add_argument("--flag", type=flag_list, help="B: A with these compile flags on (NAME[,NAME...]: blk.FLAGS)")
     which.add_argument("--source", help="B: the forward of this file (A: dsl_examples/attention.blk)")
     ap_.add_argument("--configs", help="BMxBNwW,... (default: attention_bench.py's forward configurations)")
     ap_.add_argument("--out")
@@ -50,7 +59,7 @@ def main():
     configs = parse_configs(args.configs) if args.configs else ab.FWD_CONFIGS
     a = ab.BlkAttention()
     if args.flag:
-        b, b_name = ab.BlkAttention(**{args.flag: True}), args.flag
+        b, b_name = ab.BlkAttention(**{f: True for f in args.flag}), " and ".join(args.flag)
     else:
         b, b_name = ab.BlkAttention(), os.path.basename(args.source)
         b.fwd = blk.compile(args.source)["attn_fwd"]

@@ -457,7 +457,7 @@ Test(runtime, the_occupancy_target_option_reaches_the_ptx) {
 /* The compiler's flags (compiler/options.def) reach the C API: blk_compile_flags names the
  * struct's flag fields in order, and precise_math and no_fma (once blkc's only) change the PTX. */
 Test(runtime, the_compiler_flags_are_the_options_fields_and_reach_the_code) {
-    cr_expect_str_eq(blk_compile_flags(), "no_tma no_warp_specialize persistent debug precise_math no_fma no_bulk_reduce ping_pong");
+    cr_expect_str_eq(blk_compile_flags(), "no_tma no_warp_specialize persistent debug precise_math no_fma no_bulk_reduce ping_pong overlap_dots");
     cr_expect_eq(blk_compile_options_size(), sizeof(blk_compile_options));
     static const char src[] = "kernel k(x: *f32, y: *f32) { let a = load(x); let b = load(y); store(y, a / b + a * b); }\n";
     blk_context *ctx;

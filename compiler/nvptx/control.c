@@ -89,7 +89,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
     /* the values leaving by each exit edge (a dot's wait on the way may replace one) */
     LLVMValueRef **out_header = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *out_header), **out_latch = NULL;
     memcpy(out_header, carried, (size_t)n * sizeof *out_header);
-    LLVMBasicBlockRef exit_from_header = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_header) : exit,
+    LLVMBasicBlockRef exit_from_header = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_header, false) : exit,
                       exit_from_latch = NULL;
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), body_bb, exit_from_header);
     LLVMPositionBuilderAtEnd(g->b, body_bb);
@@ -121,7 +121,7 @@ bool nvptx_gen_for(Gen *g, const BirOp *op) {
         add_incoming(g, carried, op->results, n, next_vals, latch);
         out_latch = arena_alloc(&g->arena, (size_t)(n ? n : 1) * sizeof *out_latch);
         memcpy(out_latch, next_vals, (size_t)n * sizeof *out_latch);
-        exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_latch) : exit;
+        exit_from_latch = pipe ? nvptx_pipeline_exit(g, pipe, op, exit, out_latch, true) : exit;
         LLVMValueRef backedge = LLVMBuildCondBr(g->b, ovf, exit_from_latch, header);
         if (for_unroll_of(op->attr)) mark_unroll(g, backedge, for_unroll_of(op->attr));
     }

@@ -324,11 +324,11 @@ static bool gen_mma_tf32(Gen *g, const BirOp *op, int64_t smem_at) {
 
 
 
-bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at) {
+bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit after_commit) {
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
     if (!ds) return nvptx_gen_fail(g, op, "internal compiler error: a dot the schedule does not know");
     switch (ds->path) {
-    case NVPTX_DOT_WGMMA: return nvptx_gen_wgmma(g, op, smem_at);
+    case NVPTX_DOT_WGMMA: return nvptx_gen_wgmma(g, op, smem_at, after_commit);
     case NVPTX_DOT_MMA:
         return dtype_is_int(vtype(g, op->operands[0]).dtype) ? gen_mma_int8(g, op, smem_at) : gen_mma(g, op, smem_at);
     case NVPTX_DOT_TF32: case NVPTX_DOT_TF32X3: return gen_mma_tf32(g, op, smem_at);
@@ -562,12 +562,17 @@ static void walk_dots(DotWalk *W, const BirBlock *b, const NvptxLoopSchedule *ls
             d->in_flight = ls && ls->async_dot == op;
             d->deferred = ls && ls->deferred_dot == op;
             /* the first dot of a loop with a deferred dot: its wait ends that one's group too */
-            d->ends_deferred = first && in_body && ls && ls->deferred_dot && b == ls->loop->regions[0];
+            d->ends_deferred = first && in_body && ls && ls->deferred_dot && b == ls->loop->regions[0] && !ls->overlap_after;
+            d->then_deferred = ls && ls->overlap_after == op;
             if (d->path == NVPTX_DOT_WGMMA) d->held_regs = wgmma_held_regs(g, d, d->ends_deferred);
+            /* (waited for with the deferred dot running: its accumulators and a's registers held too) */
+            if (d->then_deferred) d->held_regs += nregs(g, ls->deferred_arg) + nvptx_wgmma_a_words(g, ls->deferred_dot);
             int isa = d->path == NVPTX_DOT_WGMMA ? nvptx_wgmma_isa(g, op) : 0;
             if (isa > g->m->ptx_isa) g->m->ptx_isa = isa; /* the module's PTX declares what its dots need */
             plan_promotion(g, d);
-            d->takes_turns = d->path == NVPTX_DOT_WGMMA && ls && ls->ping_pong && !d->promote_every;
+            /* (with the deferred dot issued late, one turn spans the first dot and that one, issued after it) */
+            d->takes_turns = d->path == NVPTX_DOT_WGMMA && ls && ls->ping_pong && !d->promote_every &&
+                             (!ls->overlap_after || ls->overlap_after == op);
             first = false;
         }
         if (op->code == BIR_FOR) {

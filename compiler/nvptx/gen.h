@@ -244,6 +244,12 @@ typedef struct NvptxLoopSchedule {
     int lead;               /* with ws: iteration i releases the slot of fill i + lead */
     bool ping_pong;         /* with ws, a deferred dot and two or more consumer warpgroups: they take turns to
                                issue the loop's wgmma dots (warpspec.c), one's other work beside the other's dots */
+    const BirOp *overlap_after; /* with ws and a deferred dot whose a is in registers (--overlap-dots): the
+                                   body's first dot, right after whose group the deferred dot is issued in
+                                   the next iteration (its a-words and accumulator carried instead of its
+                                   result), so the first dot's wait leaves it running; or NULL */
+    const BirOp *deferred_wait_at; /* with overlap_after: the first op after it that reads the deferred
+                                      dot's result, before which that dot's group is waited for */
     int64_t slot_bytes;     /* one iteration's tiles */
     int64_t ring_bytes;     /* the slots, and the mbarriers */
     const char *carried_ok; /* per body argument: the copies' addresses need its next value, computed ahead */
@@ -291,7 +297,10 @@ typedef struct {
                                    fragments loaded; wgmma: the resident copy, where no dot did it already) */
     bool ends_deferred;         /* the first dot of a loop with a deferred dot: its wait ends that one's too */
     bool in_flight;             /* wgmma: its group left running across iterations (the loop's async_dot) */
-    bool deferred;              /* wgmma: its group waited for by the next iteration's first dot */
+    bool deferred;              /* wgmma: its group waited for by the next iteration's first dot (or, with
+                                   the loop's ahead_dot, before the first op reading its result) */
+    bool then_deferred;         /* wgmma: the loop's overlap_after: the iteration before's deferred dot is
+                                   issued right after its group, which it waits for with that one running */
     int held_regs;              /* wgmma: registers its accumulators and a-fragments hold (and a deferred
                                    dot's still in flight) */
     int promote_every;          /* fp8: k terms one sum covers, from zero, before it is added to the
@@ -725,7 +734,10 @@ void nvptx_stage_store(Gen *g, int v, const Staged *st);
 
 /* -------------------------------------------------------------------- dot.c */
 int64_t nvptx_dot_smem_bytes(Gen *g, const BirOp *op);
-bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at);
+/* Code a caller has run right after a dot's group is committed, before its
+ * wait (a wgmma dot's): the deferred dot issued late (pipeline.c). */
+typedef void (*NvptxAfterCommit)(Gen *g);
+bool nvptx_gen_dot(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit after_commit);
 /* The shared memory dot op needs in the loop whose body is `body`: without
  * the loop-invariant operands nvptx_dot_hoist stages once before it. */
 int64_t nvptx_dot_smem_bytes_in_loop(Gen *g, const BirOp *op, const BirBlock *body);
@@ -750,7 +762,16 @@ bool nvptx_wgmma_a_in_registers(Gen *g, const BirOp *op);
  * bytes that takes (kept 1024-aligned, the 128-byte swizzle's period). */
 bool nvptx_wgmma_readable(Gen *g, int v);
 int64_t nvptx_wgmma_staged_bytes(Gen *g, int v);
-bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at);
+bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit after_commit);
+/* A deferred dot issued late (pipeline.c): */
+int nvptx_wgmma_a_words(Gen *g, const BirOp *op); /* the 32-bit words its a takes from registers */
+/* at its line: its a-words (into words) and its accumulator (returned), made as for its issue */
+LLVMValueRef *nvptx_wgmma_hold(Gen *g, const BirOp *op, int64_t smem_at, LLVMValueRef *words);
+/* in the next iteration or on the way out: its fence and wgmmas from those words and b staged as
+ * given (each predicated on `issue`, an i1, unless NULL) into the accumulators acc (in flight after);
+ * the caller commits the group */
+void nvptx_wgmma_issue_late(Gen *g, const BirOp *op, LLVMValueRef *words, const Staged *b, LLVMValueRef *acc,
+                            LLVMValueRef issue);
 /* The registers a thread needs at least for the kernel's wgmma dots (0: none). */
 int nvptx_wgmma_register_floor(const NvptxSchedule *s);
 /* wgmma.wait_group pending, the n accumulator registers at acc tied through
@@ -790,12 +811,16 @@ void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* befor
 /* A loop with a deferred dot (g->deferred_due), once its first dot has
  * waited for that one too: the late refill, if it has one. */
 void nvptx_pipeline_deferred_waited(Gen *g);
+/* A loop whose deferred dot is issued late (its overlap_after, g->deferred_due's loop): */
+void nvptx_pipeline_issue_deferred(Gen *g); /* right after the first dot's group: the iteration before's */
+bool nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op); /* at that dot: its a-words and accumulator kept */
+void nvptx_pipeline_before(Gen *g, const BirOp *op); /* before each op of the body: the deferred dot's wait */
 /* The block an exit edge of the loop goes to: exit, or one on the way
  * that waits for a dot left in flight; vals (the carried values leaving by
  * that edge, per loop result; a copy the caller may change) then get the
  * accumulator as the wait leaves it. */
 LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
-                                      LLVMValueRef **vals);
+                                      LLVMValueRef **vals, bool from_latch);
 void nvptx_pipeline_end(Gen *g, NvptxPipeline *p); /* after the loop */
 bool nvptx_pipelined_load(Gen *g, const BirOp *op);   /* a load the ring does */
 /* The loads a for loop's ring would copy (at most max; 0 when it does not

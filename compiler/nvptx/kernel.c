@@ -42,11 +42,14 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_BROADCAST: case BIR_TRANS:
         if (g->staged[r]) return true; /* a pipelined load's view, in its ring slot */
         return nvptx_gen_reshape(g, op, slot);
-    case BIR_DOT:
-        if (!nvptx_gen_dot(g, op, slot)) return false;
+    case BIR_DOT: {
+        const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+        if (ds->deferred && ds->loop->overlap_after) return nvptx_pipeline_hold_deferred(g, op); /* issued late */
+        if (!nvptx_gen_dot(g, op, slot, ds->then_deferred ? nvptx_pipeline_issue_deferred : NULL)) return false;
         /* the first dot of a loop with a deferred dot has waited for that one too: its slot is free */
-        if (nvptx_dot_schedule(g->s, op)->ends_deferred) nvptx_pipeline_deferred_waited(g);
+        if (ds->ends_deferred) nvptx_pipeline_deferred_waited(g);
         return true;
+    }
     case BIR_LOAD: case BIR_STORE: case BIR_ATOMIC_CAS: case BIR_ATOMIC_RMW_CASES:
         if (nvptx_pipelined_load(g, op)) return true; /* its data is in a ring slot */
         return nvptx_gen_memory(g, op, slot);
@@ -99,6 +102,7 @@ bool nvptx_gen_block(Gen *g, const BirBlock *b) {
         const BirOp *op = b->ops.items[i];
         if (g->terminated) break; /* after a return: dead code */
         if (g->lazy.n) nvptx_carried_load_uses(g, op);
+        if (g->deferred_due) nvptx_pipeline_before(g, op);
         if (op->nresults == 1 && g->s->address_only && g->s->address_only[op->results[0]]) continue;
         if (!nvptx_gen_op(g, op)) return false;
     }

@@ -250,6 +250,36 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
     return last;
 }
 
+/* With a producer and a deferred dot whose a is in registers: the body's
+ * first dot, when the deferred dot can be issued late, right after it in
+ * the next iteration (FlashAttention-3's intra-warpgroup overlap:
+ * attention's p V(i) issued after q K^T(i + 1), whose wait leaves p V(i)
+ * running under the softmax of i + 1). The deferred dot's a-words and
+ * accumulator are carried to the next iteration instead of its result,
+ * whose wait is put before the first op after the first dot that reads it
+ * (*wait_at); the last iteration's is issued on the way out. */
+static const BirOp *overlap_after(Gen *g, const BirOp *loop, const PipePlan *pp, const BirOp **wait_at) {
+    const BirBlock *body = loop->regions[0];
+    const BirOp *first = NULL;
+    int first_at = 0;
+    for (int i = 0; i < body->ops.len && !first; i++)
+        if (((const BirOp *)body->ops.items[i])->code == BIR_DOT) first = body->ops.items[i], first_at = i;
+    if (!first || first == pp->deferred_dot || nvptx_wgmma_refusal(g, first) || nvptx_dot_promoted(g, first) ||
+        !nvptx_wgmma_a_in_registers(g, pp->deferred_dot))
+        return NULL;
+    for (int i = first_at + 1; i < body->ops.len; i++) {
+        const BirOp *op = body->ops.items[i];
+        bool reads = false;
+        for (int o = 0; o < op->noperands; o++) reads |= op->operands[o] == pp->deferred_arg;
+        for (int rg = 0; rg < op->nregions; rg++) reads |= uses_in(op->regions[rg], pp->deferred_arg) > 0;
+        if (reads) {
+            *wait_at = op;
+            return first;
+        }
+    }
+    return NULL;
+}
+
 /* Is a dot's wgmma group still running when the loop refills a slot (a
  * stage more, copies one iteration less ahead)? */
 static bool in_flight_at_refill(const PipePlan *pp) {
@@ -417,6 +447,10 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
      * its result before the deferred one, warpgroups taking turns to issue the dots keep the tensor
      * cores busy while one does that work (slower than without as it is, internals.md says why) */
     pp->ping_pong = pp->ws && pp->deferred_dot && g->s->plan->num_warps >= 8 && g->m->opt->ping_pong;
+    /* the deferred dot issued late, asked for (--overlap-dots); with ping-pong a turn spans the first dot
+     * and that one */
+    if (pp->ws && pp->deferred_dot && g->m->opt->overlap_dots)
+        pp->overlap_after = overlap_after(g, loop, pp, &pp->deferred_wait_at);
     pp->ahead = in_flight_at_refill(pp) ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
     pp->ring_bytes = pp->stages * per_stage;
@@ -826,6 +860,11 @@ struct NvptxPipeline {
     LLVMValueRef ub, step;
     const BirOp *loop;
     LLVMValueRef **carried, iv; /* this iteration's, for the latch's release (ws) or the deferred refill */
+    /* with overlap_after (the deferred dot issued late): the a-words it is issued with, carried (the
+     * header's phis) and made in this iteration (the latch's), whether an iteration ran before this one,
+     * and its accumulators once issued, in flight */
+    LLVMValueRef *words_phi, *words_next, has_prev, *deferred_out;
+    int nwords;
 };
 
 /* Does the iteration n steps after the one at iv run? Exactly: the loop
@@ -881,6 +920,46 @@ static void ws_ring(Gen *g, const PipePlan *pp, int64_t ring_at, NvptxWsRing *r)
         r->fill_bytes += tile_bytes_of(g, v);
         off += pp->tile_bytes[i];
     }
+}
+
+/* The staging of ring value v (a load or its transpose) in slot `slot`. */
+static Staged ring_staging(Gen *g, NvptxPipeline *p, int v, LLVMValueRef slot) {
+    const PipePlan *pp = &p->plan;
+    int64_t off = 0;
+    int i = 0;
+    while (i < pp->nloads - 1 && v != pp->loads[i]->results[0] && v != pp->views[i]) off += pp->tile_bytes[i++];
+    return nvptx_staging(g, v, slot_at(g, pp, p->ring_at + off, slot));
+}
+
+/* The deferred dot issued late, for the iteration whose fill is `it`
+ * (its b in that slot), from its a-words and accumulators, where `issue`
+ * (an i1, alike in a warpgroup) holds: its group committed (an empty one
+ * where not), its accumulators in flight (as given where not issued). In
+ * the body by a branch around its wgmmas (predicated wgmmas make ptxas put
+ * a warpgroup.arrive before each, C7519); on the way out, where a block
+ * of its own must stay one, predicated. */
+static LLVMValueRef *issue_late(Gen *g, NvptxPipeline *p, LLVMValueRef *words, LLVMValueRef *acc, LLVMValueRef it,
+                                LLVMValueRef issue, bool branch) {
+    const BirOp *dot = p->plan.deferred_dot;
+    int n = nregs(g, dot->results[0]);
+    LLVMValueRef *out = arena_alloc(&g->arena, (size_t)n * sizeof *out);
+    memcpy(out, acc, (size_t)n * sizeof *out);
+    Staged b = ring_staging(g, p, dot->operands[1], LLVMBuildURem(g->b, it, ci32(g, p->plan.stages), ""));
+    if (branch) {
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(g->b), merge = nvptx_begin_if(g, issue);
+        nvptx_wgmma_issue_late(g, dot, words, &b, out, NULL);
+        LLVMBasicBlockRef issued = LLVMGetInsertBlock(g->b);
+        nvptx_end_if(g, merge);
+        for (int k = 0; k < n; k++) {
+            LLVMValueRef phi = LLVMBuildPhi(g->b, LLVMTypeOf(acc[k]), "");
+            LLVMAddIncoming(phi, &acc[k], &before, 1);
+            LLVMAddIncoming(phi, &out[k], &issued, 1);
+            out[k] = phi;
+        }
+    } else
+        nvptx_wgmma_issue_late(g, dot, words, &b, out, issue);
+    nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
+    return out;
 }
 
 bool nvptx_pipeline_wants_producer(Gen *g, const BirOp *loop) {
@@ -940,6 +1019,17 @@ void nvptx_pipeline_header(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef pre) {
     p->it = LLVMBuildPhi(g->b, g->m->t.i32, "it");
     LLVMValueRef first = p->plan.ws ? g->ws_fills : ci32(g, 0);
     LLVMAddIncoming(p->it, &first, &pre, 1);
+    if (!p->plan.overlap_after) return;
+    /* the deferred dot's a-words, and whether it has an iteration's to issue: none before the first */
+    p->nwords = nvptx_wgmma_a_words(g, p->plan.deferred_dot);
+    p->words_phi = arena_alloc(&g->arena, (size_t)p->nwords * sizeof *p->words_phi);
+    LLVMValueRef zero = ci32(g, 0), no = LLVMConstInt(g->m->t.i1, 0, 0);
+    for (int k = 0; k < p->nwords; k++) {
+        p->words_phi[k] = LLVMBuildPhi(g->b, g->m->t.i32, "");
+        LLVMAddIncoming(p->words_phi[k], &zero, &pre, 1);
+    }
+    p->has_prev = LLVMBuildPhi(g->b, g->m->t.i1, "");
+    LLVMAddIncoming(p->has_prev, &no, &pre, 1);
 }
 
 void nvptx_pipeline_exited(Gen *g, NvptxPipeline *p, LLVMBasicBlockRef from_header, LLVMBasicBlockRef from_latch) {
@@ -1030,6 +1120,33 @@ void nvptx_pipeline_iteration(Gen *g, const BirOp *loop, NvptxPipeline *p, LLVMV
     }
 }
 
+void nvptx_pipeline_issue_deferred(Gen *g) {
+    NvptxPipeline *p = g->deferred_due;
+    LLVMValueRef prev = LLVMBuildSub(g->b, p->it, ci32(g, 1), ""); /* (where there is none, nothing reads it) */
+    p->deferred_out = issue_late(g, p, p->words_phi, g->regs[p->plan.deferred_arg], prev, p->has_prev, true);
+}
+
+bool nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op) {
+    NvptxPipeline *p = g->deferred_due;
+    int r = op->results[0], n = nregs(g, r);
+    /* its a-words and accumulator, as it would be issued with: carried to the next iteration, where the
+     * yield's value (the accumulator here) becomes its result once issued and waited for */
+    p->words_next = arena_alloc(&g->arena, (size_t)p->nwords * sizeof *p->words_next);
+    LLVMValueRef *acc = nvptx_wgmma_hold(g, op, 0, p->words_next);
+    if (!acc) return false;
+    memcpy(nvptx_new_regs(g, r), acc, (size_t)n * sizeof *acc);
+    return true;
+}
+
+void nvptx_pipeline_before(Gen *g, const BirOp *op) {
+    NvptxPipeline *p = g->deferred_due;
+    if (op != p->plan.deferred_wait_at) return;
+    /* the deferred dot's group (the iteration before's), the last one running: its accumulators, tied
+     * through the wait, are the carried value read from here on */
+    nvptx_wgmma_wait(g, p->deferred_out, nregs(g, p->plan.deferred_arg), 0);
+    g->regs[p->plan.deferred_arg] = p->deferred_out;
+}
+
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
     const PipePlan *pp = &p->plan;
     if (pp->ws) { /* this iteration's dots are done with the slot of fill it + lead - S */
@@ -1041,10 +1158,17 @@ void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {
     p->it_next = LLVMBuildAdd(g->b, p->it, ci32(g, 1), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     LLVMAddIncoming(p->it, &p->it_next, &latch, 1);
+    if (!pp->overlap_after) return;
+    for (int k = 0; k < p->nwords; k++) {
+        LLVMValueRef next = p->words_next ? p->words_next[k] : ci32(g, 0);
+        LLVMAddIncoming(p->words_phi[k], &next, &latch, 1);
+    }
+    LLVMValueRef yes = LLVMConstInt(g->m->t.i1, 1, 0);
+    LLVMAddIncoming(p->has_prev, &yes, &latch, 1);
 }
 
 LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loop, LLVMBasicBlockRef exit,
-                                      LLVMValueRef **vals) {
+                                      LLVMValueRef **vals, bool from_latch) {
     const BirOp *in_flight = p->plan.async_dot ? p->plan.async_dot : p->plan.deferred_dot;
     if (!in_flight) return exit;
     /* The dot's last group is waited for on the way out, in a block of its
@@ -1063,6 +1187,11 @@ LLVMBasicBlockRef nvptx_pipeline_exit(Gen *g, NvptxPipeline *p, const BirOp *loo
         int n = nregs(g, loop->results[k]);
         LLVMValueRef *tied = arena_alloc(&g->arena, (size_t)n * sizeof *tied);
         memcpy(tied, vals[k], (size_t)n * sizeof *tied);
+        if (p->plan.overlap_after) /* the last iteration's deferred dot, issued late: here (vals[k] is its
+                                      accumulator), if an iteration ran (from the latch, the one that did) */
+            tied = issue_late(g, p, from_latch ? p->words_next : p->words_phi, tied,
+                              from_latch ? p->it : LLVMBuildSub(g->b, p->it, ci32(g, 1), ""),
+                              from_latch ? LLVMConstInt(g->m->t.i1, 1, 0) : p->has_prev, false);
         nvptx_wgmma_wait(g, tied, n, 0);
         vals[k] = tied;
     }

@@ -179,7 +179,13 @@ static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
     if (ls->nread_ahead > listed) fprintf(out, "  and %d loads more read ahead\n", ls->nread_ahead - listed);
     if (ls->async_dot) fprintf(out, "  dot line %u: its group left in flight across iterations (a stage more)\n",
                                ls->async_dot->span.line);
-    if (ls->deferred_dot)
+    if (ls->deferred_dot && ls->overlap_after)
+        fprintf(out, "  dot line %u: deferred, issued in the next iteration right after dot line %u's group (its "
+                     "a-words and accumulator carried; the last iteration's on the way out), so that dot's wait "
+                     "leaves it running under the work up to line %u, where it is waited for; refilled at the top "
+                     "(a stage more)\n",
+                ls->deferred_dot->span.line, ls->overlap_after->span.line, ls->deferred_wait_at->span.line);
+    else if (ls->deferred_dot)
         fprintf(out, "  dot line %u: deferred, its group waited for by the next iteration's first dot; refilled %s\n",
                 ls->deferred_dot->span.line,
                 ls->refill_late ? "after that wait" : "at the top (a stage more)");
@@ -232,6 +238,8 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
                                              : "");
     if (d->in_flight) fprintf(out, "; its group left in flight");
     if (d->deferred) fprintf(out, "; deferred");
+    if (d->deferred && d->loop->overlap_after) fprintf(out, ", issued late");
+    if (d->then_deferred) fprintf(out, "; the deferred dot issued after it, its wait leaving that one running");
     if (d->takes_turns) fprintf(out, "; issued in its warpgroup's turn");
     if (d->path == NVPTX_DOT_WGMMA) fprintf(out, "; holds %d registers", d->held_regs);
     if (d->not_wgmma) fprintf(out, "; not wgmma: %s", d->not_wgmma);
@@ -355,7 +363,9 @@ static void wgmma_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk%d, %s%s, %d warpgroup%s x %d tile%s "
          "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], operand_types(g, op),
          n, dot_k_step(a.dtype), accumulation(g, op), d->in_flight ? ", one group left in flight across iterations"
-            : d->deferred ? ", its group waited for by the next iteration's first dot" : "",
+            : d->deferred && d->loop->overlap_after ? ", issued in the next iteration after its first dot"
+            : d->deferred ? ", its group waited for by the next iteration's first dot"
+            : d->then_deferred ? ", the deferred dot issued after it and left running" : "",
          groups, groups > 1 ? "s" : "", tiles, tiles > 1 ? "s" : "", how[0], how[1]);
 }
 

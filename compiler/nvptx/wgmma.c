@@ -180,13 +180,17 @@ static const char *wgmma_type(DType d) {
  * m64nNk16, either operand transposed; 8-bit: m64nNk32, K-major only,
  * integers with no scale operands. */
 static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMValueRef *a_regs, LLVMValueRef b_desc,
-                  int trans_a, int trans_b, int add_acc, LLVMValueRef *acc) {
+                  int trans_a, int trans_b, int add_acc, LLVMValueRef *acc, LLVMValueRef issue) {
     int nacc = n / 2, nin = a_regs ? 4 : 1;
     bool ints = dtype_is_int(da), wide = dtype_bits(da) == 16;
-    char *text = arena_alloc(&g->arena, (size_t)nacc * 6 + 256);
+    char *text = arena_alloc(&g->arena, (size_t)nacc * 6 + 320);
     char *cons = arena_alloc(&g->arena, (size_t)nacc * 8 + 64);
-    int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {",
-                     nacc + nin + 1, n, dot_k_step(da), ints ? "s32" : "f32", wgmma_type(da), wgmma_type(db));
+    int at = sprintf(text, "{ .reg .pred p; setp.ne.b32 p, $%d, 0; ", nacc + nin + 1);
+    /* issue: a predicate the warpgroup holds alike (as .aligned asks); where false, the accumulators,
+       tied, keep their values */
+    if (issue) at += sprintf(text + at, ".reg .pred q; setp.ne.b32 q, $%d, 0; @q ", nacc + nin + 2);
+    at += sprintf(text + at, "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", n, dot_k_step(da),
+                  ints ? "s32" : "f32", wgmma_type(da), wgmma_type(db));
     int ct = 0;
     for (int j = 0; j < nacc; j++) {
         at += sprintf(text + at, "%s$%d", j ? ", " : "", j);
@@ -202,8 +206,9 @@ static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMVa
         else at += sprintf(text + at, "}, $%d, $%d, p%s; }", nacc, nacc + 1, scales);
         ct += sprintf(cons + ct, "l,l,r");
     }
+    if (issue) ct += sprintf(cons + ct, ",r");
     for (int j = 0; j < nacc; j++) ct += sprintf(cons + ct, ",%d", j);
-    LLVMValueRef *args = arena_alloc(&g->arena, (size_t)(nacc + 6) * sizeof *args);
+    LLVMValueRef *args = arena_alloc(&g->arena, (size_t)(nacc + 7) * sizeof *args);
     int k = 0;
     if (a_regs)
         for (int i = 0; i < 4; i++) args[k++] = a_regs[i];
@@ -211,6 +216,7 @@ static void wgmma(Gen *g, DType da, DType db, int n, LLVMValueRef a_desc, LLVMVa
         args[k++] = a_desc;
     args[k++] = b_desc;
     args[k++] = ci32(g, add_acc);
+    if (issue) args[k++] = LLVMBuildZExt(g->b, issue, g->m->t.i32, "");
     for (int j = 0; j < nacc; j++) args[k++] = acc[j];
     LLVMValueRef res = nvptx_asm_call(g, acc_struct(g, ints ? g->m->t.i32 : g->m->t.f32, nacc), text, cons, args, k, true);
     for (int j = 0; j < nacc; j++) acc[j] = LLVMBuildExtractValue(g->b, res, (unsigned)j, "");
@@ -257,6 +263,7 @@ typedef struct {
     LLVMValueRef (*words)[4]; /* a's registers as 32-bit words [tile][k-step][4], or NULL */
     const Staged *st;
     LLVMValueRef wg64, *acc;
+    LLVMValueRef issue; /* an i1 each wgmma is predicated on, or NULL */
 } WgmmaIssue;
 
 /* The wgmmas of k-steps [k0, k1) into the accumulator registers out, every
@@ -276,7 +283,7 @@ static void issue(Gen *g, const WgmmaIssue *is, LLVMValueRef *out, int k0, int k
                 LLVMValueRef a_desc = is->words ? NULL : operand_descriptor(g, &is->st[0], 0, m0, kk);
                 LLVMValueRef b_desc = operand_descriptor(g, &is->st[1], 1, ci32(g, n0), kk);
                 wgmma(g, is->d, is->db, is->nchunk, a_desc, is->words ? is->words[mi * is->ksteps + kk] : NULL, b_desc,
-                      is->trans_a, is->trans_b, !(zero && kk == k0), is->acc);
+                      is->trans_a, is->trans_b, !(zero && kk == k0), is->acc, is->issue);
             }
             for (int j = 0; j < is->nchunk / 2; j++) out[acc_reg(j, n0, mi, is->nbits)] = is->acc[j];
         }
@@ -316,17 +323,69 @@ static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, L
     return true;
 }
 
-bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
+/* What dot op's wgmmas share, its operands staged as st (a from words,
+ * when not NULL). */
+static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueRef (*words)[4]) {
     int r = op->results[0];
-    const Layout *lc = &g->s->plan->layouts[r];
     DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
-    int groups = g->s->plan->num_warps / 4, mreps = M / (64 * groups), ksteps = K / dot_k_step(d);
-    int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, kbits = 0;
+    int groups = g->s->plan->num_warps / 4, nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0;
     while ((8 << nbits) < N) nbits++;
-    while ((1 << kbits) < ksteps) kbits++;
+    return (WgmmaIssue){.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = M / (64 * groups),
+                        .groups = groups, .ksteps = K / dot_k_step(d), .words = words, .st = st,
+                        .trans_a = words ? 0 : st[0].cd != 1, .trans_b = st[1].cd != 0,
+                        .wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), ""),
+                        .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
+}
+
+/* a's registers as 32-bit words [tile][k-step][4], from a_regs (a in the
+ * a-fragment layout), all made before the fence: a word written between two
+ * wgmmas would make ptxas insert a wait for the first (C7519). */
+static LLVMValueRef (*a_words(Gen *g, const BirOp *op, LLVMValueRef *a_regs))[4] {
+    DType d = vtype(g, op->operands[0]).dtype;
+    WgmmaIssue is = issue_of(g, op, (Staged[2]){{0}}, NULL);
+    int kbits = 0;
+    while ((1 << kbits) < is.ksteps) kbits++;
+    LLVMValueRef(*words)[4] = arena_alloc(&g->arena, (size_t)(is.mreps * is.ksteps) * sizeof *words);
+    for (int mi = 0; mi < is.mreps; mi++)
+        for (int kk = 0; kk < is.ksteps; kk++)
+            for (int p = 0; p < 4; p++) {
+                int base = nvptx_dot_a_reg(p, kk, mi, kbits);
+                words[mi * is.ksteps + kk][p] =
+                    LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->m->t.i32, "");
+            }
+    return words;
+}
+
+int nvptx_wgmma_a_words(Gen *g, const BirOp *op) {
+    int r = op->results[0];
+    int32_t M = vtype(g, r).shape[0], K = vtype(g, op->operands[0]).shape[1];
+    return M / (64 * (g->s->plan->num_warps / 4)) * (K / dot_k_step(vtype(g, op->operands[0]).dtype)) * 4;
+}
+
+LLVMValueRef *nvptx_wgmma_hold(Gen *g, const BirOp *op, int64_t smem_at, LLVMValueRef *words) {
+    const Layout *lc = &g->s->plan->layouts[op->results[0]];
     LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
+    Layout lo = nvptx_dot_operand_layout(g, op, 0);
+    LLVMValueRef(*w)[4] = a_words(g, op, nvptx_operand(g, op->operands[0], &lo, smem_at));
+    memcpy(words, w, (size_t)nvptx_wgmma_a_words(g, op) * sizeof *words);
+    return C;
+}
+
+void nvptx_wgmma_issue_late(Gen *g, const BirOp *op, LLVMValueRef *words, const Staged *b, LLVMValueRef *acc,
+                            LLVMValueRef when) {
+    Staged st[2] = {{0}, *b};
+    WgmmaIssue is = issue_of(g, op, st, (LLVMValueRef(*)[4])words);
+    is.issue = when;
+    nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
+    issue(g, &is, acc, 0, is.ksteps);
+}
+
+bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit after_commit) {
+    int r = op->results[0];
+    const Layout *lc = &g->s->plan->layouts[r];
     const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
+    LLVMValueRef *C = nvptx_operand(g, op->operands[2], lc, smem_at);
     /* fp8: runs of k terms summed from zero, each added to the accumulator in f32 (the tensor cores'
        fp8 sums keep fewer bits: language.md §7), as the schedule says */
     bool promote = ds->promote_every != 0;
@@ -366,32 +425,20 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     LLVMValueRef *out = nvptx_new_regs(g, r);
     if (!promote) memcpy(out, C, (size_t)lc->nregs * sizeof *out);
-    /* a's registers as 32-bit words [tile][k-step][4], all made before the
-     * fence: a word written between two wgmmas would make ptxas insert a
-     * wait for the first (C7519) */
-    LLVMValueRef(*words)[4] = NULL;
-    if (a_regs) {
-        words = arena_alloc(&g->arena, (size_t)(mreps * ksteps) * sizeof *words);
-        for (int mi = 0; mi < mreps; mi++)
-            for (int kk = 0; kk < ksteps; kk++)
-                for (int p = 0; p < 4; p++) {
-                    int base = nvptx_dot_a_reg(p, kk, mi, kbits);
-                    words[mi * ksteps + kk][p] =
-                        LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->m->t.i32, "");
-                }
-    }
-    WgmmaIssue is = {.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = mreps, .groups = groups,
-                     .ksteps = ksteps, .words = words, .st = st, .trans_a = a_regs ? 0 : st[0].cd != 1,
-                     .trans_b = st[1].cd != 0,
-                     .wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), ""),
-                     .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
+    LLVMValueRef(*words)[4] = a_regs ? a_words(g, op, a_regs) : NULL;
+    WgmmaIssue is = issue_of(g, op, st, words);
     if (ds->takes_turns) nvptx_ws_take_turn(g); /* ping-pong: warpspec.c */
     nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
     if (promote) return promoted(g, ds, &is, C, out, lc->nregs);
-    issue(g, &is, out, 0, ksteps);
+    issue(g, &is, out, 0, is.ksteps);
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
+    if (after_commit) after_commit(g); /* the deferred dot issued late: its group after this one's */
     if (ds->takes_turns) nvptx_ws_pass_turn(g);
     if (ds->deferred) return true; /* the next iteration's first dot waits for it */
+    if (ds->then_deferred) { /* this one's group, with the deferred dot's, issued after it, still running */
+        nvptx_wgmma_wait(g, out, lc->nregs, 1);
+        return true;
+    }
     if (ds->in_flight) { /* leaves this group in flight: the wait for the one before lets the pipeline refill its slot */
         nvptx_wgmma_wait(g, out, lc->nregs, 1);
         return true;

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""attention.blk's forward where its consumer warpgroups take turns to issue their dots
-(blk's ping_pong flag: a producer loop on 8 warps, sm_90a): lengths that end inside a block, causal,
-grouped-query and sliding-window, D = 64 and 128, f16 and bf16; each launch's plan must say
-ping-pong, each output is checked against torch in f32, and the same launches without
-the flag give the same bits (ping-pong changes when dots are issued, not what they add).
+"""attention.blk's forward under a flag that changes when its dots are issued, not what they add
+(sm_90a, a producer loop on 8 warps): --flag ping_pong (the default: the consumer warpgroups take
+turns to issue their dots) or --flag overlap_dots (the deferred dot issued in the next iteration
+right after the first one). Lengths that end inside a block, causal, grouped-query and sliding-window, D = 64
+and 128, f16 and bf16; each launch's plan must say the flag's schedule, each output is checked
+against torch in f32, and the same launches without the flag must give the same bits.
 Run plain and under compute-sanitizer's synccheck and racecheck on the GPU machine (--small:
 fewer shapes, for the sanitizers):
 
-    compute-sanitizer --tool synccheck python3 tests/gpu/ping_pong_check.py --small"""
+    compute-sanitizer --tool synccheck python3 tests/gpu/attention_schedule_check.py --small [--flag F]"""
 import math
 import os
 import sys
@@ -45,8 +46,15 @@ def reference(q, k, v, causal, window, group):
     return torch.softmax(s, -1) @ vf
 
 
+# what each flag's plan says on the loop
+PLAN_SAYS = {"ping_pong": "ping-pong: its 2 consumer warpgroups take turns",
+             "overlap_dots": "issued in the next iteration right after dot line"}
+
+
 def main():
     small = "--small" in sys.argv
+    flag = sys.argv[sys.argv.index("--flag") + 1] if "--flag" in sys.argv else "ping_pong"  # NAME[,NAME]
+    names = flag.split(",")
     fwd = blk.compile(os.path.join(HERE, "..", "..", "dsl_examples", "attention.blk"))["attn_fwd"]
     bad = 0
     for Z, H, H_KV, N, D, causal, window, dt, bm, bn in CASES[:3] if small else CASES:
@@ -54,16 +62,16 @@ def main():
         q = torch.randn(Z, H, N, D, device="cuda", dtype=dt) * 0.5
         k, v = (torch.randn(Z, H_KV, N, D, device="cuda", dtype=dt) * 0.5 for _ in range(2))
         outs = []
-        for flags in ({"ping_pong": True}, {}):
+        for flags in ({f: True for f in names}, {}):
             o = torch.full_like(q, float("nan"))
             lse = torch.empty(Z, H, N, device="cuda", dtype=torch.float32)
             args = (q, k, v, o, lse, 1.0 / math.sqrt(D), N)
             consts = dict(HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, GROUP=H // H_KV, WINDOW=window,
                           T=dt, num_warps=8, **flags)
             plan = fwd.plan(*args, **consts)
-            turns = "ping-pong: its 2 consumer warpgroups take turns" in plan
+            turns = all(PLAN_SAYS[f] in plan for f in names) if flags else any(PLAN_SAYS[f] in plan for f in names)
             if turns != bool(flags):
-                print(f"FAIL plan: ping-pong {'on' if turns else 'off'} with {flags or 'the defaults'} at "
+                print(f"FAIL plan: {flag} {'on' if turns else 'off'} with {flags or 'the defaults'} at "
                       f"N={N} D={D} {bm}x{bn}")
                 bad += 1
             fwd[(math.ceil(N / bm), Z * H)](*args, **consts)
@@ -77,7 +85,7 @@ def main():
         bad += not ok
         print(f"{'ok  ' if ok else 'FAIL'} Z={Z} H={H}/{H_KV} N={N} D={D} causal={causal} window={window} "
               f"{str(dt)[6:]} {bm}x{bn} w8: max err {err:.2e} (tol {tol:.1e}); "
-              f"{'bit-identical' if same else 'DIFFERS'} without ping-pong")
+              f"{'bit-identical' if same else 'DIFFERS'} without {flag}")
     print(f"{bad} of {len(CASES[:3] if small else CASES)} wrong")
     sys.exit(1 if bad else 0)
 
