@@ -1,5 +1,6 @@
 /* Suites with one test per .blk file of a folder (tests/diagnostics,
- * tests/plan): the sorted files, and the test's file by its index. Include
+ * tests/plan, tests/bir): the sorted files, the test's file by its index,
+ * and the directive lines a file holds. Include
  * after criterion/parameterized.h, with _DEFAULT_SOURCE (scandir). */
 #ifndef BLK_TEST_FILES_H
 #define BLK_TEST_FILES_H
@@ -36,5 +37,28 @@ static inline bool blk_file_name(const char *dir, int index, char *name, size_t 
     for (int i = 0; i < n; i++) free(list[i]);
     free(list);
     return index < n;
+}
+
+/* The next `// NAME: TEXT` line of a test file from *at on (the
+ * expectations and options tests/plan, tests/bir and tests/diagnostics keep
+ * in their files): its TEXT in *text, *len bytes long; *at moves past it.
+ * False when there is no more. */
+static inline bool blk_directive(const char **at, const char *name, const char **text, int *len) {
+    size_t n = strlen(name);
+    for (const char *line = *at; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t line_len = end ? (size_t)(end - line) : strlen(line);
+        const char *next = end ? end + 1 : line + line_len;
+        if (line_len > n + 5 && strncmp(line, "// ", 3) == 0 && strncmp(line + 3, name, n) == 0 &&
+            strncmp(line + 3 + n, ": ", 2) == 0) {
+            *text = line + n + 5;
+            *len = (int)(line_len - n - 5);
+            *at = next;
+            return true;
+        }
+        line = next;
+    }
+    *at = *at + strlen(*at);
+    return false;
 }
 #endif

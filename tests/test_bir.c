@@ -51,19 +51,16 @@ static Compilation *compile_bir_file(const char *name, Captured *cap) {
     char defs_text[16][128]; /* (compile_to_bir copies them) */
     const char *defs[17] = {0};
     int n = 0;
-    for (const char *line = src; *line && n < 16;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (len > 9 && strncmp(line, "// defs: ", 9) == 0) {
-            char buf[512];
-            snprintf(buf, sizeof buf, "%.*s", (int)(len - 9), line + 9);
-            for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save)) {
-                snprintf(defs_text[n], sizeof defs_text[n], "%s", tok);
-                defs[n] = defs_text[n];
-                n++;
-            }
+    const char *text;
+    int len;
+    for (const char *at = src; n < 16 && blk_directive(&at, "defs", &text, &len);) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", len, text);
+        for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save)) {
+            snprintf(defs_text[n], sizeof defs_text[n], "%s", tok);
+            defs[n] = defs_text[n];
+            n++;
         }
-        line = end ? end + 1 : line + len;
     }
     Compilation *c = compile_to_bir(name, src, defs, cap);
     free(src);

@@ -43,23 +43,19 @@ ParameterizedTest(int *index, diagnostics, golden) {
     cr_assert(src, "cannot read %s", path);
 
     DiagList want = {0}, got = {0};
-    for (char *line = src; line && *line;) {
-        char *end = strchr(line, '\n');
-        if (strncmp(line, "// expect: ", 11) == 0) {
-            size_t len = end ? (size_t)(end - line) - 11 : strlen(line) - 11;
-            snprintf(want.lines[want.n++], sizeof want.lines[0], "%.*s", (int)len, line + 11);
-        }
-        line = end ? end + 1 : NULL;
-    }
+    const char *text;
+    int len;
+    for (const char *at = src; want.n < 64 && blk_directive(&at, "expect", &text, &len);)
+        snprintf(want.lines[want.n++], sizeof want.lines[0], "%.*s", len, text);
     cr_assert(want.n > 0, "%s states no expected diagnostic", name);
 
     bool backend = strncmp(name, "backend_", 8) == 0;
     char arch[16] = "sm_90";
-    const char *arch_line = strstr(src, "// arch: ");
-    if (arch_line) sscanf(arch_line + 9, "%15s", arch);
+    const char *at = src;
+    if (blk_directive(&at, "arch", &text, &len)) snprintf(arch, sizeof arch, "%.*s", len, text);
     int num_warps = 0;
-    const char *warps_line = strstr(src, "// num-warps: ");
-    if (warps_line) num_warps = atoi(warps_line + 14);
+    at = src;
+    if (blk_directive(&at, "num-warps", &text, &len)) num_warps = atoi(text);
 
     CompileRequest req = {.name = name, .text = src, .len = strlen(src), .diag = record,
                           .diag_user = &got};

@@ -50,34 +50,25 @@ ParameterizedTest(int *index, plan, decisions) {
     cr_assert(src, "%s: cannot read", path);
     char args[2048];
     snprintf(args, sizeof args, "'%s'", path);
-    int nexpect = 0;
-    for (const char *line = src; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (len > 9 && strncmp(line, "// args: ", 9) == 0)
-            snprintf(args + strlen(args), sizeof args - strlen(args), " %.*s", (int)(len - 9), line + 9);
-        nexpect += len > 11 && strncmp(line, "// expect: ", 11) == 0;
-        line = end ? end + 1 : line + len;
-    }
+    const char *text;
+    int len, nexpect = 0;
+    for (const char *at = src; blk_directive(&at, "args", &text, &len);)
+        snprintf(args + strlen(args), sizeof args - strlen(args), " %.*s", len, text);
+    for (const char *at = src; blk_directive(&at, "expect", &text, &len);) nexpect++;
     cr_assert(nexpect > 0, "%s: no // expect: line", name);
     int status;
     char *plan = run_blkc(args, &status);
     cr_assert_eq(status, 0, "%s: blkc failed:\n%s", name, plan);
-    const char *at = plan;
-    for (const char *line = src; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char want[512];
-        if (len > 11 && strncmp(line, "// expect: ", 11) == 0) {
-            snprintf(want, sizeof want, "%.*s", (int)(len - 11), line + 11);
-            cr_expect(find_line(&at, want), "%s: no line holds \"%s\" (after the previous one) in:\n%s", name,
-                      want, plan);
-        }
-        if (len > 15 && strncmp(line, "// expect-not: ", 15) == 0) {
-            snprintf(want, sizeof want, "%.*s", (int)(len - 15), line + 15);
-            cr_expect(!strstr(plan, want), "%s: a line holds \"%s\" in:\n%s", name, want, plan);
-        }
-        line = end ? end + 1 : line + len;
+    const char *from = plan;
+    char want[512];
+    for (const char *at = src; blk_directive(&at, "expect", &text, &len);) {
+        snprintf(want, sizeof want, "%.*s", len, text);
+        cr_expect(find_line(&from, want), "%s: no line holds \"%s\" (after the previous one) in:\n%s", name, want,
+                  plan);
+    }
+    for (const char *at = src; blk_directive(&at, "expect-not", &text, &len);) {
+        snprintf(want, sizeof want, "%.*s", len, text);
+        cr_expect(!strstr(plan, want), "%s: a line holds \"%s\" in:\n%s", name, want, plan);
     }
     free(plan);
     free(src);
