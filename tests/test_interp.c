@@ -1,6 +1,7 @@
 /* test_interp.c: the interpreter's semantics, op by op, against expectations
  * computed here in C (with _Float16 as the independent f16 reference), and
- * its errors: out-of-bounds accesses, spins that cannot end, bad launches. */
+ * its errors: out-of-bounds accesses, spins that cannot end, bad launches.
+ * A test's kernels are tests/interp/TEST.blk (TEST_2.blk, ... for more). */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,11 +14,25 @@ typedef struct {
     BirFunction *f;
 } Prog;
 
-static Prog *build(const char *src, const char *const *defs) {
+static Prog *build_named(const char *name, const char *src, const char *const *defs) {
     Prog *p = calloc(1, sizeof *p);
-    p->c = compile_to_bir("t.blk", src, defs, &p->cap);
-    cr_assert(p->c && p->c->ok, "compile failed:\n%s", p->cap.text);
+    p->c = compile_to_bir(name, src, defs, &p->cap);
+    cr_assert(p->c && p->c->ok, "%s: compile failed:\n%s", name, p->cap.text);
     p->f = p->c->bir->kernels[0];
+    return p;
+}
+
+/* A kernel made in the test (its sizes or types vary), named t.blk. */
+static Prog *build(const char *src, const char *const *defs) { return build_named("t.blk", src, defs); }
+
+/* tests/interp/NAME: a test's kernels as written (errors name the file). */
+static Prog *build_file(const char *name, const char *const *defs) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", BLK_INTERP_DIR, name);
+    char *src = slurp(path);
+    cr_assert(src, "cannot read %s", path);
+    Prog *p = build_named(name, src, defs);
+    free(src);
     return p;
 }
 
@@ -35,13 +50,7 @@ static char *run(Prog *p, InterpArg *args, uint32_t programs, InterpBuffer *bufs
 #define BUF(ptr, count) {(ptr), sizeof((ptr)[0]) * (count), NULL}
 
 Test(interp, integer_division_remainder_and_shifts_follow_c_and_ptx) {
-    Prog *p = build("kernel k(a: *i32, b: *i32, q: *i32, r: *i32, sl: *i32, sr: *i32, ur: *u32) {\n"
-                    "  let i = arange(0, 8);\n"
-                    "  let x = load(a + i); let y = load(b + i);\n"
-                    "  store(q + i, x / y); store(r + i, x % y);\n"
-                    "  store(sl + i, x << y); store(sr + i, x >> y);\n"
-                    "  store(ur + i, (x as u32) >> (y as u32));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("integer_division_remainder_and_shifts_follow_c_and_ptx.blk", NULL);
     int32_t a[8] = {-7, 7, -7, INT32_MIN, 5, -1, 1, -8}, b[8] = {2, -2, 0, -1, 31, 3, 32, 40};
     int32_t q[8], r[8], sl[8], sr[8];
     uint32_t ur[8];
@@ -69,11 +78,7 @@ Test(interp, integer_division_remainder_and_shifts_follow_c_and_ptx) {
 }
 
 Test(interp, integer_arithmetic_wraps_in_its_type) {
-    Prog *p = build("kernel k(a: *i32, u: *u32, o: *i32, ou: *u32) {\n"
-                    "  let i = arange(0, 4);\n"
-                    "  store(o + i, load(a + i) * 3 + 2147483647);\n"
-                    "  store(ou + i, load(u + i) - 5);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("integer_arithmetic_wraps_in_its_type.blk", NULL);
     int32_t a[4] = {1, -1, 1000000000, INT32_MIN}, o[4];
     uint32_t u[4] = {0, 4, 5, 0xffffffffu}, ou[4];
     InterpBuffer bufs[] = {BUF(a, 4), BUF(u, 4), BUF(o, 4), BUF(ou, 4)};
@@ -88,11 +93,7 @@ Test(interp, integer_arithmetic_wraps_in_its_type) {
 }
 
 Test(interp, f16_arithmetic_rounds_once_like_float16) {
-    Prog *p = build("kernel k(a: *f16, b: *f16, s: *f16, m: *f16, d: *f16) {\n"
-                    "  let i = arange(0, 1024);\n"
-                    "  let x = load(a + i); let y = load(b + i);\n"
-                    "  store(s + i, x + y); store(m + i, x * y); store(d + i, x / y);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("f16_arithmetic_rounds_once_like_float16.blk", NULL);
     uint16_t a[1024], b[1024], s[1024], m[1024], d[1024];
     uint64_t st = 1;
     for (int k = 0; k < 1024; k++) {
@@ -132,13 +133,7 @@ static float bf16_of_double(double x) {
 }
 
 Test(interp, casts_truncate_saturate_and_round_once) {
-    Prog *p = build("kernel k(f: *f32, i: *i32, u: *u32, big: *i64, b: *bf16, h: *f16) {\n"
-                    "  let r = arange(0, 8);\n"
-                    "  let x = load(f + r);\n"
-                    "  store(i + r, x as i32); store(u + r, x as u32);\n"
-                    "  store(b + r, load(big + r) as bf16);\n"
-                    "  store(h + r, load(big + r) as f16);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("casts_truncate_saturate_and_round_once.blk", NULL);
     float f[8] = {2.9f, -2.9f, 3e9f, -3e9f, NAN, INFINITY, -0.5f, 65519.0f};
     int64_t big[8] = {16777217, 16777219 + 2, 33554435, -33554437, (1LL << 40) + (1LL << 32) + 1,
                       65519, 65520, 2049};
@@ -164,14 +159,7 @@ Test(interp, casts_truncate_saturate_and_round_once) {
 }
 
 Test(interp, sum_is_pairwise_max_propagates_nan_argmax_takes_the_first) {
-    Prog *p = build("kernel k(x: *f32, o: *f32, oi: *i32) {\n"
-                    "  let r = arange(0, 4);\n"
-                    "  let v = load(x + r);\n"
-                    "  store(o, sum(v)); store(o + 1, max(v)); store(o + 2, min(v));\n"
-                    "  let w = load(x + 4 + r);\n"
-                    "  store(o + 3, max(w)); store(oi, argmax(w)); store(oi + 1, argmin(w));\n"
-                    "  store(oi + 2, sum(w > 0.0));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("sum_is_pairwise_max_propagates_nan_argmax_takes_the_first.blk", NULL);
     /* sequentially ((1e8 + 1) - 1e8) + 1 = 1 in f32; pairwise (1e8 - 1e8) + (1 + 1) = 2 */
     float x[8] = {1e8f, 1.0f, -1e8f, 1.0f, 3.0f, 7.0f, -1.0f, 7.0f}, o[4];
     int32_t oi[3];
@@ -197,14 +185,7 @@ Test(interp, sum_is_pairwise_max_propagates_nan_argmax_takes_the_first) {
 /* i1 blocks reduce as 0/1: max is "any", min is "all" (a fuzzer found max
  * of a comparison accepted by sema and refused by the IR verifier) */
 Test(interp, reductions_of_i1_blocks_are_any_all_and_first_index) {
-    Prog *p = build("kernel k(x: *f32, o: *i32) {\n"
-                    "  let m = load(x + arange(0, 8))[:, None] == arange(0, 2)[None, :] as f32;\n"
-                    "  store(o + arange(0, 2), max(m, axis = 0) as i32);\n"
-                    "  store(o + 2 + arange(0, 2), min(m, axis = 0) as i32);\n"
-                    "  store(o + 4 + arange(0, 2), argmax(m, axis = 0));\n"
-                    "  store(o + 6 + arange(0, 2), argmin(m, axis = 0));\n"
-                    "  store(o + 8, min(load(x + arange(0, 8)) >= 0.0) as i32);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("reductions_of_i1_blocks_are_any_all_and_first_index.blk", NULL);
     /* column 0 is x == 0: true at 2 and 5; column 1 is x == 1: never */
     float x[8] = {3, 2, 0, 4, 5, 0, 6, 7};
     int32_t o[9];
@@ -218,15 +199,7 @@ Test(interp, reductions_of_i1_blocks_are_any_all_and_first_index) {
 }
 
 Test(interp, clamp_umulhi_and_the_math_library) {
-    Prog *p = build("kernel k(x: *f32, o: *f32, a: *i32, b: *u32, oi: *i32, ou: *u32) {\n"
-                    "  let i = arange(0, 8);\n"
-                    "  let v = load(x + i);\n"
-                    "  store(o + i, clamp(v, -1.0, 2.0));\n"
-                    "  store(o + 8 + i, tanh(v)); store(o + 16 + i, erf(v)); store(o + 24 + i, floor(v));\n"
-                    "  store(o + 32, sigmoid(0.5) + log1p(0.25));\n" /* folded at compile time */
-                    "  store(oi + i, umulhi(load(a + i), -3)); store(ou + i, umulhi(load(b + i), 4000000000));\n"
-                    "  store(oi + 8 + i, clamp(load(a + i), -5, 5));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("clamp_umulhi_and_the_math_library.blk", NULL);
     float x[8] = {-3.5f, -1.0f, -0.25f, 0.0f, 0.5f, 1.75f, 9.0f, NAN}, o[33];
     int32_t a[8] = {1, -1, 7, -7, INT32_MAX, INT32_MIN, 100, 0}, oi[16];
     uint32_t b[8] = {1, 2, 3, 4000000000u, UINT32_MAX, 65536, 0, 123456789}, ou[8];
@@ -256,12 +229,7 @@ Test(interp, clamp_umulhi_and_the_math_library) {
 /* sem= and scope= change how the GPU orders an atomic, not what it computes:
  * the interpreter runs each atomic as it runs the default one. */
 Test(interp, atomic_sem_and_scope_compute_the_same) {
-    Prog *p = build("kernel k(x: *f32, c: *u32) {\n"
-                    "  let o = arange(0, 8);\n"
-                    "  atomic_add(x + o, (program_id(0) + o) as f32, o < 6, sem = \"relaxed\");\n"
-                    "  atomic_add(c, 1 as u32, sem = \"release\", scope = \"cta\");\n"
-                    "  atomic_max(c + 1, program_id(0) as u32, scope = \"sys\", sem = \"acquire\");\n"
-                    "}\n", NULL);
+    Prog *p = build_file("atomic_sem_and_scope_compute_the_same.blk", NULL);
     float x[8] = {0};
     uint32_t c[2] = {0};
     InterpBuffer bufs[] = {BUF(x, 8), BUF(c, 2)};
@@ -277,16 +245,7 @@ Test(interp, atomic_sem_and_scope_compute_the_same) {
 /* atomic_max/min/and/or/xor from several programs, masked, on every type
  * they take; each returns the value it found */
 Test(interp, read_modify_write_atomics) {
-    Prog *p = build("kernel k(i: *i32, u: *u32, l: *i64, f: *f32, old: *i32) {\n"
-                    "  let pid = program_id(0);\n"
-                    "  let o = arange(0, 4);\n"
-                    "  let v = (pid * 4 + o) * 7 % 11 - 5;\n" /* -5 .. 5, each program its own */
-                    "  atomic_max(i + o, v); atomic_min(i + 4 + o, v, o != 3);\n"
-                    "  atomic_and(u + o, (v + 8) as u32); atomic_or(u + 4 + o, (1 << (v + 5)) as u32);\n"
-                    "  atomic_xor(l + o, (v as i64) << 40);\n"
-                    "  atomic_max(f + o, v as f32 * 0.5); atomic_min(f + 4 + o, v as f32 * 0.5);\n"
-                    "  store(old + pid * 4 + o, atomic_max(i + 8 + o, pid));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("read_modify_write_atomics.blk", NULL);
     int32_t i[12] = {-100, -100, -100, -100, 100, 100, 100, 100, 0, 0, 0, 0}, old[12];
     uint32_t u[8] = {~0u, ~0u, ~0u, ~0u, 0, 0, 0, 0};
     int64_t l[4] = {0};
@@ -326,13 +285,7 @@ Test(interp, read_modify_write_atomics) {
 /* f16 and bf16 atomic_add: each addition rounds to the type, as the GPU's
  * atom.add.noftz does; sums of halves stay exact here */
 Test(interp, half_precision_atomic_add) {
-    Prog *p = build("kernel k(h: *f16, b: *bf16) {\n"
-                    "  let o = arange(0, 16);\n"
-                    "  atomic_add(h + o % 4, (o as f16) * 0.5);\n"
-                    "  atomic_add(b + o % 4, 1.5, o < 10);\n"
-                    "  atomic_add(h + 4, 2048.0);\n" /* 2048 + 1 in f16 rounds back to 2048 */
-                    "  atomic_add(h + 4, 1.0);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("half_precision_atomic_add.blk", NULL);
     uint16_t h[5] = {0}, b[4] = {0};
     InterpBuffer bufs[] = {BUF(h, 5), BUF(b, 4)};
     InterpArg args[] = {{.p = h}, {.p = b}};
@@ -353,15 +306,7 @@ Test(interp, half_precision_atomic_add) {
 /* shape(x, axis) folds to a constant a helper can use; expand_dims and
  * broadcast_to give the same blocks as x[None, :] and broadcasting */
 Test(interp, shape_expand_dims_and_broadcast_to) {
-    Prog *p = build("fn weighted(v) { return sum(v * (arange(0, shape(v, 0)) as f32), axis = 0); }\n"
-                    "kernel k(x: *f32, o: *f32) {\n"
-                    "  let v = load(x + arange(0, 8));\n"
-                    "  let m = broadcast_to(expand_dims(v, 0), [4, 8]);\n"
-                    "  let c = broadcast_to(expand_dims(v, 1), [8, 2]);\n"
-                    "  store(o + arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :], m);\n"
-                    "  store(o + 32 + arange(0, 8)[:, None] * 2 + arange(0, 2)[None, :], c);\n"
-                    "  store(o + 48, weighted(v) + shape(m, 0) as f32 * 1000.0);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("shape_expand_dims_and_broadcast_to.blk", NULL);
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, o[49];
     InterpBuffer bufs[] = {BUF(x, 8), BUF(o, 49)};
     InterpArg args[] = {{.p = x}, {.p = o}};
@@ -378,25 +323,7 @@ Test(interp, shape_expand_dims_and_broadcast_to) {
 }
 
 Test(interp, helpers_return_several_values) {
-    Prog *p = build("fn online_update(m, l, x) {\n"
-                    "  let m_new = maximum(m, x);\n"
-                    "  let l_new = where(m_new == -inf, 0.0, l * exp(m - m_new) + exp(x - m_new));\n"
-                    "  return (m_new, l_new);\n"
-                    "}\n"
-                    "fn three(a) { return (a + 1, a * 2, 7); }\n"
-                    "kernel k(x: *f32, o: *f32, n: i32) {\n"
-                    "  var m = full([4], -inf, f32);\n"
-                    "  var l = zeros([4], f32);\n"
-                    "  for off in range(0, n, 4) {\n"
-                    "    let cols = off + arange(0, 4);\n"
-                    "    let (m2, l2) = online_update(m, l, load(x + cols, cols < n, other = -inf));\n"
-                    "    m = m2;\n"
-                    "    l = l2;\n"
-                    "  }\n"
-                    "  let (a, b, c) = three(3);\n"
-                    "  static_assert(a + b + c == 17);\n"
-                    "  store(o + arange(0, 4), l); store(o + 4 + arange(0, 4), m);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("helpers_return_several_values.blk", NULL);
     float x[10] = {0.5f, -1, 2, 0, 3, 1, -2, 0.25f, 1.5f, -0.5f}, o[8];
     InterpBuffer bufs[] = {BUF(x, 10), BUF(o, 8)};
     InterpArg args[] = {{.p = x}, {.p = o}, {.i = 10}};
@@ -413,13 +340,7 @@ Test(interp, helpers_return_several_values) {
 }
 
 Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
-    Prog *p = build("kernel k(a: *i32, b: *i32, rows: *i32, cols: *i32, full: *i32) {\n"
-                    "  let r = arange(0, 4); let c = arange(0, 8);\n"
-                    "  let m = load(a + r)[:, None] * 100 + load(b + c)[None, :];\n"
-                    "  store(rows + r, sum(m, axis = 1));\n"
-                    "  store(cols + c, max(m, axis = 0));\n"
-                    "  store(full + r[:, None] * 8 + c[None, :], m);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("two_d_blocks_broadcast_and_reduce_over_either_axis.blk", NULL);
     int32_t a[4] = {1, 2, 3, 4}, b[8] = {0, 1, 2, 3, 4, 5, 6, -7}, rows[4], cols[8], full[32];
     InterpBuffer bufs[] = {BUF(a, 4), BUF(b, 8), BUF(rows, 4), BUF(cols, 8), BUF(full, 32)};
     InterpArg args[] = {{.p = a}, {.p = b}, {.p = rows}, {.p = cols}, {.p = full}};
@@ -438,11 +359,7 @@ Test(interp, two_d_blocks_broadcast_and_reduce_over_either_axis) {
 }
 
 Test(interp, rand_in_a_kernel_matches_numeric_for_32_and_64_bit_offsets) {
-    Prog *p = build("kernel k(o: *f32, oi: *u32, seed: i32, base: i64) {\n"
-                    "  let r = arange(0, 256);\n"
-                    "  store(o + r, rand(seed, r));\n"
-                    "  store(oi + r, randint(seed, base + (r as i64)));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("rand_in_a_kernel_matches_numeric_for_32_and_64_bit_offsets.blk", NULL);
     float o[256];
     uint32_t oi[256];
     InterpBuffer bufs[] = {BUF(o, 256), BUF(oi, 256)};
@@ -460,16 +377,7 @@ Test(interp, rand_in_a_kernel_matches_numeric_for_32_and_64_bit_offsets) {
  * of words (0, 1) and (2, 3), against the same in f64 (the interpreter's f32
  * log, sqrt, cos and sin round; near a zero crossing the error is absolute). */
 Test(interp, the_four_words_of_a_philox_draw_and_normals_from_them) {
-    Prog *p = build("kernel k(w: *u32, u: *f32, n: *f32, n4: *f32, seed: i32) {\n"
-                    "  let r = arange(0, 128);\n"
-                    "  let (a, b, c, d) = randint4x(seed, r);\n"
-                    "  store(w + r, a); store(w + 128 + r, b); store(w + 256 + r, c); store(w + 384 + r, d);\n"
-                    "  let (u0, u1, u2, u3) = rand4x(seed, r);\n"
-                    "  store(u + r, u0); store(u + 128 + r, u1); store(u + 256 + r, u2); store(u + 384 + r, u3);\n"
-                    "  store(n + r, randn(seed, r));\n"
-                    "  let (n0, n1, n2, n3) = randn4x(seed, r);\n"
-                    "  store(n4 + r, n0); store(n4 + 128 + r, n1); store(n4 + 256 + r, n2); store(n4 + 384 + r, n3);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("the_four_words_of_a_philox_draw_and_normals_from_them.blk", NULL);
     static uint32_t w[512];
     static float u[512], n[128], n4[512];
     InterpBuffer bufs[] = {BUF(w, 512), BUF(u, 512), BUF(n, 128), BUF(n4, 512)};
@@ -499,17 +407,7 @@ Test(interp, the_four_words_of_a_philox_draw_and_normals_from_them) {
 /* cat: a then b along axis 0; interleave: a and b alternating along the last
  * axis; rank 1 and 2, an i32 operand promoted to f32. */
 Test(interp, cat_and_interleave_keep_their_order) {
-    Prog *p = build("kernel k(x: *f32, y: *i32, o1: *f32, o2: *f32, o3: *f32, o4: *f32) {\n"
-                    "  let r = arange(0, 8);\n"
-                    "  let a = load(x + r);\n"
-                    "  let b = load(y + r);\n"
-                    "  store(o1 + arange(0, 16), cat(a, b as f32));\n"
-                    "  store(o2 + arange(0, 16), interleave(a, b as f32));\n"
-                    "  let m = load(x + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :]);\n"
-                    "  let n = load(y + arange(0, 4)[:, None] * 2 + arange(0, 2)[None, :]) as f32;\n"
-                    "  store(o3 + arange(0, 8)[:, None] * 2 + arange(0, 2)[None, :], cat(m, n, can_reorder = true));\n"
-                    "  store(o4 + arange(0, 4)[:, None] * 4 + arange(0, 4)[None, :], interleave(m, n));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("cat_and_interleave_keep_their_order.blk", NULL);
     float x[8], o1[16], o2[16], o3[16], o4[16];
     int32_t y[8];
     for (int i = 0; i < 8; i++) x[i] = (float)i + 0.5f, y[i] = 100 + i;
@@ -533,17 +431,7 @@ Test(interp, cat_and_interleave_keep_their_order) {
 /* Triton's reduction arguments: keep_dims (the axis stays, of size 1), dtype (x
  * converted first: an i32 sum in i64 does not wrap), cumsum's reverse. */
 Test(interp, reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse) {
-    Prog *p = build("kernel k(x: *f32, n: *i32, o: *f32, oi: *i64, am: *i32) {\n"
-                    "  let r = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
-                    "  let v = load(x + r);\n"
-                    "  let m = max(v, axis = 1, keep_dims = true);\n"
-                    "  store(o + r, v - m);\n"
-                    "  store(o + 32 + arange(0, 1)[:, None] * 8 + arange(0, 8)[None, :], sum(v, 0, true));\n"
-                    "  store(oi + arange(0, 4), sum(load(n + r), axis = 1, dtype = i64));\n"
-                    "  store(o + 40 + r, cumsum(v, axis = 1, reverse = true));\n"
-                    "  store(o + 72 + arange(0, 1), sum(load(x + arange(0, 8)), keep_dims = true));\n"
-                    "  store(am + arange(0, 4)[:, None] + arange(0, 1)[None, :], argmax(v, 1, keep_dims = true));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse.blk", NULL);
     float x[32], o[73];
     int32_t n[32], am[4];
     int64_t oi[4];
@@ -584,23 +472,7 @@ Test(interp, reductions_keep_dims_take_a_dtype_and_scans_run_in_reverse) {
  * compile-time `if`), a var assigned in it is carried through an enclosing runtime loop;
  * `unroll = N` changes no result, whatever the trip count's remainder. */
 Test(interp, static_range_copies_the_body_with_a_constant_and_unroll_keeps_results) {
-    Prog *p = build("kernel k(x: *f32, o: *f32, n: i32) {\n"
-                    "  let m = load(x + arange(0, 8)[:, None] * 8 + arange(0, 8)[None, :]);\n"
-                    "  for ax in static_range(0, 2) {\n"
-                    "    store(o + ax * 8 + arange(0, 8), sum(m, axis = ax));\n"
-                    "  }\n"
-                    "  var acc = 0.0;\n"
-                    "  for t in range(0, n) {\n"
-                    "    for s in static_range(3, -3, -2) {\n"
-                    "      if s == 3 { acc += 100.0; } else { acc += s as f32; }\n"
-                    "    }\n"
-                    "  }\n"
-                    "  store(o + 16, acc);\n"
-                    "  var u = 0;\n"
-                    "  for t in range(0, n, unroll = 4) { u += t * t; }\n"
-                    "  for t in range(n, 0, -1, unroll = 1) { u += 1; }\n"
-                    "  store(o + 17, u as f32);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("static_range_copies_the_body_with_a_constant_and_unroll_keeps_results.blk", NULL);
     float x[64], o[18];
     for (int i = 0; i < 64; i++) x[i] = (float)(i % 7) + (float)i / 64.0f;
     InterpBuffer bufs[] = {BUF(x, 64), BUF(o, 18)};
@@ -627,14 +499,7 @@ Test(interp, static_range_copies_the_body_with_a_constant_and_unroll_keeps_resul
 /* device_assert names the first failing element (masked-off ones pass) and its message;
  * a false assume is an error here (undefined behaviour on the GPU); true ones change nothing. */
 Test(interp, device_assert_and_assume_are_checked) {
-    Prog *p = build("kernel k(x: *f32, n: i32, limit: f32) {\n"
-                    "  assume(n % 4 == 0);\n"
-                    "  let i = arange(0, 8);\n"
-                    "  let v = load(x + i, i < n, other = 0.0);\n"
-                    "  device_assert(v < limit, \"v below the limit\", i < n);\n"
-                    "  device_assert(n >= 0);\n"
-                    "  store(x + i, v * 2.0, i < n);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("device_assert_and_assume_are_checked.blk", NULL);
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 100};
     InterpBuffer bufs[] = {BUF(x, 8)};
     /* n = 4: the element beyond n would fail, but it is masked off */
@@ -646,7 +511,7 @@ Test(interp, device_assert_and_assume_are_checked) {
     err = run(p, bad, 1, bufs, 1);
     cr_assert_not_null(err);
     cr_expect(strstr(err, "device assertion failed at element [7]: \"v below the limit\""), "%s", err);
-    cr_expect(strstr(err, "t.blk:5"), "%s", err);
+    cr_expect(strstr(err, "device_assert_and_assume_are_checked.blk:5"), "%s", err);
     free(err);
     InterpArg unaligned[] = {{.p = x}, {.i = 6}, {.f = 1000}};
     err = run(p, unaligned, 1, bufs, 1);
@@ -659,14 +524,7 @@ Test(interp, device_assert_and_assume_are_checked) {
 /* Cache controls change how the caches keep data, never a value: every form reads and
  * writes what the plain access does. */
 Test(interp, cache_controls_change_no_result) {
-    Prog *p = build("kernel k(x: *f32, y: *f32, f: *i32, n: i32) {\n"
-                    "  let i = arange(0, 16);\n"
-                    "  let a = load(x + i, cache_modifier = \".cg\");\n"
-                    "  let b = load(x + i, i < n, other = -1.0, eviction_policy = \"evict_first\");\n"
-                    "  let c = load(f, volatile = true);\n"
-                    "  store(y + i, a + b, i < n, cache_modifier = \".cs\");\n"
-                    "  store(y + 16 + i, b * (c as f32), eviction_policy = \"evict_last\");\n"
-                    "}\n", NULL);
+    Prog *p = build_file("cache_controls_change_no_result.blk", NULL);
     float x[16], y[32] = {0};
     int32_t f = 3;
     for (int i = 0; i < 16; i++) x[i] = (float)i * 0.25f;
@@ -686,15 +544,7 @@ Test(interp, cache_controls_change_no_result) {
  * naming the element); histogram against C counting, negative and too-large values and
  * masked-off elements not counted. */
 Test(interp, gather_and_histogram) {
-    Prog *p = build("kernel k(x: *f32, ix: *i32, o: *f32, h: *i32, n: i32) {\n"
-                    "  let r = arange(0, 4)[:, None];\n"
-                    "  let c = arange(0, 8)[None, :];\n"
-                    "  let s = load(x + r * 8 + c);\n"
-                    "  store(o + r * 8 + c, gather(s, load(ix + r * 8 + c), 1));\n"
-                    "  store(o + 32 + arange(0, 2)[:, None] * 8 + c, gather(s, load(ix + 32 + arange(0, 2)[:, None] * 8 + c), 0));\n"
-                    "  let v = load(ix + 48 + arange(0, 32));\n"
-                    "  store(h + arange(0, 16), histogram(v, 16, mask = arange(0, 32) < n));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("gather_and_histogram.blk", NULL);
     float x[32], o[48];
     int32_t ix[80], h[16];
     for (int i = 0; i < 32; i++) x[i] = (float)i * 1.5f - 7.0f;
@@ -732,16 +582,7 @@ static int descending_nan_first(const void *a, const void *b) {
 /* topk against C's qsort of each row and column (descending, NaN first as sort's
  * largest), for k = 1, 4 and the whole axis, along either axis; i32 too. */
 Test(interp, topk_gives_the_k_largest_in_descending_order) {
-    Prog *p = build("kernel k(x: *f32, xi: *i32, o: *f32, oi: *i32) {\n"
-                    "  let r = arange(0, 8)[:, None];\n"
-                    "  let c = arange(0, 32)[None, :];\n"
-                    "  let v = load(x + r * 32 + c);\n"
-                    "  store(o + r * 4 + arange(0, 4)[None, :], topk(v, 4));\n"
-                    "  store(o + 32 + r + arange(0, 1)[None, :], topk(v, 1));\n"
-                    "  store(o + 40 + r * 32 + c, topk(v, 32, axis = 1));\n"
-                    "  store(o + 296 + arange(0, 2)[:, None] * 32 + c, topk(v, 2, axis = 0));\n"
-                    "  store(oi + arange(0, 16), topk(load(xi + arange(0, 64)), 16));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("topk_gives_the_k_largest_in_descending_order.blk", NULL);
     float x[256], o[360];
     int32_t xi[64], oi[16];
     uint32_t state = 77;
@@ -789,16 +630,7 @@ Test(interp, topk_gives_the_k_largest_in_descending_order) {
 /* Register slices with constant bounds, against C indexing: rank 1 (open ends too), both
  * axes of a 2-D block at once, a slice then a new axis, and a slice of pointers. */
 Test(interp, slices_with_constant_bounds) {
-    Prog *p = build("kernel k(x: *f32, o: *f32) {\n"
-                    "  let v = load(x + arange(0, 32));\n"
-                    "  store(o + arange(0, 8), v[4:12]);\n"
-                    "  store(o + 8 + arange(0, 16), v[16:]);\n"
-                    "  store(o + 24 + arange(0, 4), v[:4]);\n"
-                    "  let m = load(x + arange(0, 8)[:, None] * 4 + arange(0, 4)[None, :]);\n"
-                    "  store(o + 28 + arange(0, 2)[:, None] * 2 + arange(0, 2)[None, :], m[6:8, 1:3]);\n"
-                    "  store(o + 32 + arange(0, 4)[:, None] + arange(0, 1)[None, :], v[28:32, None]);\n"
-                    "  store((o + 36 + arange(0, 8))[2:6], v[0:4]);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("slices_with_constant_bounds.blk", NULL);
     float x[32], o[44];
     for (int i = 0; i < 32; i++) x[i] = (float)i * 0.5f + 1.0f;
     for (int i = 0; i < 44; i++) o[i] = -1.0f;
@@ -853,12 +685,7 @@ Test(interp, a_var_changes_type_in_a_compile_time_branch) {
 /* inline_asm_elementwise on the interpreter runs its reference helper (it cannot run
  * PTX); without one, the run fails saying so. */
 Test(interp, inline_asm_runs_its_reference_here) {
-    Prog *p = build("fn mad_ref(a, b, c) { return a * b + c; }\n"
-                    "kernel k(x: *i32, o: *i32) {\n"
-                    "  let a = load(x + arange(0, 16));\n"
-                    "  store(o + arange(0, 16), inline_asm_elementwise(\"mad.lo.s32 $0, $1, $2, $3;\", \"=r,r,r,r\",\n"
-                    "                                               (a, a, 7), i32, true, reference = mad_ref));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("inline_asm_runs_its_reference_here.blk", NULL);
     int32_t x[16], o[16];
     for (int i = 0; i < 16; i++) x[i] = i - 5;
     InterpBuffer bufs[] = {BUF(x, 16), BUF(o, 16)};
@@ -867,9 +694,7 @@ Test(interp, inline_asm_runs_its_reference_here) {
     cr_assert_null(err, "%s", err);
     for (int i = 0; i < 16; i++) cr_expect_eq(o[i], x[i] * x[i] + 7, "[%d]", i);
     drop(p);
-    p = build("kernel k(x: *i32, o: *i32) {\n"
-              "  store(o + arange(0, 16), inline_asm_elementwise(\"neg.s32 $0, $1;\", \"=r,r\", load(x + arange(0, 16)), i32, true));\n"
-              "}\n", NULL);
+    p = build_file("inline_asm_runs_its_reference_here_2.blk", NULL);
     err = run(p, args, 1, bufs, 2);
     cr_assert_not_null(err);
     cr_expect(strstr(err, "inline_asm_elementwise has no reference: the interpreter cannot run PTX"), "%s", err);
@@ -880,12 +705,7 @@ Test(interp, inline_asm_runs_its_reference_here) {
 /* gdc_wait and gdc_launch_dependents: the interpreter runs launches one after the other,
  * so both have nothing to do; the kernel computes as without them. */
 Test(interp, grid_dependency_control_changes_nothing_here) {
-    Prog *p = build("kernel k(x: *f32, y: *f32) {\n"
-                    "  gdc_wait();\n"
-                    "  let v = load(x + arange(0, 8));\n"
-                    "  gdc_launch_dependents();\n"
-                    "  store(y + arange(0, 8), v * 3.0);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("grid_dependency_control_changes_nothing_here.blk", NULL);
     float x[8], y[8];
     for (int i = 0; i < 8; i++) x[i] = (float)i - 2.5f;
     InterpBuffer bufs[] = {BUF(x, 8), BUF(y, 8)};
@@ -899,12 +719,7 @@ Test(interp, grid_dependency_control_changes_nothing_here) {
 /* The hardware counters on the interpreter: one SM (0), and clocks that do not
  * go back between two reads. */
 Test(interp, counters_read_on_the_interpreter) {
-    Prog *p = build("kernel k(t: *u64, s: *u32) {\n"
-                    "  let t0 = globaltimer();\n"
-                    "  let c0 = clock();\n"
-                    "  store(t, t0); store(t + 1, globaltimer()); store(t + 2, c0); store(t + 3, clock());\n"
-                    "  store(s + program_id(0), smid());\n"
-                    "}\n", NULL);
+    Prog *p = build_file("counters_read_on_the_interpreter.blk", NULL);
     uint64_t t[4] = {0};
     uint32_t s[3] = {7, 7, 7};
     InterpBuffer bufs[] = {BUF(t, 4), BUF(s, 3)};
@@ -918,21 +733,7 @@ Test(interp, counters_read_on_the_interpreter) {
 }
 
 Test(interp, loops_branches_early_return_and_short_circuit) {
-    Prog *p = build("fn tri(n) { var t = 0; for j in range(0, n + 1) { t += j; } return t; }\n"
-                    "kernel k(o: *i32, n: i32) {\n"
-                    "  let pid = program_id(0);\n"
-                    "  var down = 0;\n"
-                    "  for i in range(10, 0, -3) { down = down * 100 + i; }\n"   /* 10 7 4 1 */
-                    "  var w = 1;\n"
-                    "  while w < 1000 { w *= 3; }\n"
-                    "  var sign = 0;\n"
-                    "  if pid % 2 == 0 { sign = 1; } else if pid == 3 { sign = 3; } else { sign = -1; }\n"
-                    "  store(o + pid * 4, down); store(o + pid * 4 + 1, w); store(o + pid * 4 + 2, sign);\n"
-                    "  if pid >= n { return; }\n"
-                    "  // for pid >= 2 the load would leave the buffer: it must not run\n"
-                    "  let far = pid < 2 && load(o + pid * 20 + 3) == 0;\n"
-                    "  store(o + pid * 4 + 3, tri(pid) + (far as i32) * 1000);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("loops_branches_early_return_and_short_circuit.blk", NULL);
     int32_t o[4 * 6];
     for (int k = 0; k < 24; k++) o[k] = 0;
     InterpBuffer bufs[] = {BUF(o, 24)};
@@ -950,14 +751,7 @@ Test(interp, loops_branches_early_return_and_short_circuit) {
 }
 
 Test(interp, atomics_return_the_old_value) {
-    Prog *p = build("kernel k(c: *i32, f: *f32, o: *i32) {\n"
-                    "  let pid = program_id(0);\n"
-                    "  let old = atomic_add(c, 2);\n"
-                    "  store(o + pid, old);\n"
-                    "  atomic_add(f + arange(0, 4), 0.5, arange(0, 4) < 3);\n"
-                    "  let was = atomic_cas(c + 1, pid, pid + 1);\n"
-                    "  store(o + 8 + pid, was);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("atomics_return_the_old_value.blk", NULL);
     int32_t c[2] = {5, 0}, o[16];
     float f[4] = {0, 0, 0, 0};
     InterpBuffer bufs[] = {BUF(c, 2), BUF(f, 4), BUF(o, 16)};
@@ -976,11 +770,7 @@ Test(interp, atomics_return_the_old_value) {
 }
 
 Test(interp, out_of_bounds_load_names_kernel_line_program_and_element) {
-    Prog *p = build("kernel copy(src: *f32, dst: *f32, n: i32) {\n"
-                    "  let offs = program_id(0) * 64 + arange(0, 64);\n"
-                    "  let v = load(src + offs, offs < n);\n"
-                    "  store(dst + offs, v, offs < n);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("out_of_bounds_load_names_kernel_line_program_and_element.blk", NULL);
     float src[100], dst[100];
     InterpBuffer bufs[] = {BUF(src, 100), BUF(dst, 100)};
     InterpArg ok_args[] = {{.p = src}, {.p = dst}, {.i = 100}};
@@ -990,7 +780,8 @@ Test(interp, out_of_bounds_load_names_kernel_line_program_and_element) {
     InterpArg bad_args[] = {{.p = src}, {.p = dst}, {.i = 104}};
     err = run(p, bad_args, 2, bufs, 2);
     cr_assert_not_null(err);
-    cr_expect_str_eq(err, "kernel 'copy', t.blk:3: program (1, 0, 0): out-of-bounds load: block "
+    cr_expect_str_eq(err, "kernel 'copy', out_of_bounds_load_names_kernel_line_program_and_element.blk:"
+                          "3: program (1, 0, 0): out-of-bounds load: block "
                           "element [36] accesses src[100], past the end of src (100 elements of f32)\n"
                           "    let v = load(src + offs, offs < n);");
     free(err);
@@ -998,13 +789,7 @@ Test(interp, out_of_bounds_load_names_kernel_line_program_and_element) {
 }
 
 Test(interp, out_of_bounds_store_before_the_start_and_misaligned_access) {
-    Prog *p = build("kernel k(x: *i32, off: i32) {\n"
-                    "  store(x + off + arange(0, 4), 7);\n"
-                    "}\n"
-                    "kernel m(x: *i32) {\n"
-                    "  let y = (x as *u32) + 1;\n"
-                    "  store(((y as *i64) + 0), 1 as i64);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("out_of_bounds_store_before_the_start_and_misaligned_access.blk", NULL);
     int32_t x[8];
     InterpBuffer bufs[] = {BUF(x, 8)};
     InterpArg args[] = {{.p = x}, {.i = -2}};
@@ -1029,20 +814,7 @@ Test(interp, out_of_bounds_store_before_the_start_and_misaligned_access) {
  * atomics, through further arithmetic and casts; masked-off lanes make no
  * access. */
 Test(interp, pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds) {
-    Prog *p = build("kernel k(x: *f32, y: *f32, off: i64, m: i32) {\n"
-                    "  let i = arange(0, 4);\n"
-                    "  let o = where(i == 3, off, i as i64);\n"
-                    "  store(y + i, load(x + o, i < m), i < m);\n"
-                    "}\n"
-                    "kernel s(x: *f32, off: i64) {\n"
-                    "  store(x + off, 1.0);\n"
-                    "}\n"
-                    "kernel a(x: *i64, off: i64) {\n"
-                    "  atomic_add(((x + off) + 1) as *i64, 1 as i64);\n"
-                    "}\n"
-                    "kernel c(x: *f32, off: i64) {\n"
-                    "  store(((x + off) as *u32) + -off, 5 as u32);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds.blk", NULL);
     float x[4] = {1, 2, 3, 4}, y[4];
     int64_t xi[4] = {0};
     InterpBuffer bufs[] = {BUF(x, 4), BUF(y, 4), BUF(xi, 4)};
@@ -1053,7 +825,8 @@ Test(interp, pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds) 
         InterpArg args[] = {{.p = x}, {.p = y}, {.i = offs[t]}, {.i = 4}};
         char *err = run(p, args, 1, bufs, 3);
         cr_assert_not_null(err, "offset %lld read x[0] without a fault", (long long)offs[t]);
-        cr_expect_str_eq(err, "kernel 'k', t.blk:4: program (0, 0, 0): out-of-bounds load: block element [3] "
+        cr_expect_str_eq(err, "kernel 'k', pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds.blk:"
+                              "4: program (0, 0, 0): out-of-bounds load: block element [3] "
                               "accesses x at an offset outside the address space (the pointer arithmetic "
                               "overflowed), far outside x (4 elements of f32)\n"
                               "    store(y + i, load(x + o, i < m), i < m);", "offset %lld", (long long)offs[t]);
@@ -1087,27 +860,21 @@ Test(interp, pointer_arithmetic_that_leaves_the_address_space_is_out_of_bounds) 
 }
 
 Test(interp, a_spin_that_cannot_end_is_reported_not_hung) {
-    Prog *p = build("kernel k(lock: *i32) {\n"
-                    "  while atomic_cas(lock, 0, 1) == 1 {}\n"
-                    "}\n", NULL);
+    Prog *p = build_file("a_spin_that_cannot_end_is_reported_not_hung.blk", NULL);
     int32_t lock = 0; /* program 0 takes the lock and never releases it */
     InterpBuffer bufs[] = {BUF(&lock, 1)};
     InterpArg args[] = {{.p = &lock}};
     char *err = run(p, args, 2, bufs, 1);
     cr_assert_not_null(err);
-    cr_expect(strstr(err, "kernel 'k', t.blk:2: program (1, 0, 0): this while loop can never end"), "%s", err);
+    cr_expect(strstr(err, "kernel 'k', a_spin_that_cannot_end_is_reported_not_hung.blk:"
+                          "2: program (1, 0, 0): this while loop can never end"), "%s", err);
     free(err);
     drop(p);
 }
 
 Test(interp, loops_past_the_iteration_budget_are_reported) {
     /* this spin writes memory each time (an exchange), so only the budget can stop it */
-    Prog *p = build("kernel k(lock: *i32, n: i32) {\n"
-                    "  while atomic_xchg(lock, 1) == 1 {}\n"
-                    "  var s = 0;\n"
-                    "  for i in range(0, n) { s += 1; }\n"
-                    "  store(lock + 1, s);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("loops_past_the_iteration_budget_are_reported.blk", NULL);
     int32_t mem[2] = {0, 0};
     InterpBuffer bufs[] = {BUF(mem, 2)};
     InterpArg args[] = {{.p = mem}, {.i = 1000}};
@@ -1119,12 +886,14 @@ Test(interp, loops_past_the_iteration_budget_are_reported) {
     free(err);
     args[1].i = 1001, mem[0] = 0;
     err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
-    cr_expect(err && strstr(err, "kernel 'k', t.blk:4: program (0, 0, 0): this for loop ran 1000 iterations without ending"),
+    cr_expect(err && strstr(err, "kernel 'k', loops_past_the_iteration_budget_are_reported.blk:"
+                                 "4: program (0, 0, 0): this for loop ran 1000 iterations without ending"),
               "%s", err);
     free(err);
     args[1].i = 1, mem[0] = 0;
     err = interp_launch(p->f, args, 2, two, bufs, 1, &opt); /* program 1 spins on program 0's lock */
-    cr_expect(err && strstr(err, "kernel 'k', t.blk:2: program (1, 0, 0): this while loop ran 1000 iterations"),
+    cr_expect(err && strstr(err, "kernel 'k', loops_past_the_iteration_budget_are_reported.blk:"
+                                 "2: program (1, 0, 0): this while loop ran 1000 iterations"),
               "%s", err);
     free(err);
     drop(p);
@@ -1132,13 +901,7 @@ Test(interp, loops_past_the_iteration_budget_are_reported) {
 
 Test(interp, the_step_budget_bounds_nested_loops_the_loop_budget_cannot) {
     /* each loop stays within its own budget; only the launch's total stops them */
-    Prog *p = build("kernel k(out: *i32, n: i32) {\n"
-                    "  var s = 0;\n"
-                    "  for i in range(0, n) {\n"
-                    "    for j in range(0, n) { s += 1; }\n"
-                    "  }\n"
-                    "  store(out, s);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("the_step_budget_bounds_nested_loops_the_loop_budget_cannot.blk", NULL);
     int32_t out = 0;
     InterpBuffer bufs[] = {BUF(&out, 1)};
     InterpArg args[] = {{.p = &out}, {.i = 100}};
@@ -1150,23 +913,22 @@ Test(interp, the_step_budget_bounds_nested_loops_the_loop_budget_cannot) {
     free(err);
     args[1].i = 1000, out = -1;
     err = interp_launch(p->f, args, 2, one, bufs, 1, &opt);
-    cr_expect(err && strstr(err, "kernel 'k', t.blk:4: program (0, 0, 0): the launch ran past its budget of 1000000 "
+    cr_expect(err && strstr(err, "kernel 'k', the_step_budget_bounds_nested_loops_the_loop_budget_cannot.blk:"
+                                 "4: program (0, 0, 0): the launch ran past its budget of 1000000 "
                                  "element operations"),
               "%s", err);
     cr_expect_eq(out, -1, "nothing stored");
     free(err);
     /* a block op counts its elements, a dot its inner products */
     drop(p);
-    p = build("kernel k(out: *f32) {\n"
-              "  let a = full([32, 32], 1.0, f32);\n"
-              "  store(out + arange(0, 32), sum(dot(a, a), 1));\n"
-              "}\n", NULL);
+    p = build_file("the_step_budget_bounds_nested_loops_the_loop_budget_cannot_2.blk", NULL);
     float row[32];
     InterpBuffer rb[] = {BUF(row, 32)};
     InterpArg ra[] = {{.p = row}};
     opt.max_steps = 32 * 32 * 32;
     err = interp_launch(p->f, ra, 1, one, rb, 1, &opt);
-    cr_expect(err && strstr(err, "t.blk:3: program (0, 0, 0): the launch ran past its budget of 32768"), "%s", err);
+    cr_expect(err && strstr(err, "the_step_budget_bounds_nested_loops_the_loop_budget_cannot_2.blk:"
+                                 "3: program (0, 0, 0): the launch ran past its budget of 32768"), "%s", err);
     free(err);
     opt.max_steps = 32 * 32 * 32 + 4096;
     err = interp_launch(p->f, ra, 1, one, rb, 1, &opt);
@@ -1177,9 +939,7 @@ Test(interp, the_step_budget_bounds_nested_loops_the_loop_budget_cannot) {
 }
 
 Test(interp, shuffled_order_is_a_seeded_permutation) {
-    Prog *p = build("kernel k(counter: *i32, order: *i32) {\n"
-                    "  store(order + atomic_add(counter, 1), program_id(0));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("shuffled_order_is_a_seeded_permutation.blk", NULL);
     enum { N = 64 };
     int32_t order[N], first[N], counter;
     InterpBuffer bufs[] = {BUF(&counter, 1), BUF(order, N)};
@@ -1208,10 +968,7 @@ Test(interp, shuffled_order_is_a_seeded_permutation) {
 }
 
 Test(interp, device_print_shows_the_program_and_element) {
-    Prog *p = build("kernel k(x: *i32) {\n"
-                    "  device_print(\"v\", load(x + arange(0, 2)) * 2);\n"
-                    "  device_print(\"pid\", program_id(0));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("device_print_shows_the_program_and_element.blk", NULL);
     int32_t x[2] = {3, -4};
     char *text = NULL;
     size_t len = 0;
@@ -1230,7 +987,7 @@ Test(interp, device_print_shows_the_program_and_element) {
 }
 
 Test(interp, bad_launches_are_errors) {
-    Prog *p = build("kernel k(x: *i32, n: i32) { store(x, n); }\n", NULL);
+    Prog *p = build_file("bad_launches_are_errors.blk", NULL);
     int32_t x;
     InterpBuffer bufs[] = {BUF(&x, 1)};
     InterpArg args[] = {{.p = &x}, {.i = 1}};
@@ -1256,19 +1013,7 @@ Test(interp, bad_launches_are_errors) {
  * A folded conversion or math call must equal the same one computed at run
  * time, and both the documented saturating values (docs/language.md §5). */
 Test(interp, folded_conversions_and_math_equal_run_time_ones) {
-    Prog *p = build("kernel k(big: f32, neg_big: f32, minus_one: f32, nan_v: f32, two: f32, one: f32,\n"
-                    "         oi: *i32, ou: *u32, ol: *i64, of: *f32) {\n"
-                    "  store(oi + 0, 3e9 as i32);    store(oi + 1, big as i32);\n"
-                    "  store(oi + 2, -3e9 as i32);   store(oi + 3, neg_big as i32);\n"
-                    "  store(oi + 4, nan as i32);    store(oi + 5, nan_v as i32);\n"
-                    "  store(ou + 0, -1.0 as u32);   store(ou + 1, minus_one as u32);\n"
-                    "  store(ou + 2, 3e10 as u32);   store(ou + 3, (big * 10.0) as u32);\n"
-                    "  store(ol + 0, 1e20 as i64);   store(ol + 1, (big * 1e11) as i64);\n"
-                    "  store(of + 0, sqrt(2.0));     store(of + 1, sqrt(two));\n"
-                    "  store(of + 2, exp(1.0));      store(of + 3, exp(one));\n"
-                    "  store(of + 4, rsqrt(2.0));    store(of + 5, rsqrt(two));\n"
-                    "  store(of + 6, log2(3));       store(of + 7, log2(two + one));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("folded_conversions_and_math_equal_run_time_ones.blk", NULL);
     int32_t oi[6];
     uint32_t ou[4];
     int64_t ol[2];
@@ -1359,14 +1104,7 @@ Test(interp, dot_and_trans_against_double) {
  * with the exact result. Values with low mantissa bits show what tf32
  * rounding drops, and that tf32x3 gets it back. */
 Test(interp, dot_precisions) {
-    Prog *p = build("kernel k(a: *f32, b: *f32, o: *f32) {\n"
-                    "  let i = arange(0, 16);\n"
-                    "  let x = load(a + i[:, None] * 16 + i[None, :]);\n"
-                    "  let y = load(b + i[:, None] * 16 + i[None, :]);\n"
-                    "  store(o + i[:, None] * 16 + i[None, :], dot(x, y));\n"
-                    "  store(o + 256 + i[:, None] * 16 + i[None, :], dot(x, y, input_precision = \"tf32\"));\n"
-                    "  store(o + 512 + i[:, None] * 16 + i[None, :], dot(x, y, input_precision = \"tf32x3\"));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("dot_precisions.blk", NULL);
     float a[256], b[256], o[768];
     for (int i = 0; i < 256; i++) a[i] = 1.0f + ldexpf(1.0f, -20) * (float)(i % 3), b[i] = (i / 16 == i % 16) ? 1.0f : 0.0f;
     InterpBuffer bufs[] = {BUF(a, 256), BUF(b, 256), BUF(o, 768)};
@@ -1389,17 +1127,7 @@ Test(interp, dot_precisions) {
  * added to the accumulator, so 32 ones added to 2^24 all count (one at a
  * time into 2^24 each would round away); integer sums wrap modulo 2^32. */
 Test(interp, dot_8bit_promotion_and_wrap) {
-    Prog *p = build("kernel k(a: *f8e4m3, x: *i8, u: *u8, acc: *f32, iacc: *i32, o: *f32, io: *i32) {\n"
-                    "  let i = arange(0, 16); let j = arange(0, 32);\n"
-                    "  let fa = load(a + i[:, None] * 32 + j[None, :]);\n"
-                    "  let fb = load(a + j[:, None] * 16 + i[None, :]);\n"
-                    "  let c = load(acc + i[:, None] * 16 + i[None, :]);\n"
-                    "  store(o + i[:, None] * 16 + i[None, :], dot(fa, fb, c));\n"
-                    "  let xa = load(x + i[:, None] * 32 + j[None, :]);\n"
-                    "  let ub = load(u + j[:, None] * 16 + i[None, :]);\n"
-                    "  let ic = load(iacc + i[:, None] * 16 + i[None, :]);\n"
-                    "  store(io + i[:, None] * 16 + i[None, :], dot(xa, ub, ic));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("dot_8bit_promotion_and_wrap.blk", NULL);
     uint8_t a[512], u[512];
     int8_t x[512];
     float acc[256], o[256];
@@ -1431,25 +1159,7 @@ Test(interp, dot_8bit_promotion_and_wrap) {
  * promoted: summed into the accumulator, Triton's default on Hopper) each
  * 1 rounds away: 2^24. */
 Test(interp, dot_fp8_promotes_every_128_terms) {
-    Prog *p = build("kernel k(a: *f8e5m2, b: *f8e5m2, o: *f32) {\n"
-                    "  let i = arange(0, 16); let j = arange(0, 256);\n"
-                    "  let fa = load(a + i[:, None] * 256 + j[None, :]);\n"
-                    "  let fb = load(b + j[:, None] * 16 + i[None, :]);\n"
-                    "  let at = i[:, None] * 16 + i[None, :];\n"
-                    "  store(o + at, dot(fa, fb));\n"
-                    "  store(o + 256 + at, dot(fa, fb, max_num_imprecise_acc = 256));\n"
-                    "  store(o + 512 + at, dot(fa, fb, max_num_imprecise_acc = 32));\n"
-                    "  let av = where(j < 128, 256.0, where(j % 16 == 0, 1.0, 0.0));\n"
-                    "  let ga = (av[None, :] + zeros([16, 256], f32)) as f8e5m2;\n"
-                    "  let gb = (where(j < 128, 512.0, 1.0)[:, None] + zeros([256, 16], f32)) as f8e5m2;\n"
-                    "  store(o + 768 + at, dot(ga, gb));\n"
-                    "  let ones_a = (zeros([16, 256], f32) + 1.0) as f8e5m2;\n"
-                    "  let ones_b = (zeros([256, 16], f32) + 1.0) as f8e5m2;\n"
-                    "  let big = full([16, 16], 16777216.0, f32);\n"
-                    "  store(o + 1024 + at, dot(ones_a, ones_b, big));\n"
-                    "  store(o + 1280 + at, dot(ones_a, ones_b, big, max_num_imprecise_acc = 1073741824));\n"
-                    "  store(o + 1536 + at, dot(ones_a, ones_b, big, max_num_imprecise_acc = 512));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("dot_fp8_promotes_every_128_terms.blk", NULL);
     uint8_t a[16 * 256], b[256 * 16];
     float o[1792];
     const Fp8Format *e5m2 = fp8_format(DT_F8E5M2);
@@ -1476,9 +1186,7 @@ Test(interp, dot_fp8_promotes_every_128_terms) {
 }
 
 Test(interp, min_and_max_of_two_scalars) {
-    Prog *p = build("kernel k(o: *i32, a: i32, b: i32) {\n"
-                    "  store(o, min(a, b)); store(o + 1, max(a, b)); store(o + 2, min(arange(0, 8), 0));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("min_and_max_of_two_scalars.blk", NULL);
     int32_t o[3] = {0};
     InterpBuffer bufs[] = {BUF(o, 3)};
     InterpArg args[] = {{.p = o}, {.i = 7}, {.i = -3}};
@@ -1495,22 +1203,7 @@ Test(interp, min_and_max_of_two_scalars) {
  * shifts unsigned; f64 keeps double precision (a literal too); fp8 loads,
  * converts and stores (values from numeric.c's tested conversions). */
 Test(interp, narrow_and_wide_dtypes) {
-    Prog *p = build("kernel k(a: *i8, b: *u8, c: *i16, d: *u16, e: *u64, f: *f64, g: *f8e4m3, h: *f8e5m2,\n"
-                    "         sums: *i32, usum: *u32, mx: *i8, ue: *u64, lt: *i1, fo: *f64, go: *f32, ho: *f8e5m2) {\n"
-                    "  let o = arange(0, 4);\n"
-                    "  let x = load(a + o); let y = load(b + o);\n"
-                    "  store(a + o, x * 3);\n"
-                    "  store(b + o, y + 100);\n"
-                    "  store(c + o, load(c + o) * 2);\n"
-                    "  store(d + o, load(d + o) >> 1);\n"
-                    "  store(sums, sum(x)); store(usum, sum(y));\n"
-                    "  store(mx, max(x)); store(mx + 1, min(x));\n"
-                    "  let u = load(e + o);\n"
-                    "  store(ue + o, u / 3); store(lt + o, u > 5);\n"
-                    "  store(fo + o, load(f + o) * 0.1 + 1.0);\n"
-                    "  store(go + o, load(g + o) as f32);\n"
-                    "  store(ho + o, load(h + o) as f32 * 2.0);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("narrow_and_wide_dtypes.blk", NULL);
     int8_t a[4] = {100, -100, 5, -128}, mx[2];
     uint8_t b[4] = {200, 10, 155, 0};
     int16_t c[4] = {20000, -3, 7, -20000};
@@ -1563,13 +1256,7 @@ Test(interp, narrow_and_wide_dtypes) {
  * gives them); f32 in the defined order: step d adds the element d before,
  * for d = 1, 2, 4, ..., computed here the same way in float. */
 Test(interp, cumsum_and_cumprod_along_either_axis) {
-    Prog *p = build("kernel k(x: *i32, f: *f32, a: *i32, b: *i32, c: *f32, d: *i32) {\n"
-                    "  let i = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
-                    "  let v = load(x + i);\n"
-                    "  store(a + i, cumsum(v, axis = 1)); store(b + i, cumsum(v, axis = 0));\n"
-                    "  store(c + arange(0, 32), cumsum(load(f + arange(0, 32))));\n"
-                    "  store(d + i, cumprod(v % 3 + 1, axis = 1));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("cumsum_and_cumprod_along_either_axis.blk", NULL);
     int32_t x[32], a[32], b[32], d[32];
     float f[32], c[32];
     for (int k = 0; k < 32; k++) x[k] = (k * 37) % 11 - 5, f[k] = 1.0f / (float)(k + 3);
@@ -1603,18 +1290,7 @@ Test(interp, cumsum_and_cumprod_along_either_axis) {
 
 /* flip, reshape, join, split and trans, against index arithmetic here. */
 Test(interp, flip_reshape_join_and_split_move_elements) {
-    Prog *p = build("kernel k(x: *i32, y: *f32, f0: *i32, f1: *i32, r: *i32, j: *f32, s: *f32, t: *f32) {\n"
-                    "  let i = arange(0, 4)[:, None] * 8 + arange(0, 8)[None, :];\n"
-                    "  let v = load(x + i);\n"
-                    "  store(f0 + i, flip(v, 0)); store(f1 + i, flip(v, axis = 1));\n"
-                    "  store(r + arange(0, 32), reshape(v, [32]));\n"
-                    "  let w = load(y + arange(0, 16));\n"
-                    "  let jw = join(w, -w);\n"
-                    "  store(j + arange(0, 32), reshape(jw, [32]));\n"
-                    "  let (a, b) = split(reshape(w, [8, 2]));\n"
-                    "  store(s + arange(0, 8), a * 10.0 + b);\n"
-                    "  store(t + arange(0, 16), reshape(trans(reshape(w, [4, 4])), [16]));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("flip_reshape_join_and_split_move_elements.blk", NULL);
     int32_t x[32], f0[32], f1[32], r[32];
     float y[16], j[32], s[8], t[16];
     for (int k = 0; k < 32; k++) x[k] = k * 7 - 50;
@@ -1648,12 +1324,7 @@ static int cmp_float_nan_last(const void *a, const void *b) {
 /* sort against qsort: f32 with NaNs (last ascending, first descending),
  * -0 and duplicates, along either axis; i32 descending. */
 Test(interp, sort_agrees_with_qsort_with_nan_as_the_largest) {
-    Prog *p = build("kernel k(x: *f32, n: *i32, a: *f32, b: *f32, c: *f32, d: *i32) {\n"
-                    "  let i = arange(0, 8)[:, None] * 64 + arange(0, 64)[None, :];\n"
-                    "  let v = load(x + i);\n"
-                    "  store(a + i, sort(v, 1)); store(b + i, sort(v, axis = 0)); store(c + i, sort(v, 1, true));\n"
-                    "  store(d + arange(0, 256), sort(load(n + arange(0, 256)), descending = true));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("sort_agrees_with_qsort_with_nan_as_the_largest.blk", NULL);
     enum { R = 8, C = 64 };
     float x[R * C], a[R * C], b[R * C], c[R * C];
     int32_t n[256], d[256];
@@ -1710,26 +1381,7 @@ Test(interp, sort_agrees_with_qsort_with_nan_as_the_largest) {
  * and wrong if an operand order were swapped. f32 sums follow the defined
  * orders, computed here the same way. */
 Test(interp, reduce_and_associative_scan_with_combine_helpers) {
-    Prog *p = build("fn compose(a1, b1, a2, b2) { return (a1 * a2, b1 * a2 + b2); }\n"
-                    "fn add(x, y) { return x + y; }\n"
-                    "fn first_max(va, ia, vb, ib) { let b_wins = vb > va; return (where(b_wins, vb, va), where(b_wins, ib, ia)); }\n"
-                    "kernel k(a: *i32, b: *i32, f: *f32, ra: *i32, rb: *i32, h: *i32, hr: *i32, fs: *f32, fr: *f32,\n"
-                    "         fc: *f32, m: *f32, mi: *i32) {\n"
-                    "  let i = arange(0, 4)[:, None] * 16 + arange(0, 16)[None, :];\n"
-                    "  let va = load(a + i); let vb = load(b + i);\n"
-                    "  let (pa, pb) = reduce((va, vb), 1, compose);\n"
-                    "  store(ra + arange(0, 4), pa); store(rb + arange(0, 4), pb);\n"
-                    "  let (sa, sb) = associative_scan((va, vb), 1, compose);\n"
-                    "  store(h + i, sb);\n"
-                    "  let (ua, ub) = associative_scan((va, vb), axis = 1, combine = compose, reverse = true);\n"
-                    "  store(hr + i, ub);\n"
-                    "  let x = load(f + arange(0, 64));\n"
-                    "  store(fs, reduce(x, 0, add));\n"
-                    "  store(fr + arange(0, 4), reduce(load(f + i), 1, add));\n"
-                    "  store(fc + arange(0, 64), associative_scan(x, 0, add));\n"
-                    "  let (mv, mx) = reduce((x, arange(0, 64)), 0, first_max);\n"
-                    "  store(m, mv); store(mi, mx);\n"
-                    "}\n", NULL);
+    Prog *p = build_file("reduce_and_associative_scan_with_combine_helpers.blk", NULL);
     int32_t a[64], b[64], ra[4], rb[4], h[64], hr[64], mi[1];
     float f[64], fs[1], fr[4], fc[64], m[1];
     uint32_t g = 99;
@@ -1788,11 +1440,7 @@ Test(interp, reduce_and_associative_scan_with_combine_helpers) {
  * included (rint to even, round away from zero), and sqrt of 2 to the
  * last bit, which f32 would lose. */
 Test(interp, exact_math_functions_compute_in_f64) {
-    Prog *p = build("kernel k(x: *f64, y: *f64) {\n"
-                    "  let o = arange(0, 8); let v = load(x + o);\n"
-                    "  store(y + o, sqrt(abs(v))); store(y + 8 + o, floor(v)); store(y + 16 + o, ceil(v));\n"
-                    "  store(y + 24 + o, trunc(v)); store(y + 32 + o, rint(v)); store(y + 40 + o, round(v));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("exact_math_functions_compute_in_f64.blk", NULL);
     double x[8] = {2.0, -2.5, 2.5, 3.5, -0.5, 1e300, 0.1, -7.25}, y[48];
     InterpBuffer bufs[] = {BUF(x, 8), BUF(y, 48)};
     InterpArg args[] = {{.p = x}, {.p = y}};
@@ -1909,21 +1557,7 @@ Test(interp, the_bytes_of_live_values_are_bounded) {
  * iteration; program 1 returns from inside the loop, leaving values its
  * blocks never ended, and program 2 still computes the same as program 0. */
 Test(interp, values_from_before_a_loop_live_through_it) {
-    Prog *p = build("kernel k(x: *f32, out: *f32, n: i32) {\n"
-                    "  let pid = program_id(0);\n"
-                    "  let offs = arange(0, 64);\n"
-                    "  let a = load(x + offs);\n"
-                    "  let b = a * 2.0;\n"
-                    "  var acc = full([64], 0.0, f32);\n"
-                    "  var j = 0;\n"
-                    "  for i in range(0, n) {\n"
-                    "    let t = acc + a;\n"
-                    "    if i % 3 == 0 { acc = t + b; } else { acc = t * 0.5; }\n"
-                    "    while j < i { j += 2; }\n"
-                    "    if pid == 1 && i == n / 2 { store(out + 64 + offs, acc + b); return; }\n"
-                    "  }\n"
-                    "  store(out + pid * 64 + offs, acc + b + (j as f32));\n"
-                    "}\n", NULL);
+    Prog *p = build_file("values_from_before_a_loop_live_through_it.blk", NULL);
     enum { N = 1000 };
     float x[64], out[3 * 64], b[64], want[3][64];
     for (int k = 0; k < 64; k++) x[k] = 1.0f / (float)(k + 3) - 0.125f, b[k] = x[k] * 2.0f;
