@@ -551,6 +551,8 @@ void nvptx_vector_store(Gen *g, LLVMValueRef ptr, const LLVMValueRef *vals, int 
 LLVMValueRef nvptx_thread_base(Gen *g, const Layout *l, int d);
 LLVMValueRef nvptx_coord(Gen *g, const Layout *l, int d, int r);
 LLVMValueRef nvptx_owner(Gen *g, const Layout *l);
+/* This thread's warpgroup (four warps) among the program's. */
+LLVMValueRef nvptx_warpgroup(Gen *g);
 /* The warps' part of a layout's coordinate along d (the lanes' left out). */
 LLVMValueRef nvptx_warp_base(Gen *g, const Layout *l, int d);
 /* How a for loop's variable compares with its bound while it runs (above

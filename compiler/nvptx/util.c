@@ -212,6 +212,8 @@ LLVMValueRef nvptx_coord(Gen *g, const Layout *l, int d, int r) {
     return LLVMBuildOr(g->b, nvptx_thread_base(g, l, d), ci32(g, nvptx_layout_coord(l, d, r, 0, 0)), "");
 }
 
+LLVMValueRef nvptx_warpgroup(Gen *g) { return LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""); }
+
 /* Does this thread hold the first copy of its elements: is every lane and
  * warp bit without a basis zero? */
 LLVMValueRef nvptx_owner(Gen *g, const Layout *l) {

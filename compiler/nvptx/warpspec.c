@@ -254,7 +254,6 @@ void nvptx_ws_producer(Gen *g, const NvptxWsRing *r) {
  * same order (a program's control flow is uniform), so the turns go round
  * in that order, across runs of the loop; the last pass is left unused at
  * the program's end. */
-static LLVMValueRef warpgroup(Gen *g) { return LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""); }
 
 /* Warpgroup wg's turn: its named barrier and the threads it counts (two warpgroups'). */
 static void turn_barrier(Gen *g, LLVMValueRef wg, LLVMValueRef args[2]) {
@@ -270,12 +269,12 @@ static void pass_turn_to(Gen *g, LLVMValueRef wg) {
 
 void nvptx_ws_take_turn(Gen *g) {
     LLVMValueRef args[2];
-    turn_barrier(g, warpgroup(g), args);
+    turn_barrier(g, nvptx_warpgroup(g), args);
     nvptx_call(g, "llvm.nvvm.barrier", g->m->t.void_t, args, 2);
 }
 
 void nvptx_ws_pass_turn(Gen *g) {
-    LLVMValueRef next = LLVMBuildAdd(g->b, warpgroup(g), ci32(g, 1), "");
+    LLVMValueRef next = LLVMBuildAdd(g->b, nvptx_warpgroup(g), ci32(g, 1), "");
     LLVMValueRef wrapped = LLVMBuildICmp(g->b, LLVMIntEQ, next, ci32(g, consumers(g) / 4), "");
     pass_turn_to(g, LLVMBuildSelect(g->b, wrapped, ci32(g, 0), next, ""));
 }
@@ -292,7 +291,7 @@ void nvptx_ws_begin(Gen *g, const NvptxWsRing *r) {
     all_warps_barrier(g); /* publishes them; the producer starts */
     const NvptxLoopSchedule *ls = nvptx_loop_schedule(g->s, g->s->ws_loop);
     if (ls && ls->ping_pong) { /* the first turn, warpgroup 0's */
-        LLVMValueRef last = LLVMBuildICmp(g->b, LLVMIntEQ, warpgroup(g), ci32(g, consumers(g) / 4 - 1), "");
+        LLVMValueRef last = LLVMBuildICmp(g->b, LLVMIntEQ, nvptx_warpgroup(g), ci32(g, consumers(g) / 4 - 1), "");
         LLVMBasicBlockRef passed = nvptx_begin_if(g, last);
         pass_turn_to(g, ci32(g, 0));
         nvptx_end_if(g, passed);

@@ -334,7 +334,7 @@ static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueR
     return (WgmmaIssue){.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = M / (64 * groups),
                         .groups = groups, .ksteps = K / dot_k_step(d), .words = words, .st = st,
                         .trans_a = words ? 0 : st[0].cd != 1, .trans_b = st[1].cd != 0,
-                        .wg64 = LLVMBuildMul(g->b, LLVMBuildLShr(g->b, g->warp, ci32(g, 2), ""), ci32(g, 64), ""),
+                        .wg64 = LLVMBuildMul(g->b, nvptx_warpgroup(g), ci32(g, 64), ""),
                         .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
 }
 
