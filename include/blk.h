@@ -93,8 +93,8 @@ typedef struct blk_compile_options {
                                  * add them (sm_90a; blkc --no-bulk-reduce) */
     int ping_pong;              /* 1: a producer loop's consumer warpgroups take turns to issue their dots
                                  * (sm_90a; blkc --ping-pong) */
-    int overlap_dots;           /* 1: a producer loop's deferred dot issued in the next iteration right after
-                                 * the first dot, the work between under it (sm_90a; blkc --overlap-dots) */
+    int overlap_dots;           /* 1: a loop's deferred dot issued in the next iteration right after the
+                                 * first dot, the work between under it (sm_90a; blkc --overlap-dots) */
     /* num_warps, num_stages and min_blocks_per_sm are the compiler's integer options (0: the
      * default; blk_compile_int_options() names them); a new one would follow min_blocks_per_sm.
      * The int fields from no_tma on are its flags (off: 0), in the order blk_compile_flags()

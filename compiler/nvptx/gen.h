@@ -244,7 +244,7 @@ typedef struct NvptxLoopSchedule {
     int lead;               /* with ws: iteration i releases the slot of fill i + lead */
     bool ping_pong;         /* with ws, a deferred dot and two or more consumer warpgroups: they take turns to
                                issue the loop's wgmma dots (warpspec.c), one's other work beside the other's dots */
-    const BirOp *overlap_after; /* with ws and a deferred dot whose a is in registers (--overlap-dots): the
+    const BirOp *overlap_after; /* with a deferred dot whose a is in registers (--overlap-dots): the
                                    body's first dot, right after whose group the deferred dot is issued in
                                    the next iteration (its a-words and accumulator carried instead of its
                                    result), so the first dot's wait leaves it running; or NULL */

@@ -449,7 +449,7 @@ static bool plan_at(Gen *g, const BirOp *loop, PipePlan *pp, int64_t ring_at) {
     pp->ping_pong = pp->ws && pp->deferred_dot && g->s->plan->num_warps >= 8 && g->m->opt->ping_pong;
     /* the deferred dot issued late, asked for (--overlap-dots); with ping-pong a turn spans the first dot
      * and that one */
-    if (pp->ws && pp->deferred_dot && g->m->opt->overlap_dots)
+    if (pp->deferred_dot && g->m->opt->overlap_dots)
         pp->overlap_after = overlap_after(g, loop, pp, &pp->deferred_wait_at);
     pp->ahead = in_flight_at_refill(pp) ? pp->stages - 2 : pp->stages - 1;
     pp->lead = pp->ahead + 1; /* a slot is free once its iteration's dots are done: after it, or the next one's wait */
@@ -1145,6 +1145,7 @@ void nvptx_pipeline_before(Gen *g, const BirOp *op) {
      * through the wait, are the carried value read from here on */
     nvptx_wgmma_wait(g, p->deferred_out, nregs(g, p->plan.deferred_arg), 0);
     g->regs[p->plan.deferred_arg] = p->deferred_out;
+    if (p->plan.refill_late) refill(g, p->loop, p, p->carried, p->iv); /* into the slot that dot read */
 }
 
 void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p) {

@@ -182,9 +182,9 @@ static void print_loop(Gen *g, FILE *out, const NvptxLoopSchedule *ls) {
     if (ls->deferred_dot && ls->overlap_after)
         fprintf(out, "  dot line %u: deferred, issued in the next iteration right after dot line %u's group (its "
                      "a-words and accumulator carried; the last iteration's on the way out), so that dot's wait "
-                     "leaves it running under the work up to line %u, where it is waited for; refilled at the top "
-                     "(a stage more)\n",
-                ls->deferred_dot->span.line, ls->overlap_after->span.line, ls->deferred_wait_at->span.line);
+                     "leaves it running under the work up to line %u, where it is waited for; refilled %s\n",
+                ls->deferred_dot->span.line, ls->overlap_after->span.line, ls->deferred_wait_at->span.line,
+                ls->refill_late ? "after that wait" : "at the top (a stage more)");
     else if (ls->deferred_dot)
         fprintf(out, "  dot line %u: deferred, its group waited for by the next iteration's first dot; refilled %s\n",
                 ls->deferred_dot->span.line,

@@ -98,8 +98,8 @@ def compile(source, device=None, name=None, **options):
     (IEEE-rounded division, sqrt and rsqrt), no_fma (no contraction into fma),
     no_bulk_reduce (relaxed block atomic_adds by reds, never a bulk reduction),
     ping_pong (a producer loop's consumer warpgroups take turns to issue
-    their dots), overlap_dots (a producer loop's deferred dot issued in
-    the next iteration right after its first dot, the work between under it).
+    their dots), overlap_dots (a loop's deferred dot issued in the next
+    iteration right after its first dot, the work between under it).
     A launch may give any of these too, as an autotuning Config may.
     Nothing is compiled until a launch gives the const parameters; errors
     in the source are reported then, as BlkError with the diagnostics."""
