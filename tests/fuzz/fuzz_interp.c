@@ -1,9 +1,10 @@
 /* libFuzzer harness for the interpreter: every program that checks and lowers
  * is run, kernel by kernel, on a 2 x 2 grid with small buffers and tight
  * budgets (64 iterations per loop, 200,000 element operations per launch),
- * twice, and must do the same thing both times. An error (out of bounds, a
- * budget, a spin) is a fine outcome; a crash, a sanitizer report, a hang or
- * two runs that differ (an uninitialized read) is a bug. Inputs are read as
+ * twice, and must do the same thing both times (memory too, unless the kernel
+ * reads a clock). An error (out of bounds, a budget, a spin) is a fine
+ * outcome; a crash, a sanitizer report, a hang or two runs that differ (an
+ * uninitialized read) is a bug. Inputs are read as
  * fuzz_program.h says.
  * Build: CC=clang-19 cmake -B build-fuzz -DBLK_FUZZ=ON; see docs/testing.md. */
 #include <ctype.h>
@@ -54,6 +55,18 @@ static bool same_message(const char *a, const char *b) {
     return *a == *b;
 }
 
+/* Does block b (nested regions too) read a clock or the SM's id? Then two
+ * runs may store different values, and only their outcomes must agree. */
+static bool reads_counter(const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        if (op->code == BIR_READ_COUNTER) return true;
+        for (int r = 0; r < op->nregions; r++)
+            if (reads_counter(op->regions[r])) return true;
+    }
+    return false;
+}
+
 static void run_kernel(const BirFunction *f, const uint8_t *data, size_t size, FILE *print_sink) {
     if (f->nparams > MAX_PARAMS) return;
     int64_t bytes = 0;
@@ -79,9 +92,10 @@ static void run_kernel(const BirFunction *f, const uint8_t *data, size_t size, F
         if (f->params[p].type.dtype == DT_PTR) args[p].p = mem_b[p];
     char *second = run_once(f, mem_b, args, print_sink);
     if (first && strncmp(first, "kernel '", 8) != 0) abort(); /* every error names the kernel */
-    /* the same launch twice: the same outcome and the same memory */
+    /* the same launch twice: the same outcome and the same memory (but for what clocks wrote) */
     if (!first != !second || (first && !same_message(first, second))) abort();
-    for (int p = 0; p < f->nparams; p++)
+    bool clocked = reads_counter(f->body);
+    for (int p = 0; p < f->nparams && !clocked; p++)
         if (f->params[p].type.dtype == DT_PTR && memcmp(mem_a[p], mem_b[p], sizeof mem_a[p]) != 0) abort();
     free(first);
     free(second);
