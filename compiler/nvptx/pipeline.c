@@ -250,8 +250,8 @@ static const BirOp *deferred_dot(Gen *g, const BirOp *loop, const PipePlan *pp, 
     return last;
 }
 
-/* With a producer and a deferred dot whose a is in registers: the body's
- * first dot, when the deferred dot can be issued late, right after it in
+/* With a deferred dot whose a is in registers: the body's first dot, when
+ * the deferred dot can be issued late, right after it in
  * the next iteration (FlashAttention-3's intra-warpgroup overlap:
  * attention's p V(i) issued after q K^T(i + 1), whose wait leaves p V(i)
  * running under the softmax of i + 1). The deferred dot's a-words and
