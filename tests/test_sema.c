@@ -1,5 +1,6 @@
 /* Sema: the types and shapes of every example, the promotion rules, constant
- * folding, const parameters and helper inlining. */
+ * folding, const parameters and helper inlining. A test's kernel, where it is
+ * written out, is tests/sema/TEST.blk. */
 #include <criterion/criterion.h>
 
 #include "support.h"
@@ -15,6 +16,15 @@ static Compilation *compile_example(const char *file, ConstDef *defs, int ndefs,
     free(src);
     cr_assert(c);
     return c;
+}
+
+/* tests/sema/NAME: a test's kernel as written. Caller frees. */
+static char *sema_source(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", BLK_SEMA_DIR, name);
+    char *src = slurp(path);
+    cr_assert(src, "cannot read %s", path);
+    return src;
 }
 
 #define EXPECT_TYPE(c, kernel, name, want)                                                       \
@@ -132,30 +142,9 @@ Test(sema_rules, promotion_table) {
 }
 
 Test(sema_rules, literal_and_mixed_types_in_context) {
+    char *src = sema_source("literal_and_mixed_types_in_context.blk");
     Captured cap = {0};
-    Compilation *c = compile_str(
-        "kernel k(h: *f16, n: i32, u: u32, w: i64, f: f32) {\n"
-        "    let hv = load(h);\n"
-        "    let a = hv + 1;\n"
-        "    let b = hv * 2.0;\n"
-        "    let c = n + 1.5;\n"
-        "    let d = n + u;\n"
-        "    let e = w + u;\n"
-        "    let g = 3000000000;\n"
-        "    let i = n < 4;\n"
-        "    let j = hv + f;\n"
-        "    let s = sum(load(h + arange(0, 64)));\n"
-        "    let t = max(load(h + arange(0, 64)));\n"
-        "    let am = argmax(zeros([4, 8], f32), axis = 1);\n"
-        "    let bc = arange(0, 16)[:, None] + arange(0, 32)[None, :];\n"
-        "    let cs = (arange(0, 16) as f16) as i64;\n"
-        "    let ex = exp(n);\n"
-        "    let eh = exp(hv);\n"
-        "    let r = rand(n, arange(0, 8));\n"
-        "    let ri = randint(w, arange(0, 8) as i64);\n"
-        "    let wh = where(arange(0, 4) < n, hv, 0);\n"
-        "    let fm = fma(hv, hv, 1);\n"
-        "}\n", &cap);
+    Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
     EXPECT_TYPE(c, "k", "a", "f16");
     EXPECT_TYPE(c, "k", "b", "f16");
@@ -177,6 +166,7 @@ Test(sema_rules, literal_and_mixed_types_in_context) {
     EXPECT_TYPE(c, "k", "wh", "[4] f16");
     EXPECT_TYPE(c, "k", "fm", "f16");
     compilation_free(c);
+    free(src);
 }
 
 static int64_t const_of(Compilation *c, const char *name) {
@@ -186,26 +176,10 @@ static int64_t const_of(Compilation *c, const char *name) {
 }
 
 Test(sema_rules, constant_folding_follows_c) {
+    char *src = sema_source("constant_folding_follows_c.blk");
     Captured cap = {0};
     ConstDef defs[] = {{"B", "64", false}};
-    Compilation *c = compile_defs("kernel k(x: *f32, const B: i32 = 8) {\n"
-                                  "    let a = 3 * 4 + 1;\n"
-                                  "    let b = -7 / 2;\n"
-                                  "    let m = -7 % 2;\n"
-                                  "    let d = cdiv(10, 4);\n"
-                                  "    let e = B * 2;\n"
-                                  "    let f = 0xff & 0x0f | 1 << 8;\n"
-                                  "    let g = 5 > 3 && 2 != 2;\n"
-                                  "    let h = 2.5 as i32;\n"
-                                  "    let hs = 3e9 as i32;\n"
-                                  "    let us = -1.0 as u32;\n"
-                                  "    let u = 0xffffffff as u32 >> 4;\n"
-                                  "    let w = (0xffffffff as u32) * (0xffffffff as u32);\n"
-                                  "    let nan_ne = nan != nan;\n"
-                                  "    let nan_le = nan <= nan;\n"
-                                  "    static_assert(B % 16 == 0, \"B\");\n"
-                                  "}\n",
-                                  defs, 1, &cap);
+    Compilation *c = compile_defs(src, defs, 1, &cap);
     cr_assert(c->ok, "%s", cap.text);
     cr_expect_eq(const_of(c, "a"), 13);
     cr_expect_eq(const_of(c, "b"), -3);
@@ -222,23 +196,13 @@ Test(sema_rules, constant_folding_follows_c) {
     cr_expect_eq(const_of(c, "nan_ne"), 1);
     cr_expect_eq(const_of(c, "nan_le"), 0);
     compilation_free(c);
+    free(src);
 }
 
 Test(sema_rules, helpers_are_inlined_per_call_site_types) {
+    char *src = sema_source("helpers_are_inlined_per_call_site_types.blk");
     Captured cap = {0};
-    Compilation *c = compile_str("fn sq(v) {\n"
-                                 "    let t = v * v;\n"
-                                 "    return t;\n"
-                                 "}\n"
-                                 "fn twice(v) {\n"
-                                 "    return sq(v) + sq(v);\n"
-                                 "}\n"
-                                 "kernel k(x: *f32, n: i32) {\n"
-                                 "    let a = sq(n);\n"
-                                 "    let b = twice(load(x + arange(0, 16)));\n"
-                                 "    let c = sq(3);\n"
-                                 "}\n",
-                                 &cap);
+    Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
     EXPECT_TYPE(c, "k", "a", "i32");
     EXPECT_TYPE(c, "k", "b", "[16] f32");
@@ -247,28 +211,19 @@ Test(sema_rules, helpers_are_inlined_per_call_site_types) {
     cr_expect(call->u.call.inline_body);
     cr_expect(call->u.call.inline_result);
     compilation_free(c);
+    free(src);
 }
 
 Test(sema_rules, variables_keep_their_type_through_loops) {
+    char *src = sema_source("variables_keep_their_type_through_loops.blk");
     Captured cap = {0};
-    Compilation *c = compile_str("kernel k(x: *f16, n: i32) {\n"
-                                 "    var acc = zeros([64], f32);\n"
-                                 "    var count = 0;\n"
-                                 "    var p = x;\n"
-                                 "    for i in range(0, n, 64) {\n"
-                                 "        acc += load(p + arange(0, 64));\n"
-                                 "        count += 1;\n"
-                                 "        p = p + 64;\n"
-                                 "        acc = 0.0;\n"
-                                 "    }\n"
-                                 "    while count > 0 { count -= 1; }\n"
-                                 "}\n",
-                                 &cap);
+    Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
     EXPECT_TYPE(c, "k", "acc", "[64] f32");
     EXPECT_TYPE(c, "k", "count", "i32");
     EXPECT_TYPE(c, "k", "p", "*f16");
     compilation_free(c);
+    free(src);
 }
 
 /* A scope of more than 16 names is looked up through a hash table: it must
@@ -315,21 +270,7 @@ static void expect_compile_with(const char *src, const char *name, const char *v
  * prunes a constexpr `if` before checking it): the other may name what does
  * not exist in this specialization, and a static_assert there does not fire. */
 Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
-    const char *src = "kernel k(x: *f32, n: i32, const HAS_B: bool = false, const MODE: i32 = 0) {\n"
-                      "    let o = arange(0, 16);\n"
-                      "    var v = load(x + o, o < n);\n"
-                      "    if HAS_B {\n"
-                      "        v += load(bias + o);\n"
-                      "    } else {\n"
-                      "        v = v * 2.0;\n"
-                      "    }\n"
-                      "    if MODE == 1 {\n"
-                      "        v = v + \"text\";\n"
-                      "    } else if MODE == 2 {\n"
-                      "        static_assert(false, \"mode 2 is not supported\");\n"
-                      "    }\n"
-                      "    store(x + o, v, o < n);\n"
-                      "}\n";
+    char *src = sema_source("a_compile_time_if_checks_only_the_branch_taken.blk");
     struct { const char *name, *value, *error; } cases[] = {
         {"MODE", "0", NULL},
         {"HAS_B", "true", "5:19: error: use of undeclared name 'bias'"},
@@ -338,29 +279,23 @@ Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_compile_with(src, cases[i].name, cases[i].value, cases[i].error);
+    free(src);
 }
 
 /* A const str parameter (Triton's string constexpr): compared with a literal
  * at compile time, so each value keeps its own branch; from its default or
  * -D. */
 Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
-    const char *src = "kernel k(x: *f32, const ACT: str = \"relu\") {\n"
-                      "    var v = load(x);\n"
-                      "    if ACT == \"relu\" {\n"
-                      "        v = maximum(v, 0.0);\n"
-                      "    } else if ACT != \"silu\" {\n"
-                      "        static_assert(false, \"unknown activation\");\n"
-                      "    }\n"
-                      "    store(x, v);\n"
-                      "}\n";
+    char *src = sema_source("a_const_str_parameter_picks_a_branch_at_compile_time.blk");
     const char *unknown = "6:23: error: static assertion failed: unknown activation";
     struct { const char *value, *error; } cases[] = {{NULL, NULL}, {"silu", NULL}, {"gelu", unknown}, {"relu", NULL}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) expect_compile_with(src, "ACT", cases[i].value, cases[i].error);
+    free(src);
 }
 
 /* -D NAME=None that names no pointer: an error naming what is missing. */
 Test(sema, a_none_define_without_its_pointer_is_an_error) {
-    const char *src = "kernel k(x: *f32, b: *f32) {\n    if b != None { store(x, load(b)); }\n}\n";
+    char *src = sema_source("a_none_define_without_its_pointer_is_an_error.blk");
     struct { const char *name, *error; } cases[] = {
         {"k.b", NULL},
         {"k.c", "-D k.c=None: the module has no kernel 'k' with a pointer parameter 'c'"},
@@ -369,4 +304,5 @@ Test(sema, a_none_define_without_its_pointer_is_an_error) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_compile_with(src, cases[i].name, "None", cases[i].error);
+    free(src);
 }
