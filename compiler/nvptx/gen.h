@@ -815,7 +815,7 @@ void nvptx_pipeline_latch(Gen *g, const BirOp *loop, NvptxPipeline *p); /* befor
 void nvptx_pipeline_deferred_waited(Gen *g);
 /* A loop whose deferred dot is issued late (its overlap_after, g->deferred_due's loop): */
 void nvptx_pipeline_issue_deferred(Gen *g); /* right after the first dot's group: the iteration before's */
-bool nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op); /* at that dot: its a-words and accumulator kept */
+void nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op); /* at that dot: its a-words and accumulator kept */
 void nvptx_pipeline_before(Gen *g, const BirOp *op); /* before each op of the body: the deferred dot's wait */
 /* The block an exit edge of the loop goes to: exit, or one on the way
  * that waits for a dot left in flight; vals (the carried values leaving by

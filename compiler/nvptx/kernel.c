@@ -44,7 +44,10 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         return nvptx_gen_reshape(g, op, slot);
     case BIR_DOT: {
         const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
-        if (ds->deferred && ds->loop->overlap_after) return nvptx_pipeline_hold_deferred(g, op); /* issued late */
+        if (ds->deferred && ds->loop->overlap_after) { /* issued late */
+            nvptx_pipeline_hold_deferred(g, op);
+            return true;
+        }
         if (!nvptx_gen_dot(g, op, slot, ds->then_deferred ? nvptx_pipeline_issue_deferred : NULL)) return false;
         /* the first dot of a loop with a deferred dot has waited for that one too: its slot is free */
         if (ds->ends_deferred) nvptx_pipeline_deferred_waited(g);

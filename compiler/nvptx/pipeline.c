@@ -1126,16 +1126,14 @@ void nvptx_pipeline_issue_deferred(Gen *g) {
     p->deferred_out = issue_late(g, p, p->words_phi, g->regs[p->plan.deferred_arg], prev, p->has_prev, true);
 }
 
-bool nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op) {
+void nvptx_pipeline_hold_deferred(Gen *g, const BirOp *op) {
     NvptxPipeline *p = g->deferred_due;
-    int r = op->results[0], n = nregs(g, r);
+    int r = op->results[0];
     /* its a-words and accumulator, as it would be issued with: carried to the next iteration, where the
      * yield's value (the accumulator here) becomes its result once issued and waited for */
     p->words_next = arena_alloc(&g->arena, (size_t)p->nwords * sizeof *p->words_next);
     LLVMValueRef *acc = nvptx_wgmma_hold(g, op, 0, p->words_next);
-    if (!acc) return false;
-    memcpy(nvptx_new_regs(g, r), acc, (size_t)n * sizeof *acc);
-    return true;
+    memcpy(nvptx_new_regs(g, r), acc, (size_t)nregs(g, r) * sizeof *acc);
 }
 
 void nvptx_pipeline_before(Gen *g, const BirOp *op) {

@@ -325,14 +325,21 @@ static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, L
 
 /* What dot op's wgmmas share, its operands staged as st (a from words,
  * when not NULL). */
+/* A dot's 64-row tiles a warpgroup takes and its k-steps. */
+static void tiles_and_steps(Gen *g, const BirOp *op, int *mreps, int *ksteps) {
+    int32_t M = vtype(g, op->results[0]).shape[0], K = vtype(g, op->operands[0]).shape[1];
+    *mreps = M / (64 * (g->s->plan->num_warps / 4));
+    *ksteps = K / dot_k_step(vtype(g, op->operands[0]).dtype);
+}
+
 static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueRef (*words)[4]) {
-    int r = op->results[0];
     DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
-    int32_t M = vtype(g, r).shape[0], N = vtype(g, r).shape[1], K = vtype(g, op->operands[0]).shape[1];
-    int groups = g->s->plan->num_warps / 4, nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0;
+    int32_t N = vtype(g, op->results[0]).shape[1];
+    int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, mreps, ksteps;
     while ((8 << nbits) < N) nbits++;
-    return (WgmmaIssue){.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = M / (64 * groups),
-                        .groups = groups, .ksteps = K / dot_k_step(d), .words = words, .st = st,
+    tiles_and_steps(g, op, &mreps, &ksteps);
+    return (WgmmaIssue){.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = mreps,
+                        .groups = g->s->plan->num_warps / 4, .ksteps = ksteps, .words = words, .st = st,
                         .trans_a = words ? 0 : st[0].cd != 1, .trans_b = st[1].cd != 0,
                         .wg64 = LLVMBuildMul(g->b, nvptx_warpgroup(g), ci32(g, 64), ""),
                         .acc = arena_alloc(&g->arena, (size_t)(nchunk / 2) * sizeof(LLVMValueRef))};
@@ -343,24 +350,24 @@ static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueR
  * wgmmas would make ptxas insert a wait for the first (C7519). */
 static LLVMValueRef (*a_words(Gen *g, const BirOp *op, LLVMValueRef *a_regs))[4] {
     DType d = vtype(g, op->operands[0]).dtype;
-    WgmmaIssue is = issue_of(g, op, (Staged[2]){{0}}, NULL);
-    int kbits = 0;
-    while ((1 << kbits) < is.ksteps) kbits++;
-    LLVMValueRef(*words)[4] = arena_alloc(&g->arena, (size_t)(is.mreps * is.ksteps) * sizeof *words);
-    for (int mi = 0; mi < is.mreps; mi++)
-        for (int kk = 0; kk < is.ksteps; kk++)
+    int mreps, ksteps, kbits = 0;
+    tiles_and_steps(g, op, &mreps, &ksteps);
+    while ((1 << kbits) < ksteps) kbits++;
+    LLVMValueRef(*words)[4] = arena_alloc(&g->arena, (size_t)(mreps * ksteps) * sizeof *words);
+    for (int mi = 0; mi < mreps; mi++)
+        for (int kk = 0; kk < ksteps; kk++)
             for (int p = 0; p < 4; p++) {
                 int base = nvptx_dot_a_reg(p, kk, mi, kbits);
-                words[mi * is.ksteps + kk][p] =
+                words[mi * ksteps + kk][p] =
                     LLVMBuildBitCast(g->b, nvptx_dot_pack(g, a_regs[base], a_regs[base + 1], d), g->m->t.i32, "");
             }
     return words;
 }
 
 int nvptx_wgmma_a_words(Gen *g, const BirOp *op) {
-    int r = op->results[0];
-    int32_t M = vtype(g, r).shape[0], K = vtype(g, op->operands[0]).shape[1];
-    return M / (64 * (g->s->plan->num_warps / 4)) * (K / dot_k_step(vtype(g, op->operands[0]).dtype)) * 4;
+    int mreps, ksteps;
+    tiles_and_steps(g, op, &mreps, &ksteps);
+    return mreps * ksteps * 4;
 }
 
 LLVMValueRef *nvptx_wgmma_hold(Gen *g, const BirOp *op, int64_t smem_at, LLVMValueRef *words) {
