@@ -2,6 +2,7 @@
 #ifndef BLK_TEST_SUPPORT_H
 #define BLK_TEST_SUPPORT_H
 
+#include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,16 @@ static inline char *slurp(const char *path) {
     if (buf) buf[n] = 0;
     fclose(f);
     return buf;
+}
+
+/* DIR/NAME read whole (an example, a test's kernel file); the test fails
+ * when it cannot be. Caller frees. */
+static inline char *test_file(const char *dir, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *src = slurp(path);
+    cr_assert(src, "cannot read %s", path);
+    return src;
 }
 
 static inline KernelDef *find_kernel(Module *m, const char *name) {

@@ -27,10 +27,7 @@ static Prog *build(const char *src, const char *const *defs) { return build_name
 
 /* tests/interp/NAME: a test's kernels as written (errors name the file). */
 static Prog *build_file(const char *name, const char *const *defs) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", BLK_INTERP_DIR, name);
-    char *src = slurp(path);
-    cr_assert(src, "cannot read %s", path);
+    char *src = test_file(BLK_INTERP_DIR, name);
     Prog *p = build_named(name, src, defs);
     free(src);
     return p;

@@ -46,15 +46,6 @@ static char *kernel_ptx_with_facts(Compilation *c, const char *kernel, int num_w
     return text;
 }
 
-/* An example's source (dsl_examples/FILE); the caller frees it. */
-static char *example_source(const char *file) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, file);
-    char *src = slurp(path);
-    cr_assert_not_null(src, "%s", path);
-    return src;
-}
-
 /* Runs ptxas on the PTX; returns its exit status, its output in out. */
 static int ptxas(const char *ptx, const char *arch, char *out, size_t size) {
     char path[] = "/tmp/blk_test_XXXXXX";
@@ -145,7 +136,7 @@ Test(ptx, cp_async_loops_assemble_for_every_arch, .timeout = 200) {
     } cases[] = {{"matmul.blk", row_major, 8}, {"matmul.blk", b_trans, 8}, {"moe_matmul.blk", moe, 6}};
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *src = example_source(cases[i].file);
+        char *src = test_file(BLK_EXAMPLES_DIR, cases[i].file);
         for (int a = 0; a < 3; a++) {
             const char *no_defs[] = {NULL};
             NvptxOptions opt = {.arch = archs[a], .assume = cases[i].facts, .nassume = cases[i].nfacts, .no_tma = true};
@@ -162,7 +153,7 @@ Test(ptx, cp_async_loops_assemble_for_every_arch, .timeout = 200) {
 Test(ptx, every_example_assembles_cleanly_for_sm80_sm90_and_sm90a, .timeout = 400) {
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char *src = example_source(configs[i].file);
+        char *src = test_file(BLK_EXAMPLES_DIR, configs[i].file);
         for (int a = 0; a < 3; a++) {
             char *ptx = ptx_of(src, configs[i].defs, archs[a], 0);
             char out[4096];
@@ -217,7 +208,7 @@ Test(ptx, dot_8bit_lowers_by_path, .timeout = 120) {
          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "wgmma", false, ".version 7.0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *src = example_source(cases[i].file);
+        char *src = test_file(BLK_EXAMPLES_DIR, cases[i].file);
         NvptxOptions opt = {.arch = cases[i].arch, .num_warps = 8, .only_kernel = cases[i].kernel,
                             .param_div = cases[i].facts};
         NvptxOutput out = output_of(src, cases[i].defs, opt);
@@ -249,7 +240,7 @@ Test(ptx, dot_fp8_promotes_in_turn, .timeout = 120) {
     const char *in_turn[] = {"BLOCK_K=256", NULL}, *one_run[] = {"BLOCK_K=256", "PROMOTE=256", NULL};
     const char *const *defs[2] = {in_turn, one_run};
     for (int i = 0; i < 2; i++) {
-        char *src = example_source("matmul_fp8.blk");
+        char *src = test_file(BLK_EXAMPLES_DIR, "matmul_fp8.blk");
         NvptxOptions opt = {.arch = "sm_90a", .num_warps = 8, .only_kernel = "matmul_fp8", .param_div = facts};
         NvptxOutput out = output_of(src, defs[i], opt);
         const char *ptx = out.text;
@@ -302,7 +293,7 @@ Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
         {16, 16, 16, 16, 16, 0, 16},
     };
     for (int f = 0; f < 2; f++) {
-        char *src = example_source(files[f]);
+        char *src = test_file(BLK_EXAMPLES_DIR, files[f]);
         for (int variant = 0; variant < 4; variant++) { /* f16 and bf16, sm_80 and sm_90 */
             bool bf = variant & 1;
             const char *arch = variant & 2 ? "sm_90" : "sm_80";
@@ -385,7 +376,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
          "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {", NULL, 4 * 16384 + 16384},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *src = example_source(cases[i].file);
+        char *src = test_file(BLK_EXAMPLES_DIR, cases[i].file);
         NvptxOptions opt = {.arch = "sm_90a", .num_warps = cases[i].warps, .only_kernel = cases[i].kernel,
                             .param_div = cases[i].facts};
         NvptxOutput out = output_of(src, cases[i].defs, opt);
@@ -446,7 +437,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
  * was laid out (an internal compiler error once; without a producer, the
  * dots would have staged k and v over q). */
 Test(ptx, a_loop_without_room_for_its_ring_is_an_error) {
-    char *src = example_source("attention.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "attention.blk");
     static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
     const char *defs[] = {"HEAD_DIM=256", "BLOCK_M=128", "BLOCK_N=128", NULL};
     Captured cap = {0};
@@ -515,7 +506,7 @@ static const char *tile_loop_kernel(char *buf, size_t size, const char *before, 
 enum { MATMUL_NO_TMA = 1, MATMUL_NO_WS = 2, MATMUL_OCCUPANCY_3 = 4 };
 static NvptxOutput matmul_sm90a(const int64_t *facts, int flags, const char *src) {
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=128", "BLOCK_K=64", NULL};
-    char *text = src ? NULL : example_source("matmul.blk");
+    char *text = src ? NULL : test_file(BLK_EXAMPLES_DIR, "matmul.blk");
     NvptxOptions opt = {.arch = "sm_90a", .num_warps = 4, .param_div = facts, .only_kernel = src ? NULL : "matmul",
                         .no_tma = flags & MATMUL_NO_TMA, .no_warp_specialize = flags & MATMUL_NO_WS,
                         .min_blocks_per_sm = flags & MATMUL_OCCUPANCY_3 ? 3 : 0};
@@ -644,7 +635,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
      * 128 x 128; p V's group runs on into the next iteration, so a producer warpgroup issues the
      * copies), cp.async in one warpgroup at any size (D = 64 and 128, 64 x 64) and with 16 KiB
      * (D = 64, 128 x 64, two warpgroups), and --stats says why */
-    char *attn = example_source("attention.blk");
+    char *attn = test_file(BLK_EXAMPLES_DIR, "attention.blk");
     static const int64_t attn_facts[7] = {16, 16, 16, 16, 16, 0, 16};
     struct { const char *defs[4]; int warps, maps; const char *why; } attn_cases[] = {
         {{"HEAD_DIM=128", "BLOCK_M=128", "BLOCK_N=128", NULL}, 8, 2, NULL},
@@ -700,7 +691,7 @@ Test(ptx, a_producer_warpgroup_issues_the_tma_copies_of_a_loop_with_a_dot_in_fli
 
     /* 8 warps: the producer's registers go to the consumers */
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
-    char *text = example_source("matmul.blk");
+    char *text = test_file(BLK_EXAMPLES_DIR, "matmul.blk");
     out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts, .only_kernel = "matmul"});
     cr_expect(out.kernels[0].num_warps == 12 && strstr(out.text, "setmaxnreg.dec.sync.aligned.u32 40;") &&
                   strstr(out.text, "setmaxnreg.inc.sync.aligned.u32 232;") && strstr(out.text, "barrier.sync \t1, 384;"),
@@ -751,7 +742,7 @@ Test(ptx, a_persistent_kernel_loops_over_the_grids_program_ids, .timeout = 60) {
     int64_t facts[12] = {16, 16, 16, 16, 16, 16, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE, 16, NVPTX_PARAM_ONE};
     static const char *defs[] = {"BLOCK_M=128", "BLOCK_N=256", "BLOCK_K=64", NULL};
     char said[4096];
-    char *text = example_source("matmul.blk");
+    char *text = test_file(BLK_EXAMPLES_DIR, "matmul.blk");
     for (int ws = 0; ws < 2; ws++) {
         NvptxOutput out = output_of(text, defs, (NvptxOptions){.arch = "sm_90a", .num_warps = 8, .param_div = facts,
                                                                .only_kernel = "matmul", .persistent = true,
@@ -840,7 +831,7 @@ Test(ptx, conversions_through_shared_memory_use_vector_accesses, .timeout = 60) 
 }
 
 Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
-    char *src = example_source("softmax.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "softmax.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     cr_expect(strstr(ptx, "shfl.sync.bfly.b32"), "%s", ptx);
     cr_expect(strstr(ptx, "bar.sync"), "%s", ptx);
@@ -870,7 +861,7 @@ Test(ptx, sixteen_bit_float_shuffles_go_through_f32) {
 }
 
 Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
-    char *src = example_source("softmax.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "softmax.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 0);
     cr_expect(strstr(ptx, ".file\t1 \"") && strstr(ptx, "t.blk\""), "%s", ptx);
     cr_expect(strstr(ptx, ".loc\t1 13 "), "no .loc for line 13:\n%s", ptx);
@@ -884,7 +875,7 @@ Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
 }
 
 Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier) {
-    char *src = example_source("layernorm.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "layernorm.blk");
     const char *defs[] = {"BLOCK_SIZE_N=1024", NULL};
     char *ptx = ptx_of(src, defs, "sm_90", 0);
     const char *entry = strstr(ptx, ".entry layer_norm_bwd_dx(");
@@ -977,7 +968,7 @@ Test(ptx, a_mask_over_arange_ranges_is_tested_once_per_block) {
  * shared memory and ptxas spills nothing (in registers it spilled 508 bytes);
  * at 4096 columns they fit and stay. */
 Test(ptx, loop_blocks_over_the_registers_are_kept_in_shared_memory, .timeout = 120) {
-    char *src = example_source("layernorm.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "layernorm.blk");
     const int64_t div[] = {16, 16, 16, 16, 16, 16, 0, 0, 16, 16, 0}; /* pointers aligned, stride and N % 16 */
     for (int wide = 0; wide <= 1; wide++) {
         const char *defs[] = {wide ? "BLOCK_SIZE_N=16384" : "BLOCK_SIZE_N=4096", NULL};
@@ -1081,7 +1072,7 @@ Test(ptx, layouts_cover_each_shape_once_per_copy) {
 }
 
 Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
-    char *src = example_source("softmax.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "softmax.blk");
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
@@ -1103,7 +1094,7 @@ Test(ptx, launch_facts_specialize_masked_loads_into_vectors) {
  * fails, for every N until the compile no longer needs that many. Under
  * ASan this also shows the failed paths leak nothing. */
 Test(ptx, every_out_of_memory_path_reports_an_error) {
-    char *src = example_source("layernorm.blk");
+    char *src = test_file(BLK_EXAMPLES_DIR, "layernorm.blk");
     int failures = 0;
     for (long n = 1; n < 1000; n++) {
         Captured cap = {0};
@@ -1211,7 +1202,7 @@ Test(ptx, an_occupancy_target_added_to_the_ptx_is_the_ptx_built_with_it, .timeou
     const char *archs[] = {"sm_80", "sm_90a"};
     int patched = 0;
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        char *src = example_source(configs[i].file);
+        char *src = test_file(BLK_EXAMPLES_DIR, configs[i].file);
         Captured cap = {0};
         Compilation *c = compile_to_bir("t.blk", src, configs[i].defs, &cap);
         cr_assert(c && c->ok, "%s", cap.text);

@@ -6,25 +6,13 @@
 #include "support.h"
 
 static Compilation *compile_example(const char *file, ConstDef *defs, int ndefs, Captured *cap) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", BLK_EXAMPLES_DIR, file);
-    char *src = slurp(path);
-    cr_assert(src, "cannot read %s", path);
+    char *src = test_file(BLK_EXAMPLES_DIR, file);
     CompileRequest req = {.name = file, .text = src, .len = strlen(src), .defs = defs,
                           .ndefs = ndefs, .diag = capture_diag, .diag_user = cap};
     Compilation *c = compile_front(&req);
     free(src);
     cr_assert(c);
     return c;
-}
-
-/* tests/sema/NAME: a test's kernel as written. Caller frees. */
-static char *sema_source(const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", BLK_SEMA_DIR, name);
-    char *src = slurp(path);
-    cr_assert(src, "cannot read %s", path);
-    return src;
 }
 
 #define EXPECT_TYPE(c, kernel, name, want)                                                       \
@@ -142,7 +130,7 @@ Test(sema_rules, promotion_table) {
 }
 
 Test(sema_rules, literal_and_mixed_types_in_context) {
-    char *src = sema_source("literal_and_mixed_types_in_context.blk");
+    char *src = test_file(BLK_SEMA_DIR, "literal_and_mixed_types_in_context.blk");
     Captured cap = {0};
     Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
@@ -176,7 +164,7 @@ static int64_t const_of(Compilation *c, const char *name) {
 }
 
 Test(sema_rules, constant_folding_follows_c) {
-    char *src = sema_source("constant_folding_follows_c.blk");
+    char *src = test_file(BLK_SEMA_DIR, "constant_folding_follows_c.blk");
     Captured cap = {0};
     ConstDef defs[] = {{"B", "64", false}};
     Compilation *c = compile_defs(src, defs, 1, &cap);
@@ -200,7 +188,7 @@ Test(sema_rules, constant_folding_follows_c) {
 }
 
 Test(sema_rules, helpers_are_inlined_per_call_site_types) {
-    char *src = sema_source("helpers_are_inlined_per_call_site_types.blk");
+    char *src = test_file(BLK_SEMA_DIR, "helpers_are_inlined_per_call_site_types.blk");
     Captured cap = {0};
     Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
@@ -215,7 +203,7 @@ Test(sema_rules, helpers_are_inlined_per_call_site_types) {
 }
 
 Test(sema_rules, variables_keep_their_type_through_loops) {
-    char *src = sema_source("variables_keep_their_type_through_loops.blk");
+    char *src = test_file(BLK_SEMA_DIR, "variables_keep_their_type_through_loops.blk");
     Captured cap = {0};
     Compilation *c = compile_str(src, &cap);
     cr_assert(c->ok, "%s", cap.text);
@@ -270,7 +258,7 @@ static void expect_compile_with(const char *src, const char *name, const char *v
  * prunes a constexpr `if` before checking it): the other may name what does
  * not exist in this specialization, and a static_assert there does not fire. */
 Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
-    char *src = sema_source("a_compile_time_if_checks_only_the_branch_taken.blk");
+    char *src = test_file(BLK_SEMA_DIR, "a_compile_time_if_checks_only_the_branch_taken.blk");
     struct { const char *name, *value, *error; } cases[] = {
         {"MODE", "0", NULL},
         {"HAS_B", "true", "5:19: error: use of undeclared name 'bias'"},
@@ -286,7 +274,7 @@ Test(sema, a_compile_time_if_checks_only_the_branch_taken) {
  * at compile time, so each value keeps its own branch; from its default or
  * -D. */
 Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
-    char *src = sema_source("a_const_str_parameter_picks_a_branch_at_compile_time.blk");
+    char *src = test_file(BLK_SEMA_DIR, "a_const_str_parameter_picks_a_branch_at_compile_time.blk");
     const char *unknown = "6:23: error: static assertion failed: unknown activation";
     struct { const char *value, *error; } cases[] = {{NULL, NULL}, {"silu", NULL}, {"gelu", unknown}, {"relu", NULL}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) expect_compile_with(src, "ACT", cases[i].value, cases[i].error);
@@ -295,7 +283,7 @@ Test(sema, a_const_str_parameter_picks_a_branch_at_compile_time) {
 
 /* -D NAME=None that names no pointer: an error naming what is missing. */
 Test(sema, a_none_define_without_its_pointer_is_an_error) {
-    char *src = sema_source("a_none_define_without_its_pointer_is_an_error.blk");
+    char *src = test_file(BLK_SEMA_DIR, "a_none_define_without_its_pointer_is_an_error.blk");
     struct { const char *name, *error; } cases[] = {
         {"k.b", NULL},
         {"k.c", "-D k.c=None: the module has no kernel 'k' with a pointer parameter 'c'"},
