@@ -104,6 +104,8 @@ static const Config configs[] = {
     {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
     {"attention_bwd.blk", {"GROUP=4", "HEAD_DIM=128", NULL}},
     {"attention.blk", {"CAUSAL=true", "WINDOW=100", "GROUP=2", NULL}},
+    {"attention_varlen.blk", {NULL}},
+    {"attention_varlen.blk", {"CAUSAL=true", "HEAD_DIM=128", "GROUP=2", "T=bf16", NULL}},
     {"attention_decode.blk", {NULL}},
     {"attention_decode.blk", {"T=bf16", "HEAD_DIM=64", "GROUP=4", "BLOCK_N=32", "SPLIT=128", NULL}},
     {"matmul_fp8.blk", {NULL}},

@@ -1351,6 +1351,78 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     return r;
 }
 
+/* attention_varlen.blk: B sequences of lengths lens[] packed without padding (Q and Out
+ * [total, H, D], K and V [total, H / group, D], LSE [H, total]); each sequence's Out and
+ * LSE, its heads gathered, against ref_attention on that sequence alone, so that a key of
+ * another sequence in a program's blocks would show; nothing written past either end. */
+CheckResult check_attention_varlen(const ExampleRunner *run, int B, const int *lens, int H, int D, bool causal,
+                                   DType dt, int block_m, int block_n, int group) {
+    CheckResult r = {0};
+    set_name(&r, "attention varlen B=%d H=%d D=%d %s%s BLOCK_M/N=%d/%d", B, H, D, tname(dt), causal ? " causal" : "",
+             block_m, block_n);
+    if (group > 1) snprintf(r.name + strlen(r.name), sizeof r.name - strlen(r.name), " GROUP=%d", group);
+    RefRng rng = {11};
+    const double sentinel = 1280.0;
+    const float sm_scale = 0.5f;
+    int h_kv = H / group, longest = 0;
+    TBuf cu = tb_new(DT_I32, B + 1); /* the cumulative lengths, the first 0 */
+    int32_t *cu_at = cu.data;
+    for (int b = 0; b < B; b++) {
+        cu_at[b + 1] = cu_at[b] + lens[b];
+        if (lens[b] > longest) longest = lens[b];
+    }
+    int64_t total = cu_at[B], q_elems = total * H * D, kv_elems = total * h_kv * D;
+    TBuf q = tb_new(dt, q_elems), kk = tb_new(dt, kv_elems), v = tb_new(dt, kv_elems);
+    TBuf out = tb_new(dt, q_elems + (int64_t)block_m * D), lse = tb_new(DT_F32, total * H + block_m);
+    for (int64_t i = 0; i < q_elems; i++) tb_set(&q, i, 0.5 * ref_normal(&rng));
+    for (int64_t i = 0; i < kv_elems; i++) {
+        tb_set(&kk, i, 0.5 * ref_normal(&rng));
+        tb_set(&v, i, 0.5 * ref_normal(&rng));
+    }
+    for (int64_t i = 0; i < out.n; i++) tb_set(&out, i, sentinel);
+    for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
+    AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
+    if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
+    ExampleKernel k = attention_kernel("attention_varlen.blk", "attn_fwd_varlen", &defs);
+    InterpBuffer bufs[] = {tb_buf(&q, "Q"),     tb_buf(&kk, "K"),  tb_buf(&v, "V"),
+                           tb_buf(&out, "Out"), tb_buf(&lse, "LSE"), tb_buf(&cu, "CuSeqlens")};
+    InterpArg args[] = {{.p = q.data},   {.p = kk.data},  {.p = v.data},     {.p = out.data},
+                        {.p = lse.data}, {.p = cu.data}, {.f = sm_scale}, {.i = H}};
+    uint32_t grid[3] = {(uint32_t)((longest + block_m - 1) / block_m), (uint32_t)H, (uint32_t)B};
+    if (launch_grid(run, &r, &k, args, 8, grid, bufs, 6)) {
+        AttentionErrors m = {D * 0x1p-23, unit_roundoff(dt), subnormal_half(dt), 0, 0x1p-22,
+                             dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+.."};
+        for (int b = 0; b < B && r.ok; b++) {
+            int64_t n = lens[b], first = cu_at[b], slice = H * n * D;
+            if (n == 0) continue;
+            /* sequence b as [H, n, D] (K and V per query head) and its Out and LSE likewise */
+            TBuf qs = tb_new(dt, slice), ks = tb_new(dt, slice), vs = tb_new(dt, slice);
+            TBuf os = tb_new(dt, slice), ls = tb_new(DT_F32, H * n);
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t t = 0; t < n; t++) {
+                    for (int64_t d = 0; d < D; d++) {
+                        int64_t at = (h * n + t) * D + d, q_at = ((first + t) * H + h) * D + d;
+                        int64_t kv_at = ((first + t) * h_kv + h / group) * D + d;
+                        ((uint16_t *)qs.data)[at] = ((uint16_t *)q.data)[q_at];
+                        ((uint16_t *)ks.data)[at] = ((uint16_t *)kk.data)[kv_at];
+                        ((uint16_t *)vs.data)[at] = ((uint16_t *)v.data)[kv_at];
+                        ((uint16_t *)os.data)[at] = ((uint16_t *)out.data)[q_at];
+                    }
+                    tb_set(&ls, h * n + t, tb_get(&lse, h * total + first + t));
+                }
+            compare_attention_forward(&r, &os, &ls, qs.data, ks.data, vs.data, dt == DT_BF16, H, (int)n, D, causal,
+                                      0, sm_scale, block_m, block_n, dt, &m, sentinel);
+            if (!r.ok) /* name the sequence the indices count in */
+                snprintf(r.detail + strlen(r.detail), sizeof r.detail - strlen(r.detail), " (sequence %d)", b);
+            tb_free(&qs), tb_free(&ks), tb_free(&vs), tb_free(&os), tb_free(&ls);
+        }
+        check_tail(&r, "Out", &out, q_elems, sentinel);
+        check_tail(&r, "LSE", &lse, total * H, sentinel);
+    }
+    tb_free(&cu), tb_free(&q), tb_free(&kk), tb_free(&v), tb_free(&out), tb_free(&lse);
+    return r;
+}
+
 /* attention_fp8.blk: Q, K, V rounded to e4m3 (V stored transposed) with power-of-two scales, so
  * the values the kernel means (x8 * scale) are exact in f16 and ref_attention takes them. */
 CheckResult check_attention_fp8(const ExampleRunner *run, int Z, int H, int N, int D, bool causal, int block_m,
@@ -1696,6 +1768,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
     CHECK(check_attention_fp8(r, 1, 2, 256, 64, false, 128, 64));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, false, 1));
     CHECK(check_attention_bwd(r, 1, 2, 128, 64, false, DT_F16, 64, 64, true, 1));
+    CHECK(check_attention_varlen(r, 3, (const int[]){100, 37, 200}, 2, 64, false, DT_F16, 64, 64, 1));
     CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128, 0));
     CHECK(check_attention_decode(r, 3, 2, 4, 300, 64, DT_F16, 64, 128, 16)); /* paged */
     if (all) {
@@ -1806,6 +1879,11 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* a causal sliding window: shorter than a block, and spanning several */
         CHECK(check_attention(r, 1, 2, 300, 64, true, DT_F16, 64, 32, 1, 50));
         CHECK(check_attention(r, 1, 2, 257, 128, true, DT_BF16, 64, 64, 2, 100));
+        /* variable lengths: an empty sequence, one of a single token, lengths across and
+         * below the blocks; causal; grouped-query; bf16 and D 128 */
+        CHECK(check_attention_varlen(r, 4, (const int[]){130, 0, 1, 64}, 2, 64, true, DT_F16, 64, 32, 1));
+        CHECK(check_attention_varlen(r, 3, (const int[]){77, 200, 16}, 4, 64, true, DT_F16, 32, 64, 2));
+        CHECK(check_attention_varlen(r, 2, (const int[]){257, 100}, 2, 128, false, DT_BF16, 128, 64, 2));
         /* the backward: causal and not, N_CTX not a multiple of the blocks,
          * blocks of queries and keys of different sizes, D 128, bf16 */
         for (int fused = 0; fused < 2; fused++) {

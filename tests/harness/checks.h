@@ -96,14 +96,19 @@ CheckResult check_matmul_8bit(const ExampleRunner *r, int M, int N, int K, DType
  * the scales' padded (NaN, a sentinel). */
 CheckResult check_matmul_fp8_blockwise(const ExampleRunner *r, int M, int N, int K, DType ta, DType tb, DType out,
                                        int block_m, int block_n, int pad);
-/* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
- * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
- * window > 0 (causal): each query sees its window latest keys */
 /* attention_fp8.blk: e4m3 Q, K and V (V transposed) with scales, Out in bf16. */
 CheckResult check_attention_fp8(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal,
                                 int block_m, int block_n);
+/* Out and LSE of attention on [Z, H, N_CTX, head_dim] q, k, v ~ N(0, 0.5^2),
+ * sm_scale 0.5; group query heads a K/V head (k and v [Z, H / group, ...]);
+ * window > 0 (causal): each query sees its window latest keys */
 CheckResult check_attention(const ExampleRunner *r, int Z, int H, int N_CTX, int head_dim, bool causal, DType dtype,
                             int block_m, int block_n, int group, int window);
+
+/* Out and LSE of attention_varlen.blk: B sequences of lengths lens[] (0 allowed) packed
+ * without padding, H query heads, group of them a K/V head; data as check_attention's */
+CheckResult check_attention_varlen(const ExampleRunner *r, int B, const int *lens, int H, int head_dim, bool causal,
+                                   DType dtype, int block_m, int block_n, int group);
 
 /* dQ, dK, dV (and Delta) of attention_bwd.blk on the same data plus dOut ~
  * N(0, 0.5^2), given the forward's Out and LSE from the C reference; fused:
