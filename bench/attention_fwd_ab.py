@@ -55,6 +55,7 @@ def main():
     ap_.add_argument("--configs", help="BMxBNwW,... (default: attention_bench.py's forward configurations)")
     ap_.add_argument("--out")
     ap_.add_argument("--quick", action="store_true", help="S = 4096 and 16384, D = 128 only")
+    ap_.add_argument("--dims", default="64,128", help="head dims, D,... (default 64,128; 256 takes --configs)")
     args = ap_.parse_args()
     configs = parse_configs(args.configs) if args.configs else ab.FWD_CONFIGS
     a = ab.BlkAttention()
@@ -70,7 +71,7 @@ def main():
              "| S | D | causal | config | A | B | B / A | SDPA cudnn | SDPA flash | best blk / cudnn |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    for D in ([128] if args.quick else [64, 128]):
+    for D in ([128] if args.quick else [int(d) for d in args.dims.split(",")]):
         for S in ([4096, 16384] if args.quick else [1024, 4096, 16384]):
             for causal in (False, True):
                 B, H = 16384 // S, 2048 // D

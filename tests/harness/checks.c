@@ -1876,6 +1876,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* grouped-query: 2 and 4 query heads a K/V head, and multi-query (all 4) */
         CHECK(check_attention(r, 2, 4, 130, 64, true, DT_F16, 64, 32, 2, 0));
         CHECK(check_attention(r, 1, 4, 100, 128, false, DT_BF16, 64, 64, 4, 0));
+        /* HEAD_DIM 256: 128 registers of acc a thread at 64 x 256 on 4 warps */
+        CHECK(check_attention(r, 1, 2, 200, 256, true, DT_F16, 64, 32, 1, 0));
+        CHECK(check_attention(r, 1, 2, 130, 256, false, DT_BF16, 128, 64, 2, 0));
         /* a causal sliding window: shorter than a block, and spanning several */
         CHECK(check_attention(r, 1, 2, 300, 64, true, DT_F16, 64, 32, 1, 50));
         CHECK(check_attention(r, 1, 2, 257, 128, true, DT_BF16, 64, 64, 2, 100));
