@@ -112,9 +112,11 @@ class BlkAttention:
         B, H, S, D = q.shape
         bm, bn, w = cfg
         group = H // k.shape[1]  # query heads a K/V head (grouped-query attention)
+        # D = 96: blocks of 128, the extra columns zeros (passed only then: older files lack BLOCK_D)
+        padded = {"BLOCK_D": triton.next_power_of_2(D)} if D & (D - 1) else {}
         return lambda: self.fwd[(triton.cdiv(S, bm), B * H)](q, k, v, o, lse, 1.0 / math.sqrt(D), S, HEAD_DIM=D,
                                                             BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, GROUP=group,
-                                                            num_warps=w)
+                                                            num_warps=w, **padded)
 
     def backward_kernels(self, q, k, v, o, do, lse, delta, dq, dk, dv, causal, kv_cfg, q_cfg):
         B, H, S, D = q.shape

@@ -76,7 +76,8 @@ def peers(q, k, v, cu, lens, causal):
     try:
         from torch.nn.attention.varlen import varlen_attn
         longest = max(lens)
-        calls["varlen_attn"] = lambda: varlen_attn(q, k, v, cu, cu, longest, longest, is_causal=causal)
+        window = (-1, 0) if causal else (-1, -1)  # its spelling of causal
+        calls["varlen_attn"] = lambda: varlen_attn(q, k, v, cu, cu, longest, longest, window_size=window)
     except ImportError:
         pass
     return calls

@@ -1201,9 +1201,10 @@ CheckResult check_matmul_fp8_blockwise(const ExampleRunner *run, int M, int N, i
     return r;
 }
 
-/* The const parameters both attention examples take (and the forward's GROUP). */
+/* The const parameters both attention examples take (and the forward's GROUP, WINDOW and
+ * BLOCK_D, those three only where set). */
 typedef struct {
-    char text[7][32];
+    char text[8][32];
 } AttentionDefs;
 
 static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, bool causal) {
@@ -1213,13 +1214,13 @@ static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, b
     snprintf(d.text[2], sizeof d.text[2], "BLOCK_M=%d", block_m);
     snprintf(d.text[3], sizeof d.text[3], "BLOCK_N=%d", block_n);
     snprintf(d.text[4], sizeof d.text[4], "CAUSAL=%s", causal ? "true" : "false");
-    d.text[5][0] = d.text[6][0] = 0;
+    d.text[5][0] = d.text[6][0] = d.text[7][0] = 0;
     return d;
 }
 
 static ExampleKernel attention_kernel(const char *file, const char *kernel, const AttentionDefs *d) {
-    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL, NULL, NULL}};
-    for (int i = 5, n = 5; i < 7; i++)
+    ExampleKernel k = {file, kernel, {d->text[0], d->text[1], d->text[2], d->text[3], d->text[4], NULL}};
+    for (int i = 5, n = 5; i < 8; i++)
         if (d->text[i][0]) k.defs[n++] = d->text[i];
     return k;
 }
@@ -1336,6 +1337,9 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
     if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     if (window > 0) snprintf(defs.text[6], sizeof defs.text[6], "WINDOW=%d", window);
+    int block_d = 1;
+    while (block_d < D) block_d *= 2;
+    if (block_d != D) snprintf(defs.text[7], sizeof defs.text[7], "BLOCK_D=%d", block_d); /* padded */
     ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
     InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
@@ -1876,6 +1880,9 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* grouped-query: 2 and 4 query heads a K/V head, and multi-query (all 4) */
         CHECK(check_attention(r, 2, 4, 130, 64, true, DT_F16, 64, 32, 2, 0));
         CHECK(check_attention(r, 1, 4, 100, 128, false, DT_BF16, 64, 64, 4, 0));
+        /* HEAD_DIM 96 in blocks of 128 (BLOCK_D), its 32 extra columns zeros */
+        CHECK(check_attention(r, 1, 2, 200, 96, true, DT_F16, 64, 32, 1, 0));
+        CHECK(check_attention(r, 1, 4, 130, 96, false, DT_BF16, 128, 64, 2, 0));
         /* HEAD_DIM 256: 128 registers of acc a thread at 64 x 256 on 4 warps */
         CHECK(check_attention(r, 1, 2, 200, 256, true, DT_F16, 64, 32, 1, 0));
         CHECK(check_attention(r, 1, 2, 130, 256, false, DT_BF16, 128, 64, 2, 0));
@@ -1975,10 +1982,10 @@ char *example_compile(const char *dir, const ExampleKernel *k, Compilation **com
         if (got == 0) break;
     }
     fclose(f);
-    ConstDef defs[8];
-    char def_text[8][64];
+    ConstDef defs[EXAMPLE_MAX_DEFS];
+    char def_text[EXAMPLE_MAX_DEFS][64];
     int ndefs = 0;
-    for (; ndefs < 8 && k->defs[ndefs]; ndefs++) {
+    for (; ndefs < EXAMPLE_MAX_DEFS && k->defs[ndefs]; ndefs++) {
         snprintf(def_text[ndefs], sizeof def_text[ndefs], "%s", k->defs[ndefs]);
         char *eq = strchr(def_text[ndefs], '=');
         if (eq) *eq = 0;

@@ -11,10 +11,12 @@
 #include "interp/interp.h"
 #include "reference.h"
 
+enum { EXAMPLE_MAX_DEFS = 9 };
+
 typedef struct {
     const char *file;      /* in the examples directory, e.g. "softmax.blk" */
     const char *kernel;
-    const char *defs[8];   /* "NAME=VALUE", NULL-terminated */
+    const char *defs[EXAMPLE_MAX_DEFS + 1]; /* "NAME=VALUE", NULL-terminated */
 } ExampleKernel;
 
 /* Runs a kernel over host buffers (pointer args point into them); returns

@@ -23,7 +23,7 @@ char *example_launch_runtime(void *ctx_, const ExampleKernel *k, const InterpArg
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", c->examples_dir, k->file);
     int ndefs = 0;
-    while (ndefs < 8 && k->defs[ndefs]) ndefs++;
+    while (ndefs < EXAMPLE_MAX_DEFS && k->defs[ndefs]) ndefs++;
     blk_compile_options opt = {.defines = k->defs, .num_defines = ndefs, .arch = c->arch, .persistent = c->persistent};
     blk_module *mod = NULL;
     blk_kernel *kern = NULL;
