@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzzers (docs/testing.md): builds them with clang, ASan and UBSan, and
 # runs each for SECONDS (default 60) on its corpus in .fuzz-corpus/NAME,
-# seeded from the examples, the golden diagnostics, tests/interp, tests/sema, tests/fuzz/seeds and the
+# seeded from the examples, the golden diagnostics, tests/interp, tests/sema, tests/ptx, tests/fuzz/seeds and the
 # inputs of past findings (tests/fuzz/regressions). Any finding fails.
 #   scripts/fuzz.sh [SECONDS] [NAME ...]     NAME: frontend interp cache
 set -euo pipefail

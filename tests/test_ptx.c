@@ -272,10 +272,7 @@ Test(ptx, dot_fp8_promotes_in_turn, .timeout = 120) {
 /* f32 to fp8 by cvt.rn.satfinite where the PTX has it (sm_90 on), else by integer operations;
  * gpu_ops checks both against the interpreter bit for bit */
 Test(ptx, fp8_conversions_by_the_hardware_from_sm90) {
-    const char *src = "kernel k(x: *f32, e4: *f8e4m3, e5: *f8e5m2) {\n"
-                      "  let o = arange(0, 128);\n"
-                      "  store(e4 + o, load(x + o) as f8e4m3); store(e5 + o, load(x + o) as f8e5m2);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "fp8_conversions_by_the_hardware_from_sm90.blk");
     const char *arch[3] = {"sm_80", "sm_89", "sm_90"};
     for (int i = 0; i < 3; i++) {
         char *ptx = ptx_of(src, NULL, arch[i], 4);
@@ -285,6 +282,7 @@ Test(ptx, fp8_conversions_by_the_hardware_from_sm90) {
         cr_expect_eq(ptxas(ptx, arch[i], said, sizeof said), 0, "%s: %s", arch[i], said);
         free(ptx);
     }
+    free(src);
 }
 
 Test(ptx, dot_lowers_to_tensor_core_instructions, .timeout = 120) {
@@ -418,12 +416,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
         free(src);
     }
     /* 64 rows on 8 warps: two warpgroups cannot each take 64 rows; mma.sync, said so */
-    const char *src = "kernel k(a: *f16 @align(16), b: *f16 @align(16), o: *f32) {\n"
-                      "  let i = arange(0, 64);\n"
-                      "  let x = load(a + i[:, None] * 64 + i[None, :]);\n"
-                      "  let y = load(b + i[:, None] * 64 + i[None, :]);\n"
-                      "  store(o + i[:, None] * 64 + i[None, :], dot(x, y));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "dot_lowers_to_wgmma_on_sm90a.blk");
     NvptxOutput out = output_of(src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 8});
     cr_expect(!strstr(out.text, "wgmma.mma_async"), "%s", out.text);
     cr_expect(strstr(out.kernels[0].notes, "not wgmma: its 64 rows do not give each of 2 warpgroups 64-row tiles"),
@@ -432,6 +425,7 @@ Test(ptx, dot_lowers_to_wgmma_on_sm90a, .timeout = 120) {
     out = output_of(src, NULL, (NvptxOptions){.arch = "sm_90a", .num_warps = 4});
     cr_expect_eq(count_of(out.text, "wgmma.mma_async"), 4, "%s", out.kernels[0].notes); /* 4 k-steps of one n64 tile */
     nvptx_output_free(&out);
+    free(src);
 }
 
 /* q of attention D = 256 in 128 x 128 blocks takes 64 KiB of the resident
@@ -571,19 +565,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
 
     /* rows gathered through indices: not a parameter plus multiples of arange and parameters, so
      * cp.async for that load and, since a loop's loads go one way, for the other */
-    const char *gather = "kernel k(a: *f16 @align(16), b: *f16 @align(16), idx: *i32 @align(16), o: *f32 @align(16)) {\n"
-                         "  let i = arange(0, 64);\n"
-                         "  let rows = load(idx + i);\n"
-                         "  var pa = a + rows[:, None] * 64 + i[None, :];\n"
-                         "  var pb = b + i[:, None] * 64 + i[None, :];\n"
-                         "  var acc = zeros([64, 64], f32);\n"
-                         "  for k in range(0, 4, 1) {\n"
-                         "    acc = dot(load(pa), load(pb), acc);\n"
-                         "    pa += 64;\n"
-                         "    pb += 4096 * k;\n"
-                         "  }\n"
-                         "  store(o + i[:, None] * 64 + i[None, :], acc);\n"
-                         "}\n";
+    char *gather = test_file(BLK_PTX_DIR, "pipelined_loads_are_tma_copies_on_sm90a.blk");
     out = matmul_sm90a(NULL, 0, gather);
     cr_expect(out.kernels[0].tensor_maps.count == 0 &&
                   strstr(out.kernels[0].notes, "line 8: load [64, 64] f16: a 4-stage ring, copied by cp.async; not "
@@ -665,6 +647,7 @@ Test(ptx, pipelined_loads_are_tma_copies_on_sm90a, .timeout = 60) {
                                                  "    if k == 1 { store(o + i[:, None] * 64 + i[None, :], acc); return; }\n", ""));
     cr_expect(!strstr(out.kernels[0].notes, "ring") && !strstr(out.text, "cp.async"), "%s", out.kernels[0].notes);
     nvptx_output_free(&out);
+    free(gather);
 }
 
 /* A TMA loop whose dot stays in flight (matmul) gets a producer warpgroup:
@@ -763,53 +746,40 @@ Test(ptx, a_persistent_kernel_loops_over_the_grids_program_ids, .timeout = 60) {
     }
     free(text);
     /* num_programs and program_id on every axis, and a return, in a kernel without a loop */
-    const char *ids = "kernel ids(o: *i32) {\n"
-                      "  let p = (program_id(2) * num_programs(1) + program_id(1)) * num_programs(0) + program_id(0);\n"
-                      "  if p == 5 { return; }\n"
-                      "  store(o + p, p);\n"
-                      "}\n";
+    char *ids = test_file(BLK_PTX_DIR, "a_persistent_kernel_loops_over_the_grids_program_ids.blk");
     NvptxOutput out = output_of(ids, NULL, (NvptxOptions){.arch = "sm_80", .persistent = true});
     cr_expect(out.kernels[0].persistent && !strstr(out.text, "%ctaid.y") && !strstr(out.text, "%nctaid.y") &&
                   strstr(out.text, ".param .u32 ids_param_3\n)"), "%s", out.text);
     cr_expect_eq(ptxas(out.text, "sm_80", said, sizeof said), 0, "%s", said);
     nvptx_output_free(&out);
+    free(ids);
 }
 
-static const char *scale_f32 =
-    "kernel scale(x: *f32 @align(16), y: *f32 @align(16), n: i32 @multiple_of(16)) {\n"
-    "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
-    "  store(y + o, load(x + o) * 2.0);\n"
-    "  store(y + o, load(x + o, o < n, other = 1.0), o < n);\n"
-    "}\n";
-
 Test(ptx, aligned_block_accesses_are_vectorized) {
-    char *ptx = ptx_of(scale_f32, NULL, "sm_90", 4);
+    char *f32 = test_file(BLK_PTX_DIR, "aligned_block_accesses_are_vectorized_f32.blk");
+    char *ptx = ptx_of(f32, NULL, "sm_90", 4);
     /* unmasked: plain 128-bit accesses; masked with n a multiple of 16: predicated ones */
     cr_expect(strstr(ptx, "ld.global.v4.f32"), "%s", ptx);
     cr_expect(strstr(ptx, "st.global.v4.f32"), "%s", ptx);
     cr_expect(strstr(ptx, "ld.global.v4.b32 {"), "masked load not vectorized:\n%s", ptx);
     cr_expect(strstr(ptx, "st.global.v4.b32 ["), "masked store not vectorized:\n%s", ptx);
     free(ptx);
-    const char *f16 = "kernel h(x: *f16 @align(16), y: *f16 @align(16)) {\n"
-                      "  let o = program_id(0) * 2048 + arange(0, 2048);\n"
-                      "  store(y + o, load(x + o) + 1.0);\n"
-                      "}\n";
+    char *f16 = test_file(BLK_PTX_DIR, "aligned_block_accesses_are_vectorized_f16.blk");
     ptx = ptx_of(f16, NULL, "sm_90", 4);
     /* 8 halves per 16-byte access */
     cr_expect(strstr(ptx, "ld.global.v4.b32") || strstr(ptx, "ld.global.v4.u32"), "%s", ptx);
     cr_expect(strstr(ptx, "st.global.v4.b32") || strstr(ptx, "st.global.v4.u32"), "%s", ptx);
     free(ptx);
+    free(f16), free(f32);
 }
 
 Test(ptx, unaligned_or_unknown_accesses_are_not_vectorized) {
-    const char *src = "kernel s(x: *f32, y: *f32, n: i32) {\n"
-                      "  let o = program_id(0) * 1024 + arange(0, 1024);\n"
-                      "  store(y + o, load(x + o, o < n), o < n);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "unaligned_or_unknown_accesses_are_not_vectorized.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     cr_expect_not(strstr(ptx, ".v4."), "vectorized without proof of alignment:\n%s", ptx);
     cr_expect(strstr(ptx, "ld.global.b32"), "%s", ptx);
     free(ptx);
+    free(src);
 }
 
 /* A dot's accumulator (two adjacent columns a register pair) goes to the
@@ -817,12 +787,7 @@ Test(ptx, unaligned_or_unknown_accesses_are_not_vectorized) {
  * rows as 16-byte loads (LLVM alone, unable to prove the alignment, kept
  * most stores at 2 bytes). */
 Test(ptx, conversions_through_shared_memory_use_vector_accesses, .timeout = 60) {
-    const char *src = "kernel mm(a: *f16 @align(16), b: *f16 @align(16), c: *f16 @align(16)) {\n"
-                      "  let r = arange(0, 64);\n"
-                      "  let x = load(a + r[:, None] * 64 + r[None, :]);\n"
-                      "  let y = load(b + r[:, None] * 64 + r[None, :]);\n"
-                      "  store(c + r[:, None] * 64 + r[None, :], dot(x, y) as f16);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "conversions_through_shared_memory_use_vector_accesses.blk");
     const char *arch[] = {"sm_80", "sm_90a"};
     for (int i = 0; i < 2; i++) {
         char *ptx = ptx_of(src, NULL, arch[i], 4);
@@ -831,6 +796,7 @@ Test(ptx, conversions_through_shared_memory_use_vector_accesses, .timeout = 60) 
         cr_expect(strstr(ptx, "ld.shared.v4.b32"), "%s", ptx);
         free(ptx);
     }
+    free(src);
 }
 
 Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
@@ -849,11 +815,7 @@ Test(ptx, reductions_use_warp_shuffles_and_shared_memory) {
  * those in time quadratic in the function's size (a minute for a large f16
  * sort): 16-bit floats cross lanes as f32, converted exactly both ways. */
 Test(ptx, sixteen_bit_float_shuffles_go_through_f32) {
-    const char *src = "kernel k(x: *f16, y: *bf16) {\n"
-                      "    let o = arange(0, 1024);\n"
-                      "    store(x + o, sort(load(x + o)));\n"
-                      "    store(y + o, sort(load(y + o)));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "sixteen_bit_float_shuffles_go_through_f32.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     int shuffles = count_of(ptx, "shfl.sync.bfly.b32");
     cr_expect_gt(shuffles, 0, "%s", ptx);
@@ -861,6 +823,7 @@ Test(ptx, sixteen_bit_float_shuffles_go_through_f32) {
     cr_expect_eq(count_of(ptx, "cvt.f32.f16") + count_of(ptx, "cvt.f32.bf16"), shuffles,
                  "each shuffle widens one 16-bit float:\n%s", ptx);
     free(ptx);
+    free(src);
 }
 
 Test(ptx, source_lines_are_in_the_ptx_and_annotated) {
@@ -905,14 +868,12 @@ Test(ptx, scalar_atomics_are_acquire_release_after_a_barrier) {
 }
 
 Test(ptx, scalar_loads_run_in_every_thread_without_barriers) {
-    const char *src = "kernel k(p: *f32, q: *f32 @align(16)) {\n"
-                      "  let o = arange(0, 256);\n"
-                      "  store(q + o, load(q + o) * load(p) + load(p + 1, true, other = 2.0));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "scalar_loads_run_in_every_thread_without_barriers.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     cr_expect_not(strstr(ptx, "bar.sync"), "%s", ptx);
     cr_expect_not(strstr(ptx, "st.shared"), "%s", ptx);
     free(ptx);
+    free(src);
 }
 
 Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
@@ -920,11 +881,7 @@ Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
      * consecutive columns: one setp per vector, not per element, so fewer
      * predicates stay live (layer_norm_bwd_dx went from 255 registers and
      * 120 bytes of spills to none at 16384 columns) */
-    const char *src = "kernel k(x: *f32 @align(16), N: i32) {\n"
-                      "  let cols = arange(0, 1024);\n"
-                      "  let v = load(x + cols, cols < N, other = 0.0);\n"
-                      "  store(x + cols, where(cols < N, v * 2.0, 1.0), cols < N);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "a_compare_constant_over_a_vector_is_computed_once_per_vector.blk");
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
@@ -939,6 +896,7 @@ Test(ptx, a_compare_constant_over_a_vector_is_computed_once_per_vector) {
     cr_expect_eq(compares[0], 8, "no facts: a compare per element, got %d", compares[0]);
     cr_expect_eq(compares[1], 2, "N %% 16 == 0: a compare per vector, got %d", compares[1]);
     compilation_free(c);
+    free(src);
 }
 
 /* masks.c: a select of a dot's result whose mask compares scalar-and-arange
@@ -996,11 +954,7 @@ Test(ptx, loop_blocks_over_the_registers_are_kept_in_shared_memory, .timeout = 1
 }
 
 Test(ptx, options_change_the_code) {
-    const char *src = "kernel d(x: *f32 @align(16)) {\n"
-                      "  let o = arange(0, 128);\n"
-                      "  let v = load(x + o);\n"
-                      "  store(x + o, v / (v + 1.0) * v + sqrt(v) + exp2(v));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "options_change_the_code.blk");
     char *fast = ptx_of(src, NULL, "sm_90", 1);
     cr_expect(strstr(fast, "div.full.f32"), "%s", fast);
     cr_expect(strstr(fast, "ex2.approx.ftz.f32"), "%s", fast);
@@ -1028,6 +982,7 @@ Test(ptx, options_change_the_code) {
     cr_expect_eq(ptxas(out.text, "sm_90", said, sizeof said), 0, "%s", said);
     nvptx_output_free(&out);
     compilation_free(c);
+    free(src);
 }
 
 Test(ptx, layouts_cover_each_shape_once_per_copy) {
@@ -1298,12 +1253,7 @@ static void expect_assembles(const char *ptx, const char *arch) {
 /* Each read-modify-write atomic is one atom instruction of its type; f32
  * max/min split on the sign into integer max and min. */
 Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
-    const char *src = "kernel k(i: *i32, u: *u32, l: *i64, f: *f32) {\n"
-                      "  let o = arange(0, 128);\n"
-                      "  atomic_max(i + o, o); atomic_min(u + o, o as u32); atomic_max(l + o, o as i64);\n"
-                      "  atomic_and(i + o, o); atomic_or(u + o, o as u32); atomic_xor(l + o, o as i64);\n"
-                      "  atomic_max(f + o, o as f32);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "atomics_lower_to_their_instructions_src.blk");
     char *ptx = ptx_of(src, NULL, "sm_80", 4);
     expect_all_in(ptx, "atom.acq_rel.gpu.global.max.s32\0atom.acq_rel.gpu.global.min.u32\0"
                        "atom.acq_rel.gpu.global.max.s64\0atom.acq_rel.gpu.global.and.b32\0"
@@ -1312,29 +1262,19 @@ Test(ptx, atomics_lower_to_their_instructions, .timeout = 60) {
     expect_assembles(ptx, "sm_80");
     free(ptx);
     /* f16 and bf16 add (bf16 from sm_90 on) */
-    const char *half = "kernel h(x: *f16, y: *bf16) {\n"
-                       "  let o = arange(0, 128); atomic_add(x + o, 1.0); atomic_add(y + o, 1.0);\n"
-                       "}\n";
+    char *half = test_file(BLK_PTX_DIR, "atomics_lower_to_their_instructions_half.blk");
     char *half_ptx = ptx_of(half, NULL, "sm_90", 4);
     expect_all_in(half_ptx, "atom.acq_rel.gpu.global.add.noftz.f16\0atom.acq_rel.gpu.global.add.noftz.bf16\0", "sm_90");
     expect_assembles(half_ptx, "sm_90");
     free(half_ptx);
+    free(src); free(half);
 }
 
 /* sem= and scope= name the instruction's qualifiers; an atomic whose old
  * value nothing reads and whose sem has no acquire is a red (no result
  * register, no wait for the value); acq_rel and acquire stay atom. */
 Test(ptx, atomic_sem_and_scope, .timeout = 60) {
-    const char *src = "kernel k(f: *f32, u: *u32, h: *f16, o: *u32) {\n"
-                      "  let i = arange(0, 128);\n"
-                      "  atomic_add(f + i, 1.0, sem = \"relaxed\");\n"
-                      "  atomic_add(h + i, 1.0, i < 100, sem = \"release\", scope = \"cta\");\n"
-                      "  atomic_max(f + 128 + i, i as f32, sem = \"relaxed\", scope = \"sys\");\n"
-                      "  atomic_or(u + i, 1 as u32, sem = \"acquire\");\n"
-                      "  store(o + i, atomic_add(u + 128 + i, 1 as u32, sem = \"relaxed\"));\n"
-                      "  atomic_add(u + 256, 1 as u32, sem = \"relaxed\");\n"
-                      "  atomic_xchg(u + 257, 1 as u32, sem = \"release\");\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "atomic_sem_and_scope_src.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 4);
     expect_all_in(ptx, "red.relaxed.gpu.global.add.f32 [\0red.release.cta.global.add.noftz.f16 [\0"
                        "red.relaxed.sys.global.max.s32 [\0red.relaxed.sys.global.min.u32 [\0"
@@ -1346,10 +1286,7 @@ Test(ptx, atomic_sem_and_scope, .timeout = 60) {
     free(ptx);
     /* a 2-D block whose pointers step by constants: one address a thread,
      * each element's offset written into its instruction */
-    const char *grid = "kernel g(f: *f32) {\n"
-                       "  let r = arange(0, 32); let c = arange(0, 64);\n"
-                       "  atomic_add(f + r[:, None] * 64 + c[None, :], 1.0, sem = \"relaxed\");\n"
-                       "}\n";
+    char *grid = test_file(BLK_PTX_DIR, "atomic_sem_and_scope_grid.blk");
     char *grid_ptx = ptx_of(grid, NULL, "sm_90", 4);
     int offsets = 0, reds = 0;
     for (const char *p = strstr(grid_ptx, "red.relaxed"); p; p = strstr(p + 1, "red.relaxed")) {
@@ -1361,25 +1298,14 @@ Test(ptx, atomic_sem_and_scope, .timeout = 60) {
     cr_expect_eq(offsets, reds - 1, "every red but the first at an immediate offset from one address");
     expect_assembles(grid_ptx, "sm_90");
     free(grid_ptx);
+    free(src); free(grid);
 }
 
 /* The math library's functions are IEEE operations only (no .approx: that
  * is what makes them equal to the interpreter's bit for bit), the rounding
  * functions one cvt each, umulhi a mul.hi; ptxas accepts all of it. */
 Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
-    const char *src = "kernel k(x: *f32, o: *f32, u: *u32) {\n"
-                      "  let i = arange(0, 128);\n"
-                      "  let v = load(x + i);\n"
-                      "  store(o + i, tanh(v)); store(o + 128 + i, sigmoid(v)); store(o + 256 + i, erf(v));\n"
-                      "  store(o + 384 + i, expm1(v)); store(o + 512 + i, log1p(v));\n"
-                      "  store(o + 640 + i, sin(v)); store(o + 768 + i, cos(v)); store(o + 896 + i, pow(v, 2.5));\n"
-                      "}\n"
-                      "kernel r(x: *f32, o: *f32, u: *u32) {\n"
-                      "  let i = arange(0, 128);\n"
-                      "  let v = load(x + i);\n"
-                      "  store(o + i, floor(v) + ceil(v) + trunc(v) + rint(v) + round(v) + clamp(v, -1.0, 1.0));\n"
-                      "  store(u + i, umulhi(load(u + i), 2654435761));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "math_builtins_lower_to_exact_instructions.blk");
     const char *arches[] = {"sm_80", "sm_90"};
     for (int a = 0; a < 2; a++) {
         char *ptx = ptx_of(src, NULL, arches[a], 4);
@@ -1395,6 +1321,7 @@ Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
         free(lib_body);
         free(ptx);
     }
+    free(src);
 }
 
 /* Masked accesses of two 8-bit elements a thread (2 bytes): both move through
@@ -1402,27 +1329,21 @@ Test(ptx, math_builtins_lower_to_exact_instructions, .timeout = 60) {
  * i16 (invalid LLVM IR, an internal error: fuzz_frontend found it on
  * quantize.blk with 16 warps under launch facts; tests/fuzz/regressions). */
 Test(ptx, masked_accesses_of_two_bytes_a_thread_pack_both) {
-    const char *src = "kernel k(x: *i8 @align(16), y: *i8 @align(16), n: i32 @multiple_of(16)) {\n"
-                      "  let i = arange(0, 1024);\n"
-                      "  store(y + i, load(x + i, i < n, other = 3) + 1, i < n);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "masked_accesses_of_two_bytes_a_thread_pack_both.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 16); /* 1024 elements over 512 threads: 2 a thread */
     cr_expect(strstr(ptx, "ld.global.u16"), "%s", ptx);
     cr_expect(strstr(ptx, "st.global.u16"), "%s", ptx);
     char out[4096];
     cr_expect_eq(ptxas(ptx, "sm_90", out, sizeof out), 0, "%s", out);
     free(ptx);
+    free(src);
 }
 
 /* `range(..., unroll = N)` reaches LLVM as the loop's unroll count (the body
  * appears N times in the unrolled loop, plus a remainder loop) and `unroll = 1`
  * keeps the loop rolled, down to ptxas (.pragma "nounroll"). */
 Test(ptx, a_loops_unroll_factor_reaches_llvm_and_ptxas) {
-    const char *src = "kernel k(x: *i32, n: i32, const UNROLL: i32 = 2) {\n"
-                      "  var u = 0;\n"
-                      "  for t in range(0, n, unroll = UNROLL) { u = u * 7 + load(x + t); }\n"
-                      "  store(x, u);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "a_loops_unroll_factor_reaches_llvm_and_ptxas.blk");
     const char *four[] = {"UNROLL=4", NULL}, *one[] = {"UNROLL=1", NULL};
     char *ptx4 = ptx_of(src, four, "sm_90", 0), *ptx1 = ptx_of(src, one, "sm_90", 0);
     /* unrolled four times: four loads in the main loop, one in the remainder */
@@ -1433,6 +1354,7 @@ Test(ptx, a_loops_unroll_factor_reaches_llvm_and_ptxas) {
     expect_assembles(ptx1, "sm_90");
     free(ptx4);
     free(ptx1);
+    free(src);
 }
 
 /* device_assert costs nothing without debug; with it, each thread calls
@@ -1471,17 +1393,7 @@ Test(ptx, device_assert_in_debug_builds_and_assume_as_a_launch_fact) {
  * qualifiers, masked or not, block or scalar; on sm_80 (PTX 7.0, before
  * eviction priorities) the eviction hint is left out and the PTX assembles. */
 Test(ptx, cache_controls_become_ptx_qualifiers) {
-    const char *src = "kernel k(x: *f32 @align(16), y: *f32 @align(16), f: *i32, n: i32 @multiple_of(16)) {\n"
-                      "  let i = arange(0, 1024);\n"
-                      "  let a = load(x + i, cache_modifier = \".cg\");\n"
-                      "  let b = load(x + i, i < n, eviction_policy = \"evict_last\");\n"
-                      "  let c = load(f, volatile = true);\n"
-                      "  let d = load(x + i, i < n, cache_modifier = \".cv\");\n"
-                      "  store(y + i, a + b + d + (c as f32), cache_modifier = \".cs\");\n"
-                      "  store(y + i + 1024, a, i < n, eviction_policy = \"evict_first\");\n"
-                      "  store(y, 1.0, cache_modifier = \".wt\");\n"
-                      "  store(y + i + 2048, a, cache_modifier = \".wb\");\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "cache_controls_become_ptx_qualifiers.blk");
     char *ptx = ptx_of(src, NULL, "sm_90", 0), *ptx80 = ptx_of(src, NULL, "sm_80", 0);
     expect_all_in(ptx, "ld.global.cg.v4.b32\0ld.global.L1::evict_last.v4.b32\0ld.volatile.global.b32\0"
                        "ld.global.cv.v4.b32\0st.global.cs.v4.b32\0st.global.L1::evict_first.v4.b32\0st.global.wt.b32\0",
@@ -1493,18 +1405,14 @@ Test(ptx, cache_controls_become_ptx_qualifiers) {
     expect_assembles(ptx80, "sm_80");
     free(ptx);
     free(ptx80);
+    free(src);
 }
 
 /* gdc_wait and gdc_launch_dependents are griddepcontrol on sm_90 (PTX 7.8), and the
  * contract says a launch may overlap the kernel with the grid before it; on sm_80 a grid
  * starts only after the one before it ends, so they compile to nothing. */
 Test(ptx, grid_dependency_control_on_sm90_and_nothing_before) {
-    const char *src = "kernel k(x: *f32, y: *f32) {\n"
-                      "  gdc_wait();\n"
-                      "  let v = load(x + arange(0, 128));\n"
-                      "  gdc_launch_dependents();\n"
-                      "  store(y + arange(0, 128), v);\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "grid_dependency_control_on_sm90_and_nothing_before.blk");
     Captured cap = {0};
     Compilation *c = compile_to_bir("t.blk", src, NULL, &cap);
     cr_assert(c && c->ok, "%s", cap.text);
@@ -1517,6 +1425,7 @@ Test(ptx, grid_dependency_control_on_sm90_and_nothing_before) {
     expect_assembles(ptx90, "sm_90");
     expect_assembles(ptx80, "sm_80");
     free(ptx90), free(ptx80);
+    free(src);
 }
 
 /* inline_asm_elementwise with pack: one asm statement for each `pack` of a
@@ -1524,19 +1433,7 @@ Test(ptx, grid_dependency_control_on_sm90_and_nothing_before) {
  * pack 2 and, padded, 1 for pack 4), 8-bit and 16-bit elements packed into
  * 32-bit registers, two f32 outputs; ptxas takes it on every arch. */
 Test(ptx, inline_asm_packs_elements_into_registers) {
-    const char *src = "fn s(x) { return ((x & 31) << 3) as i8; }\n"
-                      "fn x2(a, b) { return a ^ b; }\n"
-                      "fn m(a, b) { return a * b; }\n"
-                      "kernel k(x: *i32, y: *f32, o: *i32, p: *f32) {\n"
-                      "  let i = arange(0, 256);\n"
-                      "  let v = load(x + i);\n"
-                      "  store(o + i, inline_asm_elementwise(\"and.b32 $0, $1, 0x1F1F1F1F;\", \"=r,r\", v as u8, i8, true, 4, s) as i32);\n"
-                      "  store(o + 256 + i, inline_asm_elementwise(\"xor.b32 $0, $1, $2;\", \"=r,r,r\", (v as i16, v as i16), i16,\n"
-                      "                                          true, 2, x2) as i32);\n"
-                      "  let f = load(y + i);\n"
-                      "  store(p + i, inline_asm_elementwise(\"mul.f32 $0, $2, $4; mul.f32 $1, $3, $5;\", \"=f,=f,f,f,f,f\",\n"
-                      "                                     (f, f), f32, true, 2, m));\n"
-                      "}\n";
+    char *src = test_file(BLK_PTX_DIR, "inline_asm_packs_elements_into_registers.blk");
     const char *archs[] = {"sm_80", "sm_90", "sm_90a"};
     for (int a = 0; a < 3; a++) {
         const char *no_defs[] = {NULL};
@@ -1562,4 +1459,5 @@ Test(ptx, inline_asm_packs_elements_into_registers) {
     char out[4096];
     cr_expect_eq(ptxas(ptx, "sm_90", out, sizeof out), 0, "%s", out);
     free(ptx);
+    free(src);
 }

@@ -5,7 +5,7 @@ fuzz_seed_dirs() {
   local dirs
   case $1 in
     cache) dirs=(tests/fuzz/seeds/cache tests/fuzz/regressions/cache) ;;
-    *) dirs=(dsl_examples tests/diagnostics tests/interp tests/sema tests/fuzz/seeds/programs tests/fuzz/regressions/programs) ;;
+    *) dirs=(dsl_examples tests/diagnostics tests/interp tests/sema tests/ptx tests/fuzz/seeds/programs tests/fuzz/regressions/programs) ;;
   esac
   for d in "${dirs[@]}"; do [ -d "$d" ] && echo "$d"; done
   return 0
