@@ -82,6 +82,12 @@ def max_err(got, want):
     return (got.float() - want).abs().max().item()
 
 
+def padded_head(D):
+    """BLOCK_D for a head dim that is not a power of two (96: blocks of 128, the extra columns
+    zeros); none otherwise, so that files from before BLOCK_D still take the call."""
+    return {"BLOCK_D": triton.next_power_of_2(D)} if D & (D - 1) else {}
+
+
 class BlkAttention:
     def __init__(self, **flags):
         """flags: the compiler's (blk.FLAGS), for every kernel: no_bulk_reduce=True, say."""
@@ -98,22 +104,24 @@ class BlkAttention:
         occupancy = {"min_blocks_per_sm": cfg[3]} if len(cfg) > 3 else {}
 
         def run_prepare():
-            self.prepare[(triton.cdiv(S, 128), B * H)](o, do, delta, dq_acc, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+            self.prepare[(triton.cdiv(S, 128), B * H)](o, do, delta, dq_acc, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4,
+                                                       **padded_head(D))
 
         def run_main():
             self.dkdvdq[(triton.cdiv(S, kn), B * H)](q, k, v, do, lse, delta, dk, dv, dq_acc, scale, S, HEAD_DIM=D,
-                                                     BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw, **occupancy)
+                                                     BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw, **occupancy,
+                                                     **padded_head(D))
 
         def run_convert():
-            self.convert[(triton.cdiv(S, 128), B * H)](dq_acc, dq, scale, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+            self.convert[(triton.cdiv(S, 128), B * H)](dq_acc, dq, scale, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4,
+                                                       **padded_head(D))
         return run_prepare, run_main, run_convert
 
     def forward(self, q, k, v, o, lse, causal, cfg):
         B, H, S, D = q.shape
         bm, bn, w = cfg
         group = H // k.shape[1]  # query heads a K/V head (grouped-query attention)
-        # D = 96: blocks of 128, the extra columns zeros (passed only then: older files lack BLOCK_D)
-        padded = {"BLOCK_D": triton.next_power_of_2(D)} if D & (D - 1) else {}
+        padded = padded_head(D)
         return lambda: self.fwd[(triton.cdiv(S, bm), B * H)](q, k, v, o, lse, 1.0 / math.sqrt(D), S, HEAD_DIM=D,
                                                             BLOCK_M=bm, BLOCK_N=bn, CAUSAL=causal, GROUP=group,
                                                             num_warps=w, **padded)
@@ -125,15 +133,16 @@ class BlkAttention:
         qm, qn, qw = q_cfg
 
         def run_delta():
-            self.delta[(triton.cdiv(S, 128), B * H)](o, do, delta, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4)
+            self.delta[(triton.cdiv(S, 128), B * H)](o, do, delta, S, HEAD_DIM=D, BLOCK_M=128, num_warps=4,
+                                                     **padded_head(D))
 
         def run_dkdv():
             self.dkdv[(triton.cdiv(S, kn), B * H)](q, k, v, do, lse, delta, dk, dv, scale, S, HEAD_DIM=D,
-                                                   BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw)
+                                                   BLOCK_M=km, BLOCK_N=kn, CAUSAL=causal, num_warps=kw, **padded_head(D))
 
         def run_dq():
             self.dq[(triton.cdiv(S, qm), B * H)](q, k, v, do, lse, delta, dq, scale, S, HEAD_DIM=D,
-                                                 BLOCK_M=qm, BLOCK_N=qn, CAUSAL=causal, num_warps=qw)
+                                                 BLOCK_M=qm, BLOCK_N=qn, CAUSAL=causal, num_warps=qw, **padded_head(D))
         return run_delta, run_dkdv, run_dq
 
 

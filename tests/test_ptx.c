@@ -103,6 +103,7 @@ static const Config configs[] = {
     {"attention_bwd.blk", {NULL}},
     {"attention_bwd.blk", {"CAUSAL=true", "HEAD_DIM=128", "BLOCK_M=32", "BLOCK_N=64", "T=bf16", NULL}},
     {"attention_bwd.blk", {"GROUP=4", "HEAD_DIM=128", NULL}},
+    {"attention_bwd.blk", {"HEAD_DIM=96", "BLOCK_D=128", "CAUSAL=true", NULL}},
     {"attention.blk", {"CAUSAL=true", "WINDOW=100", "GROUP=2", NULL}},
     {"attention.blk", {"HEAD_DIM=96", "BLOCK_D=128", "T=bf16", NULL}},
     {"attention_varlen.blk", {NULL}},

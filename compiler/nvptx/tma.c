@@ -38,12 +38,15 @@
  * terms need be all true. A tile on the edge of a ragged matrix is then a
  * TMA copy like the others, not the fallback. (Below zero TMA reads zeros
  * too where the mask would not: the coordinate check keeps those to the
- * fallback.) Where the columns alone are bounded, the row is the offset
- * divided by the stride, on thread 0 between the loop's wgmma wait and its
- * next wgmma: every iteration that cost matmul 8% on the H100. Such a load
- * gets a second map (schedule.c), the first without the bound: a tile
- * within it (X(0, 0) + its columns <= B) takes that one with the unbounded
- * coordinates, and only an edge tile divides.
+ * fallback.) A term X < B true everywhere (X an arange from S >= 0 of n
+ * elements, B a constant >= S + n: a head dimension padded to BLOCK_D,
+ * where it is not) is dropped: no bound, no test. Where the columns alone
+ * are bounded, the row is the offset divided by the stride, on thread 0
+ * between the loop's wgmma wait and its next wgmma: every iteration that
+ * cost matmul 8% on the H100. Such a load gets a second map (schedule.c),
+ * the first without the bound: a tile within it (X(0, 0) + its columns <=
+ * B) takes that one with the unbounded coordinates, and only an edge tile
+ * divides.
  *
  * The runtime may find a map it cannot make (a stride of 0 or negative, an
  * old driver): the kernel's last parameter has bit j set when map j is
@@ -367,6 +370,20 @@ static bool bound_term(Gen *g, int t, int *x, int *shift, int *dim, Sym *bound) 
     return false;
 }
 
+/* Is term t `X < B` or `B > X` true everywhere: X an arange from S >= 0 of n elements (through
+ * expand_dims and broadcasts) and B a constant >= S + n? attention.blk's `d < HEAD_DIM` where its
+ * blocks are HEAD_DIM wide: a term that bounds nothing, and no test. */
+static bool always_true(Gen *g, int t) {
+    const BirOp *op = g->f->values[t].def;
+    if (!op || (op->code != BIR_LT && op->code != BIR_GT)) return false;
+    int x = op->operands[op->code == BIR_LT ? 0 : 1], b = op->operands[op->code == BIR_LT ? 1 : 0];
+    const BirOp *range = g->f->values[scalar_of(g, x)].def;
+    Sym bound;
+    if (!range || range->code != BIR_ARANGE || !sym_of(g, b, &bound) || bound.param >= 0) return false;
+    int64_t start = range->attr, n = vtype(g, range->results[0]).shape[0];
+    return start >= 0 && start + n <= bound.k;
+}
+
 /* Load ld's mask terms; sets map's bounds from them (its rows_/cols_ fields). Made once per
  * map, at planning: the schedule keeps it (NvptxSchedule.tma_mask) for the copies to read. */
 static bool tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask *out) {
@@ -382,6 +399,10 @@ static bool tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask 
     if (ld->operands[2] != BIR_NONE && !zero_bits(g, ld->operands[2])) return true; /* the fill would differ */
     int cd = nvptx_contiguous_dim(g, ld->results[0]);
     for (int i = 0; i < out->nrest;) {
+        if (always_true(g, out->rest[i])) {
+            out->rest[i] = out->rest[--out->nrest];
+            continue;
+        }
         int x, shift, dim;
         Sym bound;
         bool is_bound = bound_term(g, out->rest[i], &x, &shift, &dim, &bound);

@@ -1201,8 +1201,8 @@ CheckResult check_matmul_fp8_blockwise(const ExampleRunner *run, int M, int N, i
     return r;
 }
 
-/* The const parameters both attention examples take (and the forward's GROUP, WINDOW and
- * BLOCK_D, those three only where set). */
+/* The const parameters the attention examples take (and GROUP, WINDOW and BLOCK_D, those
+ * three only where set: BLOCK_D where D is not a power of two). */
 typedef struct {
     char text[8][32];
 } AttentionDefs;
@@ -1215,6 +1215,9 @@ static AttentionDefs attention_defs(DType dt, int D, int block_m, int block_n, b
     snprintf(d.text[3], sizeof d.text[3], "BLOCK_N=%d", block_n);
     snprintf(d.text[4], sizeof d.text[4], "CAUSAL=%s", causal ? "true" : "false");
     d.text[5][0] = d.text[6][0] = d.text[7][0] = 0;
+    int block_d = 1;
+    while (block_d < D) block_d *= 2;
+    if (block_d != D) snprintf(d.text[7], sizeof d.text[7], "BLOCK_D=%d", block_d); /* D = 96: blocks of 128 */
     return d;
 }
 
@@ -1337,9 +1340,6 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
     if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     if (window > 0) snprintf(defs.text[6], sizeof defs.text[6], "WINDOW=%d", window);
-    int block_d = 1;
-    while (block_d < D) block_d *= 2;
-    if (block_d != D) snprintf(defs.text[7], sizeof defs.text[7], "BLOCK_D=%d", block_d); /* padded */
     ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
     InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
     InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
@@ -1883,7 +1883,7 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
         /* HEAD_DIM 96 in blocks of 128 (BLOCK_D), its 32 extra columns zeros */
         CHECK(check_attention(r, 1, 2, 200, 96, true, DT_F16, 64, 32, 1, 0));
         CHECK(check_attention(r, 1, 4, 130, 96, false, DT_BF16, 128, 64, 2, 0));
-        /* HEAD_DIM 256: 128 registers of acc a thread at 64 x 256 on 4 warps */
+        /* HEAD_DIM 256: FlashAttention's widest head; q, K and V tiles of 256 columns */
         CHECK(check_attention(r, 1, 2, 200, 256, true, DT_F16, 64, 32, 1, 0));
         CHECK(check_attention(r, 1, 2, 130, 256, false, DT_BF16, 128, 64, 2, 0));
         /* a causal sliding window: shorter than a block, and spanning several */
@@ -1904,6 +1904,8 @@ int run_example_suite(const ExampleRunner *r, int level, CheckResult *out, int m
             /* grouped-query: 2 query heads a K/V head, and multi-query */
             CHECK(check_attention_bwd(r, 2, 4, 100, 64, true, DT_F16, 32, 64, fused, 2));
             CHECK(check_attention_bwd(r, 1, 4, 77, 128, false, DT_BF16, 64, 64, fused, 4));
+            /* HEAD_DIM 96 in blocks of 128 (BLOCK_D), grouped */
+            CHECK(check_attention_bwd(r, 1, 2, 100, 96, true, DT_F16, 32, 64, fused, 2));
         }
         /* decode: multi-head (GROUP 1), multi-query-like (GROUP 8), bf16, D 128, one part */
         CHECK(check_attention_decode(r, 2, 3, 1, 200, 64, DT_F16, 32, 64, 0));
