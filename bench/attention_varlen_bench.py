@@ -9,12 +9,14 @@ varlen_attn where this PyTorch has it.
         [--configs 128x128w8,...] [--out FILE]
 
 Batches: about 16k tokens of fp16, 2048 / D heads, lengths drawn uniformly from [S/4, 7S/4]
-(seeded) for a mean S of 512, 2048 and 8192; D 64 and 128; causal or not. Every output is
-checked against SDPA's math backend in f32, sequence by sequence, before it is timed; its
+(seeded) for a mean S of 512, 2048 and 8192; D 64 and 128; causal or not. Every output (Out;
+blk's LSE is checked by run_examples, not here) is checked against SDPA's math backend in f32,
+sequence by sequence, before it is timed; its
 largest error is printed beside its rate (TFLOP/s of the work the lengths need: 4 n^2 D a
 head and sequence, half that causal).
 """
 import argparse
+import inspect
 import math
 import os
 import random
@@ -75,11 +77,15 @@ def peers(q, k, v, cu, lens, causal):
         calls[name] = call
     try:
         from torch.nn.attention.varlen import varlen_attn
-        longest = max(lens)
-        window = (-1, 0) if causal else (-1, -1)  # its spelling of causal
-        calls["varlen_attn"] = lambda: varlen_attn(q, k, v, cu, cu, longest, longest, window_size=window)
     except ImportError:
-        pass
+        return calls
+    longest = max(lens)
+    # causal: window_size (-1, 0) in torch 2.11, is_causal in earlier ones
+    if "window_size" in inspect.signature(varlen_attn).parameters:
+        mode = {"window_size": (-1, 0) if causal else (-1, -1)}
+    else:
+        mode = {"is_causal": causal}
+    calls["varlen_attn"] = lambda: varlen_attn(q, k, v, cu, cu, longest, longest, **mode)
     return calls
 
 
