@@ -27,19 +27,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import attention_bench as ab
 import blk
+from attention_fwd_ab import parse_configs
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dsl_examples")
 TOKENS = 16384
-
-
-def configs_arg(text):
-    """'128x128w8,128x64w4' -> [(128, 128, 8), (128, 64, 4)]"""
-    out = []
-    for c in text.split(","):
-        mn, w = c.split("w")
-        m, n = mn.split("x")
-        out.append((int(m), int(n), int(w)))
-    return out
 
 
 def lengths(mean, seed):
@@ -91,7 +82,7 @@ def peers(q, k, v, cu, lens, causal):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--configs", type=configs_arg, help="BMxBNwW,... (default: 128x64w4,128x128w8 at D = 64; "
+    ap.add_argument("--configs", type=parse_configs, help="BMxBNwW,... (default: 128x64w4,128x128w8 at D = 64; "
                     "128x128w8,128x64w8 at D = 128)")
     ap.add_argument("--out")
     args = ap.parse_args()

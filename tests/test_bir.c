@@ -42,12 +42,10 @@ static const BirOp *first_op(const BirBlock *b, BirOpcode code) {
 }
 
 /* tests/bir/NAME.blk, lowered under its `// defs: NAME=VALUE ...` lines
- * (the file's path, name: its name). Caller frees; NULL if unreadable. */
+ * (the file's path, name: its name); the test fails if it is unreadable.
+ * Caller frees. */
 static Compilation *compile_bir_file(const char *name, Captured *cap) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", BLK_BIR_DIR, name);
-    char *src = slurp(path);
-    if (!src) return NULL;
+    char *src = test_file(BLK_BIR_DIR, name);
     char defs_text[16][128]; /* (compile_to_bir copies them) */
     const char *defs[17] = {0};
     int n = 0;

@@ -36,11 +36,9 @@ static void record(void *user, const Diagnostic *d) {
 }
 
 ParameterizedTest(int *index, diagnostics, golden) {
-    char name[256], path[1024];
+    char name[256];
     cr_assert(blk_file_name(BLK_DIAG_DIR, *index, name, sizeof name));
-    snprintf(path, sizeof path, "%s/%s", BLK_DIAG_DIR, name);
-    char *src = slurp(path);
-    cr_assert(src, "cannot read %s", path);
+    char *src = test_file(BLK_DIAG_DIR, name);
 
     DiagList want = {0}, got = {0};
     const char *text;

@@ -323,8 +323,6 @@ static bool promoted(Gen *g, const NvptxDotSchedule *ds, const WgmmaIssue *is, L
     return true;
 }
 
-/* What dot op's wgmmas share, its operands staged as st (a from words,
- * when not NULL). */
 /* A dot's 64-row tiles a warpgroup takes and its k-steps. */
 static void tiles_and_steps(Gen *g, const BirOp *op, int *mreps, int *ksteps) {
     int32_t M = vtype(g, op->results[0]).shape[0], K = vtype(g, op->operands[0]).shape[1];
@@ -332,6 +330,8 @@ static void tiles_and_steps(Gen *g, const BirOp *op, int *mreps, int *ksteps) {
     *ksteps = K / dot_k_step(vtype(g, op->operands[0]).dtype);
 }
 
+/* What dot op's wgmmas share, its operands staged as st (a from words,
+ * when not NULL). */
 static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueRef (*words)[4]) {
     DType d = vtype(g, op->operands[0]).dtype, db = vtype(g, op->operands[1]).dtype;
     int32_t N = vtype(g, op->results[0]).shape[1];

@@ -1255,6 +1255,12 @@ typedef struct {
     const char *tol; /* the tolerance as the table shows it */
 } AttentionErrors;
 
+/* The errors of attention.blk's forward and its variants in T = dt: f32 sums, p rounded to T. */
+static AttentionErrors forward_errors(int D, DType dt) {
+    return (AttentionErrors){D * 0x1p-23, unit_roundoff(dt), subnormal_half(dt), 0, 0x1p-22,
+                             dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+.."};
+}
+
 /* Out and LSE of a forward over `heads` slices against ref_attention on q,
  * k, v (f16 or bf16 bits, K and V per query head), each element within its
  * bound; Out rounded to dt; nothing written past either (sentinels). */
@@ -1346,8 +1352,7 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
                         {.f = sm_scale}, {.i = N}};
     uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     if (launch_grid(run, &r, &k, args, 7, grid, bufs, 5)) {
-        AttentionErrors m = {D * 0x1p-23, unit_roundoff(dt), subnormal_half(dt), 0, 0x1p-22,
-                             dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+.."};
+        AttentionErrors m = forward_errors(D, dt);
         compare_attention_forward(&r, &out, &lse, q.data, kk_rep.data, v_rep.data, dt == DT_BF16,
                                   heads, N, D, causal, window, sm_scale, block_m, block_n, dt, &m, sentinel);
     }
@@ -1394,8 +1399,7 @@ CheckResult check_attention_varlen(const ExampleRunner *run, int B, const int *l
                         {.p = lse.data}, {.p = cu.data}, {.f = sm_scale}, {.i = H}};
     uint32_t grid[3] = {(uint32_t)((longest + block_m - 1) / block_m), (uint32_t)H, (uint32_t)B};
     if (launch_grid(run, &r, &k, args, 8, grid, bufs, 6)) {
-        AttentionErrors m = {D * 0x1p-23, unit_roundoff(dt), subnormal_half(dt), 0, 0x1p-22,
-                             dt == DT_BF16 ? "2^-8(|o|+A)+.." : "2^-11(|o|+A)+.."};
+        AttentionErrors m = forward_errors(D, dt);
         for (int b = 0; b < B && r.ok; b++) {
             int64_t n = lens[b], first = cu_at[b], slice = H * n * D;
             if (n == 0) continue;
