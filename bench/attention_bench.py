@@ -212,7 +212,7 @@ def main():
     ap.add_argument("--tutorial", help="Triton's python/tutorials/06-fused-attention.py")
     ap.add_argument("--quick", action="store_true", help="S = 4096 only")
     ap.add_argument("--kernels", action="store_true", help="each blk backward kernel's time and configuration")
-    ap.add_argument("--head-dim", type=int, choices=[64, 128], help="this head dimension only")
+    ap.add_argument("--head-dim", type=int, choices=[64, 96, 128], help="this head dimension only (96: in blocks of 128, BLOCK_D)")
     ap.add_argument("--out")
     ap.add_argument("--gqa", action="store_true",
                     help="grouped-query forward only: D = 128, 32 query heads on 8 and on 1 K/V heads, S 4k and 16k, "
