@@ -21,6 +21,9 @@ q64, k64, v64 = (torch.randn(4, 32, 4096, 64, device="cuda", dtype=torch.float16
 o64, l64 = torch.empty_like(q64), torch.empty(4, 32, 4096, device="cuda", dtype=torch.float32)
 q, k, v = (torch.randn(4, 16, 4096, 128, device="cuda", dtype=torch.float16) * 0.5 for _ in range(3))
 o, l = torch.empty_like(q), torch.empty(4, 16, 4096, device="cuda", dtype=torch.float32)
+q96, k96, v96, do96 = (torch.randn(4, 21, 4096, 96, device="cuda", dtype=torch.float16) * 0.5 for _ in range(4))
+o96, l96, dl96 = torch.empty_like(q96), *(torch.empty(4, 21, 4096, device="cuda", dtype=torch.float32) for _ in range(2))
+dq96, dk96, dv96 = (torch.empty_like(q96) for _ in range(3))
 a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 c = torch.empty_like(a)
 a1, b1 = (torch.randn(1024, 1024, device="cuda", dtype=torch.float16) for _ in range(2))
@@ -65,6 +68,11 @@ cases = [("attn D=64 64x64 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64
          ("attn D=64 128x128 w8", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 128, 8), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, False, 128, 32, 4), 4 * 4 * 32 * 4096**2 * 64),
          ("attn D=64 causal 128x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 128, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
+         ("attn D=96 128x128 w8", lambda B: db.blk_attention(B, q96, k96, v96, o96, l96, False, 128, 128, 8), 4 * 4 * 21 * 4096**2 * 96),
+         ("attn D=96 128x64 w8", lambda B: db.blk_attention(B, q96, k96, v96, o96, l96, False, 128, 64, 8), 4 * 4 * 21 * 4096**2 * 96),
+         ("attn D=96 64x64 w4", lambda B: db.blk_attention(B, q96, k96, v96, o96, l96, False, 64, 64, 4), 4 * 4 * 21 * 4096**2 * 96),
+         ("attn D=96 causal 128x128 w8", lambda B: db.blk_attention(B, q96, k96, v96, o96, l96, True, 128, 128, 8), 2 * 4 * 21 * 4096**2 * 96),
+         ("attn_bwd D=96 64x64 w4", lambda B: db.blk_attention_bwd(B, q96, k96, v96, o96, do96, l96, dl96, dq96, dk96, dv96, False, 64, 64, 4), 2.5 * 4 * 4 * 21 * 4096**2 * 96),
          ("attn D=64 causal 64x32 w4", lambda B: db.blk_attention(B, q64, k64, v64, o64, l64, True, 64, 32, 4), 2 * 4 * 32 * 4096**2 * 64),
          ("layer_norm_fwd 15872 w16", lambda B: layer_norm(B, 15872, 16384, 0), 2 * 2 * 4096 * 15872),
          ("layer_norm_fwd 15872 w8", lambda B: layer_norm(B, 15872, 16384, 8), 2 * 2 * 4096 * 15872),

@@ -610,6 +610,7 @@ int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots) {
                  arena_alloc(&g->arena, (size_t)(most ? most : 1) * sizeof(NvptxDotSchedule)), 0,
                  arena_alloc(&g->arena, (size_t)(2 * most + 1) * sizeof(DotOperand)), 0};
     walk_dots(&W, g->f->body, NULL, NULL);
+    nvptx_dot_extents(g, W.dots, W.n);
     *dots = W.dots;
     return W.n;
 }

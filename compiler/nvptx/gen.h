@@ -309,6 +309,10 @@ typedef struct {
                                    next one's group runs (else each is waited for before the next) */
     bool takes_turns;           /* wgmma in a ping_pong loop: its warpgroup waits for its turn to issue it,
                                    then passes the turn to the next warpgroup */
+    int k_used;                 /* wgmma: the k its instructions cover (K, or less where both operands are
+                                   +0 from there on: extent.c) */
+    int n_used;                 /* wgmma: the result's columns they make (N, or less where no use observes
+                                   the rest) */
 } NvptxDotSchedule;
 
 /* A block a for loop keeps in shared memory instead of registers (carried.c). */
@@ -750,6 +754,11 @@ int64_t nvptx_dot_plan_resident(Gen *g, int64_t *resident_off);
 bool nvptx_dot_promoted(Gen *g, const BirOp *op);
 /* Once the loops are scheduled: every dot's schedule, in program order (*dots); how many. */
 int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
+
+/* ------------------------------------------------------------------ extent.c */
+/* Sets each wgmma dot's k_used and n_used: the k-steps whose operands are not
+ * all +0, the result's columns some use observes. */
+void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n);
 
 /* ------------------------------------------------------------------ wgmma.c */
 /* wgmma.c: why dot op cannot use wgmma (NULL: it can), its shared memory,

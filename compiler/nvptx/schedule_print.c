@@ -208,11 +208,15 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
     fprintf(out, "dot line %u [%d, %d] x [%d, %d] %s: %s", op->span.line, a.shape[0], a.shape[1], b.shape[0],
             b.shape[1], operand_types(g, op), path_name(g, d));
     if (d->path == NVPTX_DOT_WGMMA) {
-        int32_t n = b.shape[1] < 256 ? b.shape[1] : 256;
+        int32_t n = d->n_used < 256 ? d->n_used : 256;
         int groups = g->s->plan->num_warps / 4;
         fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dot_k_step(a.dtype), groups,
                 groups > 1 ? "s" : "",
                 a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
+        if (d->k_used < a.shape[1])
+            fprintf(out, "; k %d of %d (a's columns and b's rows from %d on are zeros)", d->k_used, a.shape[1], d->k_used);
+        if (d->n_used < b.shape[1])
+            fprintf(out, "; columns %d of %d (no use observes the rest)", d->n_used, b.shape[1]);
         int isa = nvptx_wgmma_isa(g, op);
         if (isa > nvptx_ptx_isa(g->m->arch)) /* the module declares it (NvptxModule.ptx_isa) */
             fprintf(out, " (mixed integer types: the module's PTX declares ISA %d.%d)", isa / 10, isa % 10);
@@ -359,7 +363,7 @@ static void wgmma_note(Gen *g, FILE *out, const NvptxDotSchedule *d) {
                      st.cd == (w == 0 ? 1 : 0) ? "K-major" : w == 0 ? "M-major" : "N-major");
         } else snprintf(how[w], sizeof how[w], "%s", wgmma_source(src));
     }
-    int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = b.shape[1] < 256 ? b.shape[1] : 256;
+    int groups = g->s->plan->num_warps / 4, tiles = a.shape[0] / (64 * groups), n = d->n_used < 256 ? d->n_used : 256;
     note(out, "  line %u: dot [%d, %d] x [%d, %d] %s: wgmma.m64n%dk%d, %s%s, %d warpgroup%s x %d tile%s "
          "of 64 rows; a %s, b %s\n", op->span.line, a.shape[0], a.shape[1], b.shape[0], b.shape[1], operand_types(g, op),
          n, dot_k_step(a.dtype), accumulation(g, op), d->in_flight ? ", one group left in flight across iterations"

@@ -260,6 +260,7 @@ static int acc_reg(int j, int n0, int mi, int nbits) { return (j & 3) | ((n0 / 8
 typedef struct {
     DType d, db;
     int N, nchunk, nbits, mreps, groups, ksteps, trans_a, trans_b;
+    int n_used, k_steps_used; /* the columns and k-steps issued (NvptxDotSchedule.n_used, k_used) */
     LLVMValueRef (*words)[4]; /* a's registers as 32-bit words [tile][k-step][4], or NULL */
     const Staged *st;
     LLVMValueRef wg64, *acc;
@@ -271,21 +272,22 @@ typedef struct {
 static void issue(Gen *g, const WgmmaIssue *is, LLVMValueRef *out, int k0, int k1) {
     for (int mi = 0; mi < is->mreps; mi++) {
         LLVMValueRef m0 = LLVMBuildAdd(g->b, is->wg64, ci32(g, (int64_t)mi * 64 * is->groups), "");
-        for (int n0 = 0; n0 < is->N; n0 += is->nchunk) {
+        for (int n0 = 0; n0 < is->n_used; n0 += is->nchunk) {
+            int n = is->n_used - n0 < is->nchunk ? is->n_used - n0 : is->nchunk;
             bool zero = true;
-            for (int j = 0; j < is->nchunk / 2; j++) {
+            for (int j = 0; j < n / 2; j++) {
                 is->acc[j] = out[acc_reg(j, n0, mi, is->nbits)];
                 zero &= is_zero(is->acc[j]);
             }
             if (zero) /* starting from zeros: the first wgmma does not add, and its inputs need no registers */
-                for (int j = 0; j < is->nchunk / 2; j++) is->acc[j] = LLVMGetUndef(LLVMTypeOf(is->acc[j]));
+                for (int j = 0; j < n / 2; j++) is->acc[j] = LLVMGetUndef(LLVMTypeOf(is->acc[j]));
             for (int kk = k0; kk < k1; kk++) {
                 LLVMValueRef a_desc = is->words ? NULL : operand_descriptor(g, &is->st[0], 0, m0, kk);
                 LLVMValueRef b_desc = operand_descriptor(g, &is->st[1], 1, ci32(g, n0), kk);
-                wgmma(g, is->d, is->db, is->nchunk, a_desc, is->words ? is->words[mi * is->ksteps + kk] : NULL, b_desc,
+                wgmma(g, is->d, is->db, n, a_desc, is->words ? is->words[mi * is->ksteps + kk] : NULL, b_desc,
                       is->trans_a, is->trans_b, !(zero && kk == k0), is->acc, is->issue);
             }
-            for (int j = 0; j < is->nchunk / 2; j++) out[acc_reg(j, n0, mi, is->nbits)] = is->acc[j];
+            for (int j = 0; j < n / 2; j++) out[acc_reg(j, n0, mi, is->nbits)] = is->acc[j];
         }
     }
 }
@@ -338,7 +340,9 @@ static WgmmaIssue issue_of(Gen *g, const BirOp *op, const Staged *st, LLVMValueR
     int nchunk = N < WG_MAX_N ? N : WG_MAX_N, nbits = 0, mreps, ksteps;
     while ((8 << nbits) < N) nbits++;
     tiles_and_steps(g, op, &mreps, &ksteps);
+    const NvptxDotSchedule *ds = nvptx_dot_schedule(g->s, op);
     return (WgmmaIssue){.d = d, .db = db, .N = N, .nchunk = nchunk, .nbits = nbits, .mreps = mreps,
+                        .n_used = ds->n_used, .k_steps_used = ds->k_used / dot_k_step(d),
                         .groups = g->s->plan->num_warps / 4, .ksteps = ksteps, .words = words, .st = st,
                         .trans_a = words ? 0 : st[0].cd != 1, .trans_b = st[1].cd != 0,
                         .wg64 = LLVMBuildMul(g->b, nvptx_warpgroup(g), ci32(g, 64), ""),
@@ -385,7 +389,7 @@ void nvptx_wgmma_issue_late(Gen *g, const BirOp *op, LLVMValueRef *words, const 
     WgmmaIssue is = issue_of(g, op, st, (LLVMValueRef(*)[4])words);
     is.issue = when;
     nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
-    issue(g, &is, acc, 0, is.ksteps);
+    issue(g, &is, acc, 0, is.k_steps_used);
 }
 
 bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit after_commit) {
@@ -437,7 +441,7 @@ bool nvptx_gen_wgmma(Gen *g, const BirOp *op, int64_t smem_at, NvptxAfterCommit 
     if (ds->takes_turns) nvptx_ws_take_turn(g); /* ping-pong: warpspec.c */
     nvptx_asm_void(g, "wgmma.fence.sync.aligned;"); /* the accumulators and a's registers are written */
     if (promote) return promoted(g, ds, &is, C, out, lc->nregs);
-    issue(g, &is, out, 0, is.ksteps);
+    issue(g, &is, out, 0, is.k_steps_used);
     nvptx_asm_void(g, "wgmma.commit_group.sync.aligned;");
     if (after_commit) after_commit(g); /* the deferred dot issued late: its group after this one's */
     if (ds->takes_turns) nvptx_ws_pass_turn(g);
