@@ -21,19 +21,9 @@
  * makes every column live. */
 #include "gen.h"
 
-#include <math.h>
-
 enum { MAX_DEPTH = 16 };
 
 /* ------------------------------------------------------------ mask terms */
-
-/* The scalar a splat, broadcast or expand_dims of v spreads, or v. */
-static int spread_scalar(Gen *g, int v) {
-    for (const BirOp *op; (op = g->f->values[v].def) &&
-                          (op->code == BIR_SPLAT || op->code == BIR_BROADCAST || op->code == BIR_EXPAND_DIMS);)
-        v = op->operands[0];
-    return v;
-}
 
 /* Is x (rank 2) an arange along one axis of it, through expand_dims and
  * broadcasts: *axis that axis, *start its first element? */
@@ -56,7 +46,7 @@ static int64_t term_bound(Gen *g, int t, int axis) {
     if (!op || (op->code != BIR_LT && op->code != BIR_GT)) return -1;
     int x = op->operands[op->code == BIR_LT ? 0 : 1], b = op->operands[op->code == BIR_LT ? 1 : 0], along;
     int64_t start;
-    const BirOp *c = g->f->values[spread_scalar(g, b)].def;
+    const BirOp *c = g->f->values[nvptx_spread_scalar(g, b)].def;
     if (vtype(g, x).rank != 2 || !arange_along(g, x, &along, &start) || along != axis || !c || c->code != BIR_CONST ||
         !dtype_is_int(vtype(g, b).dtype))
         return -1;
@@ -85,13 +75,6 @@ static int64_t mask_bound(Gen *g, int m, int axis, int depth) {
 
 /* ------------------------------------------------------- zeros: the k-steps */
 
-static bool plus_zero(Gen *g, int v) {
-    const BirOp *op = g->f->values[spread_scalar(g, v)].def;
-    if (!op || op->code != BIR_CONST) return false;
-    DType d = vtype(g, v).dtype;
-    return dtype_holds_float(d) ? op->value.f == 0 && !signbit(op->value.f) : op->value.i == 0;
-}
-
 /* The first index along axis of block v (rank 2) from which every element
  * is +0 (its length where none is known). */
 static int64_t zero_from(Gen *g, int v, int axis, int depth) {
@@ -100,14 +83,14 @@ static int64_t zero_from(Gen *g, int v, int axis, int depth) {
     const BirOp *op = g->f->values[v].def;
     if (!op || depth > MAX_DEPTH) return n;
     switch (op->code) {
-    case BIR_SPLAT: return plus_zero(g, v) ? 0 : n;
+    case BIR_SPLAT: return nvptx_plus_zero(g, v) ? 0 : n;
     case BIR_TRANS: return zero_from(g, op->operands[0], 1 - axis, depth + 1);
     case BIR_CONVERT: { /* +0 converts to +0 between numbers */
         DType from = vtype(g, op->operands[0]).dtype;
         return dtype_is_int(from) || dtype_holds_float(from) ? zero_from(g, op->operands[0], axis, depth + 1) : n;
     }
     case BIR_LOAD: /* masked off: other, all +0 */
-        if (op->operands[1] == BIR_NONE || op->operands[2] == BIR_NONE || !plus_zero(g, op->operands[2])) return n;
+        if (op->operands[1] == BIR_NONE || op->operands[2] == BIR_NONE || !nvptx_plus_zero(g, op->operands[2])) return n;
         return mask_bound(g, op->operands[1], axis, 0);
     default: return n;
     }

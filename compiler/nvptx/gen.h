@@ -481,6 +481,12 @@ int nvptx_ops_in(const BirBlock *b, BirOpcode code);
 int nvptx_dot_run_steps(Gen *g, const NvptxDotSchedule *ds, int k_step, int ksteps);
 /* Is value v zero everywhere: a zero constant, or a splat of one (-0.0 too)? */
 bool nvptx_zero_value(Gen *g, int v);
+/* The scalar a splat, broadcast or expand_dims of v spreads (through any
+ * number of them), or v. */
+int nvptx_spread_scalar(Gen *g, int v);
+/* Is v, through splats, broadcasts and expand_dims, the constant zero, +0.0
+ * for floats (what TMA's out-of-bounds fill and masked copies write)? */
+bool nvptx_plus_zero(Gen *g, int v);
 /* Does an op of b (or of its regions) read value v? */
 bool nvptx_value_used(const BirBlock *b, int v);
 /* nvptx_error at op of g's kernel. */

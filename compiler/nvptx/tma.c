@@ -54,7 +54,6 @@
  *
  * This file decides (the schedule's TMA loads and maps, and why not);
  * async.c has the instructions. */
-#include <math.h>
 
 #include "gen.h"
 
@@ -309,22 +308,6 @@ int nvptx_pointer_param(Gen *g, int v) {
  * attributes included). */
 static int64_t param_div(Gen *g, int p) { return g->s->plan->axis[g->f->params[p].value].div[0]; }
 
-/* Is v (through splats, broadcasts, conversions) the constant zero, +0.0
- * for floats (TMA fills with all bits zero)? */
-static bool zero_bits(Gen *g, int v) {
-    for (int depth = 0; v >= 0 && depth < 16; depth++) {
-        const BirOp *op = g->f->values[v].def;
-        if (!op) return false;
-        if (op->code == BIR_CONST) {
-            DType d = vtype(g, v).dtype;
-            return dtype_is_float(d) ? op->value.f == 0 && !signbit(op->value.f) : op->value.i == 0;
-        }
-        if (op->code != BIR_SPLAT && op->code != BIR_BROADCAST && op->code != BIR_EXPAND_DIMS) return false;
-        v = op->operands[0];
-    }
-    return false;
-}
-
 /* The terms of mask m, an & of them through broadcasts that keep the rank. */
 static bool mask_terms(Gen *g, int m, NvptxTmaMask *out) {
     const BirOp *op = g->f->values[m].def;
@@ -334,14 +317,6 @@ static bool mask_terms(Gen *g, int m, NvptxTmaMask *out) {
     if (out->nrest == NVPTX_TMA_MAX_TERMS) return false;
     out->rest[out->nrest++] = m;
     return true;
-}
-
-/* The scalar a splat, broadcast or expand_dims of v spreads, or v. */
-static int scalar_of(Gen *g, int v) {
-    for (const BirOp *op; (op = g->f->values[v].def) &&
-                          (op->code == BIR_SPLAT || op->code == BIR_BROADCAST || op->code == BIR_EXPAND_DIMS);)
-        v = op->operands[0];
-    return v;
 }
 
 /* Is term t `X < B` or `B > X` with X stepping by one along dimension *dim
@@ -358,7 +333,7 @@ static bool bound_term(Gen *g, int t, int *x, int *shift, int *dim, Sym *bound) 
     if (!a.ok || a.base >= 0) return false;
     *shift = -1;
     if (!sym_of(g, b, bound)) {
-        const BirOp *sub = g->f->values[scalar_of(g, b)].def;
+        const BirOp *sub = g->f->values[nvptx_spread_scalar(g, b)].def;
         if (!sub || sub->code != BIR_SUB || vtype(g, sub->results[0]).rank != 0 ||
             !sym_of(g, sub->operands[0], bound) || !exact_int(vtype(g, sub->operands[1]).dtype))
             return false;
@@ -377,7 +352,7 @@ static bool always_true(Gen *g, int t) {
     const BirOp *op = g->f->values[t].def;
     if (!op || (op->code != BIR_LT && op->code != BIR_GT)) return false;
     int x = op->operands[op->code == BIR_LT ? 0 : 1], b = op->operands[op->code == BIR_LT ? 1 : 0];
-    const BirOp *range = g->f->values[scalar_of(g, x)].def;
+    const BirOp *range = g->f->values[nvptx_spread_scalar(g, x)].def;
     Sym bound;
     if (!range || range->code != BIR_ARANGE || !sym_of(g, b, &bound) || bound.param >= 0) return false;
     int64_t start = range->attr, n = vtype(g, range->results[0]).shape[0];
@@ -396,7 +371,7 @@ static bool tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask 
         *out = (NvptxTmaMask){.coord = {-1, -1}, .shift = {-1, -1}, .shifted_bound = {-1, -1}, .nrest = 1, .rest = {m}};
         return true;
     }
-    if (ld->operands[2] != BIR_NONE && !zero_bits(g, ld->operands[2])) return true; /* the fill would differ */
+    if (ld->operands[2] != BIR_NONE && !nvptx_plus_zero(g, ld->operands[2])) return true; /* the fill would differ */
     int cd = nvptx_contiguous_dim(g, ld->results[0]);
     for (int i = 0; i < out->nrest;) {
         if (always_true(g, out->rest[i])) {
@@ -413,7 +388,7 @@ static bool tma_mask(Gen *g, const BirOp *ld, NvptxTensorMap *map, NvptxTmaMask 
         }
         out->coord[axis] = x;
         out->shift[axis] = shift;
-        out->shifted_bound[axis] = shift >= 0 ? scalar_of(g, g->f->values[out->rest[i]].def->operands[
+        out->shifted_bound[axis] = shift >= 0 ? nvptx_spread_scalar(g, g->f->values[out->rest[i]].def->operands[
                                                     g->f->values[out->rest[i]].def->code == BIR_LT ? 1 : 0])
                                               : -1;
         if (axis) map->cols_param = bound.param, map->cols_scale = bound.k;

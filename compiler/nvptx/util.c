@@ -4,6 +4,8 @@
  * a thread's registers hold in a layout. */
 #include "gen.h"
 
+#include <math.h>
+
 /* ------------------------------------------------------------- errors */
 
 bool nvptx_error(NvptxModule *m, const BirFunction *f, const BirOp *op, const char *fmt, ...) {
@@ -47,6 +49,19 @@ bool nvptx_value_used(const BirBlock *b, int v) {
         for (int k = 0; k < op->nregions; k++) if (nvptx_value_used(op->regions[k], v)) return true;
     }
     return false;
+}
+
+int nvptx_spread_scalar(Gen *g, int v) {
+    for (const BirOp *op; (op = g->f->values[v].def) &&
+                          (op->code == BIR_SPLAT || op->code == BIR_BROADCAST || op->code == BIR_EXPAND_DIMS);)
+        v = op->operands[0];
+    return v;
+}
+
+bool nvptx_plus_zero(Gen *g, int v) {
+    const BirOp *op = g->f->values[nvptx_spread_scalar(g, v)].def;
+    if (!op || op->code != BIR_CONST) return false;
+    return dtype_holds_float(vtype(g, v).dtype) ? op->value.f == 0 && !signbit(op->value.f) : op->value.i == 0;
 }
 
 bool nvptx_zero_value(Gen *g, int v) {
