@@ -9,7 +9,8 @@
  *   with other = 0 and a term `arange < constant` along that axis, through
  *   trans and conversions), the products of those k-steps are +0 x +0 = +0
  *   and add nothing: they are not issued. Both operands must be zero there
- *   (0 x inf would be NaN).
+ *   (0 x inf would be NaN). (A sum that is exactly zero may keep the sign
+ *   -0 that adding +0 would have made +0.)
  * - n: where no use ever observes the result's columns from n on (the
  *   stores and atomics that take them mask those columns off by a term
  *   `arange < constant`, through elementwise ops, transposes, broadcasts
@@ -21,7 +22,9 @@
  * makes every column live. */
 #include "gen.h"
 
-enum { MAX_DEPTH = 16 };
+/* MAX_ROUNDS: walks of the kernel before the liveness gives up (each carried value's demand
+ * takes a walk or two to go round its loop) */
+enum { MAX_DEPTH = 16, MAX_ROUNDS = 64 };
 
 /* ------------------------------------------------------------ mask terms */
 
@@ -35,7 +38,8 @@ static bool arange_along(Gen *g, int x, int *axis, int64_t *start) {
     if (!range || range->code != BIR_ARANGE) return false;
     *axis = op->attr == 0 ? 1 : 0; /* [n] -> [1, n] (axis 0 added) runs along dimension 1 */
     *start = range->attr;
-    return true;
+    /* not broadcast along that axis (arange(0, 1) spread over 64 columns is 0 in every one) */
+    return vtype(g, op->operands[0]).shape[0] == vtype(g, x).shape[*axis];
 }
 
 /* For term t, `X < B` or `B > X` with X an arange along axis and B a
@@ -161,17 +165,15 @@ static void uses(Liveness *L, const BirOp *op) {
         for (int k = 0; k < op->noperands; k++) raise(L, op->operands[k], w);
         return;
     }
-    case BIR_LOAD: { /* as far as the result is observed: its addresses where the mask lets them through,
-                        its mask and other */
+    case BIR_LOAD: { /* its addresses and mask wherever the mask may let it read (observed or not: a
+                        read must not fault), its other as far as the result is observed */
         int m = op->operands[1];
         if (vtype(g, op->operands[0]).rank != 2) return;
         int32_t w[2];
-        for (int d = 0; d < 2; d++) {
-            int64_t bound = m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0);
-            w[d] = want[d] < bound ? want[d] : (int32_t)bound;
-        }
+        for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0));
         raise(L, op->operands[0], w);
-        for (int k = 1; k < op->noperands; k++) raise(L, op->operands[k], want);
+        raise(L, m, w);
+        raise(L, op->operands[2], want);
         return;
     }
     case BIR_FOR: { /* carried value i: its result, body argument i + 1, the yield's operand i and its init */
@@ -225,6 +227,7 @@ static void walk(Liveness *L, const BirBlock *b) {
 
 void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
     Liveness L = {g, NULL, true};
+    bool live_known = false;
     for (int i = 0; i < n; i++) {
         NvptxDotSchedule *d = &dots[i];
         BlkType a = vtype(g, d->op->operands[0]), c = vtype(g, d->op->results[0]);
@@ -235,18 +238,19 @@ void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
         int step = dot_k_step(a.dtype);
         int64_t za = zero_from(g, d->op->operands[0], 1, 0), zb = zero_from(g, d->op->operands[1], 0, 0);
         int64_t k = nvptx_round_up(za > zb ? za : zb, step);
-        if (k < d->k_used) d->k_used = (int)(k ? k : step);
+        if (k < step) k = step;
+        if (k < d->k_used) d->k_used = (int)k;
         /* n: the result's live columns, in whole steps of 16 (valid wgmma shapes for every type) */
         if (!L.live) {
             L.live = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *L.live);
             memset(L.live, 0, (size_t)(g->f->nvalues + 1) * sizeof *L.live);
-            for (int rounds = 0; L.changed && rounds < 64; rounds++) {
+            for (int rounds = 0; L.changed && rounds < MAX_ROUNDS; rounds++) {
                 L.changed = false;
                 walk(&L, g->f->body);
             }
-            if (L.changed) return; /* no fixed point (cannot happen: the demand only grows, bounded) */
+            live_known = !L.changed; /* else (a long chain of carried values) every column counts */
         }
-        int64_t cols = nvptx_round_up(L.live[d->op->results[0]][1], 16);
-        if (cols < d->n_used) d->n_used = (int)(cols ? cols : 16);
+        int64_t cols = nvptx_round_up(L.live[d->op->results[0]][1] > 0 ? L.live[d->op->results[0]][1] : 1, 16);
+        if (live_known && cols < d->n_used) d->n_used = (int)cols;
     }
 }
