@@ -182,7 +182,8 @@ static bool gen_mma(Gen *g, const BirOp *op, int64_t smem_at) {
     }
     const char *name = d == DT_F16 ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32" : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     LLVMTypeRef word = d == DT_F16 ? LLVMVectorType(g->m->t.f16, 2) : g->m->t.i32;
-    for (int ki = 0; ki < ksteps; ki++) {
+    int ksteps_used = ds->k_used / 16; /* past them a's and b's k are zeros (extent.c) */
+    for (int ki = 0; ki < ksteps_used; ki++) {
         /* one k-step's fragments at a time: fewer registers live */
         for (int w = 0; w < 2; w++)
             if (staged[w] && !F[w].frag_done)

@@ -1,10 +1,11 @@
-/* extent.c: the part of a wgmma dot that matters.
+/* extent.c: the part of a tensor-core dot that matters.
  *
  * A head dim of 96 computed in blocks of 128 (attention.blk's BLOCK_D)
  * loads its 32 extra columns as zeros and never stores them: a quarter of
  * each dot's tensor-core work adds zeros or makes columns nobody reads.
  * Two facts say how much of a dot to issue (NvptxDotSchedule.k_used and
- * n_used), both exact, neither changing a result that can be observed:
+ * n_used; mma.sync dots of 16-bit floats take the first only), both exact,
+ * neither changing a result that can be observed:
  * - k: where a's columns and b's rows from k on are all +0 (a masked load
  *   with other = 0 and a term `arange < constant` along that axis, through
  *   trans and conversions), the products of those k-steps are +0 x +0 = +0
@@ -233,13 +234,15 @@ void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
         BlkType a = vtype(g, d->op->operands[0]), c = vtype(g, d->op->results[0]);
         d->k_used = a.shape[1];
         d->n_used = c.shape[1];
-        if (d->path != NVPTX_DOT_WGMMA || d->promote_every) continue;
+        bool mma = d->path == NVPTX_DOT_MMA && !dtype_is_int(a.dtype); /* dot.c's gen_mma: k only */
+        if ((d->path != NVPTX_DOT_WGMMA && !mma) || d->promote_every) continue;
         /* k: whole k-steps of zeros in both operands */
         int step = dot_k_step(a.dtype);
         int64_t za = zero_from(g, d->op->operands[0], 1, 0), zb = zero_from(g, d->op->operands[1], 0, 0);
         int64_t k = nvptx_round_up(za > zb ? za : zb, step);
         if (k < step) k = step;
         if (k < d->k_used) d->k_used = (int)k;
+        if (mma) continue; /* its n-tiles' columns depend on the warp: all issued */
         /* n: the result's live columns, in whole steps of 16 (valid wgmma shapes for every type) */
         if (!L.live) {
             L.live = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *L.live);

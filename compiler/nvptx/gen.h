@@ -309,8 +309,8 @@ typedef struct {
                                    next one's group runs (else each is waited for before the next) */
     bool takes_turns;           /* wgmma in a ping_pong loop: its warpgroup waits for its turn to issue it,
                                    then passes the turn to the next warpgroup */
-    int k_used;                 /* wgmma: the k its instructions cover (K, or less where both operands are
-                                   +0 from there on: extent.c) */
+    int k_used;                 /* wgmma, mma.sync of 16-bit floats: the k its instructions cover (K, or less
+                                   where both operands are +0 from there on: extent.c) */
     int n_used;                 /* wgmma: the result's columns they make (N, or less where no use observes
                                    the rest) */
 } NvptxDotSchedule;
@@ -762,8 +762,9 @@ bool nvptx_dot_promoted(Gen *g, const BirOp *op);
 int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
 
 /* ------------------------------------------------------------------ extent.c */
-/* Sets each wgmma dot's k_used and n_used: the k-steps whose operands are not
- * all +0, the result's columns some use observes. */
+/* Sets each dot's k_used and n_used: the k-steps whose operands are not all
+ * +0 (wgmma, and mma.sync of 16-bit floats), the result's columns some use
+ * observes (wgmma); K and N elsewhere. */
 void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n);
 
 /* ------------------------------------------------------------------ wgmma.c */

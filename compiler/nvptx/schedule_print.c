@@ -213,10 +213,6 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
         fprintf(out, ".m64n%dk%d, %d warpgroup%s x %d tile%s of 64 rows", n, dot_k_step(a.dtype), groups,
                 groups > 1 ? "s" : "",
                 a.shape[0] / (64 * groups), a.shape[0] / (64 * groups) > 1 ? "s" : "");
-        if (d->k_used < a.shape[1])
-            fprintf(out, "; k %d of %d (a's columns and b's rows from %d on are zeros)", d->k_used, a.shape[1], d->k_used);
-        if (d->n_used < b.shape[1])
-            fprintf(out, "; columns %d of %d (no use observes the rest)", d->n_used, b.shape[1]);
         int isa = nvptx_wgmma_isa(g, op);
         if (isa > nvptx_ptx_isa(g->m->arch)) /* the module declares it (NvptxModule.ptx_isa) */
             fprintf(out, " (mixed integer types: the module's PTX declares ISA %d.%d)", isa / 10, isa % 10);
@@ -224,6 +220,9 @@ static void print_dot(Gen *g, FILE *out, const NvptxDotSchedule *d) {
         const Layout *lc = &g->s->plan->layouts[op->results[0]];
         fprintf(out, ", warps %d x %d", nvptx_layout_warps_along(lc, 0), nvptx_layout_warps_along(lc, 1));
     }
+    if (d->k_used < a.shape[1])
+        fprintf(out, "; k %d of %d (a's columns and b's rows from %d on are zeros)", d->k_used, a.shape[1], d->k_used);
+    if (d->n_used < b.shape[1]) fprintf(out, "; columns %d of %d (no use observes the rest)", d->n_used, b.shape[1]);
     for (int w = 0; w < 2; w++) {
         NvptxOperandSource from = d->from[w];
         fprintf(out, "%s %s", w ? ", b from" : "; a from", source_name(from));
