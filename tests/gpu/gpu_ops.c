@@ -664,14 +664,14 @@ static char *run_case(const ExampleRunner *run, const char *dir, const OpCase *c
     fputs(c->src, f);
     fclose(f);
     RefRng rng = {42};
-    InterpBuffer ib[6];
-    InterpArg args[10];
+    ExampleBuffer ib[6];
+    ExampleArg args[10];
     for (int b = 0; b < c->nbufs; b++) {
         size_t bytes = esize(c->dt[b]) * (size_t)c->count[b];
         bufs[b] = calloc(1, bytes);
         if (!c->output[b] || b == 0) fill(bufs[b], c->dt[b], c->count[b], &rng);
         if (c->output[b] && c->nbufs > 1) memset(bufs[b], 0, bytes);
-        ib[b] = (InterpBuffer){bufs[b], bytes, NULL};
+        ib[b] = (ExampleBuffer){bufs[b], bytes, NULL};
         args[b].p = bufs[b];
     }
     for (int s = 0; s < c->nscalars; s++) args[c->nbufs + s].i = c->scalars[s];

@@ -162,8 +162,8 @@ static double tb_get(const TBuf *b, int64_t i) {
     }
 }
 
-static InterpBuffer tb_buf(TBuf *b, const char *name) {
-    return (InterpBuffer){b->data, (size_t)b->n * elem_bytes(b->dt), name};
+static ExampleBuffer tb_buf(TBuf *b, const char *name) {
+    return (ExampleBuffer){b->data, (size_t)b->n * elem_bytes(b->dt), name};
 }
 
 /* The values as f32, as the kernel sees them, for the references. */
@@ -211,8 +211,8 @@ static void failf(CheckResult *r, const char *fmt, ...) {
     va_end(ap);
 }
 
-static bool launch_grid(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
-                        int nargs, const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+static bool launch_grid(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const ExampleArg *args,
+                        int nargs, const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs) {
     double t0 = now_seconds();
     char *err = run->launch(run->ctx, k, args, nargs, grid, bufs, nbufs);
     r->seconds += now_seconds() - t0;
@@ -224,8 +224,8 @@ static bool launch_grid(const ExampleRunner *run, CheckResult *r, const ExampleK
     return true;
 }
 
-static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const InterpArg *args,
-                   int nargs, uint32_t programs, const InterpBuffer *bufs, int nbufs) {
+static bool launch(const ExampleRunner *run, CheckResult *r, const ExampleKernel *k, const ExampleArg *args,
+                   int nargs, uint32_t programs, const ExampleBuffer *bufs, int nbufs) {
     uint32_t grid[3] = {programs, 1, 1};
     return launch_grid(run, r, k, args, nargs, grid, bufs, nbufs);
 }
@@ -322,8 +322,8 @@ CheckResult check_add(const ExampleRunner *run, int n, DType dt, int block) {
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"add.blk", "add", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&y, "y"), tb_buf(&out, "out")};
-    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = out.data}, {.i = n}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&y, "y"), tb_buf(&out, "out")};
+    ExampleArg args[] = {{.p = x.data}, {.p = y.data}, {.p = out.data}, {.i = n}};
     if (launch(run, &r, &k, args, 4, (uint32_t)((n + block - 1) / block), bufs, 3)) {
         float *xf = tb_floats(&x), *yf = tb_floats(&y);
         double *ref = malloc((size_t)n * sizeof *ref);
@@ -346,8 +346,8 @@ CheckResult check_softmax(const ExampleRunner *run, int M, int N, int stride, DT
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {online ? "softmax_online.blk" : "softmax.blk", online ? "softmax_online" : "softmax", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&out, "out"), tb_buf(&in, "input")};
-    InterpArg args[] = {{.p = out.data}, {.p = in.data}, {.i = stride}, {.i = N}, {.i = N}};
+    ExampleBuffer bufs[] = {tb_buf(&out, "out"), tb_buf(&in, "input")};
+    ExampleArg args[] = {{.p = out.data}, {.p = in.data}, {.i = stride}, {.i = N}, {.i = N}};
     if (launch(run, &r, &k, args, 5, (uint32_t)M, bufs, 2)) {
         float *xf = tb_floats(&in);
         double *ref = malloc((size_t)M * N * sizeof *ref);
@@ -375,8 +375,8 @@ CheckResult check_rms_norm(const ExampleRunner *run, int M, int N, int stride, D
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"rmsnorm.blk", "rms_norm_fwd", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&rstd, "Rstd")};
-    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = w.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = 1e-6}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&rstd, "Rstd")};
+    ExampleArg args[] = {{.p = x.data}, {.p = y.data}, {.p = w.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = 1e-6}};
     if (launch(run, &r, &k, args, 7, (uint32_t)M, bufs, 4)) {
         float *xf = tb_floats(&x), *wf = tb_floats(&w);
         double *ry = malloc((size_t)M * N * sizeof *ry), *rr = malloc((size_t)M * sizeof *rr);
@@ -407,9 +407,9 @@ CheckResult check_group_norm(const ExampleRunner *run, int batch, int C, int HW,
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(bl, sizeof bl, "BLOCK=%d", block);
     ExampleKernel k = {"groupnorm.blk", "group_norm_fwd", {t, bl, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&b, "B"), tb_buf(&mean, "Mean"),
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&w, "W"), tb_buf(&b, "B"), tb_buf(&mean, "Mean"),
                            tb_buf(&rstd, "Rstd")};
-    InterpArg args[] = {{.p = x.data}, {.p = y.data},   {.p = w.data}, {.p = b.data},     {.p = mean.data},
+    ExampleArg args[] = {{.p = x.data}, {.p = y.data},   {.p = w.data}, {.p = b.data},     {.p = mean.data},
                         {.p = rstd.data}, {.i = C}, {.i = HW}, {.i = groups}, {.f = 1e-5}};
     if (launch(run, &r, &k, args, 10, (uint32_t)(batch * groups), bufs, 6)) {
         float *xf = tb_floats(&x), *wf = tb_floats(&w), *bf = tb_floats(&b);
@@ -445,11 +445,11 @@ CheckResult check_quantize(const ExampleRunner *run, int M, int N, int stride, D
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel kq = {"quantize.blk", "quantize_rows", {t, b, NULL}}, kd = {"quantize.blk", "dequantize_rows", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&q, "Q"), tb_buf(&scale, "Scale"), tb_buf(&y, "Y")};
-    InterpArg qargs[] = {{.p = x.data}, {.p = q.data}, {.p = scale.data}, {.i = stride}, {.i = N}};
-    InterpArg dargs[] = {{.p = q.data}, {.p = scale.data}, {.p = y.data}, {.i = stride}, {.i = N}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&q, "Q"), tb_buf(&scale, "Scale"), tb_buf(&y, "Y")};
+    ExampleArg qargs[] = {{.p = x.data}, {.p = q.data}, {.p = scale.data}, {.i = stride}, {.i = N}};
+    ExampleArg dargs[] = {{.p = q.data}, {.p = scale.data}, {.p = y.data}, {.i = stride}, {.i = N}};
     if (launch(run, &r, &kq, qargs, 5, (uint32_t)M, bufs, 3) &&
-        launch(run, &r, &kd, dargs, 5, (uint32_t)M, (InterpBuffer[]){bufs[1], bufs[2], bufs[3]}, 3)) {
+        launch(run, &r, &kd, dargs, 5, (uint32_t)M, (ExampleBuffer[]){bufs[1], bufs[2], bufs[3]}, 3)) {
         double *rs = malloc((size_t)M * sizeof *rs), *ry = malloc((size_t)M * N * sizeof *ry);
         for (int i = 0; i < M; i++) {
             double amax = 0;
@@ -490,8 +490,8 @@ CheckResult check_cumsum(const ExampleRunner *run, int M, int N, int stride, DTy
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"cumsum.blk", "cumsum_rows", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y")};
-    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.i = stride}, {.i = N}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y")};
+    ExampleArg args[] = {{.p = x.data}, {.p = y.data}, {.i = stride}, {.i = N}};
     if (launch(run, &r, &k, args, 4, (uint32_t)M, bufs, 2)) {
         double *ref = malloc((size_t)M * N * sizeof *ref), *bound = malloc((size_t)M * N * sizeof *bound);
         int depth = 0;
@@ -536,9 +536,9 @@ CheckResult check_cross_entropy(const ExampleRunner *run, int M, int N, int stri
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"cross_entropy.blk", "cross_entropy_fwd", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&logits, "logits"), tb_buf(&targets, "targets"), tb_buf(&loss, "loss"),
+    ExampleBuffer bufs[] = {tb_buf(&logits, "logits"), tb_buf(&targets, "targets"), tb_buf(&loss, "loss"),
                            tb_buf(&lse, "lse")};
-    InterpArg args[] = {{.p = logits.data}, {.p = targets.data}, {.p = loss.data}, {.p = lse.data}, {.i = stride},
+    ExampleArg args[] = {{.p = logits.data}, {.p = targets.data}, {.p = loss.data}, {.p = lse.data}, {.i = stride},
                         {.i = N}};
     if (launch(run, &r, &k, args, 6, (uint32_t)M, bufs, 4)) {
         float *lf = tb_floats(&logits);
@@ -580,10 +580,10 @@ CheckResult check_layer_norm_fwd(const ExampleRunner *run, LayerNormTerms terms,
     snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block);
     ExampleKernel k = {"layernorm.blk", "layer_norm_fwd",
                        {t, bs, has_b ? NULL : "layer_norm_fwd.B=None", has_w ? NULL : "layer_norm_fwd.W=None", NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd"),
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&y, "Y"), tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd"),
                            tb_buf(&w, "W"), tb_buf(&b, "B")};
     /* a term passed None: a null pointer, and its buffer is not the kernel's */
-    InterpArg args[] = {{.p = x.data}, {.p = y.data}, {.p = has_w ? w.data : NULL}, {.p = has_b ? b.data : NULL},
+    ExampleArg args[] = {{.p = x.data}, {.p = y.data}, {.p = has_w ? w.data : NULL}, {.p = has_b ? b.data : NULL},
                         {.p = mean.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.f = eps}};
     if (launch(run, &r, &k, args, 9, (uint32_t)M, bufs, 4 + has_w + has_b)) {
         float *xf = tb_floats(&x), *wf = tb_floats(&w), *bf = tb_floats(&b);
@@ -636,19 +636,19 @@ CheckResult check_layer_norm_bwd(const ExampleRunner *run, int M, int N, int str
     snprintf(g, sizeof g, "GROUP_SIZE_M=%d", group_m);
     snprintf(bn, sizeof bn, "BLOCK_SIZE_N=%d", block_n);
     ExampleKernel kdx = {"layernorm.blk", "layer_norm_bwd_dx", {t, g, bn, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&dx, "DX"), tb_buf(&dy, "DY"), tb_buf(&pdw, "DW"), tb_buf(&pdb, "DB"),
+    ExampleBuffer bufs[] = {tb_buf(&dx, "DX"), tb_buf(&dy, "DY"), tb_buf(&pdw, "DW"), tb_buf(&pdb, "DB"),
                            tb_buf(&x, "X"), tb_buf(&w, "W"), tb_buf(&mean, "Mean"), tb_buf(&rstd, "Rstd"),
                            tb_buf(&lock, "Lock"), tb_buf(&dw, "FINAL_DW"), tb_buf(&db, "FINAL_DB")};
-    InterpArg args[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
+    ExampleArg args[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
                         {.p = w.data}, {.p = mean.data}, {.p = rstd.data}, {.p = lock.data},
                         {.i = stride}, {.i = N}};
     ExampleKernel kdw = {"layernorm.blk", "layer_norm_bwd_dwdb", {t, "BLOCK_SIZE_M=32", "BLOCK_SIZE_N=128", NULL}};
-    InterpArg args2[] = {{.p = pdw.data}, {.p = pdb.data}, {.p = dw.data}, {.p = db.data}, {.i = group_m}, {.i = N}};
+    ExampleArg args2[] = {{.p = pdw.data}, {.p = pdb.data}, {.p = dw.data}, {.p = db.data}, {.i = group_m}, {.i = N}};
     ExampleKernel kdet = {"layernorm.blk", "layer_norm_bwd_dx_det", {t, bn, NULL}};
-    InterpArg args_det[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
+    ExampleArg args_det[] = {{.p = dx.data}, {.p = dy.data}, {.p = pdw.data}, {.p = pdb.data}, {.p = x.data},
                             {.p = w.data}, {.p = mean.data}, {.p = rstd.data}, {.i = stride}, {.i = N}, {.i = M}};
-    InterpBuffer bufs_det[] = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7]};
-    InterpBuffer bufs_dw[] = {bufs[2], bufs[3], bufs[9], bufs[10]};
+    ExampleBuffer bufs_det[] = {bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], bufs[7]};
+    ExampleBuffer bufs_dw[] = {bufs[2], bufs[3], bufs[9], bufs[10]};
     uint32_t dw_grid = (uint32_t)((N + 127) / 128);
     bool ran = deterministic ? launch(run, &r, &kdet, args_det, 11, (uint32_t)group_m, bufs_det, 8)
                              : launch(run, &r, &kdx, args, 11, (uint32_t)M, bufs, 9);
@@ -704,8 +704,8 @@ CheckResult check_activation(const ExampleRunner *run, Activation act, int n, DT
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"activations.blk", act == ACT_SILU ? "silu" : "gelu",
                        {t, b, act == ACT_GELU_TANH ? "APPROX_TANH=true" : NULL, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
-    InterpArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
+    ExampleArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}};
     if (launch(run, &r, &k, args, 3, (uint32_t)((n + block - 1) / block), bufs, 2)) {
         float *xf = tb_floats(&x);
         double *ref = malloc((size_t)n * sizeof *ref), *bound = malloc((size_t)n * sizeof *bound);
@@ -733,8 +733,8 @@ CheckResult check_dropout(const ExampleRunner *run, int n, float p, int32_t seed
     snprintf(t, sizeof t, "T=%s", tname(dt));
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"dropout.blk", "dropout", {t, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
-    InterpArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}, {.f = p}, {.i = seed}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "x"), tb_buf(&out, "out")};
+    ExampleArg args[] = {{.p = x.data}, {.p = out.data}, {.i = n}, {.f = p}, {.i = seed}};
     if (launch(run, &r, &k, args, 5, (uint32_t)((n + block - 1) / block), bufs, 2)) {
         float *xf = tb_floats(&x);
         double *ref = malloc((size_t)n * sizeof *ref);
@@ -777,8 +777,8 @@ CheckResult check_histogram(const ExampleRunner *run, int n, int nbins, int bloc
     snprintf(nb, sizeof nb, "NBINS=%d", nbins);
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"histogram.blk", "histogram_kernel", {nb, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&bins, "BINS")};
-    InterpArg args[] = {{.p = x.data}, {.p = bins.data}, {.i = n}};
+    ExampleBuffer bufs[] = {tb_buf(&x, "X"), tb_buf(&bins, "BINS")};
+    ExampleArg args[] = {{.p = x.data}, {.p = bins.data}, {.i = n}};
     if (launch(run, &r, &k, args, 3, (uint32_t)((n + block - 1) / block), bufs, 2)) {
         double *ref = malloc((size_t)nbins * sizeof *ref);
         for (int i = 0; i < nbins; i++) ref[i] = want[i];
@@ -809,8 +809,8 @@ CheckResult check_topk_sample(const ExampleRunner *run, int M, int N, int stride
     snprintf(kk, sizeof kk, "K=%d", topk);
     snprintf(b, sizeof b, "BLOCK=%d", block);
     ExampleKernel k = {"topk_sampling.blk", "topk_sample", {kk, b, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&logits, "L"), tb_buf(&tokens, "TOKENS")};
-    InterpArg args[] = {{.p = logits.data}, {.p = tokens.data}, {.i = stride}, {.i = N}, {.i = seed}, {.f = inv_temp}};
+    ExampleBuffer bufs[] = {tb_buf(&logits, "L"), tb_buf(&tokens, "TOKENS")};
+    ExampleArg args[] = {{.p = logits.data}, {.p = tokens.data}, {.i = stride}, {.i = N}, {.i = seed}, {.f = inv_temp}};
     if (launch(run, &r, &k, args, 6, (uint32_t)M, bufs, 2)) {
         float *x = tb_floats(&logits), *sorted = malloc((size_t)N * sizeof *sorted);
         double *cum = malloc((size_t)N * sizeof *cum);
@@ -908,8 +908,8 @@ CheckResult check_matmul(const ExampleRunner *run, int M, int N, int K, DType dt
     snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
     snprintf(gm, sizeof gm, "GROUP_M=%d", group_m);
     ExampleKernel k = {"matmul.blk", "matmul", {t, bm, bn, bk, gm, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c")};
-    InterpArg args[] = {{.p = o.a.data}, {.p = o.b.data}, {.p = o.c.data}, {.i = M}, {.i = N}, {.i = K},
+    ExampleBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c")};
+    ExampleArg args[] = {{.p = o.a.data}, {.p = o.b.data}, {.p = o.c.data}, {.i = M}, {.i = N}, {.i = K},
                         {.i = o.sam}, {.i = o.sak}, {.i = o.sbk}, {.i = o.sbn}, {.i = o.scm}, {.i = 1}};
     uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
     if (launch(run, &r, &k, args, 12, programs, bufs, 3)) compare_matmul(&r, &o, dt, M, N, K);
@@ -937,9 +937,9 @@ CheckResult check_matmul_splitk(const ExampleRunner *run, int M, int N, int K, D
     snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
     snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
     ExampleKernel k = {"matmul_splitk.blk", "matmul_splitk", {t, bm, bn, bk, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c"), tb_buf(&partial, "Partial"),
+    ExampleBuffer bufs[] = {tb_buf(&o.a, "a"), tb_buf(&o.b, "b"), tb_buf(&o.c, "c"), tb_buf(&partial, "Partial"),
                            tb_buf(&count, "Count")};
-    InterpArg args[] = {{.p = o.a.data},  {.p = o.b.data},  {.p = o.c.data}, {.p = partial.data}, {.p = count.data},
+    ExampleArg args[] = {{.p = o.a.data},  {.p = o.b.data},  {.p = o.c.data}, {.p = partial.data}, {.p = count.data},
                         {.i = M},         {.i = N},         {.i = K},        {.i = o.sam},        {.i = o.sak},
                         {.i = o.sbk},     {.i = o.sbn},     {.i = o.scm},    {.i = 1},            {.i = k_split}};
     /* twice: the first launch must leave the counts zero for the second */
@@ -1012,10 +1012,10 @@ CheckResult check_moe_matmul(const ExampleRunner *run, int tokens, int experts, 
     snprintf(bn, sizeof bn, "BLOCK_N=%d", block_n);
     snprintf(bk, sizeof bk, "BLOCK_K=%d", block_k);
     ExampleKernel k = {"moe_matmul.blk", "moe_matmul", {t, tk, mw, bm, bn, bk, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&a, "a"),       tb_buf(&b, "b"),          tb_buf(&c, "c"),
+    ExampleBuffer bufs[] = {tb_buf(&a, "a"),       tb_buf(&b, "b"),          tb_buf(&c, "c"),
                            tb_buf(&ids, "sorted_ids"), tb_buf(&eids, "expert_ids"), tb_buf(&w, "weights"),
                            tb_buf(&count, "padded")};
-    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = ids.data}, {.p = eids.data},
+    ExampleArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = ids.data}, {.p = eids.data},
                         {.p = w.data}, {.p = count.data}, {.i = N}, {.i = K}, {.i = em}, {.i = rows},
                         {.i = sam}, {.i = sbe}, {.i = sbn}, {.i = scm}};
     uint32_t programs = (uint32_t)(((em + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
@@ -1093,12 +1093,12 @@ CheckResult check_matmul_8bit(const ExampleRunner *run, int M, int N, int K, DTy
     snprintf(d[5], sizeof d[5], "T=%s", tname(out));
     ExampleKernel k = {fp8 ? "matmul_fp8.blk" : "matmul_int8.blk", fp8 ? "matmul_fp8" : "matmul_int8",
                        {d[0], d[1], d[2], d[3], d[4], fp8 ? d[5] : NULL, NULL}};
-    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
+    ExampleBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
     int64_t ssa = per_tensor ? 0 : 1, ssb = per_tensor ? 0 : 1;
-    InterpArg fargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
+    ExampleArg fargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
                          {.i = M}, {.i = N}, {.i = K}, {.i = sam}, {.i = 1}, {.i = sbk}, {.i = sbn},
                          {.i = scm}, {.i = 1}, {.i = ssa}, {.i = ssb}};
-    InterpArg iargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.i = M}, {.i = N}, {.i = K},
+    ExampleArg iargs[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.i = M}, {.i = N}, {.i = K},
                          {.i = sam}, {.i = 1}, {.i = sbk}, {.i = sbn}, {.i = scm}, {.i = 1}};
     uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
     if (launch(run, &r, &k, fp8 ? fargs : iargs, fp8 ? 16 : 12, programs, bufs, fp8 ? 5 : 3)) {
@@ -1166,8 +1166,8 @@ CheckResult check_matmul_fp8_blockwise(const ExampleRunner *run, int M, int N, i
     snprintf(d[3], sizeof d[3], "BLOCK_M=%d", block_m);
     snprintf(d[4], sizeof d[4], "BLOCK_N=%d", block_n);
     ExampleKernel k = {"matmul_fp8_blockwise.blk", "matmul_fp8_blockwise", {d[0], d[1], d[2], d[3], d[4], NULL}};
-    InterpBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
-    InterpArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
+    ExampleBuffer bufs[] = {tb_buf(&a, "a"), tb_buf(&b, "b"), tb_buf(&c, "c"), tb_buf(&sa, "scale_a"), tb_buf(&sb, "scale_b")};
+    ExampleArg args[] = {{.p = a.data}, {.p = b.data}, {.p = c.data}, {.p = sa.data}, {.p = sb.data},
                         {.i = M}, {.i = N}, {.i = K}, {.i = sam}, {.i = sbn}, {.i = scm}, {.i = ssa}, {.i = ssb}};
     uint32_t programs = (uint32_t)(((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n));
     if (launch(run, &r, &k, args, 13, programs, bufs, 5)) {
@@ -1347,8 +1347,8 @@ CheckResult check_attention(const ExampleRunner *run, int Z, int H, int N, int D
     if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     if (window > 0) snprintf(defs.text[6], sizeof defs.text[6], "WINDOW=%d", window);
     ExampleKernel k = attention_kernel("attention.blk", "attn_fwd", &defs);
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
-    InterpArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
+    ExampleBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"), tb_buf(&lse, "LSE")};
+    ExampleArg args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = out.data}, {.p = lse.data},
                         {.f = sm_scale}, {.i = N}};
     uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     if (launch_grid(run, &r, &k, args, 7, grid, bufs, 5)) {
@@ -1393,9 +1393,9 @@ CheckResult check_attention_varlen(const ExampleRunner *run, int B, const int *l
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
     if (group > 1) snprintf(defs.text[5], sizeof defs.text[5], "GROUP=%d", group);
     ExampleKernel k = attention_kernel("attention_varlen.blk", "attn_fwd_varlen", &defs);
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"),     tb_buf(&kk, "K"),  tb_buf(&v, "V"),
+    ExampleBuffer bufs[] = {tb_buf(&q, "Q"),     tb_buf(&kk, "K"),  tb_buf(&v, "V"),
                            tb_buf(&out, "Out"), tb_buf(&lse, "LSE"), tb_buf(&cu, "CuSeqlens")};
-    InterpArg args[] = {{.p = q.data},   {.p = kk.data},  {.p = v.data},     {.p = out.data},
+    ExampleArg args[] = {{.p = q.data},   {.p = kk.data},  {.p = v.data},     {.p = out.data},
                         {.p = lse.data}, {.p = cu.data}, {.f = sm_scale}, {.i = H}};
     uint32_t grid[3] = {(uint32_t)((longest + block_m - 1) / block_m), (uint32_t)H, (uint32_t)B};
     if (launch_grid(run, &r, &k, args, 8, grid, bufs, 6)) {
@@ -1464,9 +1464,9 @@ CheckResult check_attention_fp8(const ExampleRunner *run, int Z, int H, int N, i
     for (int64_t i = 0; i < lse.n; i++) tb_set(&lse, i, sentinel);
     AttentionDefs defs = attention_defs(dt, D, block_m, block_n, causal);
     ExampleKernel k = attention_kernel("attention_fp8.blk", "attn_fwd_fp8", &defs);
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&vt, "Vt"), tb_buf(&out, "Out"),
+    ExampleBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&vt, "Vt"), tb_buf(&out, "Out"),
                            tb_buf(&lse, "LSE")};
-    InterpArg args[] = {{.p = q.data},      {.p = kk.data},     {.p = vt.data},     {.p = out.data},
+    ExampleArg args[] = {{.p = q.data},      {.p = kk.data},     {.p = vt.data},     {.p = out.data},
                         {.p = lse.data},    {.f = q_scale},     {.f = k_scale},     {.f = v_scale},
                         {.f = sm_scale},    {.i = N}};
     uint32_t grid[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
@@ -1537,22 +1537,22 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
     ExampleKernel ksum = attention_kernel("attention_bwd.blk", "attn_bwd_group_sum", &defs);
     ExampleKernel kkv = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dkdvdq" : "attn_bwd_dkdv", &defs);
     ExampleKernel kq = attention_kernel("attention_bwd.blk", fused ? "attn_bwd_dq_convert" : "attn_bwd_dq", &defs);
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"),
+    ExampleBuffer bufs[] = {tb_buf(&q, "Q"), tb_buf(&kk, "K"), tb_buf(&v, "V"), tb_buf(&out, "Out"),
                            tb_buf(&dout, "dOut"), tb_buf(&lse, "LSE"), tb_buf(&delta, "Delta"), tb_buf(&dq, "dQ"),
                            tb_buf(&dk, "dK"), tb_buf(&dv, "dV"), tb_buf(&dq_acc, "dQacc"), tb_buf(&dk_sum, "dK (summed)"),
                            tb_buf(&dv_sum, "dV (summed)")};
     uint32_t grid_m[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)heads, 1};
     uint32_t grid_n[3] = {(uint32_t)((N + block_n - 1) / block_n), (uint32_t)heads, 1};
-    InterpArg delta_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.i = N}};
-    InterpArg dkdv_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+    ExampleArg delta_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.i = N}};
+    ExampleArg dkdv_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
                              {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.f = sm_scale}, {.i = N}};
-    InterpArg dq_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+    ExampleArg dq_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
                            {.p = delta.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
-    InterpArg prepare_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.p = dq_acc.data}, {.i = N}};
-    InterpArg fused_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
+    ExampleArg prepare_args[] = {{.p = out.data}, {.p = dout.data}, {.p = delta.data}, {.p = dq_acc.data}, {.i = N}};
+    ExampleArg fused_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = dout.data}, {.p = lse.data},
                               {.p = delta.data}, {.p = dk.data}, {.p = dv.data}, {.p = dq_acc.data}, {.f = sm_scale},
                               {.i = N}};
-    InterpArg convert_args[] = {{.p = dq_acc.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
+    ExampleArg convert_args[] = {{.p = dq_acc.data}, {.p = dq.data}, {.f = sm_scale}, {.i = N}};
     bool ran = ok && (fused ? launch_grid(run, &r, &kd, prepare_args, 5, grid_m, bufs, 13) &&
                                   launch_grid(run, &r, &kkv, fused_args, 11, grid_n, bufs, 13) &&
                                   launch_grid(run, &r, &kq, convert_args, 4, grid_m, bufs, 13)
@@ -1561,8 +1561,8 @@ CheckResult check_attention_bwd(const ExampleRunner *run, int Z, int H, int N, i
                                   launch_grid(run, &r, &kq, dq_args, 9, grid_m, bufs, 13));
     /* the group's shares of dK and dV summed into the K/V heads' */
     uint32_t grid_kv[3] = {(uint32_t)((N + block_m - 1) / block_m), (uint32_t)(heads / group), 1};
-    InterpArg sum_k_args[] = {{.p = dk.data}, {.p = dk_sum.data}, {.i = N}};
-    InterpArg sum_v_args[] = {{.p = dv.data}, {.p = dv_sum.data}, {.i = N}};
+    ExampleArg sum_k_args[] = {{.p = dk.data}, {.p = dk_sum.data}, {.i = N}};
+    ExampleArg sum_v_args[] = {{.p = dv.data}, {.p = dv_sum.data}, {.i = N}};
     ran = ran && (group == 1 || (launch_grid(run, &r, &ksum, sum_k_args, 3, grid_kv, bufs, 13) &&
                                  launch_grid(run, &r, &ksum, sum_v_args, 3, grid_kv, bufs, 13)));
     if (ran) {
@@ -1679,16 +1679,16 @@ CheckResult check_attention_decode(const ExampleRunner *run, int B, int H_KV, in
     ExampleKernel kpaged = {"attention_decode.blk", "attn_decode_paged_part",
                             {defs[0], defs[1], defs[2], defs[3], defs[4], defs[6], NULL}};
     ExampleKernel kcomb = {"attention_decode.blk", "attn_decode_combine", {defs[0], defs[1], defs[5], NULL}};
-    InterpBuffer bufs[] = {tb_buf(&q, "Q"),         tb_buf(&kk, "K"),         tb_buf(&v, "V"),
+    ExampleBuffer bufs[] = {tb_buf(&q, "Q"),         tb_buf(&kk, "K"),         tb_buf(&v, "V"),
                            tb_buf(&lens, "SeqLen"), tb_buf(&part_out, "PartOut"), tb_buf(&part_lse, "PartLse"),
                            tb_buf(&out, "Out"),     tb_buf(&pool_k, "K pages"),   tb_buf(&pool_v, "V pages"),
                            tb_buf(&table, "BlockTable")};
-    InterpArg part_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = lens.data}, {.p = part_out.data},
+    ExampleArg part_args[] = {{.p = q.data}, {.p = kk.data}, {.p = v.data}, {.p = lens.data}, {.p = part_out.data},
                              {.p = part_lse.data}, {.f = sm_scale}, {.i = max_ctx}, {.i = H_KV}, {.i = parts}};
-    InterpArg paged_args[] = {{.p = q.data}, {.p = pool_k.data}, {.p = pool_v.data}, {.p = table.data},
+    ExampleArg paged_args[] = {{.p = q.data}, {.p = pool_k.data}, {.p = pool_v.data}, {.p = table.data},
                               {.p = lens.data}, {.p = part_out.data}, {.p = part_lse.data}, {.f = sm_scale},
                               {.i = per_seq}, {.i = H_KV}, {.i = parts}};
-    InterpArg comb_args[] = {{.p = part_out.data}, {.p = part_lse.data}, {.p = out.data}, {.i = parts}};
+    ExampleArg comb_args[] = {{.p = part_out.data}, {.p = part_lse.data}, {.p = out.data}, {.i = parts}};
     uint32_t grid_part[3] = {(uint32_t)parts, (uint32_t)H_KV, (uint32_t)B}, grid_comb[3] = {(uint32_t)(B * H), 1, 1};
     bool parted = page_size ? launch_grid(run, &r, &kpaged, paged_args, 11, grid_part, bufs, 10)
                             : launch_grid(run, &r, &kpart, part_args, 10, grid_part, bufs, 10);
@@ -2006,13 +2006,23 @@ char *example_compile(const char *dir, const ExampleKernel *k, Compilation **com
     return msg;
 }
 
-char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+char *example_launch_interp(void *ctx, const ExampleKernel *k, const ExampleArg *args, int nargs,
+                            const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs) {
     const InterpLaunchCtx *c = ctx;
     Compilation *comp;
     BirFunction *fn;
     char *msg = example_compile(c->examples_dir, k, &comp, &fn);
-    if (!msg) msg = interp_launch(fn, args, nargs, grid, bufs, nbufs, &c->options);
+    if (!msg) {
+        InterpArg *iargs = calloc((size_t)nargs + 1, sizeof *iargs);
+        InterpBuffer *ibufs = calloc((size_t)nbufs + 1, sizeof *ibufs);
+        if (!iargs || !ibufs) msg = strdup("out of host memory");
+        _Static_assert(sizeof(InterpArg) == sizeof(ExampleArg), "the two unions hold the same three members");
+        if (!msg && nargs) memcpy(iargs, args, (size_t)nargs * sizeof *iargs); /* whichever member each holds */
+        for (int i = 0; !msg && i < nbufs; i++) ibufs[i] = (InterpBuffer){bufs[i].base, bufs[i].bytes, bufs[i].name};
+        if (!msg) msg = interp_launch(fn, iargs, nargs, grid, ibufs, nbufs, &c->options);
+        free(iargs);
+        free(ibufs);
+    }
     compilation_free(comp);
     return msg;
 }

@@ -19,10 +19,27 @@ typedef struct {
     const char *defs[EXAMPLE_MAX_DEFS + 1]; /* "NAME=VALUE", NULL-terminated */
 } ExampleKernel;
 
+/* The harness's own argument and buffer types, which each launcher maps to
+ * its backend's (the interpreter's InterpArg and InterpBuffer, the runtime's
+ * blk_arg): a kernel argument in the kernel's parameter order, integers in
+ * .i, f32 in .f, pointers in .p; host memory a launch may touch, named for
+ * messages (NULL: after a pointer argument into it). */
+typedef union {
+    int64_t i;
+    double f;
+    void *p;
+} ExampleArg;
+
+typedef struct {
+    void *base;
+    size_t bytes;
+    const char *name;
+} ExampleBuffer;
+
 /* Runs a kernel over host buffers (pointer args point into them); returns
  * NULL or a malloc'ed error message. */
-typedef char *(*ExampleLaunch)(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                               const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+typedef char *(*ExampleLaunch)(void *ctx, const ExampleKernel *k, const ExampleArg *args, int nargs,
+                               const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs);
 
 typedef struct {
     ExampleLaunch launch;
@@ -39,8 +56,8 @@ typedef struct {
     const char *examples_dir;
     InterpOptions options;
 } InterpLaunchCtx;
-char *example_launch_interp(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                            const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+char *example_launch_interp(void *ctx, const ExampleKernel *k, const ExampleArg *args, int nargs,
+                            const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs);
 
 typedef struct {
     char name[96];      /* "softmax M=1823 N=781 f32" */

@@ -17,8 +17,8 @@ static char *message(const char *what) {
     return m;
 }
 
-char *example_launch_runtime(void *ctx_, const ExampleKernel *k, const InterpArg *args, int nargs,
-                             const uint32_t grid[3], const InterpBuffer *bufs, int nbufs) {
+char *example_launch_runtime(void *ctx_, const ExampleKernel *k, const ExampleArg *args, int nargs,
+                             const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs) {
     RuntimeLaunchCtx *c = ctx_;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", c->examples_dir, k->file);

@@ -18,7 +18,7 @@ bool example_open_device(const char *device, RuntimeLaunchCtx *rt);
 /* `--device D` and positional integers from argv, for the host programs. */
 const char *example_parse_args(int argc, char **argv, int64_t *nums, int max_nums);
 
-char *example_launch_runtime(void *ctx, const ExampleKernel *k, const InterpArg *args, int nargs,
-                             const uint32_t grid[3], const InterpBuffer *bufs, int nbufs);
+char *example_launch_runtime(void *ctx, const ExampleKernel *k, const ExampleArg *args, int nargs,
+                             const uint32_t grid[3], const ExampleBuffer *bufs, int nbufs);
 
 #endif
