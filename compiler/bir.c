@@ -7,8 +7,8 @@
 #include "blkc.h"
 
 static const BirOpInfo ops[BIR_OPCODE_COUNT] = {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at) \
-    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at},
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, types) \
+    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at, BIR_TYPES_##types},
 #include "ops.def"
 };
 
@@ -572,6 +572,35 @@ static bool yields_match(Verifier *V, const BirBlock *region, const int *types_o
     return true;
 }
 
+/* An elementwise op whose types follow its ops.def rule (its arity is
+ * verify_op's): every operand has the result's type, of the rule's class;
+ * a comparison's operands share one type and its result is their i1. */
+static bool verify_type_rule(Verifier *V, const BirOp *op, BirTypeRule rule) {
+    BlkType r = vt(V, op->results[0]);
+    DType d = r.dtype;
+    switch (rule) {
+    case BIR_TYPES_COMPARE: {
+        BlkType x = vt(V, op->operands[0]);
+        if (d != DT_I1 || !shape_equal(x, r)) return fail(V, "a comparison gives i1 of the operands' shape");
+        if (!type_equal(x, vt(V, op->operands[1]))) return fail(V, "compared operands have one type");
+        if (x.dtype == DT_PTR && op->code != BIR_EQ && op->code != BIR_NE) return fail(V, "pointers compare with eq/ne only");
+        return true;
+    }
+    case BIR_TYPES_NUMBER: if (!is_num(d)) return fail(V, "on numbers"); break;
+    case BIR_TYPES_BITS: if (!dtype_is_int(d) && d != DT_I1) return fail(V, "bitwise on integers or i1"); break;
+    case BIR_TYPES_INTEGER: if (!dtype_is_int(d)) return fail(V, "on integers"); break;
+    case BIR_TYPES_INT32: if (d != DT_I32 && d != DT_U32) return fail(V, "on 32-bit integers"); break;
+    case BIR_TYPES_F32: if (d != DT_F32) return fail(V, "on f32"); break;
+    case BIR_TYPES_FLOAT: if (d != DT_F32 && d != DT_F64) return fail(V, "computes in f32 or f64"); break;
+    case BIR_TYPES_MATH:
+        if (d != DT_F32 && !(d == DT_F64 && blk_math_has_f64(op->code)))
+            return fail(V, "math functions compute in f32 (the exact ones also in f64)");
+        break;
+    case BIR_TYPES_OWN: return fail(V, "internal: no type rule for %s", ops[op->code].name);
+    }
+    return same_types(V, op, op->noperands);
+}
+
 static bool verify_types(Verifier *V, const BirOp *op) {
     int n = op->noperands;
     const int *a = op->operands;
@@ -704,52 +733,13 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(type_equal(vt(V, a[0]), r) && r.dtype == DT_PTR, "ptr_add keeps the pointer type");
         NEED(dtype_is_int(vt(V, a[1]).dtype) && shape_equal(vt(V, a[1]), r), "the offset is an integer of the same shape");
         return true;
-    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_MIN: case BIR_MAX:
-        ARITY(2);
-        NEED(is_num(r.dtype), "arithmetic on numbers");
-        return same_types(V, op, 2);
-    case BIR_AND: case BIR_OR: case BIR_XOR:
-        ARITY(2);
-        NEED(dtype_is_int(r.dtype) || r.dtype == DT_I1, "bitwise on integers");
-        return same_types(V, op, 2);
-    case BIR_SHL: case BIR_SHR:
-        ARITY(2);
-        NEED(dtype_is_int(r.dtype), "shifts on integers");
-        return same_types(V, op, 2);
-    case BIR_POW:
-        ARITY(2);
-        NEED(r.dtype == DT_F32, "pow on f32");
-        return same_types(V, op, 2);
-    case BIR_UMULHI:
-        ARITY(2);
-        NEED(r.dtype == DT_I32 || r.dtype == DT_U32, "umulhi on 32-bit integers");
-        return same_types(V, op, 2);
-    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE:
-        ARITY(2);
-        NEED(r.dtype == DT_I1 && shape_equal(vt(V, a[0]), r), "a comparison gives i1 of the operands' shape");
-        NEED(type_equal(vt(V, a[0]), vt(V, a[1])), "compared operands have one type");
-        NEED(vt(V, a[0]).dtype != DT_PTR || op->code == BIR_EQ || op->code == BIR_NE,
-             "pointers compare with eq/ne only");
-        return true;
-    case BIR_NEG: case BIR_ABS:
-        ARITY(1);
-        NEED(is_num(r.dtype), "on numbers");
-        return same_types(V, op, 1);
-    case BIR_NOT:
-        ARITY(1);
-        NEED(dtype_is_int(r.dtype) || r.dtype == DT_I1, "on integers or i1");
-        return same_types(V, op, 1);
+    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_MIN: case BIR_MAX: case BIR_AND:
+    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_POW: case BIR_UMULHI: case BIR_EQ: case BIR_NE:
+    case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_NEG: case BIR_ABS: case BIR_NOT: case BIR_FMA:
 #define BIR_OP(...)
 #define MATH_OP(ID, fn) case BIR_##ID:
 #include "ops.def"
-        ARITY(1);
-        NEED(r.dtype == DT_F32 || (r.dtype == DT_F64 && blk_math_has_f64(op->code)),
-             "math functions compute in f32 (the exact ones also in f64)");
-        return same_types(V, op, 1);
-    case BIR_FMA:
-        ARITY(3);
-        NEED(r.dtype == DT_F32 || r.dtype == DT_F64, "fma computes in f32 or f64");
-        return same_types(V, op, 3);
+        return verify_type_rule(V, op, ops[op->code].types);
     case BIR_SELECT:
         ARITY(3);
         NEED(vt(V, a[0]).dtype == DT_I1 && shape_equal(vt(V, a[0]), r), "the condition is i1 of the result's shape");

@@ -167,7 +167,7 @@ bool is_pow2(int64_t v);
 /* The block IR's opcodes and what each is (its row of ops.def); bir.c has
  * the table. The IR itself is declared under bir.c below. */
 typedef enum {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at) BIR_##ID,
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, types) BIR_##ID,
 #include "ops.def"
     BIR_OPCODE_COUNT
 } BirOpcode;
@@ -239,11 +239,18 @@ static inline CacheModifier memory_cache_of(int64_t attr) { return (CacheModifie
 static inline bool cache_is_default(CacheModifier c) { return c == CACHE_DEFAULT || c == CACHE_CA || c == CACHE_WB; }
 static inline EvictionPolicy memory_eviction_of(int64_t attr) { return (EvictionPolicy)(attr >> 3 & 3); }
 
+/* The rule an op's operand and result types follow (ops.def's TYPES column). */
+typedef enum {
+    BIR_TYPES_OWN, BIR_TYPES_NUMBER, BIR_TYPES_BITS, BIR_TYPES_INTEGER, BIR_TYPES_INT32, BIR_TYPES_F32,
+    BIR_TYPES_FLOAT, BIR_TYPES_MATH, BIR_TYPES_COMPARE,
+} BirTypeRule;
+
 /* A row of ops.def. */
 typedef struct {
     const char *name;
     BirOpKind kind;
     int8_t operands, optional_from, mask_at;
+    BirTypeRule types;
 } BirOpInfo;
 
 const BirOpInfo *bir_op_info(BirOpcode code);

@@ -285,6 +285,57 @@ Test(bir, verifier_rejects_mismatched_types_and_shapes) {
     arena_free(&h.arena);
 }
 
+/* Each TYPES rule of ops.def, through one of its ops: a result of a dtype the rule takes passes,
+ * one it refuses fails with the rule's message. */
+Test(bir, verifier_applies_each_ops_def_type_rule) {
+    struct {
+        BirOpcode code;
+        DType ok, bad;
+        const char *why;
+    } cases[] = {
+        {BIR_MUL, DT_F16, DT_I1, "on numbers"},
+        {BIR_XOR, DT_I1, DT_F32, "bitwise on integers or i1"},
+        {BIR_SHL, DT_U8, DT_F32, "on integers"},
+        {BIR_UMULHI, DT_U32, DT_I64, "on 32-bit integers"},
+        {BIR_POW, DT_F32, DT_F64, "on f32"},
+        {BIR_FMA, DT_F64, DT_F16, "computes in f32 or f64"},
+        {BIR_SQRT, DT_F64, DT_F16, "math functions compute in f32"},
+        {BIR_EXP, DT_F32, DT_F64, "math functions compute in f32"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int bad = 0; bad < 2; bad++) {
+            Hand h;
+            hand_init(&h);
+            BlkType t = type_scalar(bad ? cases[i].bad : cases[i].ok);
+            int x = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &t)->results[0];
+            int n = bir_op_info(cases[i].code)->operands;
+            bir_append(&h.f, h.f.body, cases[i].code, (int[]){x, x, x}, n, &t);
+            bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+            const char *err = verify_msg(&h);
+            if (bad) cr_expect(err && strstr(err, cases[i].why), "%s on %s: %s", bir_opcode_name(cases[i].code),
+                               dtype_name(cases[i].bad), err ? err : "accepted");
+            else cr_expect(!err, "%s on %s: %s", bir_opcode_name(cases[i].code), dtype_name(cases[i].ok), err);
+            arena_free(&h.arena);
+        }
+    /* a comparison: i1 of its operands' shape, pointers by eq and ne only */
+    for (int k = 0; k < 3; k++) {
+        Hand h;
+        hand_init(&h);
+        BlkType f = type_scalar(DT_F32), p = type_ptr(DT_F32), i1 = type_scalar(DT_I1);
+        int x = k == 2 ? bir_block_add_arg(&h.f, h.f.body, p, "p") /* a parameter */
+                       : bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f)->results[0];
+        BirParam param = {.name = "p", .type = p, .value = x};
+        if (k == 2) h.f.params = &param, h.f.nparams = 1;
+        bir_append(&h.f, h.f.body, k == 2 ? BIR_LT : BIR_EQ, (int[]){x, x}, 2, k == 1 ? &f : &i1);
+        bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+        const char *err = verify_msg(&h);
+        const char *want[] = {NULL, "a comparison gives i1", "pointers compare with eq/ne only"};
+        if (!want[k]) cr_expect(!err, "%s", err);
+        else cr_expect(err && strstr(err, want[k]), "case %d: %s", k, err ? err : "accepted");
+        arena_free(&h.arena);
+    }
+}
+
 Test(bir, verifier_rejects_missing_terminators_and_bad_yields) {
     Hand h;
     hand_init(&h);
