@@ -7,8 +7,8 @@
 #include "blkc.h"
 
 static const BirOpInfo ops[BIR_OPCODE_COUNT] = {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, types) \
-    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at, BIR_TYPES_##types},
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) \
+    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at, results, regions, BIR_TYPES_##types},
 #include "ops.def"
 };
 
@@ -913,22 +913,13 @@ static bool verify_op(Verifier *V, const BirOp *op) {
         if (!V->defined[v]) return fail(V, "operand %s (%%%d) is used where it is not defined",
                                         V->f->values[v].name ? V->f->values[v].name : "", v);
     }
-    bool has_result = op->nresults == 1;
-    switch (op->code) {
-    case BIR_STORE: case BIR_YIELD: case BIR_CONDITION: case BIR_RETURN: case BIR_BARRIER:
-    case BIR_PRINT: case BIR_ASSERT: case BIR_ASSUME: case BIR_GRID_DEPENDENCY:
-        if (op->nresults) return fail(V, "has no result");
-        break;
-    case BIR_FOR: case BIR_WHILE: case BIR_IF: case BIR_REDUCE: case BIR_SCAN: break;
-    default:
-        if (!has_result) return fail(V, "has one result");
-    }
-    if (ops[op->code].operands >= 0 && op->noperands != ops[op->code].operands)
-        return fail(V, "has %d operands, not %d", op->noperands, ops[op->code].operands);
-    if (op->nregions < 0 || op->nregions > 2) return fail(V, "bad region count");
-    bool wants_regions = op->code == BIR_FOR || op->code == BIR_WHILE || op->code == BIR_IF || op->code == BIR_INLINE_ASM ||
-                         op->code == BIR_REDUCE || op->code == BIR_SCAN;
-    if (!wants_regions && op->nregions) return fail(V, "has no regions");
+    const BirOpInfo *row = &ops[op->code];
+    if (row->results == 0 && op->nresults) return fail(V, "has no result");
+    if (row->results == 1 && op->nresults != 1) return fail(V, "has one result");
+    if (row->operands >= 0 && op->noperands != row->operands)
+        return fail(V, "has %d operands, not %d", op->noperands, row->operands);
+    if (op->nregions < 0 || op->nregions > row->regions)
+        return fail(V, "has %d regions, at most %d", op->nregions, row->regions);
     for (int r = 0; r < op->nregions; r++)
         if (!verify_block(V, op->regions[r], op, r)) return false;
     V->op = op;

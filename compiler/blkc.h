@@ -167,7 +167,7 @@ bool is_pow2(int64_t v);
 /* The block IR's opcodes and what each is (its row of ops.def); bir.c has
  * the table. The IR itself is declared under bir.c below. */
 typedef enum {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, types) BIR_##ID,
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) BIR_##ID,
 #include "ops.def"
     BIR_OPCODE_COUNT
 } BirOpcode;
@@ -249,7 +249,7 @@ typedef enum {
 typedef struct {
     const char *name;
     BirOpKind kind;
-    int8_t operands, optional_from, mask_at;
+    int8_t operands, optional_from, mask_at, results, regions;
     BirTypeRule types;
 } BirOpInfo;
 

@@ -336,6 +336,27 @@ Test(bir, verifier_applies_each_ops_def_type_rule) {
     }
 }
 
+/* ops.def's results and regions columns: an add without its result, an add with a region */
+Test(bir, verifier_counts_results_and_regions_by_ops_def) {
+    for (int k = 0; k < 2; k++) {
+        Hand h;
+        hand_init(&h);
+        BlkType i32 = type_scalar(DT_I32);
+        int x = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
+        BirOp *add = bir_append(&h.f, h.f.body, BIR_ADD, (int[]){x, x}, 2, k ? &i32 : NULL);
+        if (k) {
+            add->regions[0] = bir_block_new(&h.f);
+            add->nregions = 1;
+            bir_append(&h.f, add->regions[0], BIR_YIELD, NULL, 0, NULL);
+        }
+        bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+        const char *err = verify_msg(&h);
+        const char *want = k ? "op 'add': has 1 regions, at most 0" : "op 'add': has one result";
+        cr_expect(err && strstr(err, want), "%s", err ? err : "accepted");
+        arena_free(&h.arena);
+    }
+}
+
 Test(bir, verifier_rejects_missing_terminators_and_bad_yields) {
     Hand h;
     hand_init(&h);
