@@ -15,7 +15,9 @@
  * - n: where no use ever observes the result's columns from n on (the
  *   stores and atomics that take them mask those columns off by a term
  *   `arange < constant`, through elementwise ops, transposes, broadcasts
- *   and loop-carried values), the wgmma is issued with N = n; those
+ *   and loop-carried values), the wgmma is issued with N = n, rounded up
+ *   to whole swizzle atoms of b (an N-major b's atom is its slab, 64 f16
+ *   columns at 128 bytes: attention's V at D = 96 keeps N = 128); those
  *   registers keep the accumulator's values, which nothing reads.
  * The second is a backward "which columns are live" analysis over the
  * whole kernel, iterated to a fixed point through loops; any use it does
@@ -253,7 +255,11 @@ void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
             }
             live_known = !L.changed; /* else (a long chain of carried values) every column counts */
         }
-        int64_t cols = nvptx_round_up(L.live[d->op->results[0]][1] > 0 ? L.live[d->op->results[0]][1] : 1, 16);
+        /* in whole swizzle atoms of b: an N-major b's are a slab wide along N (64 f16 elements in
+           128-byte slabs; PTX's wgmma reads MN-major operands atom by atom), a K-major b's 8 rows */
+        Staged st = nvptx_staging(g, d->op->operands[1], NULL);
+        int unit = st.cd == 1 && st.slab > 16 ? st.slab : 16;
+        int64_t cols = nvptx_round_up(L.live[d->op->results[0]][1] > 0 ? L.live[d->op->results[0]][1] : 1, unit);
         if (live_known && cols < d->n_used) d->n_used = (int)cols;
     }
 }
