@@ -287,8 +287,13 @@ static bool may_trap(const Expr *e) {
         for (int i = 0; i < e->u.call.args.len; i++)
             if (may_trap(e->u.call.args.items[i])) return true;
         return false;
-    default: return false;
+    case E_SHAPE: case E_TUPLE:
+        for (int i = 0; i < e->u.shape.dims.len; i++)
+            if (may_trap(e->u.shape.dims.items[i])) return true;
+        return false;
+    case E_INT: case E_FLOAT: case E_BOOL: case E_STRING: case E_NAME: case E_DTYPE: return false;
     }
+    return false;
 }
 
 /* Scalar a && b / a || b evaluating b only when needed: an `if` op. */
