@@ -4,7 +4,7 @@
  * loads its 32 extra columns as zeros and never stores them: a quarter of
  * each dot's tensor-core work adds zeros or makes columns nobody reads.
  * Two facts say how much of a dot to issue (NvptxDotSchedule.k_used and
- * n_used; mma.sync dots of 16-bit floats take the first only), both exact,
+ * n_used; mma.sync dots of floats, fp8 run as f16 included, take the first only), both exact,
  * neither changing a result that can be observed:
  * - k: where a's columns and b's rows from k on are all +0 (a masked load
  *   with other = 0 and a term `arange < constant` along that axis, through
@@ -111,7 +111,7 @@ typedef struct {
     bool changed;
 } Liveness;
 
-static void raise(Liveness *L, int v, const int32_t want[2]) {
+static void raise_live(Liveness *L, int v, const int32_t want[2]) {
     if (v < 0 || vtype(L->g, v).rank != 2) return;
     for (int d = 0; d < 2; d++) {
         int32_t w = want[d] < vtype(L->g, v).shape[d] ? want[d] : vtype(L->g, v).shape[d];
@@ -120,7 +120,7 @@ static void raise(Liveness *L, int v, const int32_t want[2]) {
 }
 
 static void raise_all(Liveness *L, int v) {
-    if (v >= 0 && vtype(L->g, v).rank == 2) raise(L, v, vtype(L->g, v).shape);
+    if (v >= 0 && vtype(L->g, v).rank == 2) raise_live(L, v, vtype(L->g, v).shape);
 }
 
 /* Every value a region's ops use, all of it (a region this analysis does not follow). */
@@ -142,20 +142,20 @@ static void uses(Liveness *L, const BirOp *op) {
     const int32_t *want = r >= 0 && vtype(g, r).rank == 2 ? L->live[r] : none;
     const BirOpInfo *info = bir_op_info(op->code);
     switch (op->code) {
-    case BIR_TRANS: raise(L, op->operands[0], (int32_t[2]){want[1], want[0]}); return;
+    case BIR_TRANS: raise_live(L, op->operands[0], (int32_t[2]){want[1], want[0]}); return;
     case BIR_BROADCAST: {
         int x = op->operands[0];
         if (vtype(g, x).rank != 2) return;
         int32_t w[2];
         for (int d = 0; d < 2; d++) w[d] = vtype(g, x).shape[d] == 1 ? (want[d] > 0) : want[d];
-        raise(L, x, w);
+        raise_live(L, x, w);
         return;
     }
     case BIR_DOT: { /* a: the result's rows, all of k; b: all of k, the result's columns; c: as the result */
         BlkType a = vtype(g, op->operands[0]), b = vtype(g, op->operands[1]);
-        raise(L, op->operands[0], (int32_t[2]){want[0], a.shape[1]});
-        raise(L, op->operands[1], (int32_t[2]){b.shape[0], want[1]});
-        if (op->operands[2] >= 0) raise(L, op->operands[2], want);
+        raise_live(L, op->operands[0], (int32_t[2]){want[0], a.shape[1]});
+        raise_live(L, op->operands[1], (int32_t[2]){b.shape[0], want[1]});
+        if (op->operands[2] >= 0) raise_live(L, op->operands[2], want);
         return;
     }
     case BIR_STORE: case BIR_ATOMIC_ADD: case BIR_ATOMIC_MAX: case BIR_ATOMIC_MIN: case BIR_ATOMIC_AND:
@@ -165,7 +165,7 @@ static void uses(Liveness *L, const BirOp *op) {
         if (vtype(g, op->operands[0]).rank != 2) return;
         int32_t w[2];
         for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0));
-        for (int k = 0; k < op->noperands; k++) raise(L, op->operands[k], w);
+        for (int k = 0; k < op->noperands; k++) raise_live(L, op->operands[k], w);
         return;
     }
     case BIR_LOAD: { /* its addresses and mask wherever the mask may let it read (observed or not: a
@@ -174,9 +174,9 @@ static void uses(Liveness *L, const BirOp *op) {
         if (vtype(g, op->operands[0]).rank != 2) return;
         int32_t w[2];
         for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0));
-        raise(L, op->operands[0], w);
-        raise(L, m, w);
-        raise(L, op->operands[2], want);
+        raise_live(L, op->operands[0], w);
+        raise_live(L, m, w);
+        raise_live(L, op->operands[2], want);
         return;
     }
     case BIR_FOR: { /* carried value i: its result, body argument i + 1, the yield's operand i and its init */
@@ -188,8 +188,8 @@ static void uses(Liveness *L, const BirOp *op) {
             int32_t w[2] = {L->live[res][0], L->live[res][1]};
             for (int d = 0; d < 2; d++)
                 if (L->live[arg][d] > w[d]) w[d] = L->live[arg][d];
-            raise(L, op->operands[3 + i], w);
-            if (y && y->code == BIR_YIELD) raise(L, y->operands[i], w);
+            raise_live(L, op->operands[3 + i], w);
+            if (y && y->code == BIR_YIELD) raise_live(L, y->operands[i], w);
             else raise_all(L, op->operands[3 + i]);
         }
         walk(L, body);
@@ -199,7 +199,7 @@ static void uses(Liveness *L, const BirOp *op) {
         for (int k = 0; k < 2; k++) {
             const BirOp *y = bir_block_terminator(op->regions[k]);
             for (int i = 0; y && y->code == BIR_YIELD && i < op->nresults; i++)
-                if (vtype(g, op->results[i]).rank == 2) raise(L, y->operands[i], L->live[op->results[i]]);
+                if (vtype(g, op->results[i]).rank == 2) raise_live(L, y->operands[i], L->live[op->results[i]]);
             walk(L, op->regions[k]);
         }
         return;
@@ -210,7 +210,7 @@ static void uses(Liveness *L, const BirOp *op) {
                 int x = op->operands[k];
                 if (x < 0 || vtype(g, x).rank != 2) continue;
                 if (vtype(g, x).shape[0] == vtype(g, r).shape[0] && vtype(g, x).shape[1] == vtype(g, r).shape[1])
-                    raise(L, x, want);
+                    raise_live(L, x, want);
                 else raise_all(L, x);
             }
             return;
@@ -245,7 +245,7 @@ void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
         if (k < step) k = step;
         if (k < d->k_used) d->k_used = (int)k;
         if (mma) continue; /* its n-tiles' columns depend on the warp: all issued */
-        /* n: the result's live columns, in whole steps of 16 (valid wgmma shapes for every type) */
+        /* n: the result's live columns, rounded up as below */
         if (!L.live) {
             L.live = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *L.live);
             memset(L.live, 0, (size_t)(g->f->nvalues + 1) * sizeof *L.live);
@@ -256,7 +256,8 @@ void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n) {
             live_known = !L.changed; /* else (a long chain of carried values) every column counts */
         }
         /* in whole swizzle atoms of b: an N-major b's are a slab wide along N (64 f16 elements in
-           128-byte slabs; PTX's wgmma reads MN-major operands atom by atom), a K-major b's 8 rows */
+           128-byte slabs; PTX's wgmma reads MN-major operands atom by atom); a K-major b's are 8
+           rows, taken in steps of 16, an N that wgmma has for every operand type */
         Staged st = nvptx_staging(g, d->op->operands[1], NULL);
         int unit = st.cd == 1 && st.slab > 16 ? st.slab : 16;
         int64_t cols = nvptx_round_up(L.live[d->op->results[0]][1] > 0 ? L.live[d->op->results[0]][1] : 1, unit);

@@ -309,7 +309,7 @@ typedef struct {
                                    next one's group runs (else each is waited for before the next) */
     bool takes_turns;           /* wgmma in a ping_pong loop: its warpgroup waits for its turn to issue it,
                                    then passes the turn to the next warpgroup */
-    int k_used;                 /* wgmma, mma.sync of 16-bit floats: the k its instructions cover (K, or less
+    int k_used;                 /* wgmma, mma.sync of floats: the k its instructions cover (K, or less
                                    where both operands are +0 from there on: extent.c) */
     int n_used;                 /* wgmma: the result's columns they make (N, or less where no use observes
                                    the rest) */
@@ -763,7 +763,7 @@ int nvptx_dot_schedule_all(Gen *g, NvptxDotSchedule **dots);
 
 /* ------------------------------------------------------------------ extent.c */
 /* Sets each dot's k_used and n_used: the k-steps whose operands are not all
- * +0 (wgmma, and mma.sync of 16-bit floats), the result's columns some use
+ * +0 (wgmma, and mma.sync of floats), the result's columns some use
  * observes (wgmma); K and N elsewhere. */
 void nvptx_dot_extents(Gen *g, NvptxDotSchedule *dots, int n);
 

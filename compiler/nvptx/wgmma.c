@@ -268,7 +268,7 @@ typedef struct {
 } WgmmaIssue;
 
 /* The wgmmas of k-steps [k0, k1) into the accumulator registers out, every
- * tile of the warpgroup's rows and every n-chunk. */
+ * tile of the warpgroup's rows and every n-chunk up to n_used. */
 static void issue(Gen *g, const WgmmaIssue *is, LLVMValueRef *out, int k0, int k1) {
     for (int mi = 0; mi < is->mreps; mi++) {
         LLVMValueRef m0 = LLVMBuildAdd(g->b, is->wg64, ci32(g, (int64_t)mi * 64 * is->groups), "");

@@ -2016,7 +2016,7 @@ char *example_launch_interp(void *ctx, const ExampleKernel *k, const ExampleArg 
         InterpArg *iargs = calloc((size_t)nargs + 1, sizeof *iargs);
         InterpBuffer *ibufs = calloc((size_t)nbufs + 1, sizeof *ibufs);
         if (!iargs || !ibufs) msg = strdup("out of host memory");
-        _Static_assert(sizeof(InterpArg) == sizeof(ExampleArg), "the two unions hold the same three members");
+        _Static_assert(sizeof(InterpArg) == sizeof(ExampleArg), "the two unions are one size (checks.h: the same members)");
         if (!msg && nargs) memcpy(iargs, args, (size_t)nargs * sizeof *iargs); /* whichever member each holds */
         for (int i = 0; !msg && i < nbufs; i++) ibufs[i] = (InterpBuffer){bufs[i].base, bufs[i].bytes, bufs[i].name};
         if (!msg) msg = interp_launch(fn, iargs, nargs, grid, ibufs, nbufs, &c->options);
