@@ -31,33 +31,19 @@ enum { MAX_DEPTH = 16, MAX_ROUNDS = 64 };
 
 /* ------------------------------------------------------------ mask terms */
 
-/* Is x (rank 2) an arange along one axis of it, through expand_dims and
- * broadcasts: *axis that axis, *start its first element? */
-static bool arange_along(Gen *g, int x, int *axis, int64_t *start) {
-    const BirOp *op = g->f->values[x].def;
-    while (op && op->code == BIR_BROADCAST && vtype(g, op->operands[0]).rank == 2) op = g->f->values[op->operands[0]].def;
-    if (!op || op->code != BIR_EXPAND_DIMS) return false;
-    const BirOp *range = g->f->values[op->operands[0]].def;
-    if (!range || range->code != BIR_ARANGE) return false;
-    *axis = op->attr == 0 ? 1 : 0; /* [n] -> [1, n] (axis 0 added) runs along dimension 1 */
-    *start = range->attr;
-    /* not broadcast along that axis (arange(0, 1) spread over 64 columns is 0 in every one) */
-    return vtype(g, op->operands[0]).shape[0] == vtype(g, x).shape[*axis];
-}
-
-/* For term t, `X < B` or `B > X` with X an arange along axis and B a
+/* For term t, `X < B` or `B > X` with X an arange along axis (not a
+ * one-element arange broadcast over it: 0 in every column) and B an integer
  * constant: the number of leading indices along that axis where it can be
  * true (0 to n); else -1. */
 static int64_t term_bound(Gen *g, int t, int axis) {
-    const BirOp *op = g->f->values[t].def;
-    if (!op || (op->code != BIR_LT && op->code != BIR_GT)) return -1;
-    int x = op->operands[op->code == BIR_LT ? 0 : 1], b = op->operands[op->code == BIR_LT ? 1 : 0], along;
-    int64_t start;
+    int along, b;
+    const BirOp *range;
+    if (!nvptx_arange_term(g, t, &along, &range, &b) || along != axis) return -1;
+    int64_t n = vtype(g, t).shape[axis];
     const BirOp *c = g->f->values[nvptx_spread_scalar(g, b)].def;
-    if (vtype(g, x).rank != 2 || !arange_along(g, x, &along, &start) || along != axis || !c || c->code != BIR_CONST ||
-        !dtype_is_int(vtype(g, b).dtype))
+    if (vtype(g, range->results[0]).shape[0] != n || !c || c->code != BIR_CONST || !dtype_is_int(vtype(g, b).dtype))
         return -1;
-    int64_t n = vtype(g, x).shape[axis], bound = c->value.i - start;
+    int64_t bound = c->value.i - range->attr;
     return bound < 0 ? 0 : bound > n ? n : bound;
 }
 
@@ -78,6 +64,12 @@ static int64_t mask_bound(Gen *g, int m, int axis, int depth) {
     }
     int64_t b = term_bound(g, m, axis);
     return b < 0 ? n : b;
+}
+
+/* The leading rows and columns of pointer block p (rank 2) that mask m, or
+ * none (BIR_NONE), lets a memory op reach. */
+static void mask_reach(Gen *g, int p, int m, int32_t w[2]) {
+    for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, p).shape[d] : mask_bound(g, m, d, 0));
 }
 
 /* ------------------------------------------------------- zeros: the k-steps */
@@ -161,21 +153,19 @@ static void uses(Liveness *L, const BirOp *op) {
     case BIR_STORE: case BIR_ATOMIC_ADD: case BIR_ATOMIC_MAX: case BIR_ATOMIC_MIN: case BIR_ATOMIC_AND:
     case BIR_ATOMIC_OR: case BIR_ATOMIC_XOR: case BIR_ATOMIC_XCHG: {
         /* only what the mask lets through reaches memory */
-        int m = op->operands[info->mask_at];
         if (vtype(g, op->operands[0]).rank != 2) return;
         int32_t w[2];
-        for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0));
+        mask_reach(g, op->operands[0], op->operands[info->mask_at], w);
         for (int k = 0; k < op->noperands; k++) raise_live(L, op->operands[k], w);
         return;
     }
     case BIR_LOAD: { /* its addresses and mask wherever the mask may let it read (observed or not: a
                         read must not fault), its other as far as the result is observed */
-        int m = op->operands[1];
         if (vtype(g, op->operands[0]).rank != 2) return;
         int32_t w[2];
-        for (int d = 0; d < 2; d++) w[d] = (int32_t)(m == BIR_NONE ? vtype(g, op->operands[0]).shape[d] : mask_bound(g, m, d, 0));
+        mask_reach(g, op->operands[0], op->operands[1], w);
         raise_live(L, op->operands[0], w);
-        raise_live(L, m, w);
+        raise_live(L, op->operands[1], w);
         raise_live(L, op->operands[2], want);
         return;
     }

@@ -484,6 +484,11 @@ bool nvptx_zero_value(Gen *g, int v);
 /* The scalar a splat, broadcast or expand_dims of v spreads (through any
  * number of them), or v. */
 int nvptx_spread_scalar(Gen *g, int v);
+/* Is mask term t (rank 2) `X < B` or `B > X` with X an arange made a block by
+ * expand_dims and broadcasts? Then *axis is the dimension expand_dims put it
+ * along (a broadcast may still spread a one-element arange over it), *range
+ * the arange and *bound B (tma.c's TMA bounds, extent.c's dot extents). */
+bool nvptx_arange_term(Gen *g, int t, int *axis, const BirOp **range, int *bound);
 /* Is v, through splats, broadcasts and expand_dims, the constant zero, +0.0
  * for floats (what TMA's out-of-bounds fill and masked copies write)? */
 bool nvptx_plus_zero(Gen *g, int v);

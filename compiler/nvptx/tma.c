@@ -349,12 +349,10 @@ static bool bound_term(Gen *g, int t, int *x, int *shift, int *dim, Sym *bound) 
  * expand_dims and broadcasts) and B a constant >= S + n? attention.blk's `d < HEAD_DIM` where its
  * blocks are HEAD_DIM wide: a term that bounds nothing, and no test. */
 static bool always_true(Gen *g, int t) {
-    const BirOp *op = g->f->values[t].def;
-    if (!op || (op->code != BIR_LT && op->code != BIR_GT)) return false;
-    int x = op->operands[op->code == BIR_LT ? 0 : 1], b = op->operands[op->code == BIR_LT ? 1 : 0];
-    const BirOp *range = g->f->values[nvptx_spread_scalar(g, x)].def;
+    int axis, b;
+    const BirOp *range;
     Sym bound;
-    if (!range || range->code != BIR_ARANGE || !sym_of(g, b, &bound) || bound.param >= 0) return false;
+    if (!nvptx_arange_term(g, t, &axis, &range, &b) || !sym_of(g, b, &bound) || bound.param >= 0) return false;
     int64_t start = range->attr, n = vtype(g, range->results[0]).shape[0];
     return start >= 0 && start + n <= bound.k;
 }

@@ -58,6 +58,19 @@ int nvptx_spread_scalar(Gen *g, int v) {
     return v;
 }
 
+bool nvptx_arange_term(Gen *g, int t, int *axis, const BirOp **range, int *bound) {
+    const BirOp *op = g->f->values[t].def;
+    if (!op || (op->code != BIR_LT && op->code != BIR_GT) || vtype(g, t).rank != 2) return false;
+    const BirOp *x = g->f->values[op->operands[op->code == BIR_LT ? 0 : 1]].def;
+    while (x && x->code == BIR_BROADCAST && vtype(g, x->operands[0]).rank == 2) x = g->f->values[x->operands[0]].def;
+    if (!x || x->code != BIR_EXPAND_DIMS) return false;
+    *range = g->f->values[x->operands[0]].def;
+    if (!*range || (*range)->code != BIR_ARANGE) return false;
+    *axis = x->attr == 0 ? 1 : 0; /* [n] -> [1, n] (axis 0 added) runs along dimension 1 */
+    *bound = op->operands[op->code == BIR_LT ? 1 : 0];
+    return true;
+}
+
 bool nvptx_plus_zero(Gen *g, int v) {
     const BirOp *op = g->f->values[nvptx_spread_scalar(g, v)].def;
     if (!op || op->code != BIR_CONST) return false;
