@@ -733,12 +733,30 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(type_equal(vt(V, a[0]), r) && r.dtype == DT_PTR, "ptr_add keeps the pointer type");
         NEED(dtype_is_int(vt(V, a[1]).dtype) && shape_equal(vt(V, a[1]), r), "the offset is an integer of the same shape");
         return true;
-    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_MIN: case BIR_MAX: case BIR_AND:
-    case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_POW: case BIR_UMULHI: case BIR_EQ: case BIR_NE:
-    case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_NEG: case BIR_ABS: case BIR_NOT: case BIR_FMA:
-#define BIR_OP(...)
-#define MATH_OP(ID, fn) case BIR_##ID:
+    /* every row of ops.def with a TYPES rule, from the column (OWN rows have their cases here: a
+       row with both would be a duplicate case label, one with neither a -Werror=switch error) */
+#define RULE_CASE(ID) case BIR_##ID:
+#define TYPES_OWN(ID)
+#define TYPES_NUMBER RULE_CASE
+#define TYPES_BITS RULE_CASE
+#define TYPES_INTEGER RULE_CASE
+#define TYPES_INT32 RULE_CASE
+#define TYPES_F32 RULE_CASE
+#define TYPES_FLOAT RULE_CASE
+#define TYPES_MATH RULE_CASE
+#define TYPES_COMPARE RULE_CASE
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) TYPES_##types(ID)
 #include "ops.def"
+#undef RULE_CASE
+#undef TYPES_OWN
+#undef TYPES_NUMBER
+#undef TYPES_BITS
+#undef TYPES_INTEGER
+#undef TYPES_INT32
+#undef TYPES_F32
+#undef TYPES_FLOAT
+#undef TYPES_MATH
+#undef TYPES_COMPARE
         return verify_type_rule(V, op, ops[op->code].types);
     case BIR_SELECT:
         ARITY(3);
