@@ -82,10 +82,7 @@ def max_err(got, want):
     return (got.float() - want).abs().max().item()
 
 
-def padded_head(D):
-    """BLOCK_D for a head dim that is not a power of two (96: blocks of 128, the extra columns
-    zeros); none otherwise, so that files from before BLOCK_D still take the call."""
-    return {"BLOCK_D": triton.next_power_of_2(D)} if D & (D - 1) else {}
+padded_head = dot_bench.padded_head  # BLOCK_D for a head dim that is not a power of two
 
 
 class BlkAttention:

@@ -190,15 +190,22 @@ def skinny(blk, quick, tut):
 
 
 def padded_head(D):
-    """attention.blk's BLOCK_D for a head dim that is not a power of two (96: blocks of 128)."""
-    return [f"BLOCK_D={1 << (D - 1).bit_length()}"] if D & (D - 1) else []
+    """attention.blk's and attention_bwd.blk's BLOCK_D for a head dim that is not a power of two (96:
+    blocks of 128, the extra columns zeros), as keyword arguments; none otherwise, so that files
+    from before BLOCK_D still take the call."""
+    return {"BLOCK_D": 1 << (D - 1).bit_length()} if D & (D - 1) else {}
+
+
+def padded_head_defs(D):
+    """The same as -D definitions."""
+    return [f"{k}={v}" for k, v in padded_head(D).items()]
 
 
 def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps, persistent=None):
     Z, H, S, D = q.shape
     kern = blk.kernel("attention.blk", "attn_fwd",
                       [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"]
-                      + padded_head(D), warps, 0, persistent)
+                      + padded_head_defs(D), warps, 0, persistent)
     args = [(PTR, q.data_ptr()), (PTR, k.data_ptr()), (PTR, v.data_ptr()), (PTR, o.data_ptr()), (PTR, lse.data_ptr()),
             (F32, 1.0 / math.sqrt(D)), (I32, S)]
     grid = (triton.cdiv(S, bm), Z * H, 1)
@@ -207,7 +214,7 @@ def blk_attention(blk, q, k, v, o, lse, causal, bm, bn, warps, persistent=None):
 def blk_attention_bwd(blk, q, k, v, o, do, lse, delta, dq, dk, dv, causal, bm, bn, warps):
     """attention_bwd.blk's three kernels: Delta, then dK/dV, then dQ."""
     Z, H, S, D = q.shape
-    defs = [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"] + padded_head(D)
+    defs = [f"HEAD_DIM={D}", f"BLOCK_M={bm}", f"BLOCK_N={bn}", f"CAUSAL={'true' if causal else 'false'}"] + padded_head_defs(D)
     kd = blk.kernel("attention_bwd.blk", "attn_bwd_delta", defs, warps)
     kkv = blk.kernel("attention_bwd.blk", "attn_bwd_dkdv", defs, warps)
     kq = blk.kernel("attention_bwd.blk", "attn_bwd_dq", defs, warps)
