@@ -790,11 +790,11 @@ static int lower_builtin(Lower *L, const Expr *e) {
         op->text = arena_strndup(L->a, a0->u.str.text, a0->u.str.len);
         return BIR_NONE;
     }
-    default: { /* the math functions: the MATH_OP rows of ops.def */
-        int math = builtin_sig((BuiltinId)e->u.call.builtin)->math_op;
-        if (math >= 0) return lower_math(L, (BirOpcode)math, a0, t);
-        break;
-    }
+    /* the math functions: the MATH_OP rows of ops.def */
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BI_##ID: return lower_math(L, BIR_##ID, a0, t);
+#include "ops.def"
+    case BI_COUNT: break;
     }
     return BIR_NONE;
 }

@@ -202,8 +202,17 @@ static double round_to(double x, DType d) {
     return f;
 }
 
+/* Case labels of the ops scalar_binary does not compute, for its switches
+ * (listed rather than a default, so that a new binary op missing from one is
+ * a build error): the comparisons (scalar_compare's), the elementwise ops not
+ * of two operands or not arithmetic; with ops_not_elementwise.inc, every op. */
+#define NOT_BINARY_ARITHMETIC_CASES                                                                                 \
+    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_CONVERT:                 \
+    case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_NEG: case BIR_NOT: case BIR_ABS: case BIR_SELECT: case BIR_FMA:   \
+    case BIR_RAND: case BIR_RANDINT:
+
 static double float_binary(BirOpcode op, double a, double b, DType d) {
-    double v;
+    double v = NAN;
     switch (op) {
     case BIR_ADD: v = a + b; break;
     case BIR_SUB: v = a - b; break;
@@ -214,7 +223,13 @@ static double float_binary(BirOpcode op, double a, double b, DType d) {
     case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
     case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
     case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
-    default: v = NAN; break; /* no other binary op takes floats */
+    /* integers only (sema and the verifier keep floats from them) */
+    case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_UMULHI:
+    NOT_BINARY_ARITHMETIC_CASES
+#define OPS_CASES_MATH
+#include "ops_not_elementwise.inc"
+#undef OPS_CASES_MATH
+    case BIR_OPCODE_COUNT: break;
     }
     return round_to(v, d);
 }
@@ -268,8 +283,14 @@ static int64_t int_binary(BirOpcode op, int64_t a, int64_t b, DType d, unsigned 
         return int_wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
     case BIR_MIN: return int_less(a, b, d) ? a : b;
     case BIR_MAX: return int_less(b, a, d) ? a : b;
-    default: return 0; /* no other binary op takes integers */
+    case BIR_POW: /* floats only */
+    NOT_BINARY_ARITHMETIC_CASES
+#define OPS_CASES_MATH
+#include "ops_not_elementwise.inc"
+#undef OPS_CASES_MATH
+    case BIR_OPCODE_COUNT: return 0;
     }
+    return 0;
 }
 
 ConstVal scalar_binary(BirOpcode op, ConstVal a, ConstVal b, DType d, unsigned *flags) {
@@ -288,8 +309,17 @@ bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d) {
     case BIR_LE: return lt || eq;
     case BIR_GT: return gt;
     case BIR_GE: return gt || eq;
-    default: return false; /* not a comparison */
+    /* not comparisons: every other elementwise op and every other op */
+    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND: case BIR_OR:
+    case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_UMULHI: case BIR_POW: case BIR_MIN: case BIR_MAX:
+    case BIR_CONVERT: case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_NEG: case BIR_NOT: case BIR_ABS:
+    case BIR_SELECT: case BIR_FMA: case BIR_RAND: case BIR_RANDINT:
+#define OPS_CASES_MATH
+#include "ops_not_elementwise.inc"
+#undef OPS_CASES_MATH
+    case BIR_OPCODE_COUNT: return false;
     }
+    return false;
 }
 
 /* A float truncated toward zero into the integer dtype `to`, saturating; NaN gives 0 (PTX cvt.rzi) */
@@ -535,14 +565,15 @@ static float math_trunc(float x) { return truncf(x); }
 static float math_rint(float x) { return rintf(x); } /* to nearest, ties to even */
 static float math_round(float x) { return roundf(x); } /* to nearest, ties away from zero */
 
-float blk_math_f32(BirOpcode code, float x) {
-    switch (code) {
+/* indexed by opcode: an entry for each MATH_OP row, none for other ops (the
+ * callers pass only MATH_OP opcodes) */
+static float (*const math_f32[BIR_OPCODE_COUNT])(float) = {
 #define BIR_OP(...)
-#define MATH_OP(ID, fn) case BIR_##ID: return math_##fn(x);
+#define MATH_OP(ID, fn) [BIR_##ID] = math_##fn,
 #include "ops.def"
-    default: return NAN; /* not a math op: the callers pass only MATH_OP opcodes */
-    }
-}
+};
+
+float blk_math_f32(BirOpcode code, float x) { return math_f32[code](x); }
 
 /* The math functions exact in any precision (correctly rounded, or exact
  * by nature), which therefore also take f64: the table sema, the lowering,

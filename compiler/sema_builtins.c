@@ -425,7 +425,9 @@ static void check_leaf(Sema *S, Expr *e, BuiltinId id) {
     case BI_GLOBALTIMER: case BI_CLOCK: case BI_SMID:
         e->type = type_scalar(id == BI_SMID ? DT_U32 : DT_U64);
         return;
-    default:
+#define THIS_BUILTIN_CLASS_LEAF
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -452,7 +454,9 @@ static void check_shape_ctor(Sema *S, Expr *e, BuiltinId id) {
         e->type = t;
         return;
     }
-    default:
+#define THIS_BUILTIN_CLASS_SHAPE_CTOR
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -592,7 +596,9 @@ static void check_shape_op(Sema *S, Expr *e, BuiltinId id) {
         }
         e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
         return;
-    default:
+#define THIS_BUILTIN_CLASS_SHAPE_OP
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -631,7 +637,9 @@ static void check_memory(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
-    default:
+#define THIS_BUILTIN_CLASS_MEMORY
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -670,8 +678,10 @@ static void check_elementwise(Sema *S, Expr *e, BuiltinId id) {
         return;
     }
     case BI_ABS:
-    default: { /* abs, and the math functions: the MATH_OP rows of ops.def */
-        if (id != BI_ABS && sig->math_op < 0) return; /* BI_COUNT: not a builtin */
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BI_##ID: /* the math functions: the MATH_OP rows of ops.def */
+#include "ops.def"
+    {
         if (!sema_require_value(S, a0)) return;
         DType d = a0->type.dtype;
         if (sema_reject_fp8(S, a0, sig->name)) return;
@@ -741,6 +751,10 @@ static void check_elementwise(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
+#define THIS_BUILTIN_CLASS_ELEMENTWISE
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
+        return;
     }
 }
 
@@ -771,7 +785,9 @@ static void check_random(Sema *S, Expr *e, BuiltinId id) {
         }
         return;
     }
-    default:
+#define THIS_BUILTIN_CLASS_RANDOM
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -845,7 +861,9 @@ static void check_effect(Sema *S, Expr *e, BuiltinId id) {
         e->type = type_scalar(DT_VOID);
         return;
     }
-    default:
+#define THIS_BUILTIN_CLASS_EFFECT
+#include "builtins_other_classes.inc"
+    case BI_COUNT:
         return;
     }
 }
@@ -859,7 +877,9 @@ static void check_custom(Sema *S, Expr *e, BuiltinId id) {
     case BI_INLINE_ASM_ELEMENTWISE: sema_check_inline_asm(S, e); return;
     case BI_HISTOGRAM: check_histogram(S, e); return;
     case BI_DOT: check_dot(S, e); return;
-    default: return;
+#define THIS_BUILTIN_CLASS_CUSTOM
+#include "builtins_other_classes.inc"
+    case BI_COUNT: return;
     }
 }
 

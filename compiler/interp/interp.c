@@ -530,23 +530,38 @@ static bool compare(BirOpcode code, Elem x, Elem y, DType d) {
     return scalar_compare(code, scalar_of(x, d), scalar_of(y, d), d);
 }
 
+/* neg, not, abs and the math functions (the MATH_OP rows of ops.def: f32
+ * math from the C library, numeric.c; the GPU's approximations differ by a
+ * few ulp, docs/interpreter.md) */
 static Elem unary(BirOpcode code, Elem x, DType d) {
     Elem r = {0};
-    if (dtype_is_float(d)) {
-        float f = (float)x.f;
-        switch (code) {
-        case BIR_NEG: r.f = -x.f; return r;
-        case BIR_ABS: r.f = fabs(x.f); return r;
-        /* the MATH_OP rows of ops.def: f32 math from the C library (numeric.c);
-         * the GPU's approximations differ by a few ulp (docs/interpreter.md) */
-        default: r.f = d == DT_F64 ? blk_math_f64(code, x.f) : blk_math_f32(code, f); return r;
-        }
-    }
+    bool is_float = dtype_is_float(d);
     switch (code) {
-    case BIR_NEG: r.i = int_wrap((int64_t)(0 - (uint64_t)x.i), d); break;
-    case BIR_NOT: r.i = int_wrap(~x.i, d); break;
-    case BIR_ABS: r.i = dtype_is_signed(d) && x.i < 0 ? int_wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i; break;
-    default: break; /* no other unary op takes integers */
+    case BIR_NEG:
+        if (is_float) r.f = -x.f;
+        else r.i = int_wrap((int64_t)(0 - (uint64_t)x.i), d);
+        return r;
+    case BIR_NOT: /* integers and i1 (ops.def: BITS) */
+        r.i = int_wrap(~x.i, d);
+        return r;
+    case BIR_ABS:
+        if (is_float) r.f = fabs(x.f);
+        else r.i = dtype_is_signed(d) && x.i < 0 ? int_wrap((int64_t)(0 - (uint64_t)x.i), d) : x.i;
+        return r;
+#define BIR_OP(...)
+#define MATH_OP(ID, fn) case BIR_##ID:
+#include "ops.def"
+        /* f32, or f64 where exact (ops.def: MATH) */
+        r.f = d == DT_F64 ? blk_math_f64(code, x.f) : blk_math_f32(code, (float)x.f);
+        return r;
+    /* the other elementwise ops, not of one operand or not arithmetic, and every other op:
+       exec's own cases (listed, so that a new unary op missing here is a build error) */
+    case BIR_CONVERT: case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_ADD: case BIR_SUB: case BIR_MUL:
+    case BIR_DIV: case BIR_REM: case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR:
+    case BIR_UMULHI: case BIR_POW: case BIR_MIN: case BIR_MAX: case BIR_EQ: case BIR_NE: case BIR_LT:
+    case BIR_LE: case BIR_GT: case BIR_GE: case BIR_SELECT: case BIR_FMA: case BIR_RAND: case BIR_RANDINT:
+#include "ops_not_elementwise.inc"
+    case BIR_OPCODE_COUNT: break;
     }
     return r;
 }

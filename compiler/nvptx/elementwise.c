@@ -268,31 +268,9 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
         LLVMValueRef w = philox(g, x[0], x[1], f->values[op->operands[1]].type.dtype, (int)op->attr);
         return op->code == BIR_RAND ? rand_float(g, w) : w;
     }
-    /* every op of another kind (ops.def's KIND column) is none of this function's: listed, not a
-       default, so that an elementwise op without its case above is a build error (-Werror=switch) */
-#define NOT_ELEMENTWISE(ID) case BIR_##ID:
-#define KIND_LEAF NOT_ELEMENTWISE
-#define KIND_SHAPE NOT_ELEMENTWISE
-#define KIND_MEMORY NOT_ELEMENTWISE
-#define KIND_REDUCE NOT_ELEMENTWISE
-#define KIND_DOT NOT_ELEMENTWISE
-#define KIND_CONTROL NOT_ELEMENTWISE
-#define KIND_TERMINATOR NOT_ELEMENTWISE
-#define KIND_EFFECT NOT_ELEMENTWISE
-#define KIND_ELEMENTWISE(ID)
-#define BIR_OP(ID, name, kind, ...) KIND_##kind(ID)
-#define MATH_OP(ID, fn)
-#include "ops.def"
-#undef NOT_ELEMENTWISE
-#undef KIND_LEAF
-#undef KIND_SHAPE
-#undef KIND_MEMORY
-#undef KIND_REDUCE
-#undef KIND_DOT
-#undef KIND_CONTROL
-#undef KIND_TERMINATOR
-#undef KIND_EFFECT
-#undef KIND_ELEMENTWISE
+    /* every op of another kind is none of this function's: listed, not a default, so that an
+       elementwise op without its case above is a build error */
+#include "ops_not_elementwise.inc"
     case BIR_OPCODE_COUNT: return NULL;
     }
     return NULL;
