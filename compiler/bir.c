@@ -7,8 +7,9 @@
 #include "blkc.h"
 
 static const BirOpInfo ops[BIR_OPCODE_COUNT] = {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) \
-    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at, results, regions, BIR_TYPES_##types},
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types, axis) \
+    [BIR_##ID] = {name, BIR_KIND_##kind, operands, optional_from, mask_at, results, regions, BIR_TYPES_##types,   \
+                  BIR_AXIS_##axis},
 #include "ops.def"
 };
 
@@ -339,18 +340,6 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     case BIR_PROGRAM_ID: case BIR_NUM_PROGRAMS: case BIR_ARANGE:
         put(p, " %lld", (long long)op->attr);
         break;
-    case BIR_EXPAND_DIMS: case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN:
-    case BIR_ARGMAX: case BIR_ARGMIN: case BIR_CUMSUM: case BIR_CUMPROD: case BIR_FLIP:
-    case BIR_REDUCE: case BIR_SCAN:
-        put(p, " ");
-        put_operands(p, op, 0);
-        put(p, ", axis %lld", (long long)op->attr);
-        break;
-    case BIR_GATHER:
-        put(p, " ");
-        put_operands(p, op, 0);
-        put(p, ", axis %lld", (long long)op->attr);
-        break;
     case BIR_HISTOGRAM:
         put(p, " %s", vname(p, op->operands[0]));
         if (op->operands[1] != BIR_NONE) put(p, ", mask %s", vname(p, op->operands[1]));
@@ -428,6 +417,7 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     default:
         if (op->noperands) put(p, " ");
         put_operands(p, op, 0);
+        if (ops[op->code].axis != BIR_AXIS_NONE) put(p, ", axis %lld", (long long)op->attr);
         break;
     }
     if (op->nresults) {
@@ -601,6 +591,42 @@ static bool verify_type_rule(Verifier *V, const BirOp *op, BirTypeRule rule) {
     return same_types(V, op, op->noperands);
 }
 
+/* ops.def's AXIS column: attr is an axis of operand 0 (of the result, for
+ * ADD), and the result's shape follows from it; an op of n operands and n
+ * results (reduce, scan) follows the rule for each pair. Dtypes are
+ * verify_types' concern. */
+static bool verify_axis(Verifier *V, const BirOp *op) {
+    BirAxisRule rule = ops[op->code].axis;
+    if (rule == BIR_AXIS_NONE) return true;
+    if (op->noperands < 1 || op->nresults < 1) return fail(V, "an op along an axis has an operand and a result");
+    int pairs = op->nresults == op->noperands ? op->nresults : 1;
+    for (int i = 0; i < pairs; i++) {
+        BlkType x = vt(V, op->operands[i]), r = vt(V, op->results[i]);
+        int rank = rule == BIR_AXIS_ADD ? r.rank : x.rank;
+        if (x.rank < 1 || op->attr < 0 || op->attr >= rank)
+            return fail(V, "axis %lld is not one of the %s's %d dimensions", (long long)op->attr,
+                        rule == BIR_AXIS_ADD ? "result" : "operand", rank);
+        int axis = (int)op->attr;
+        switch (rule) {
+        case BIR_AXIS_KEEP:
+            if (!shape_equal(x, r)) return fail(V, "result %d keeps operand %d's shape", i, i);
+            break;
+        case BIR_AXIS_REMOVE: case BIR_AXIS_ADD: {
+            /* the longer shape is the shorter one with the axis in it */
+            BlkType shorter = rule == BIR_AXIS_REMOVE ? r : x, longer = rule == BIR_AXIS_REMOVE ? x : r;
+            if (shorter.rank != longer.rank - 1)
+                return fail(V, "%s one dimension", rule == BIR_AXIS_REMOVE ? "removes" : "adds");
+            if (rule == BIR_AXIS_ADD && r.shape[axis] != 1) return fail(V, "the new dimension has size 1");
+            for (int d = 0, j = 0; d < longer.rank; d++)
+                if (d != axis && longer.shape[d] != shorter.shape[j++]) return fail(V, "the other dimensions are kept");
+            break;
+        }
+        case BIR_AXIS_INDEX: case BIR_AXIS_NONE: break; /* the index's shape: gather's own case */
+        }
+    }
+    return true;
+}
+
 static bool verify_types(Verifier *V, const BirOp *op) {
     int n = op->noperands;
     const int *a = op->operands;
@@ -625,17 +651,11 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(vt(V, a[0]).rank == 0 && r.rank > 0, "splat makes a block of a scalar");
         NEED(type_equal(type_with_shape(r, 0, NULL), vt(V, a[0])), "splat keeps the dtype");
         return true;
-    case BIR_EXPAND_DIMS: {
-        ARITY(1);
-        BlkType x = vt(V, a[0]);
-        NEED(x.rank >= 1 && r.rank == x.rank + 1 && op->attr >= 0 && op->attr < r.rank,
-             "expand_dims adds one dimension");
-        NEED(r.shape[op->attr] == 1, "the new dimension has size 1");
-        for (int i = 0, j = 0; i < r.rank; i++)
-            if (i != op->attr) NEED(r.shape[i] == x.shape[j++], "the other dimensions are kept");
-        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
+    case BIR_EXPAND_DIMS: case BIR_TAKE: /* their shapes: verify_axis */
+        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(vt(V, a[0]), 0, NULL)), "dtype kept");
+        NEED(op->code != BIR_TAKE || (op->value.i >= 0 && op->value.i < vt(V, a[0]).shape[op->attr]),
+             "take's index is inside its axis");
         return true;
-    }
     case BIR_BROADCAST: {
         ARITY(1);
         BlkType x = vt(V, a[0]);
@@ -654,9 +674,8 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return true;
     }
     case BIR_FLIP: case BIR_PARTNER: {
-        ARITY(1);
         BlkType x = vt(V, a[0]);
-        NEED(type_equal(x, r) && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank, "keeps its operand's type");
+        NEED(type_equal(x, r), "keeps its operand's type");
         NEED(op->code == BIR_FLIP || (op->value.i > 0 && op->value.i < x.shape[op->attr]),
              "partner's xor is below the axis' size");
         return true;
@@ -667,21 +686,10 @@ static bool verify_types(Verifier *V, const BirOp *op) {
              "reshape keeps the number of elements");
         NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(vt(V, a[0]), 0, NULL)), "dtype kept");
         return true;
-    case BIR_TAKE: {
-        ARITY(1);
-        BlkType x = vt(V, a[0]);
-        NEED(x.rank >= 1 && op->attr >= 0 && op->attr < x.rank && r.rank == x.rank - 1 && op->value.i >= 0 &&
-             op->value.i < x.shape[op->attr], "take removes its axis, at an index inside it");
-        for (int i = 0, j = 0; i < x.rank; i++)
-            if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
-        NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
-        return true;
-    }
     case BIR_GATHER: {
         ARITY(2);
         BlkType x = vt(V, a[0]), ix = vt(V, a[1]);
-        NEED(x.rank >= 1 && ix.rank == x.rank && dtype_is_int(ix.dtype) && op->attr >= 0 && op->attr < x.rank,
-             "an integer index of the source's rank, an axis");
+        NEED(ix.rank == x.rank && dtype_is_int(ix.dtype), "an integer index of the source's rank");
         for (int i = 0; i < x.rank; i++)
             if (i != op->attr) NEED(ix.shape[i] == x.shape[i], "the index matches the source off the axis");
         NEED(shape_equal(r, ix) && r.dtype == x.dtype, "the index's shape, the source's dtype");
@@ -697,8 +705,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     }
     case BIR_REDUCE: case BIR_SCAN: {
         BlkType x = n ? vt(V, a[0]) : r;
-        NEED(n >= 1 && op->nresults == n && op->nregions == 1 && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank,
-             "n operands, n results, a combine region, an axis");
+        NEED(n >= 1 && op->nresults == n && op->nregions == 1, "n operands, n results, a combine region");
         const BirBlock *c = op->regions[0];
         NEED(c->nargs == 2 * n, "the combine region takes 2n scalars");
         for (int i = 0; i < n; i++) {
@@ -706,13 +713,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
             NEED(shape_equal(xi, x), "the operands have one shape");
             NEED(type_equal(vt(V, c->args[i]), s) && type_equal(vt(V, c->args[n + i]), s),
                  "combine argument %d is a scalar of operand %d's dtype", i, i);
-            if (op->code == BIR_SCAN) {
-                NEED(type_equal(ri, xi), "a scan keeps its operands' types");
-            } else {
-                NEED(ri.rank == x.rank - 1 && type_equal(type_with_shape(ri, 0, NULL), s), "a reduction removes its axis");
-                for (int d = 0, j = 0; d < x.rank; d++)
-                    if (d != op->attr) NEED(ri.shape[j++] == x.shape[d], "the other dimensions are kept");
-            }
+            NEED(type_equal(type_with_shape(ri, 0, NULL), s), "result %d has operand %d's dtype", i, i);
         }
         const BirOp *t = bir_block_terminator(c);
         NEED(t && t->code == BIR_YIELD, "the combine region ends in yield");
@@ -745,7 +746,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
 #define TYPES_FLOAT RULE_CASE
 #define TYPES_MATH RULE_CASE
 #define TYPES_COMPARE RULE_CASE
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) TYPES_##types(ID)
+#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types, axis) TYPES_##types(ID)
 #include "ops.def"
 #undef RULE_CASE
 #undef TYPES_OWN
@@ -801,12 +802,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         NEED(type_equal(vt(V, a[1]), r), "val has the pointee type");
         return mask_ok(V, a[2], r);
     case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN: {
-        ARITY(1);
         BlkType x = vt(V, a[0]);
-        NEED(x.rank >= 1 && op->attr >= 0 && op->attr < x.rank && r.rank == x.rank - 1,
-             "a reduction removes its axis");
-        for (int i = 0, j = 0; i < x.rank; i++)
-            if (i != op->attr) NEED(r.shape[j++] == x.shape[i], "the other dimensions are kept");
         bool arg = op->code == BIR_ARGMAX || op->code == BIR_ARGMIN;
         NEED(dtype_is_float(x.dtype) || (dtype_is_int(x.dtype) && dtype_bits(x.dtype) >= 32),
              "reductions take floats, or integers of 32 or 64 bits");
@@ -818,7 +814,7 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_CUMSUM: case BIR_CUMPROD: {
         ARITY(1);
         BlkType x = vt(V, a[0]);
-        NEED(type_equal(x, r) && x.rank >= 1 && op->attr >= 0 && op->attr < x.rank, "a scan keeps its operand's type");
+        NEED(type_equal(x, r), "a scan keeps its operand's type");
         NEED(dtype_is_float(x.dtype) ? dtype_bits(x.dtype) >= 32 : dtype_is_int(x.dtype) && dtype_bits(x.dtype) >= 32,
              "scans take f32, f64 and integers of 32 or 64 bits");
         return true;
@@ -941,7 +937,7 @@ static bool verify_op(Verifier *V, const BirOp *op) {
     for (int r = 0; r < op->nregions; r++)
         if (!verify_block(V, op->regions[r], op, r)) return false;
     V->op = op;
-    if (!verify_types(V, op)) return false;
+    if (!verify_axis(V, op) || !verify_types(V, op)) return false;
     for (int i = 0; i < op->nresults; i++)
         if (!define(V, op->results[i])) return false;
     return true;

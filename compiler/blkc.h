@@ -167,7 +167,7 @@ bool is_pow2(int64_t v);
 /* The block IR's opcodes and what each is (its row of ops.def); bir.c has
  * the table. The IR itself is declared under bir.c below. */
 typedef enum {
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types) BIR_##ID,
+#define BIR_OP(ID, name, kind, ...) BIR_##ID,
 #include "ops.def"
     BIR_OPCODE_COUNT
 } BirOpcode;
@@ -245,12 +245,16 @@ typedef enum {
     BIR_TYPES_FLOAT, BIR_TYPES_MATH, BIR_TYPES_COMPARE,
 } BirTypeRule;
 
+/* What an op's attr is to the shapes (ops.def's AXIS column). */
+typedef enum { BIR_AXIS_NONE, BIR_AXIS_KEEP, BIR_AXIS_REMOVE, BIR_AXIS_ADD, BIR_AXIS_INDEX } BirAxisRule;
+
 /* A row of ops.def. */
 typedef struct {
     const char *name;
     BirOpKind kind;
     int8_t operands, optional_from, mask_at, results, regions;
     BirTypeRule types;
+    BirAxisRule axis;
 } BirOpInfo;
 
 const BirOpInfo *bir_op_info(BirOpcode code);

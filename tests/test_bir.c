@@ -336,6 +336,53 @@ Test(bir, verifier_applies_each_ops_def_type_rule) {
     }
 }
 
+/* Each AXIS rule of ops.def, through one of its ops on an f32 [4, 8] block ([8] for expand_dims):
+ * the right result shape passes, a wrong one (or an axis out of range) fails with the rule's message. */
+Test(bir, verifier_applies_each_ops_def_axis_rule) {
+    struct {
+        BirOpcode code;
+        int64_t axis;
+        int rank;
+        int32_t shape[BLK_MAX_RANK];
+        const char *why; /* NULL: accepted */
+    } cases[] = {
+        {BIR_CUMSUM, 1, 2, {4, 8}, NULL},
+        {BIR_CUMSUM, 1, 2, {8, 4}, "result 0 keeps operand 0's shape"},
+        {BIR_CUMSUM, 2, 2, {4, 8}, "axis 2 is not one of the operand's 2 dimensions"},
+        {BIR_REDUCE_SUM, 1, 1, {4}, NULL},
+        {BIR_REDUCE_SUM, 0, 1, {4}, "the other dimensions are kept"},
+        {BIR_REDUCE_SUM, 1, 2, {4, 1}, "removes one dimension"},
+        {BIR_EXPAND_DIMS, 1, 2, {8, 1}, NULL}, /* of an [8] block */
+        {BIR_EXPAND_DIMS, 0, 2, {8, 1}, "the new dimension has size 1"},
+        {BIR_EXPAND_DIMS, 2, 2, {8, 1}, "axis 2 is not one of the result's 2 dimensions"},
+        {BIR_GATHER, 1, 2, {4, 8}, NULL},
+        {BIR_GATHER, -1, 2, {4, 8}, "axis -1 is not one of the operand's 2 dimensions"},
+    };
+    bool seen[BIR_AXIS_INDEX + 1] = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Hand h;
+        hand_init(&h);
+        BlkType f32 = type_scalar(DT_F32), i32 = type_scalar(DT_I32);
+        BlkType block = cases[i].code == BIR_EXPAND_DIMS ? type_with_shape(f32, 1, (int32_t[]){8})
+                                                         : type_with_shape(f32, 2, (int32_t[]){4, 8});
+        BlkType index = type_with_shape(i32, 2, (int32_t[]){4, 8});
+        int one = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
+        int zero = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
+        int x = bir_append(&h.f, h.f.body, BIR_SPLAT, &one, 1, &block)->results[0];
+        int ix = bir_append(&h.f, h.f.body, BIR_SPLAT, &zero, 1, &index)->results[0];
+        BlkType rt = type_with_shape(f32, cases[i].rank, cases[i].shape);
+        BirOp *op = bir_append(&h.f, h.f.body, cases[i].code, (int[]){x, ix}, cases[i].code == BIR_GATHER ? 2 : 1, &rt);
+        op->attr = cases[i].axis;
+        bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+        const char *err = verify_msg(&h);
+        if (cases[i].why) cr_expect(err && strstr(err, cases[i].why), "case %zu: %s", i, err ? err : "accepted");
+        else cr_expect(!err, "case %zu: %s", i, err);
+        seen[bir_op_info(cases[i].code)->axis] = true;
+        arena_free(&h.arena);
+    }
+    for (int rule = BIR_AXIS_KEEP; rule <= BIR_AXIS_INDEX; rule++) cr_expect(seen[rule], "axis rule %d untested", rule);
+}
+
 /* ops.def's results and regions columns: an add without its result, an add with a region */
 Test(bir, verifier_counts_results_and_regions_by_ops_def) {
     for (int k = 0; k < 2; k++) {
