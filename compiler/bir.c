@@ -15,6 +15,18 @@ static const BirOpInfo ops[BIR_OPCODE_COUNT] = {
 
 const BirOpInfo *bir_op_info(BirOpcode code) { return &ops[code]; }
 
+BlkType bir_axis_shape(BirOpcode code, BlkType x, int axis) {
+    BirAxisRule rule = ops[code].axis;
+    if (rule != BIR_AXIS_REMOVE && rule != BIR_AXIS_ADD) return x;
+    int32_t shape[BLK_MAX_RANK + 1];
+    int rank = 0;
+    for (int d = 0; d <= x.rank; d++) {
+        if (d == axis && rule == BIR_AXIS_ADD) shape[rank++] = 1;
+        if (d < x.rank && (d != axis || rule == BIR_AXIS_ADD)) shape[rank++] = x.shape[d];
+    }
+    return type_with_shape(x, rank, shape);
+}
+
 const char *bir_opcode_name(BirOpcode code) { return code < BIR_OPCODE_COUNT ? ops[code].name : "?"; }
 
 bool bir_is_elementwise(BirOpcode code) {
@@ -602,7 +614,7 @@ static bool verify_axis(Verifier *V, const BirOp *op) {
     int pairs = op->nresults == op->noperands ? op->nresults : 1;
     for (int i = 0; i < pairs; i++) {
         BlkType x = vt(V, op->operands[i]), r = vt(V, op->results[i]);
-        int rank = rule == BIR_AXIS_ADD ? r.rank : x.rank;
+        int rank = rule == BIR_AXIS_ADD ? x.rank + 1 : x.rank;
         if (x.rank < 1 || op->attr < 0 || op->attr >= rank)
             return fail(V, "axis %lld is not one of the %s's %d dimensions", (long long)op->attr,
                         rule == BIR_AXIS_ADD ? "result" : "operand", rank);
@@ -611,16 +623,14 @@ static bool verify_axis(Verifier *V, const BirOp *op) {
         case BIR_AXIS_KEEP:
             if (!shape_equal(x, r)) return fail(V, "result %d keeps operand %d's shape", i, i);
             break;
-        case BIR_AXIS_REMOVE: case BIR_AXIS_ADD: {
-            /* the longer shape is the shorter one with the axis in it */
-            BlkType shorter = rule == BIR_AXIS_REMOVE ? r : x, longer = rule == BIR_AXIS_REMOVE ? x : r;
-            if (shorter.rank != longer.rank - 1)
-                return fail(V, "%s one dimension", rule == BIR_AXIS_REMOVE ? "removes" : "adds");
-            if (rule == BIR_AXIS_ADD && r.shape[axis] != 1) return fail(V, "the new dimension has size 1");
-            for (int d = 0, j = 0; d < longer.rank; d++)
-                if (d != axis && longer.shape[d] != shorter.shape[j++]) return fail(V, "the other dimensions are kept");
+        case BIR_AXIS_REMOVE:
+            if (!shape_equal(r, bir_axis_shape(op->code, x, axis)))
+                return fail(V, "result %d is operand %d without axis %d", i, i, axis);
             break;
-        }
+        case BIR_AXIS_ADD:
+            if (x.rank == BLK_MAX_RANK || !shape_equal(r, bir_axis_shape(op->code, x, axis)))
+                return fail(V, "result %d is operand %d with a dimension of size 1 at %d", i, i, axis);
+            break;
         case BIR_AXIS_INDEX: case BIR_AXIS_NONE: break; /* the index's shape: gather's own case */
         }
     }

@@ -258,6 +258,10 @@ typedef struct {
 } BirOpInfo;
 
 const BirOpInfo *bir_op_info(BirOpcode code);
+/* x's type with the shape ops.def's AXIS rule gives code's result along axis:
+ * x's (KEEP), without the axis (REMOVE), with one of size 1 there (ADD);
+ * INDEX and NONE rows have no such shape (x's type back). */
+BlkType bir_axis_shape(BirOpcode code, BlkType x, int axis);
 bool bir_is_elementwise(BirOpcode code); /* ELEMENTWISE and MATH ops */
 bool bir_has_effect(BirOpcode code);
 

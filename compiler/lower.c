@@ -96,16 +96,18 @@ static int convert(Lower *L, int v, DType to) {
     return emit1(L, BIR_CONVERT, v, r);
 }
 
-/* v with a dimension of size 1 inserted at axis. */
-static int expand_at(Lower *L, int v, int axis) {
-    BlkType t = vtype(L, v);
-    int32_t shape[BLK_MAX_RANK];
-    for (int i = 0, src = 0; i <= t.rank; i++) shape[i] = i == axis ? 1 : t.shape[src++];
-    BlkType et = type_with_shape(t, t.rank + 1, shape);
-    BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &v, 1, &et);
+/* An op of one operand along axis (its attr), its result's type from ops.def's AXIS rule
+ * (flip, partner and take: value.i their xor or index). */
+static int emit_axis_op(Lower *L, BirOpcode code, int x, int axis, int64_t value) {
+    BlkType t = bir_axis_shape(code, vtype(L, x), axis);
+    BirOp *op = emit_op(L, code, &x, 1, &t);
     op->attr = axis;
+    op->value.i = value;
     return op->results[0];
 }
+
+/* v with a dimension of size 1 inserted at axis. */
+static int expand_at(Lower *L, int v, int axis) { return emit_axis_op(L, BIR_EXPAND_DIMS, v, axis, 0); }
 
 /* Broadcast v to the shape of `to`: splat a scalar; add leading size-1
  * dimensions (shapes align on the right); then widen size-1 dimensions. */
@@ -360,12 +362,9 @@ static int lower_reduction(Lower *L, const Expr *e, BirOpcode code) {
     if (narrow) x = convert(L, x, wide);
     int axis = arg(e, 1) ? (int)arg(e, 1)->cv.i : 0;
     bool keep = arg(e, 2) && arg(e, 2)->cv.i; /* keep_dims: the reduced axis stays, of size 1 */
-    BlkType t = e->type;
-    if (keep) { /* the reduction's own type, without the axis */
-        for (int i = axis; i + 1 < t.rank; i++) t.shape[i] = t.shape[i + 1];
-        t.rank--;
-    }
-    if (narrow && (code == BIR_REDUCE_MAX || code == BIR_REDUCE_MIN)) t.dtype = wide;
+    BlkType shape = bir_axis_shape(code, vtype(L, x), axis); /* without the axis, kept or not */
+    DType rd = narrow && (code == BIR_REDUCE_MAX || code == BIR_REDUCE_MIN) ? wide : e->type.dtype;
+    BlkType t = type_with_shape(type_scalar(rd), shape.rank, shape.shape);
     BirOp *op = emit_op(L, code, &x, 1, &t);
     op->attr = axis;
     int r = convert(L, op->results[0], e->type.dtype);
@@ -385,13 +384,6 @@ static BirOp *emit_multi(Lower *L, BirOpcode code, const int *ops, int n, const 
     return op;
 }
 
-static int emit_axis_op(Lower *L, BirOpcode code, int x, int axis, int64_t value, BlkType t) {
-    BirOp *op = emit_op(L, code, &x, 1, &t);
-    op->attr = axis;
-    op->value.i = value;
-    return op->results[0];
-}
-
 /* reduce / associative_scan: the combine helper, inlined once on scalars,
  * becomes the op's region (a reverse scan flips before and after). */
 static int lower_combine(Lower *L, const Expr *e) {
@@ -402,7 +394,7 @@ static int lower_combine(Lower *L, const Expr *e) {
     BlkType *ts = arena_alloc(L->a, (size_t)n * sizeof *ts);
     for (int i = 0; i < n; i++) {
         ops[i] = lower_expr(L, n == 1 && x->kind != E_TUPLE ? x : x->u.shape.dims.items[i]);
-        if (reverse) ops[i] = emit_axis_op(L, BIR_FLIP, ops[i], axis, 0, vtype(L, ops[i]));
+        if (reverse) ops[i] = emit_axis_op(L, BIR_FLIP, ops[i], axis, 0);
         ts[i] = x->kind == E_TUPLE ? ((const Expr *)e->u.call.inline_result->u.shape.dims.items[i])->type : e->type;
     }
     Span at = L->at; /* the region's ops take the helper's lines; the ops after it the call's */
@@ -428,7 +420,7 @@ static int lower_combine(Lower *L, const Expr *e) {
     L->values = arena_alloc(L->a, (size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) {
         int r = op->results[i];
-        L->values[i] = reverse ? emit_axis_op(L, BIR_FLIP, r, axis, 0, vtype(L, r)) : r;
+        L->values[i] = reverse ? emit_axis_op(L, BIR_FLIP, r, axis, 0) : r;
     }
     return n == 1 && x->kind != E_TUPLE ? L->values[0] : BIR_NONE;
 }
@@ -491,7 +483,7 @@ static int bit_clear(Lower *L, int idx, int64_t bit) {
  * else the larger; NaN counts as larger than any number. */
 static int compare_exchange(Lower *L, int x, int axis, int32_t j, int keep_min) {
     BlkType wt = vtype(L, x), bt = type_with_shape(type_scalar(DT_I1), wt.rank, wt.shape);
-    int y = emit_axis_op(L, BIR_PARTNER, x, axis, j, wt);
+    int y = emit_axis_op(L, BIR_PARTNER, x, axis, j);
     int x_gt = emit2(L, BIR_GT, x, y, bt), y_gt = emit2(L, BIR_GT, y, x, bt);
     if (dtype_is_float(wt.dtype)) { /* NaN is the largest */
         int x_nan = emit2(L, BIR_NE, x, x, bt), y_nan = emit2(L, BIR_NE, y, y, bt);
@@ -648,10 +640,10 @@ static int lower_builtin(Lower *L, const Expr *e) {
         int axis = a1 ? (int)a1->cv.i : 0;
         bool reverse = a2 && a2->cv.i; /* from the end: flipped, scanned, flipped back */
         int x = convert(L, lower_expr(L, a0), t.dtype);
-        if (reverse) x = emit_axis_op(L, BIR_FLIP, x, axis, 0, t);
+        if (reverse) x = emit_axis_op(L, BIR_FLIP, x, axis, 0);
         BirOp *op = emit_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD, &x, 1, &t);
         op->attr = axis;
-        return reverse ? emit_axis_op(L, BIR_FLIP, op->results[0], axis, 0, t) : op->results[0];
+        return reverse ? emit_axis_op(L, BIR_FLIP, op->results[0], axis, 0) : op->results[0];
     }
     case BI_MAX: return lower_reduction(L, e, BIR_REDUCE_MAX);
     case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);
@@ -673,7 +665,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
         op->attr = a1->cv.i;
         return op->results[0];
     }
-    case BI_FLIP: return emit_axis_op(L, BIR_FLIP, lower_expr(L, a0), a1 ? (int)a1->cv.i : 0, 0, t);
+    case BI_FLIP: return emit_axis_op(L, BIR_FLIP, lower_expr(L, a0), a1 ? (int)a1->cv.i : 0, 0);
     case BI_RESHAPE: {
         int x = lower_expr(L, a0);
         return shape_equal(vtype(L, x), t) ? x : emit1(L, BIR_RESHAPE, x, t);
@@ -682,9 +674,8 @@ static int lower_builtin(Lower *L, const Expr *e) {
     case BI_CAT: case BI_INTERLEAVE: return lower_cat_or_interleave(L, e);
     case BI_SPLIT: {
         int x = lower_expr(L, a0), last = a0->type.rank - 1;
-        BlkType half = type_with_shape(a0->type, last, a0->type.shape);
         L->values = arena_alloc(L->a, 2 * sizeof(int));
-        for (int i = 0; i < 2; i++) L->values[i] = emit_axis_op(L, BIR_TAKE, x, last, i, half);
+        for (int i = 0; i < 2; i++) L->values[i] = emit_axis_op(L, BIR_TAKE, x, last, i);
         return BIR_NONE;
     }
     case BI_WHERE: {
@@ -702,11 +693,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
         return op->results[0];
     }
     case BI_TRANS: return emit1(L, BIR_TRANS, lower_expr(L, a0), t);
-    case BI_EXPAND_DIMS: {
-        BirOp *op = emit_op(L, BIR_EXPAND_DIMS, (int[]){lower_expr(L, a0)}, 1, &t);
-        op->attr = a1->cv.i;
-        return op->results[0];
-    }
+    case BI_EXPAND_DIMS: return expand_at(L, lower_expr(L, a0), (int)a1->cv.i);
     case BI_BROADCAST_TO: return broadcast(L, lower_expr(L, a0), t);
     case BI_SHAPE: return BIR_NONE; /* a constant: sema folded it */
     case BI_MINIMUM: case BI_MAXIMUM:
@@ -822,10 +809,7 @@ static int lower_index(Lower *L, const Expr *e) {
         }
         axis++;
     }
-    if (none_at < 0) return x;
-    BirOp *op = emit_op(L, BIR_EXPAND_DIMS, &x, 1, &e->type);
-    op->attr = none_at;
-    return op->results[0];
+    return none_at < 0 ? x : expand_at(L, x, none_at);
 }
 
 /* An inlined helper's body, its parameters bound to the argument values. */

@@ -350,10 +350,10 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
         {BIR_CUMSUM, 1, 2, {8, 4}, "result 0 keeps operand 0's shape"},
         {BIR_CUMSUM, 2, 2, {4, 8}, "axis 2 is not one of the operand's 2 dimensions"},
         {BIR_REDUCE_SUM, 1, 1, {4}, NULL},
-        {BIR_REDUCE_SUM, 0, 1, {4}, "the other dimensions are kept"},
-        {BIR_REDUCE_SUM, 1, 2, {4, 1}, "removes one dimension"},
+        {BIR_REDUCE_SUM, 0, 1, {4}, "result 0 is operand 0 without axis 0"},
+        {BIR_REDUCE_SUM, 1, 2, {4, 1}, "result 0 is operand 0 without axis 1"},
         {BIR_EXPAND_DIMS, 1, 2, {8, 1}, NULL}, /* of an [8] block */
-        {BIR_EXPAND_DIMS, 0, 2, {8, 1}, "the new dimension has size 1"},
+        {BIR_EXPAND_DIMS, 0, 2, {8, 1}, "result 0 is operand 0 with a dimension of size 1 at 0"},
         {BIR_EXPAND_DIMS, 2, 2, {8, 1}, "axis 2 is not one of the result's 2 dimensions"},
         {BIR_GATHER, 1, 2, {4, 8}, NULL},
         {BIR_GATHER, -1, 2, {4, 8}, "axis -1 is not one of the operand's 2 dimensions"},
