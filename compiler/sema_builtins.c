@@ -427,7 +427,6 @@ static void check_leaf(Sema *S, Expr *e, BuiltinId id) {
         return;
 #define THIS_BUILTIN_CLASS_LEAF
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -456,7 +455,6 @@ static void check_shape_ctor(Sema *S, Expr *e, BuiltinId id) {
     }
 #define THIS_BUILTIN_CLASS_SHAPE_CTOR
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -598,7 +596,6 @@ static void check_shape_op(Sema *S, Expr *e, BuiltinId id) {
         return;
 #define THIS_BUILTIN_CLASS_SHAPE_OP
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -639,7 +636,6 @@ static void check_memory(Sema *S, Expr *e, BuiltinId id) {
     }
 #define THIS_BUILTIN_CLASS_MEMORY
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -753,7 +749,6 @@ static void check_elementwise(Sema *S, Expr *e, BuiltinId id) {
     }
 #define THIS_BUILTIN_CLASS_ELEMENTWISE
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -787,7 +782,6 @@ static void check_random(Sema *S, Expr *e, BuiltinId id) {
     }
 #define THIS_BUILTIN_CLASS_RANDOM
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -863,7 +857,6 @@ static void check_effect(Sema *S, Expr *e, BuiltinId id) {
     }
 #define THIS_BUILTIN_CLASS_EFFECT
 #include "builtins_other_classes.inc"
-    case BI_COUNT:
         return;
     }
 }
@@ -879,7 +872,7 @@ static void check_custom(Sema *S, Expr *e, BuiltinId id) {
     case BI_DOT: check_dot(S, e); return;
 #define THIS_BUILTIN_CLASS_CUSTOM
 #include "builtins_other_classes.inc"
-    case BI_COUNT: return;
+        return;
     }
 }
 
