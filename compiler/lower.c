@@ -96,8 +96,8 @@ static int convert(Lower *L, int v, DType to) {
     return emit1(L, BIR_CONVERT, v, r);
 }
 
-/* An op of one operand along axis (its attr), its result's type from ops.def's AXIS rule
- * (flip, partner and take: value.i their xor or index). */
+/* An op of one operand along axis (its attr), its result's type from ops.def's AXIS rule;
+ * value is partner's xor or take's index (0 for the others). */
 static int emit_axis_op(Lower *L, BirOpcode code, int x, int axis, int64_t value) {
     BlkType t = bir_axis_shape(code, vtype(L, x), axis);
     BirOp *op = emit_op(L, code, &x, 1, &t);
@@ -106,8 +106,13 @@ static int emit_axis_op(Lower *L, BirOpcode code, int x, int axis, int64_t value
     return op->results[0];
 }
 
-/* v with a dimension of size 1 inserted at axis. */
-static int expand_at(Lower *L, int v, int axis) { return emit_axis_op(L, BIR_EXPAND_DIMS, v, axis, 0); }
+/* v with a dimension of size 1 inserted at axis; a scalar becomes a [1] block (the block IR's
+ * expand_dims takes blocks). */
+static int expand_at(Lower *L, int v, int axis) {
+    BlkType t = vtype(L, v);
+    if (t.rank == 0) return emit1(L, BIR_SPLAT, v, type_with_shape(t, 1, (int32_t[]){1}));
+    return emit_axis_op(L, BIR_EXPAND_DIMS, v, axis, 0);
+}
 
 /* Broadcast v to the shape of `to`: splat a scalar; add leading size-1
  * dimensions (shapes align on the right); then widen size-1 dimensions. */
