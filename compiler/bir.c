@@ -429,7 +429,8 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
     default:
         if (op->noperands) put(p, " ");
         put_operands(p, op, 0);
-        if (ops[op->code].axis != BIR_AXIS_NONE) put(p, ", axis %lld", (long long)op->attr);
+        if ((unsigned)op->code < BIR_OPCODE_COUNT && ops[op->code].axis != BIR_AXIS_NONE)
+            put(p, ", axis %lld", (long long)op->attr);
         break;
     }
     if (op->nresults) {
@@ -615,6 +616,8 @@ static bool verify_axis(Verifier *V, const BirOp *op) {
     for (int i = 0; i < pairs; i++) {
         BlkType x = vt(V, op->operands[i]), r = vt(V, op->results[i]);
         int rank = rule == BIR_AXIS_ADD ? x.rank + 1 : x.rank;
+        if (rule == BIR_AXIS_ADD && x.rank == BLK_MAX_RANK)
+            return fail(V, "operand %d has %d dimensions, the most a block has", i, BLK_MAX_RANK);
         if (x.rank < 1 || op->attr < 0 || op->attr >= rank)
             return fail(V, "axis %lld is not one of the %s's %d dimensions", (long long)op->attr,
                         rule == BIR_AXIS_ADD ? "result" : "operand", rank);
@@ -628,7 +631,7 @@ static bool verify_axis(Verifier *V, const BirOp *op) {
                 return fail(V, "result %d is operand %d without axis %d", i, i, axis);
             break;
         case BIR_AXIS_ADD:
-            if (x.rank == BLK_MAX_RANK || !shape_equal(r, bir_axis_shape(op->code, x, axis)))
+            if (!shape_equal(r, bir_axis_shape(op->code, x, axis)))
                 return fail(V, "result %d is operand %d with a dimension of size 1 at %d", i, i, axis);
             break;
         case BIR_AXIS_INDEX: case BIR_AXIS_NONE: break; /* the index's shape: gather's own case */
@@ -822,7 +825,6 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return true;
     }
     case BIR_CUMSUM: case BIR_CUMPROD: {
-        ARITY(1);
         BlkType x = vt(V, a[0]);
         NEED(type_equal(x, r), "a scan keeps its operand's type");
         NEED(dtype_is_float(x.dtype) ? dtype_bits(x.dtype) >= 32 : dtype_is_int(x.dtype) && dtype_bits(x.dtype) >= 32,

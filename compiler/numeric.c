@@ -202,11 +202,12 @@ static double round_to(double x, DType d) {
     return f;
 }
 
-/* Case labels of the ops scalar_binary does not compute, for its switches
- * (listed rather than a default, so that a new binary op missing from one is
- * a build error): the comparisons (scalar_compare's), the elementwise ops not
- * of two operands or not arithmetic; with ops_not_elementwise.inc, every op. */
-#define NOT_BINARY_ARITHMETIC_CASES                                                                                 \
+/* Case labels of the elementwise ops scalar_binary does not compute, for its
+ * switches (listed rather than a default, so that a new binary op missing
+ * from one is a build error): the comparisons (scalar_compare's) and the ops
+ * that are not arithmetic on two numbers; ops_not_elementwise.inc adds every
+ * other op. */
+#define NOT_SCALAR_BINARY_CASES                                                                                 \
     case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_CONVERT:                 \
     case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_NEG: case BIR_NOT: case BIR_ABS: case BIR_SELECT: case BIR_FMA:   \
     case BIR_RAND: case BIR_RANDINT:
@@ -225,10 +226,9 @@ static double float_binary(BirOpcode op, double a, double b, DType d) {
     case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
     /* integers only (sema and the verifier keep floats from them) */
     case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_UMULHI:
-    NOT_BINARY_ARITHMETIC_CASES
+    NOT_SCALAR_BINARY_CASES
 #define OPS_CASES_MATH
 #include "ops_not_elementwise.inc"
-#undef OPS_CASES_MATH
     case BIR_OPCODE_COUNT: break;
     }
     return round_to(v, d);
@@ -284,14 +284,14 @@ static int64_t int_binary(BirOpcode op, int64_t a, int64_t b, DType d, unsigned 
     case BIR_MIN: return int_less(a, b, d) ? a : b;
     case BIR_MAX: return int_less(b, a, d) ? a : b;
     case BIR_POW: /* floats only */
-    NOT_BINARY_ARITHMETIC_CASES
+    NOT_SCALAR_BINARY_CASES
 #define OPS_CASES_MATH
 #include "ops_not_elementwise.inc"
-#undef OPS_CASES_MATH
     case BIR_OPCODE_COUNT: return 0;
     }
     return 0;
 }
+#undef NOT_SCALAR_BINARY_CASES
 
 ConstVal scalar_binary(BirOpcode op, ConstVal a, ConstVal b, DType d, unsigned *flags) {
     if (dtype_is_float(d)) return (ConstVal){.f = float_binary(op, a.f, b.f, d)};
@@ -316,7 +316,6 @@ bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d) {
     case BIR_SELECT: case BIR_FMA: case BIR_RAND: case BIR_RANDINT:
 #define OPS_CASES_MATH
 #include "ops_not_elementwise.inc"
-#undef OPS_CASES_MATH
     case BIR_OPCODE_COUNT: return false;
     }
     return false;

@@ -336,35 +336,41 @@ Test(bir, verifier_applies_each_ops_def_type_rule) {
     }
 }
 
-/* Each AXIS rule of ops.def, through one of its ops on an f32 [4, 8] block ([8] for expand_dims):
- * the right result shape passes, a wrong one (or an axis out of range) fails with the rule's message. */
+/* Each AXIS rule of ops.def, through its ops on an f32 [4, 8] block (or [8]): the right result
+ * shape passes, a wrong one (or an axis out of range) fails with the rule's message. */
 Test(bir, verifier_applies_each_ops_def_axis_rule) {
     struct {
         BirOpcode code;
         int64_t axis;
+        int operand_rank; /* 2: [4, 8]; 1: [8] */
         int rank;
         int32_t shape[BLK_MAX_RANK];
         const char *why; /* NULL: accepted */
     } cases[] = {
-        {BIR_CUMSUM, 1, 2, {4, 8}, NULL},
-        {BIR_CUMSUM, 1, 2, {8, 4}, "result 0 keeps operand 0's shape"},
-        {BIR_CUMSUM, 2, 2, {4, 8}, "axis 2 is not one of the operand's 2 dimensions"},
-        {BIR_REDUCE_SUM, 1, 1, {4}, NULL},
-        {BIR_REDUCE_SUM, 0, 1, {4}, "result 0 is operand 0 without axis 0"},
-        {BIR_REDUCE_SUM, 1, 2, {4, 1}, "result 0 is operand 0 without axis 1"},
-        {BIR_EXPAND_DIMS, 1, 2, {8, 1}, NULL}, /* of an [8] block */
-        {BIR_EXPAND_DIMS, 0, 2, {8, 1}, "result 0 is operand 0 with a dimension of size 1 at 0"},
-        {BIR_EXPAND_DIMS, 2, 2, {8, 1}, "axis 2 is not one of the result's 2 dimensions"},
-        {BIR_GATHER, 1, 2, {4, 8}, NULL},
-        {BIR_GATHER, -1, 2, {4, 8}, "axis -1 is not one of the operand's 2 dimensions"},
+        {BIR_CUMSUM, 1, 2, 2, {4, 8}, NULL},
+        {BIR_CUMSUM, 1, 2, 2, {8, 4}, "result 0 keeps operand 0's shape"},
+        {BIR_CUMSUM, 2, 2, 2, {4, 8}, "axis 2 is not one of the operand's 2 dimensions"},
+        {BIR_PARTNER, 1, 2, 2, {4, 8}, NULL},
+        {BIR_PARTNER, 1, 2, 1, {4}, "result 0 keeps operand 0's shape"},
+        {BIR_REDUCE_SUM, 1, 2, 1, {4}, NULL},
+        {BIR_REDUCE_SUM, 0, 2, 1, {4}, "result 0 is operand 0 without axis 0"},
+        {BIR_REDUCE_SUM, 1, 2, 2, {4, 1}, "result 0 is operand 0 without axis 1"},
+        {BIR_TAKE, 0, 2, 1, {8}, NULL},
+        {BIR_TAKE, 1, 2, 2, {4, 8}, "result 0 is operand 0 without axis 1"},
+        {BIR_EXPAND_DIMS, 1, 1, 2, {8, 1}, NULL},
+        {BIR_EXPAND_DIMS, 0, 1, 2, {8, 1}, "result 0 is operand 0 with a dimension of size 1 at 0"},
+        {BIR_EXPAND_DIMS, 2, 1, 2, {8, 1}, "axis 2 is not one of the result's 2 dimensions"},
+        {BIR_EXPAND_DIMS, 1, 2, 2, {4, 8}, "operand 0 has 2 dimensions, the most a block has"},
+        {BIR_GATHER, 1, 2, 2, {4, 8}, NULL},
+        {BIR_GATHER, -1, 2, 2, {4, 8}, "axis -1 is not one of the operand's 2 dimensions"},
     };
     bool seen[BIR_AXIS_INDEX + 1] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         Hand h;
         hand_init(&h);
         BlkType f32 = type_scalar(DT_F32), i32 = type_scalar(DT_I32);
-        BlkType block = cases[i].code == BIR_EXPAND_DIMS ? type_with_shape(f32, 1, (int32_t[]){8})
-                                                         : type_with_shape(f32, 2, (int32_t[]){4, 8});
+        BlkType block = cases[i].operand_rank == 1 ? type_with_shape(f32, 1, (int32_t[]){8})
+                                                   : type_with_shape(f32, 2, (int32_t[]){4, 8});
         BlkType index = type_with_shape(i32, 2, (int32_t[]){4, 8});
         int one = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
         int zero = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
@@ -373,6 +379,7 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
         BlkType rt = type_with_shape(f32, cases[i].rank, cases[i].shape);
         BirOp *op = bir_append(&h.f, h.f.body, cases[i].code, (int[]){x, ix}, cases[i].code == BIR_GATHER ? 2 : 1, &rt);
         op->attr = cases[i].axis;
+        op->value.i = 1; /* take's index, partner's xor */
         bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
         const char *err = verify_msg(&h);
         if (cases[i].why) cr_expect(err && strstr(err, cases[i].why), "case %zu: %s", i, err ? err : "accepted");
