@@ -202,15 +202,10 @@ static double round_to(double x, DType d) {
     return f;
 }
 
-/* Case labels of the elementwise ops scalar_binary does not compute, for its
- * switches (listed rather than a default, so that a new binary op missing
- * from one is a build error): the comparisons (scalar_compare's) and the ops
- * that are not arithmetic on two numbers; ops_not_elementwise.inc adds every
- * other op. */
-#define NOT_SCALAR_BINARY_CASES                                                                                 \
-    case BIR_EQ: case BIR_NE: case BIR_LT: case BIR_LE: case BIR_GT: case BIR_GE: case BIR_CONVERT:                 \
-    case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_NEG: case BIR_NOT: case BIR_ABS: case BIR_SELECT: case BIR_FMA:   \
-    case BIR_RAND: case BIR_RANDINT:
+/* scalar_binary's and scalar_compare's switches name each op of the TYPES
+ * rules (ops.def) they take and take every other op's label from
+ * ops_other_types.inc: a new op of those rules that one does not name is a
+ * build error, an op of another rule needs nothing here. */
 
 static double float_binary(BirOpcode op, double a, double b, DType d) {
     double v = NAN;
@@ -224,12 +219,11 @@ static double float_binary(BirOpcode op, double a, double b, DType d) {
     case BIR_MIN: v = a != a || b != b ? NAN : a < b ? a : b; break;
     case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
     case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
-    /* integers only (sema and the verifier keep floats from them) */
-    case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_UMULHI:
-    NOT_SCALAR_BINARY_CASES
-#define OPS_CASES_MATH
-#include "ops_not_elementwise.inc"
-    case BIR_OPCODE_COUNT: break;
+    case BIR_NEG: case BIR_ABS: break; /* of one operand */
+#define OPS_TAKES_NUMBER
+#define OPS_TAKES_F32
+#include "ops_other_types.inc"
+        break;
     }
     return round_to(v, d);
 }
@@ -283,15 +277,16 @@ static int64_t int_binary(BirOpcode op, int64_t a, int64_t b, DType d, unsigned 
         return int_wrap((int64_t)(((uint64_t)(uint32_t)a * (uint32_t)b) >> 32), d);
     case BIR_MIN: return int_less(a, b, d) ? a : b;
     case BIR_MAX: return int_less(b, a, d) ? a : b;
-    case BIR_POW: /* floats only */
-    NOT_SCALAR_BINARY_CASES
-#define OPS_CASES_MATH
-#include "ops_not_elementwise.inc"
-    case BIR_OPCODE_COUNT: return 0;
+    case BIR_NEG: case BIR_ABS: case BIR_NOT: return 0; /* of one operand */
+#define OPS_TAKES_NUMBER
+#define OPS_TAKES_BITS
+#define OPS_TAKES_INTEGER
+#define OPS_TAKES_INT32
+#include "ops_other_types.inc"
+        return 0;
     }
     return 0;
 }
-#undef NOT_SCALAR_BINARY_CASES
 
 ConstVal scalar_binary(BirOpcode op, ConstVal a, ConstVal b, DType d, unsigned *flags) {
     if (dtype_is_float(d)) return (ConstVal){.f = float_binary(op, a.f, b.f, d)};
@@ -309,14 +304,9 @@ bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d) {
     case BIR_LE: return lt || eq;
     case BIR_GT: return gt;
     case BIR_GE: return gt || eq;
-    /* not comparisons: every other elementwise op and every other op */
-    case BIR_ADD: case BIR_SUB: case BIR_MUL: case BIR_DIV: case BIR_REM: case BIR_AND: case BIR_OR:
-    case BIR_XOR: case BIR_SHL: case BIR_SHR: case BIR_UMULHI: case BIR_POW: case BIR_MIN: case BIR_MAX:
-    case BIR_CONVERT: case BIR_PTR_CAST: case BIR_PTR_ADD: case BIR_NEG: case BIR_NOT: case BIR_ABS:
-    case BIR_SELECT: case BIR_FMA: case BIR_RAND: case BIR_RANDINT:
-#define OPS_CASES_MATH
-#include "ops_not_elementwise.inc"
-    case BIR_OPCODE_COUNT: return false;
+#define OPS_TAKES_COMPARE
+#include "ops_other_types.inc"
+        return false;
     }
     return false;
 }
