@@ -86,18 +86,21 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
         nvptx_new_regs(g, r)[0] = nvptx_call(g, reads[op->attr], op->attr == COUNTER_SMID ? g->m->t.i32 : g->m->t.i64, NULL, 0);
         return true;
     }
-    default:
-        if (bir_is_elementwise(op->code)) {
-            if (op->code == BIR_SELECT && vtype(g, r).rank && nvptx_gen_tested_select(g, op, slot)) return true;
-            const Layout *l = &g->s->plan->layouts[r];
-            LLVMValueRef *x[3] = {NULL, NULL, NULL};
-            if (vtype(g, r).rank)
-                for (int i = 0; i < op->noperands; i++) x[i] = nvptx_operand(g, a[i], l, slot);
-            nvptx_elementwise_regs(g, op, x, nvptx_new_regs(g, r));
-            return true;
-        }
-        return nvptx_gen_fail(g, op, "the NVPTX backend cannot lower '%s'", bir_opcode_name(op->code));
+    /* every elementwise op, one per element (nvptx/elementwise.c); listed, not a default, so that an
+       op of another kind without its case above is a build error */
+#include "ops_elementwise.inc"
+    {
+        if (op->code == BIR_SELECT && vtype(g, r).rank && nvptx_gen_tested_select(g, op, slot)) return true;
+        const Layout *l = &g->s->plan->layouts[r];
+        LLVMValueRef *x[3] = {NULL, NULL, NULL};
+        if (vtype(g, r).rank)
+            for (int i = 0; i < op->noperands; i++) x[i] = nvptx_operand(g, a[i], l, slot);
+        nvptx_elementwise_regs(g, op, x, nvptx_new_regs(g, r));
+        return true;
     }
+    case BIR_OPCODE_COUNT: break;
+    }
+    return nvptx_gen_fail(g, op, "the NVPTX backend cannot lower '%s'", bir_opcode_name(op->code));
 }
 
 bool nvptx_gen_block(Gen *g, const BirBlock *b) {
