@@ -730,7 +730,7 @@ static bool emit_backend(Options *o, Compilation *c, FILE *out) {
     NvptxOptions opt = backend_options(o);
     opt.llvm_ir = o->emit == EMIT_LLVM;
     opt.plan = o->emit == EMIT_PLAN;
-    opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before LLVM's passes */
+    opt.decisions_only = o->emit == EMIT_PLAN; /* every decision is made before any code is built */
     /* the variants first, then the build under --assume alone */
     int nbuilds = o->nvariants + 1;
     NvptxAssume facts[MAX_VARIANTS + 1][NVPTX_MAX_ASSUME];

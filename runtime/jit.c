@@ -100,7 +100,7 @@ char *blk_jit_emit(Compilation *comp, const char *kernel, const NvptxOptions *op
 
 char *blk_jit_plan(Compilation *comp, const char *kernel, const NvptxOptions *opt, char *err, size_t err_size) {
     NvptxOptions o = *opt;
-    o.plan = o.decisions_only = true; /* the text is "": no LLVM pass runs */
+    o.plan = o.decisions_only = true; /* the text is "": no code is built */
     NvptxKernel info;
     char *text = blk_jit_emit(comp, kernel, &o, false, &info, err, err_size);
     free(text);

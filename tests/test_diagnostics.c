@@ -65,6 +65,18 @@ ParameterizedTest(int *index, diagnostics, golden) {
         NvptxOutput out;
         cr_expect_not(compile_ptx(c, &opt, &out), "%s compiled for %s without error", name, arch);
         nvptx_output_free(&out);
+        /* the decisions alone (--emit=plan, the CLI's hints) find the same errors: no code is built there */
+        DiagList decided = {0};
+        DiagEngine full = c->de;
+        c->de = (DiagEngine){full.callback, &decided, 0, false};
+        opt.decisions_only = true;
+        cr_expect_not(compile_ptx(c, &opt, &out), "%s: its decisions alone pass for %s", name, arch);
+        nvptx_output_free(&out);
+        c->de = full;
+        cr_expect_eq(decided.n, want.n, "%s: the decisions alone give %d diagnostics, expected %d", name, decided.n,
+                     want.n);
+        for (int i = 0; i < want.n && i < decided.n; i++)
+            cr_expect_str_eq(decided.lines[i], want.lines[i], "%s, the decisions alone: diagnostic %d", name, i + 1);
     } else {
         /* a file that expects only warnings must compile; one with an error must not */
         bool wants_error = false;

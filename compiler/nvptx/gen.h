@@ -158,6 +158,9 @@ bool nvptx_layout_local_map(const Layout *from, const Layout *to, Projection pro
 /* Warps that hold different elements along d (1 << the count of warp bits
  * with a basis along d). */
 int nvptx_layout_warps_along(const Layout *l, int d);
+/* The partial results a thread keeps while reducing a value of layout l along
+ * axis: one per register with its bits along the axis (and copy bits) cleared. */
+int nvptx_layout_partials(const Layout *l, int axis);
 
 /* ----------- the state: the module, a kernel's schedule, the code generator */
 /* The LLVM types the generator uses (fp8 as i8; gptr: global memory, genptr: generic). */

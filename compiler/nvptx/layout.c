@@ -484,6 +484,13 @@ int32_t nvptx_layout_copy_regs(const Layout *l) {
     return mask;
 }
 
+int nvptx_layout_partials(const Layout *l, int axis) {
+    int32_t along = nvptx_layout_copy_regs(l);
+    for (int b = 0; b < l->nreg_bits; b++)
+        if (l->reg[b][axis]) along |= 1 << b;
+    return l->nregs >> __builtin_popcount((unsigned)along);
+}
+
 int nvptx_layout_warps_along(const Layout *l, int d) {
     int n = 0;
     for (int b = 0; b < l->nwarp_bits; b++) n += l->warp[b][d] != 0;

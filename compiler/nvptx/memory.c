@@ -327,9 +327,6 @@ static bool gen_bulk_atomic(Gen *g, const BirOp *op, const Layout *l, int64_t sl
 bool nvptx_gen_memory(Gen *g, const BirOp *op, int64_t slot) {
     const int *a = op->operands;
     BlkType pt = vtype(g, a[0]);
-    if (op->code == BIR_ATOMIC_ADD && pt.elem == DT_BF16 && g->m->arch->sm < 90)
-        return nvptx_gen_fail(g, op, "atomic_add on bf16 needs sm_90 or newer (%s has no bf16 atomics); "
-                                     "accumulate in f32 or f16 instead", g->m->arch->name);
     if (pt.rank == 0) return gen_scalar_memory(g, op, slot);
     DType d = pt.elem;
     const Layout *l = nvptx_memory_layout(g->s->plan, op);

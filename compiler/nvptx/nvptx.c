@@ -25,7 +25,8 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
         g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
         g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
-        ok = nvptx_schedule(g) && nvptx_emit_kernel(g);
+        /* every decision is the schedule's: asked only for those, no code is built */
+        ok = nvptx_schedule(g) && (m->opt->decisions_only || nvptx_emit_kernel(g));
         *info = (NvptxKernel){.name = f->name, .num_warps = nvptx_ws_launch_warps(g), .shared_bytes = g->s->smem_size,
                               .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
                               .min_regs = g->s->wgmma_min_regs};

@@ -87,13 +87,7 @@ bool nvptx_gen_reduce(Gen *g, const BirOp *op, int64_t slot) {
     int32_t along_a = 0, copies = nvptx_layout_copy_regs(l);
     for (int b = 0; b < l->nreg_bits; b++)
         if (l->reg[b][a]) along_a |= 1 << b;
-    int nkeys = l->nregs >> __builtin_popcount((unsigned)(along_a | copies));
-    if (nkeys > 256) {
-        char shape[48];
-        return nvptx_gen_fail(g, op, "this %s of a %s block leaves each thread %d partial results, more than the 256 "
-                              "it can hold; use a smaller block along the kept axis, or more warps (--num-warps)",
-                              bir_opcode_name(op->code), shape_str(xt, shape, sizeof shape), nkeys);
-    }
+    int nkeys = nvptx_layout_partials(l, a); /* at most 256: the schedule refuses more */
     LLVMValueRef *acc = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *acc); /* by key register */
     LLVMValueRef *idx = arena_alloc(&g->arena, (size_t)l->nregs * sizeof *idx);
     int *keys = arena_alloc(&g->arena, (size_t)nkeys * sizeof *keys);

@@ -229,6 +229,41 @@ static bool code_size_error(Gen *g, int64_t total) {
                           shape, (long long)n, (long long)total, MAX_UNROLLED_OPS, g->s->plan->num_warps);
 }
 
+/* What keeps a kernel from being built on this arch in this layout, found
+ * before any code is (so --emit=plan and the hints' decision passes see it
+ * too): a bf16 atomic_add before sm_90, a reduction leaving a thread more
+ * than 256 partial results. */
+enum { MAX_REDUCE_PARTIALS = 256 };
+
+static bool buildable(Gen *g, const BirBlock *b) {
+    for (int i = 0; i < b->ops.len; i++) {
+        const BirOp *op = b->ops.items[i];
+        switch (op->code) {
+        case BIR_ATOMIC_ADD:
+            if (vtype(g, op->operands[0]).elem == DT_BF16 && g->m->arch->sm < 90)
+                return nvptx_gen_fail(g, op, "atomic_add on bf16 needs sm_90 or newer (%s has no bf16 atomics); "
+                                             "accumulate in f32 or f16 instead", g->m->arch->name);
+            break;
+        case BIR_REDUCE_SUM: case BIR_REDUCE_MAX: case BIR_REDUCE_MIN: case BIR_ARGMAX: case BIR_ARGMIN: {
+            int x = op->operands[0];
+            int n = nvptx_layout_partials(&g->s->plan->layouts[x], (int)op->attr);
+            if (n > MAX_REDUCE_PARTIALS) {
+                char shape[48];
+                return nvptx_gen_fail(g, op, "this %s of a %s block leaves each thread %d partial results, more than "
+                                      "the %d it can hold; use a smaller block along the kept axis, or more warps "
+                                      "(--num-warps)", bir_opcode_name(op->code),
+                                      shape_str(vtype(g, x), shape, sizeof shape), n, MAX_REDUCE_PARTIALS);
+            }
+            break;
+        }
+        default: break; /* the other ops can be built wherever they verify */
+        }
+        for (int r = 0; r < op->nregions; r++)
+            if (!buildable(g, op->regions[r])) return false;
+    }
+    return true;
+}
+
 /* ------------------------------------------------- TMA and the producer */
 
 /* A block atomic (one instruction an element) whose pointers step by
@@ -424,6 +459,7 @@ bool nvptx_schedule(Gen *g) {
     if (f->nparams > BLK_MAX_KERNEL_ARGS) /* sema refuses these; a BIR built by hand might not */
         return nvptx_gen_fail(g, NULL, "kernel '%s' has %d parameters; the limit is %d", f->name, f->nparams,
                               BLK_MAX_KERNEL_ARGS);
+    if (!buildable(g, f->body)) return false;
     g->s->ring_at = -1;
     g->s->tma_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_of);
     g->s->tma_edge_of = arena_alloc(&g->arena, ((size_t)f->nvalues + 1) * sizeof *g->s->tma_edge_of);
