@@ -749,28 +749,8 @@ static bool verify_types(Verifier *V, const BirOp *op) {
         return true;
     /* every row of ops.def with a TYPES rule, from the column (OWN rows have their cases here: a
        row with both would be a duplicate case label, one with neither a -Werror=switch error) */
-#define RULE_CASE(ID) case BIR_##ID:
-#define TYPES_OWN(ID)
-#define TYPES_NUMBER RULE_CASE
-#define TYPES_BITS RULE_CASE
-#define TYPES_INTEGER RULE_CASE
-#define TYPES_INT32 RULE_CASE
-#define TYPES_F32 RULE_CASE
-#define TYPES_FLOAT RULE_CASE
-#define TYPES_MATH RULE_CASE
-#define TYPES_COMPARE RULE_CASE
-#define BIR_OP(ID, name, kind, operands, optional_from, mask_at, results, regions, types, axis) TYPES_##types(ID)
-#include "ops.def"
-#undef RULE_CASE
-#undef TYPES_OWN
-#undef TYPES_NUMBER
-#undef TYPES_BITS
-#undef TYPES_INTEGER
-#undef TYPES_INT32
-#undef TYPES_F32
-#undef TYPES_FLOAT
-#undef TYPES_MATH
-#undef TYPES_COMPARE
+#define OPS_TAKES_TYPES_OWN
+#include "ops_cases.inc"
         return verify_type_rule(V, op, ops[op->code].types);
     case BIR_SELECT:
         ARITY(3);

@@ -646,9 +646,8 @@ static int lower_builtin(Lower *L, const Expr *e) {
         bool reverse = a2 && a2->cv.i; /* from the end: flipped, scanned, flipped back */
         int x = convert(L, lower_expr(L, a0), t.dtype);
         if (reverse) x = emit_axis_op(L, BIR_FLIP, x, axis, 0);
-        BirOp *op = emit_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD, &x, 1, &t);
-        op->attr = axis;
-        return reverse ? emit_axis_op(L, BIR_FLIP, op->results[0], axis, 0) : op->results[0];
+        int r = emit_axis_op(L, e->u.call.builtin == BI_CUMSUM ? BIR_CUMSUM : BIR_CUMPROD, x, axis, 0);
+        return reverse ? emit_axis_op(L, BIR_FLIP, r, axis, 0) : r;
     }
     case BI_MAX: return lower_reduction(L, e, BIR_REDUCE_MAX);
     case BI_MIN: return lower_reduction(L, e, BIR_REDUCE_MIN);

@@ -204,8 +204,8 @@ static double round_to(double x, DType d) {
 
 /* scalar_binary's and scalar_compare's switches name each op of the TYPES
  * rules (ops.def) they take and take every other op's label from
- * ops_other_types.inc: a new op of those rules that one does not name is a
- * build error, an op of another rule needs nothing here. */
+ * ops_cases.inc: a new op of those rules that one does not name is a build
+ * error, an op of another rule needs nothing here. */
 
 static double float_binary(BirOpcode op, double a, double b, DType d) {
     double v = NAN;
@@ -220,10 +220,10 @@ static double float_binary(BirOpcode op, double a, double b, DType d) {
     case BIR_MAX: v = a != a || b != b ? NAN : a > b ? a : b; break;
     case BIR_POW: v = blk_pow_f32((float)a, (float)b); break;
     case BIR_NEG: case BIR_ABS: break; /* of one operand */
-#define OPS_TAKES_NUMBER
-#define OPS_TAKES_F32
-#include "ops_other_types.inc"
-        break;
+#define OPS_TAKES_TYPES_NUMBER
+#define OPS_TAKES_TYPES_F32
+#include "ops_cases.inc"
+    case BIR_OPCODE_COUNT: break;
     }
     return round_to(v, d);
 }
@@ -278,12 +278,12 @@ static int64_t int_binary(BirOpcode op, int64_t a, int64_t b, DType d, unsigned 
     case BIR_MIN: return int_less(a, b, d) ? a : b;
     case BIR_MAX: return int_less(b, a, d) ? a : b;
     case BIR_NEG: case BIR_ABS: case BIR_NOT: return 0; /* of one operand */
-#define OPS_TAKES_NUMBER
-#define OPS_TAKES_BITS
-#define OPS_TAKES_INTEGER
-#define OPS_TAKES_INT32
-#include "ops_other_types.inc"
-        return 0;
+#define OPS_TAKES_TYPES_NUMBER
+#define OPS_TAKES_TYPES_BITS
+#define OPS_TAKES_TYPES_INTEGER
+#define OPS_TAKES_TYPES_INT32
+#include "ops_cases.inc"
+    case BIR_OPCODE_COUNT: return 0;
     }
     return 0;
 }
@@ -304,9 +304,9 @@ bool scalar_compare(BirOpcode op, ConstVal a, ConstVal b, DType d) {
     case BIR_LE: return lt || eq;
     case BIR_GT: return gt;
     case BIR_GE: return gt || eq;
-#define OPS_TAKES_COMPARE
-#include "ops_other_types.inc"
-        return false;
+#define OPS_TAKES_TYPES_COMPARE
+#include "ops_cases.inc"
+    case BIR_OPCODE_COUNT: return false;
     }
     return false;
 }

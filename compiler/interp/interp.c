@@ -560,7 +560,9 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
     case BIR_DIV: case BIR_REM: case BIR_AND: case BIR_OR: case BIR_XOR: case BIR_SHL: case BIR_SHR:
     case BIR_UMULHI: case BIR_POW: case BIR_MIN: case BIR_MAX: case BIR_EQ: case BIR_NE: case BIR_LT:
     case BIR_LE: case BIR_GT: case BIR_GE: case BIR_SELECT: case BIR_FMA: case BIR_RAND: case BIR_RANDINT:
-#include "ops_not_elementwise.inc"
+#define OPS_TAKES_KIND_ELEMENTWISE
+#define OPS_TAKES_KIND_MATH
+#include "ops_cases.inc"
     case BIR_OPCODE_COUNT: break;
     }
     return r;

@@ -270,7 +270,9 @@ LLVMValueRef nvptx_elementwise(Gen *g, const BirOp *op, LLVMValueRef *x) {
     }
     /* every op of another kind is none of this function's: listed, not a default, so that an
        elementwise op without its case above is a build error */
-#include "ops_not_elementwise.inc"
+#define OPS_TAKES_KIND_ELEMENTWISE
+#define OPS_TAKES_KIND_MATH
+#include "ops_cases.inc"
     case BIR_OPCODE_COUNT: return NULL;
     }
     return NULL;

@@ -88,7 +88,15 @@ bool nvptx_gen_op(Gen *g, const BirOp *op) {
     }
     /* every elementwise op, one per element (nvptx/elementwise.c); listed, not a default, so that an
        op of another kind without its case above is a build error */
-#include "ops_elementwise.inc"
+#define OPS_TAKES_KIND_LEAF
+#define OPS_TAKES_KIND_SHAPE
+#define OPS_TAKES_KIND_MEMORY
+#define OPS_TAKES_KIND_REDUCE
+#define OPS_TAKES_KIND_DOT
+#define OPS_TAKES_KIND_CONTROL
+#define OPS_TAKES_KIND_TERMINATOR
+#define OPS_TAKES_KIND_EFFECT
+#include "ops_cases.inc"
     {
         if (op->code == BIR_SELECT && vtype(g, r).rank && nvptx_gen_tested_select(g, op, slot)) return true;
         const Layout *l = &g->s->plan->layouts[r];
