@@ -426,6 +426,16 @@ static void print_op(Printer *p, const BirOp *op, int depth) {
         put_operands(p, op, 0);
         if (op->text[0]) put(p, ", \"%s\"", op->text);
         break;
+    case BIR_TRANS: {
+        put(p, " ");
+        put_operands(p, op, 0);
+        if (!op->attr) break; /* the last two dimensions swapped */
+        int rank = f->values[op->results[0]].type.rank;
+        put(p, ", dims [");
+        for (int d = 0; d < rank; d++) put(p, "%s%d", d ? ", " : "", trans_from(op->attr, rank, d));
+        put(p, "]");
+        break;
+    }
     default:
         if (op->noperands) put(p, " ");
         put_operands(p, op, 0);
@@ -681,8 +691,17 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_TRANS: {
         ARITY(1);
         BlkType x = vt(V, a[0]);
-        NEED(x.rank == 2 && r.rank == 2 && r.shape[0] == x.shape[1] && r.shape[1] == x.shape[0],
-             "trans swaps the two dimensions");
+        NEED(x.rank >= 2 && r.rank == x.rank, "trans reorders the dimensions of a 2-D or 3-D block");
+        unsigned seen = 0;
+        for (int d = 0; d < r.rank; d++) {
+            int from = trans_from(op->attr, r.rank, d);
+            NEED(from < r.rank && !(seen & 1u << from), "trans's order names dimension %d twice or none of %d", from,
+                 r.rank);
+            NEED(r.shape[d] == x.shape[from], "trans's result dimension %d is not the operand's dimension %d", d, from);
+            seen |= 1u << from;
+        }
+        NEED(op->attr == 0 || op->attr < (INT64_C(1) << (TRANS_FROM_SHIFT + 2 * r.rank)), "trans's order has %d dimensions",
+             r.rank);
         NEED(type_equal(type_with_shape(r, 0, NULL), type_with_shape(x, 0, NULL)), "dtype kept");
         return true;
     }
@@ -814,12 +833,16 @@ static bool verify_types(Verifier *V, const BirOp *op) {
     case BIR_DOT: {
         ARITY(3);
         BlkType x = vt(V, a[0]), y = vt(V, a[1]), c = vt(V, a[2]);
-        NEED(x.rank == 2 && y.rank == 2 && x.shape[1] == y.shape[0], "dot takes [M, K] and [K, N]");
+        int b = x.rank - 2; /* 1: batched, [B, M, K] x [B, K, N] */
+        NEED((x.rank == 2 || x.rank == 3) && y.rank == x.rank && x.shape[b + 1] == y.shape[b] &&
+                 (!b || x.shape[0] == y.shape[0]),
+             "dot takes [M, K] and [K, N], or [B, M, K] and [B, K, N]");
         NEED(dot_result_dtype(x.dtype, y.dtype) != DT_VOID,
              "dot operands are both f16, bf16 or f32, both fp8 or both 8-bit integers");
-        NEED(c.rank == 2 && c.shape[0] == x.shape[0] && c.shape[1] == y.shape[1] &&
-             c.dtype == dot_result_dtype(x.dtype, y.dtype) && type_equal(c, r),
-             "dot accumulates into an [M, N] block of its result's type (f32, or i32 for 8-bit integers)");
+        NEED(c.rank == x.rank && (!b || c.shape[0] == x.shape[0]) && c.shape[b] == x.shape[b] &&
+                 c.shape[b + 1] == y.shape[b + 1] && c.dtype == dot_result_dtype(x.dtype, y.dtype) && type_equal(c, r),
+             "dot accumulates into an [M, N] ([B, M, N]) block of its result's type (f32, or i32 for 8-bit "
+             "integers)");
         int64_t precision = op->attr & DOT_PRECISION_MASK, imprecise = op->attr >> DOT_IMPRECISE_SHIFT;
         NEED(precision <= DOT_TF32X3 && (precision == DOT_IEEE || x.dtype == DT_F32),
              "a dot's precision is ieee, tf32 or tf32x3 (f32 operands)");

@@ -108,7 +108,7 @@ typedef enum {
     DT_HELPER, /* a helper's name: the combine argument of reduce and associative_scan */
 } DType;
 
-#define BLK_MAX_RANK 2
+#define BLK_MAX_RANK 3
 #define BLK_MAX_NUMEL (1 << 20)
 /* runtime parameters per kernel: launch facts keep one bit per argument in a u64 */
 #define BLK_MAX_KERNEL_ARGS 64
@@ -202,6 +202,15 @@ enum { DOT_PRECISION_MASK = 3, DOT_IMPRECISE_SHIFT = 2 };
  * (2^30, Triton's default on Hopper): no runs, the tensor cores sum into
  * the accumulator itself. */
 enum { DOT_IMPRECISE_MAX = 1 << 20, DOT_NOT_PROMOTED = 1 << 30 };
+
+/* BIR_TRANS's attr: 0 swaps the last two dimensions (trans(x)); any other
+ * permutation is TRANS_PERMUTED | from[d] << (TRANS_FROM_SHIFT + 2 d), where
+ * the result's dimension d is the operand's dimension from[d]. */
+enum { TRANS_PERMUTED = 1, TRANS_FROM_SHIFT = 1 };
+static inline int trans_from(int64_t attr, int rank, int d) {
+    if (attr) return (int)(attr >> (TRANS_FROM_SHIFT + 2 * d)) & 3;
+    return d < rank - 2 ? d : d == rank - 2 ? rank - 1 : rank - 2;
+}
 
 enum { FOR_DESCENDING = 1, FOR_UNROLL_SHIFT = 1 };
 /* BIR_INLINE_ASM's attr: ASM_PURE | pack << ASM_PACK_SHIFT (elements an asm) */
@@ -681,6 +690,7 @@ typedef struct {
     int nregions;
     /* attr: the axis (program_id, num_programs, expand_dims, reductions, scans,
      * flip, take, partner), an atomic's sem | scope << 2, a dot's precision,
+     * trans's permutation (trans_from),
      * arange's start, and for BIR_FOR FOR_DESCENDING when the step is a
      * negative constant (the loop runs while iv > end) | its unroll factor
      * (0: the compiler's choice) << FOR_UNROLL_SHIFT; inline asm's ASM_PURE |

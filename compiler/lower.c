@@ -469,7 +469,8 @@ static int indices_along(Lower *L, BlkType t, int axis) {
     BirOp *ar = emit_op(L, BIR_ARANGE, NULL, 0, &it);
     ar->attr = 0;
     int v = ar->results[0];
-    if (t.rank == 2) v = expand_at(L, v, 1 - axis); /* [n, 1] along axis 0, [1, n] along axis 1 */
+    for (int d = 0; d < t.rank; d++) /* [n, 1] along axis 0, [1, n] along axis 1 ... */
+        if (d != axis) v = expand_at(L, v, d);
     return broadcast(L, v, type_with_shape(it, t.rank, t.shape));
 }
 
@@ -596,6 +597,25 @@ static int lower_cat_or_interleave(Lower *L, const Expr *e) {
     return emit1(L, BIR_RESHAPE, j, t);
 }
 
+/* trans and permute: the identity is no op; the last two dimensions swapped
+ * is attr 0, any other order spelled out (trans_from). */
+static int lower_trans(Lower *L, const Expr *e) {
+    const Expr *x = arg(e, 0), *dims = arg(e, 1);
+    int rank = x->type.rank, v = lower_expr(L, x);
+    int64_t attr = 0;
+    bool identity = true, swap = true;
+    for (int d = 0; d < rank; d++) {
+        int from = dims ? (int)((const Expr *)dims->u.shape.dims.items[d])->cv.i : trans_from(0, rank, d);
+        identity &= from == d;
+        swap &= from == trans_from(0, rank, d);
+        attr |= (int64_t)from << (TRANS_FROM_SHIFT + 2 * d);
+    }
+    if (identity) return v;
+    BirOp *op = emit_op(L, BIR_TRANS, &v, 1, &e->type);
+    op->attr = swap ? 0 : attr | TRANS_PERMUTED;
+    return op->results[0];
+}
+
 /* A load's or store's cache controls (checked by sema) as its op's attr. */
 static int64_t cache_attr(const Expr *e) {
     const PtrVec *args = &e->u.call.args;
@@ -696,7 +716,7 @@ static int lower_builtin(Lower *L, const Expr *e) {
         if (imprecise) op->attr |= imprecise->cv.i << DOT_IMPRECISE_SHIFT;
         return op->results[0];
     }
-    case BI_TRANS: return emit1(L, BIR_TRANS, lower_expr(L, a0), t);
+    case BI_TRANS: case BI_PERMUTE: return lower_trans(L, e);
     case BI_EXPAND_DIMS: return expand_at(L, lower_expr(L, a0), (int)a1->cv.i);
     case BI_BROADCAST_TO: return broadcast(L, lower_expr(L, a0), t);
     case BI_SHAPE: return BIR_NONE; /* a constant: sema folded it */
@@ -792,13 +812,12 @@ static int lower_builtin(Lower *L, const Expr *e) {
 
 /* x[...]: each slice lo:hi a gather of the indices lo .. hi - 1 along its
  * axis (through shared memory on the GPU), then a None's new axis. */
+/* x[...]: the slices first, then a dimension of size 1 at each None, left
+ * to right (each at its place in the result). */
 static int lower_index(Lower *L, const Expr *e) {
-    int x = lower_expr(L, e->u.index.operand), none_at = -1;
+    int x = lower_expr(L, e->u.index.operand);
     for (int i = 0, axis = 0; i < e->u.index.n; i++) {
-        if (e->u.index.is_none[i]) {
-            none_at = i;
-            continue;
-        }
+        if (e->u.index.is_none[i]) continue;
         BlkType t = vtype(L, x);
         int64_t size = t.shape[axis], lo = e->u.index.lo[i] ? e->u.index.lo[i]->cv.i : 0,
                 hi = e->u.index.hi[i] ? e->u.index.hi[i]->cv.i : size;
@@ -813,7 +832,9 @@ static int lower_index(Lower *L, const Expr *e) {
         }
         axis++;
     }
-    return none_at < 0 ? x : expand_at(L, x, none_at);
+    for (int i = 0; i < e->u.index.n; i++)
+        if (e->u.index.is_none[i]) x = expand_at(L, x, i);
+    return x;
 }
 
 /* An inlined helper's body, its parameters bound to the argument values. */

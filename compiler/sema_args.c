@@ -54,6 +54,11 @@ bool sema_bind_builtin_args(Sema *S, Expr *e, const BuiltinSig *sig) {
                 error(S, arg->span, "a positional argument cannot follow a named one");
                 return false;
             }
+            if (i >= sig->max_args && sig->params[sig->max_args - 1] && !strcmp(sig->params[sig->max_args - 1], "dims")) {
+                /* Triton's trans(x, 0, 2, 1) */
+                error(S, arg->span, "'%s' takes the order as one list: write '%s(x, [0, 2, 1])'", sig->name, sig->name);
+                return false;
+            }
             if (i >= sig->max_args) {
                 error(S, arg->span, "too many arguments to '%s': it takes %s%d (%s), got %d",
                       sig->name, sig->min_args == sig->max_args ? "" : "at most ", sig->max_args,
@@ -113,7 +118,7 @@ bool sema_shape_arg(Sema *S, Expr *a, BlkType *out) {
     }
     int n = a->u.shape.dims.len;
     if (n < 1 || n > BLK_MAX_RANK) {
-        error(S, a->span, "a block has 1 or 2 dimensions, this shape has %d", n);
+        error(S, a->span, "a block has 1 to %d dimensions, this shape has %d", BLK_MAX_RANK, n);
         return false;
     }
     int32_t dims[BLK_MAX_RANK];
@@ -137,6 +142,27 @@ bool sema_shape_arg(Sema *S, Expr *a, BlkType *out) {
         dims[i] = (int32_t)d->cv.i;
     }
     *out = type_with_shape(*out, n, dims);
+    return true;
+}
+
+bool sema_permutation_arg(Sema *S, Expr *a, int rank, int *from) {
+    if (a->kind != E_SHAPE || a->u.shape.dims.len != rank) {
+        error(S, a->span, "expected the order of the %d dimensions as a list, such as %s", rank,
+              rank == 2 ? "[1, 0]" : "[0, 2, 1]");
+        return false;
+    }
+    unsigned seen = 0;
+    for (int d = 0; d < rank; d++) {
+        Expr *x = a->u.shape.dims.items[d];
+        if (x->type.dtype == DT_ERROR) return false;
+        if (!x->is_const || !dtype_is_int(x->type.dtype) || x->type.rank || x->cv.i < 0 || x->cv.i >= rank ||
+            (seen & 1u << x->cv.i)) {
+            error(S, x->span, "the order lists each dimension 0 to %d once, as compile-time integers", rank - 1);
+            return false;
+        }
+        seen |= 1u << x->cv.i;
+        from[d] = (int)x->cv.i;
+    }
     return true;
 }
 

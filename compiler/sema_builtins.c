@@ -71,11 +71,19 @@ static void check_dot(Sema *S, Expr *e) {
     const char *names[2] = {"a", "b"};
     Expr *ops[2] = {a, b};
     for (int i = 0; i < 2; i++) {
-        if (ops[i]->type.rank != 2) {
-            error(S, ops[i]->span, "'dot' multiplies 2-D blocks, but %s is %s", names[i], sema_tstr(S, ops[i]->type));
+        if (ops[i]->type.rank < 2) {
+            error(S, ops[i]->span, "'dot' multiplies 2-D (or batched 3-D) blocks, but %s is %s", names[i],
+                  sema_tstr(S, ops[i]->type));
             return;
         }
     }
+    if (a->type.rank != b->type.rank || (a->type.rank == 3 && a->type.shape[0] != b->type.shape[0])) {
+        error(S, e->span, "a batched 'dot' takes [B, M, K] and [B, K, N] with the same B, got %s and %s",
+              sema_tstr(S, a->type), sema_tstr(S, b->type));
+        return;
+    }
+    /* a batched dot is one [M, K] x [K, N] product per index of its first dimension */
+    int batched = a->type.rank - 2;
     DType d = a->type.dtype, out = dot_result_dtype(d, b->type.dtype);
     if (out == DT_VOID) {
         error(S, e->span,
@@ -84,8 +92,8 @@ static void check_dot(Sema *S, Expr *e) {
               sema_tstr(S, a->type), sema_tstr(S, b->type));
         return;
     }
-    int32_t M = a->type.shape[0], K = a->type.shape[1], N = b->type.shape[1];
-    if (b->type.shape[0] != K) {
+    int32_t M = a->type.shape[batched], K = a->type.shape[batched + 1], N = b->type.shape[batched + 1];
+    if (b->type.shape[batched] != K) {
         error(S, e->span, "'dot' needs as many columns in a as rows in b: a is %s, b is %s", sema_tstr(S, a->type),
               sema_tstr(S, b->type));
         return;
@@ -95,7 +103,7 @@ static void check_dot(Sema *S, Expr *e) {
     for (int i = 0; i < 2; i++) {
         for (int dim = 0; dim < 2; dim++) {
             int32_t least = dim == 1 - i ? min_k : 16; /* k: a's columns, b's rows */
-            if (ops[i]->type.shape[dim] >= least) continue;
+            if (ops[i]->type.shape[batched + dim] >= least) continue;
             error(S, ops[i]->span,
                   "'dot' needs %s to be at least %d (tensor cores multiply %s), but %s is %s; use %d and mask "
                   "off the rows or columns you do not need",
@@ -140,7 +148,8 @@ static void check_dot(Sema *S, Expr *e) {
             return;
         }
     }
-    BlkType result = type_with_shape(type_scalar(out), 2, (int32_t[]){M, N});
+    int32_t product[3] = {a->type.shape[0], M, N};
+    BlkType result = type_with_shape(type_scalar(out), 2 + batched, product + 1 - batched);
     if (acc && !type_equal(acc->type, result)) {
         error(S, acc->span, "the accumulator of 'dot' must be %s (the product's shape, in %s), got %s",
               sema_tstr(S, result), dtype_name(out), sema_tstr(S, acc->type));
@@ -586,14 +595,22 @@ static void check_shape_op(Sema *S, Expr *e, BuiltinId id) {
         sema_set_values(S, e, ts, 2);
         return;
     }
-    case BI_TRANS:
+    case BI_TRANS: case BI_PERMUTE: { /* trans(x): the last two dimensions swapped; dims: any order */
+        int from[BLK_MAX_RANK];
         if (!sema_require_value(S, a0)) return;
-        if (a0->type.rank != 2) {
-            error(S, a0->span, "'trans' swaps the dimensions of a 2-D block, got %s", sema_tstr(S, a0->type));
+        int rank = a0->type.rank;
+        if (rank < 2) {
+            error(S, a0->span, "'%s' reorders the dimensions of a 2-D or 3-D block, got %s", e->u.call.name,
+                  sema_tstr(S, a0->type));
             return;
         }
-        e->type = type_with_shape(a0->type, 2, (int32_t[]){a0->type.shape[1], a0->type.shape[0]});
+        for (int d = 0; d < rank; d++) from[d] = trans_from(0, rank, d);
+        if (a1 && !sema_permutation_arg(S, a1, rank, from)) return;
+        int32_t shape[BLK_MAX_RANK];
+        for (int d = 0; d < rank; d++) shape[d] = a0->type.shape[from[d]];
+        e->type = type_with_shape(a0->type, rank, shape);
         return;
+    }
 #define THIS_BUILTIN_CLASS_SHAPE_OP
 #include "builtins_other_classes.inc"
         return;

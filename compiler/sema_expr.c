@@ -367,10 +367,11 @@ static void check_index(Sema *S, Expr *e) {
     if (!sema_require_value(S, x)) return;
     int n = e->u.index.n, nones = 0, slices = 0;
     for (int i = 0; i < n; i++) nones += e->u.index.is_none[i], slices += e->u.index.is_slice[i];
-    if (nones > 1 || (nones == 0 && slices == 0) || n - nones != x->type.rank || n > BLK_MAX_RANK) {
+    if ((nones == 0 && slices == 0) || n - nones != x->type.rank || n > BLK_MAX_RANK) {
         error(S, e->span,
-              "an index has one ':' or slice 'lo:hi' per dimension of the %s value, and 'None' at most once "
-              "(x[:, None], x[2:6], x[:, 0:8]); the result may have at most %d dimensions",
+              "an index has one ':' or slice 'lo:hi' per dimension of the %s value, and 'None' where a "
+              "dimension of size 1 is added (x[:, None], x[2:6], x[:, 0:8]); the result may have at most %d "
+              "dimensions",
               sema_tstr(S, x->type), BLK_MAX_RANK);
         return;
     }

@@ -109,6 +109,8 @@ bool sema_pointer_arg(Sema *S, Expr *call, Expr *p);
 Expr *sema_scalar_call(Sema *S, Span at, HelperDef *h, Expr *const *inputs, int n);
 void sema_set_values(Sema *S, Expr *e, const BlkType *ts, int n);
 bool sema_shape_arg(Sema *S, Expr *a, BlkType *out);
+/* a permutation of rank dimensions as a list [0, 2, 1]: from[d] is the operand dimension result dimension d takes */
+bool sema_permutation_arg(Sema *S, Expr *a, int rank, int *from);
 int sema_tuple_items(Sema *S, Expr *x, Expr **items, const char *name, const char *too_many);
 bool sema_value_fits(Sema *S, Expr *call, Expr *v, BlkType target, const char *what);
 

@@ -144,7 +144,8 @@ int64_t type_numel(BlkType t) {
 const char *shape_str(BlkType t, char *buf, size_t size) {
     if (t.rank == 0) snprintf(buf, size, "scalar");
     else if (t.rank == 1) snprintf(buf, size, "[%d]", t.shape[0]);
-    else snprintf(buf, size, "[%d, %d]", t.shape[0], t.shape[1]);
+    else if (t.rank == 2) snprintf(buf, size, "[%d, %d]", t.shape[0], t.shape[1]);
+    else snprintf(buf, size, "[%d, %d, %d]", t.shape[0], t.shape[1], t.shape[2]);
     return buf;
 }
 

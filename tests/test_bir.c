@@ -342,7 +342,7 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
     struct {
         BirOpcode code;
         int64_t axis;
-        int operand_rank; /* 2: [4, 8]; 1: [8] */
+        int operand_rank; /* 3: [2, 4, 8]; 2: [4, 8]; 1: [8] */
         int rank;
         int32_t shape[BLK_MAX_RANK];
         const char *why; /* NULL: accepted */
@@ -360,7 +360,10 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
         {BIR_EXPAND_DIMS, 1, 1, 2, {8, 1}, NULL},
         {BIR_EXPAND_DIMS, 0, 1, 2, {8, 1}, "result 0 is operand 0 with a dimension of size 1 at 0"},
         {BIR_EXPAND_DIMS, 2, 1, 2, {8, 1}, "axis 2 is not one of the result's 2 dimensions"},
-        {BIR_EXPAND_DIMS, 1, 2, 2, {4, 8}, "operand 0 has 2 dimensions, the most a block has"},
+        {BIR_EXPAND_DIMS, 1, 2, 3, {4, 1, 8}, NULL},
+        {BIR_EXPAND_DIMS, 1, 3, 3, {2, 4, 8}, "operand 0 has 3 dimensions, the most a block has"},
+        {BIR_REDUCE_SUM, 1, 3, 2, {2, 8}, NULL},
+        {BIR_REDUCE_SUM, 1, 3, 2, {2, 4}, "result 0 is operand 0 without axis 1"},
         {BIR_GATHER, 1, 2, 2, {4, 8}, NULL},
         {BIR_GATHER, -1, 2, 2, {4, 8}, "axis -1 is not one of the operand's 2 dimensions"},
     };
@@ -369,8 +372,8 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
         Hand h;
         hand_init(&h);
         BlkType f32 = type_scalar(DT_F32), i32 = type_scalar(DT_I32);
-        BlkType block = cases[i].operand_rank == 1 ? type_with_shape(f32, 1, (int32_t[]){8})
-                                                   : type_with_shape(f32, 2, (int32_t[]){4, 8});
+        int rank = cases[i].operand_rank;
+        BlkType block = type_with_shape(f32, rank, (int32_t[]){2, 4, 8} + 3 - rank);
         BlkType index = type_with_shape(i32, 2, (int32_t[]){4, 8});
         int one = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
         int zero = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &i32)->results[0];
@@ -388,6 +391,63 @@ Test(bir, verifier_applies_each_ops_def_axis_rule) {
         arena_free(&h.arena);
     }
     for (int rule = BIR_AXIS_KEEP; rule <= BIR_AXIS_INDEX; rule++) cr_expect(seen[rule], "axis rule %d untested", rule);
+}
+
+/* trans's order (attr 0: the last two swapped; else each dimension once)
+ * and a batched dot's shapes. */
+Test(bir, verifier_checks_trans_orders_and_batched_dots) {
+    struct {
+        int64_t attr;
+        int32_t shape[3];
+        const char *why; /* NULL: accepted */
+    } trans[] = {
+        {0, {2, 8, 4}, NULL},
+        {TRANS_PERMUTED | 2 << TRANS_FROM_SHIFT | 0 << (TRANS_FROM_SHIFT + 2) | 1 << (TRANS_FROM_SHIFT + 4), {8, 2, 4}, NULL},
+        {0, {2, 4, 8}, "trans's result dimension 1 is not the operand's dimension 2"},
+        {TRANS_PERMUTED | 1 << TRANS_FROM_SHIFT | 1 << (TRANS_FROM_SHIFT + 2) | 0 << (TRANS_FROM_SHIFT + 4), {4, 4, 2},
+         "trans's order names dimension 1 twice"},
+    };
+    for (size_t i = 0; i < sizeof trans / sizeof trans[0]; i++) {
+        Hand h;
+        hand_init(&h);
+        BlkType f32 = type_scalar(DT_F32), block = type_with_shape(f32, 3, (int32_t[]){2, 4, 8});
+        BlkType rt = type_with_shape(f32, 3, trans[i].shape);
+        int one = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
+        int x = bir_append(&h.f, h.f.body, BIR_SPLAT, &one, 1, &block)->results[0];
+        bir_append(&h.f, h.f.body, BIR_TRANS, &x, 1, &rt)->attr = trans[i].attr;
+        bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+        const char *err = verify_msg(&h);
+        if (trans[i].why) cr_expect(err && strstr(err, trans[i].why), "trans case %zu: %s", i, err ? err : "accepted");
+        else cr_expect(!err, "trans case %zu: %s", i, err);
+        arena_free(&h.arena);
+    }
+    struct {
+        int32_t a[3], b[3], c[3];
+        bool ok;
+    } dots[] = {
+        {{2, 16, 32}, {2, 32, 16}, {2, 16, 16}, true},
+        {{2, 16, 32}, {4, 32, 16}, {2, 16, 16}, false}, /* two batches */
+        {{2, 16, 32}, {2, 32, 16}, {4, 16, 16}, false},
+        {{2, 16, 32}, {2, 16, 32}, {2, 16, 32}, false}, /* k differs */
+    };
+    for (size_t i = 0; i < sizeof dots / sizeof dots[0]; i++) {
+        Hand h;
+        hand_init(&h);
+        BlkType f16 = type_scalar(DT_F16), f32 = type_scalar(DT_F32);
+        BlkType at = type_with_shape(f16, 3, dots[i].a), bt = type_with_shape(f16, 3, dots[i].b);
+        BlkType ct = type_with_shape(f32, 3, dots[i].c);
+        int h16 = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f16)->results[0];
+        int h32 = bir_append(&h.f, h.f.body, BIR_CONST, NULL, 0, &f32)->results[0];
+        int a = bir_append(&h.f, h.f.body, BIR_SPLAT, &h16, 1, &at)->results[0];
+        int b = bir_append(&h.f, h.f.body, BIR_SPLAT, &h16, 1, &bt)->results[0];
+        int c = bir_append(&h.f, h.f.body, BIR_SPLAT, &h32, 1, &ct)->results[0];
+        bir_append(&h.f, h.f.body, BIR_DOT, (int[]){a, b, c}, 3, &ct);
+        bir_append(&h.f, h.f.body, BIR_RETURN, NULL, 0, NULL);
+        const char *err = verify_msg(&h);
+        if (dots[i].ok) cr_expect(!err, "dot case %zu: %s", i, err);
+        else cr_expect(err && strstr(err, "dot "), "dot case %zu: %s", i, err ? err : "accepted");
+        arena_free(&h.arena);
+    }
 }
 
 /* ops.def's results and regions columns: an add without its result, an add with a region */

@@ -1311,6 +1311,93 @@ Test(interp, flip_reshape_join_and_split_move_elements) {
     drop(p);
 }
 
+/* Blocks of three dimensions against C indexing: Nones that add two
+ * dimensions, reductions along each axis (keep_dims too), argmax, cumsum
+ * along the middle axis, trans (the last two swapped) and permute, slices,
+ * join/split of a 2-D block, flip, and a batched dot of f16 (small integers:
+ * every sum is exact). */
+Test(interp, blocks_of_three_dimensions_index_reduce_reorder_and_dot) {
+    Prog *p = build_file("blocks_of_three_dimensions_index_reduce_reorder_and_dot.blk", NULL);
+    enum { B = 2, M = 4, N = 8 };
+    float x[B * M * N], out[B * M * N], sums[56], t[B * M * N], pm[B * M * N], d[2 * 256], misc[124];
+    int32_t maxes[B * M];
+    uint16_t a[2 * 256], b[2 * 256];
+    for (int k = 0; k < B * M * N; k++) x[k] = (float)((k * 37) % 23 - 11);
+    for (int k = 0; k < 2 * 256; k++) {
+        _Float16 ha = (_Float16)((k * 5) % 7 - 3), hb = (_Float16)((k * 3) % 5 - 2);
+        memcpy(&a[k], &ha, 2);
+        memcpy(&b[k], &hb, 2);
+    }
+    InterpBuffer bufs[] = {BUF(x, B * M * N), BUF(a, 512), BUF(b, 512), BUF(out, B * M * N), BUF(sums, 56),
+                           BUF(maxes, B * M), BUF(t, B * M * N), BUF(pm, B * M * N), BUF(d, 512), BUF(misc, 124)};
+    InterpArg args[] = {{.p = x}, {.p = a}, {.p = b}, {.p = out}, {.p = sums},
+                        {.p = maxes}, {.p = t}, {.p = pm}, {.p = d}, {.p = misc}};
+    char *err = run(p, args, 1, bufs, 10);
+    cr_assert_null(err, "%s", err);
+#define X(i, j, k) x[((i) * M + (j)) * N + (k)]
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < M; j++)
+            for (int k = 0; k < N; k++) {
+                int at = (i * M + j) * N + k;
+                cr_expect_eq(out[at], X(i, j, k) * 2 + 1, "[%d, %d, %d]", i, j, k);
+                cr_expect_eq(t[(i * N + k) * M + j], X(i, j, k), "trans [%d, %d, %d]", i, k, j);
+                cr_expect_eq(pm[(k * B + i) * M + j], X(i, j, k), "permute [%d, %d, %d]", k, i, j);
+                float run = 0, top = -INFINITY;
+                for (int jj = 0; jj < M; jj++) top = fmaxf(top, X(i, jj, k));
+                for (int jj = 0; jj <= j; jj++) run += X(i, jj, k);
+                cr_expect_eq(misc[at], run - top + (float)j, "cumsum - max + row [%d, %d, %d]", i, j, k);
+            }
+    for (int j = 0; j < M; j++)
+        for (int k = 0; k < N; k++) {
+            float s0 = 0;
+            for (int i = 0; i < B; i++) s0 += X(i, j, k);
+            cr_expect_eq(sums[j * N + k], s0, "sum axis 0 [%d, %d]", j, k);
+            cr_expect_eq(misc[68 + j * N + k], 2 * s0, "split(join(s0, 3 s0)) [%d, %d]", j, k);
+        }
+    for (int i = 0; i < B; i++)
+        for (int k = 0; k < N; k++) {
+            float s1 = 0;
+            for (int j = 0; j < M; j++) s1 += X(i, j, k);
+            cr_expect_eq(sums[32 + i * N + k], s1, "sum axis 1 [%d, %d]", i, k);
+        }
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < M; j++) {
+            float s2 = 0;
+            int best = 0;
+            for (int k = 0; k < N; k++) {
+                s2 += X(i, j, k);
+                if (X(i, j, k) > X(i, j, best)) best = k;
+            }
+            cr_expect_eq(sums[48 + i * M + j], s2, "sum axis 2 [%d, %d]", i, j);
+            cr_expect_eq(misc[100 + i * M + j], s2, "expand_dims then reshape [%d, %d]", i, j);
+            cr_expect_eq(maxes[i * M + j], best, "argmax axis 2 [%d, %d]", i, j);
+            if (j < 2)
+                for (int k = 0; k < 4; k++)
+                    cr_expect_eq(misc[108 + (i * 2 + j) * 4 + k], X(i, j, 3 - k), "flip of a slice [%d, %d, %d]", i,
+                                 j, k);
+        }
+    for (int j = 0; j < M; j++) {
+        float s = 0;
+        for (int i = 0; i < B; i++)
+            for (int k = 2; k < 6; k++) s += X(i, j, k);
+        cr_expect_eq(misc[64 + j], s, "sum of a slice [%d]", j);
+    }
+#undef X
+    for (int i = 0; i < 2; i++)
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 16; n++) {
+                float want = 0;
+                for (int k = 0; k < 16; k++) {
+                    _Float16 ha, hb;
+                    memcpy(&ha, &a[i * 256 + m * 16 + k], 2);
+                    memcpy(&hb, &b[i * 256 + k * 16 + n], 2);
+                    want += (float)ha * (float)hb;
+                }
+                cr_expect_eq(d[i * 256 + m * 16 + n], want, "batched dot [%d, %d, %d]", i, m, n);
+            }
+    drop(p);
+}
+
 static int cmp_float_nan_last(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     if (x != x) return y != y ? 0 : 1;

@@ -122,11 +122,18 @@ static Flow fail(Interp *I, const BirOp *op, const char *fmt, ...) {
     return FLOW_ERROR;
 }
 
-/* "[5]" or "[2, 17]": a block element's index from its linear position. */
+/* "[5]", "[2, 17]" or "[1, 2, 17]": a block element's index from its
+ * linear (row-major) position. */
 static void index_str(BlkType t, int64_t k, char *buf, size_t size) {
-    if (t.rank == 0) snprintf(buf, size, "(scalar)");
-    else if (t.rank == 1) snprintf(buf, size, "[%lld]", (long long)k);
-    else snprintf(buf, size, "[%lld, %lld]", (long long)(k / t.shape[1]), (long long)(k % t.shape[1]));
+    if (t.rank == 0) {
+        snprintf(buf, size, "(scalar)");
+        return;
+    }
+    int64_t at[BLK_MAX_RANK];
+    for (int d = t.rank - 1; d >= 0; d--) at[d] = k % t.shape[d], k /= t.shape[d];
+    size_t n = 0;
+    for (int d = 0; d < t.rank && n < size; d++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld%s", d ? ", " : "[", (long long)at[d], d + 1 < t.rank ? "" : "]");
 }
 
 /* --------------------------------------------------------- value storage */
@@ -623,14 +630,11 @@ static void dot_8bit(const Elem *a, const Elem *b, const Elem *acc, Elem *out, i
         }
 }
 
-static Flow exec_dot(Interp *I, const BirOp *op) {
-    BlkType at = vtype(I, op->operands[0]), bt = vtype(I, op->operands[1]);
-    const Elem *a = V(I, op->operands[0]), *b = V(I, op->operands[1]), *acc = V(I, op->operands[2]);
-    Elem *out = V(I, op->results[0]);
-    int64_t M = at.shape[0], K = at.shape[1], N = bt.shape[1];
-    if (dtype_bits(at.dtype) == 8) {
-        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(at.dtype), dot_promote_every(at.dtype, op->attr, K));
-        return FLOW_NEXT;
+static void dot_one(const BirOp *op, DType d, const Elem *a, const Elem *b, const Elem *acc, Elem *out, int64_t M,
+                    int64_t K, int64_t N) {
+    if (dtype_bits(d) == 8) {
+        dot_8bit(a, b, acc, out, M, K, N, dtype_is_int(d), dot_promote_every(d, op->attr, K));
+        return;
     }
     /* the passes: {a part, b part} */
     static const int ieee[1][2] = {{0, 0}}, tf32[1][2] = {{1, 1}}, tf32x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
@@ -646,6 +650,16 @@ static Flow exec_dot(Interp *I, const BirOp *op) {
             out[m * N + n].f = c;
         }
     }
+}
+
+/* A batched dot ([B, M, K] x [B, K, N]) is B independent products. */
+static Flow exec_dot(Interp *I, const BirOp *op) {
+    BlkType at = vtype(I, op->operands[0]), bt = vtype(I, op->operands[1]);
+    int batched = at.rank - 2;
+    int64_t M = at.shape[batched], K = at.shape[batched + 1], N = bt.shape[batched + 1];
+    for (int64_t i = 0; i < (batched ? at.shape[0] : 1); i++)
+        dot_one(op, (DType)at.dtype, V(I, op->operands[0]) + i * M * K, V(I, op->operands[1]) + i * K * N,
+                V(I, op->operands[2]) + i * M * N, V(I, op->results[0]) + i * M * N, M, K, N);
     return FLOW_NEXT;
 }
 
@@ -654,15 +668,15 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
     const Elem *x = V(I, op->operands[0]);
     Elem *out = V(I, op->results[0]);
     int axis = (int)op->attr;
-    int64_t len = xt.shape[axis];
-    /* rank 1: one output; rank 2: one per element of the other axis */
-    int64_t outer = xt.rank == 1 ? 1 : xt.shape[1 - axis];
-    int64_t stride = xt.rank == 1 ? 1 : axis == 0 ? xt.shape[1] : 1;
-    int64_t step_outer = xt.rank == 1 ? 0 : axis == 0 ? 1 : xt.shape[1];
+    /* one output per element of the other axes (row-major: those before the
+     * axis, then those after it); the axis' elements are stride apart */
+    int64_t len = xt.shape[axis], stride = 1;
+    for (int d = axis + 1; d < xt.rank; d++) stride *= xt.shape[d];
+    int64_t outer = numel(xt) / len;
     DType d = xt.dtype;
     bool is_float = dtype_is_float(d);
     for (int64_t o = 0; o < outer; o++) {
-        const Elem *row = x + o * step_outer;
+        const Elem *row = x + (o / stride) * len * stride + o % stride;
         Elem r = {0};
         switch (op->code) {
         case BIR_REDUCE_SUM:
@@ -1046,25 +1060,24 @@ static Flow exec_op(Interp *I, const BirOp *op) {
     case BIR_EXPAND_DIMS: case BIR_PTR_CAST:
         memcpy(out, V(I, a[0]), (size_t)n * sizeof(Elem));
         return FLOW_NEXT;
-    case BIR_TRANS: {
+    case BIR_TRANS: case BIR_BROADCAST: {
+        /* each result element's operand element: by the operand's strides,
+         * permuted (trans) or 0 along a broadcast dimension of size 1 */
+        BlkType xt = vtype(I, a[0]);
+        int64_t xstride[BLK_MAX_RANK], stride[BLK_MAX_RANK], step = 1;
+        for (int d = xt.rank - 1; d >= 0; d--) xstride[d] = step, step *= xt.shape[d];
+        for (int d = 0; d < rt.rank; d++)
+            stride[d] = op->code == BIR_TRANS ? xstride[trans_from(op->attr, rt.rank, d)]
+                                              : xt.shape[d] == 1 ? 0 : xstride[d];
         const Elem *x = V(I, a[0]);
-        int64_t rows = rt.shape[0], cols = rt.shape[1];
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t c = 0; c < cols; c++) out[r * cols + c] = x[c * rows + r];
+        for (int64_t k = 0; k < n; k++) {
+            int64_t src = 0, rest = k;
+            for (int d = rt.rank - 1; d >= 0; d--) src += rest % rt.shape[d] * stride[d], rest /= rt.shape[d];
+            out[k] = x[src];
+        }
         return FLOW_NEXT;
     }
     case BIR_DOT: return exec_dot(I, op);
-    case BIR_BROADCAST: {
-        BlkType xt = vtype(I, a[0]);
-        const Elem *x = V(I, a[0]);
-        int64_t cols = rt.rank == 2 ? rt.shape[1] : rt.shape[0], rows = rt.rank == 2 ? rt.shape[0] : 1;
-        int64_t xcols = rt.rank == 2 ? xt.shape[1] : xt.shape[0];
-        bool bcast_rows = rt.rank == 2 && xt.shape[0] == 1, bcast_cols = xcols == 1;
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t c = 0; c < cols; c++)
-                out[r * cols + c] = x[(bcast_rows ? 0 : r) * xcols + (bcast_cols ? 0 : c)];
-        return FLOW_NEXT;
-    }
     case BIR_CONVERT: {
         DType from = vtype(I, a[0]).dtype, to = rt.dtype;
         const Elem *x = V(I, a[0]);
@@ -1205,7 +1218,10 @@ static uint64_t op_steps(Interp *I, const BirOp *op) {
     if (op->nresults != 1) return 1;
     BlkType t = vtype(I, op->results[0]);
     uint64_t n = t.dtype == DT_VOID ? 1 : (uint64_t)numel(t);
-    if (op->code == BIR_DOT) n *= (uint64_t)vtype(I, op->operands[0]).shape[1];
+    if (op->code == BIR_DOT) { /* k: a's last dimension */
+        BlkType a = vtype(I, op->operands[0]);
+        n *= (uint64_t)a.shape[a.rank - 1];
+    }
     return n;
 }
 

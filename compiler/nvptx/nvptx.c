@@ -27,7 +27,9 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
         /* every decision is the schedule's: asked only for those, no code is built */
         ok = nvptx_schedule(g) && (m->opt->decisions_only || nvptx_emit_kernel(g));
-        *info = (NvptxKernel){.name = f->name, .num_warps = nvptx_ws_launch_warps(g), .shared_bytes = g->s->smem_size,
+        /* no plan: the kernel was refused before its layouts were planned */
+        *info = (NvptxKernel){.name = f->name, .num_warps = g->s->plan ? nvptx_ws_launch_warps(g) : 0,
+                              .shared_bytes = g->s->smem_size,
                               .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
                               .min_regs = g->s->wgmma_min_regs};
         for (int i = 0; g->s->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];

@@ -338,6 +338,58 @@ class Examples(unittest.TestCase):
                  BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
         np.testing.assert_array_equal(out, np.full((M, N), 2.0 * K * 0.5 * 3.0, np.float32))
 
+    def test_blocks_of_three_dimensions_along_each_axis_match_numpy(self):
+        # every op along an axis, on each of a [2, 4, 8] block's three, and a batched matmul
+        src = """
+        fn add(a, b) { return a + b; }
+        kernel k(x: *f32, ix: *i32, o: *f32, const AX: i32 = 0) {
+          let i = arange(0, 2)[:, None, None] * 32 + arange(0, 4)[None, :, None] * 8 + arange(0, 8)[None, None, :];
+          let v = load(x + i);
+          store(o + i, sort(v, AX));
+          store(o + 64 + i, associative_scan(v, AX, add));
+          store(o + 128 + i, flip(v, AX));
+          store(o + 192 + i, gather(v, load(ix + i), AX));
+          store(o + 256 + i, cumsum(v, AX, reverse = true));
+          store(o + 320 + i, where(v > 0.0, v, broadcast_to(min(v, AX, keep_dims = true), [2, 4, 8])));
+          store(o + 384 + i, v - broadcast_to(expand_dims(reduce(v, AX, add), AX) * 0.0 + expand_dims(max(v, AX), AX),
+                                               [2, 4, 8]));
+          store(o + 448 + arange(0, 4)[:, None, None] * 32 + arange(0, 4)[None, :, None] * 8
+                + arange(0, 8)[None, None, :], cat(v, v * 2.0));
+          store(o + 576 + arange(0, 2)[:, None, None] * 64 + arange(0, 4)[None, :, None] * 16
+                + arange(0, 16)[None, None, :], interleave(v, -v));
+        }
+        kernel bmm(a: *f32, b: *f32, c: *f32, const B: i32 = 4, const M: i32 = 16, const K: i32 = 32, const N: i32 = 16) {
+          let bi = arange(0, B)[:, None, None];
+          let ma = load(a + bi * (M * K) + arange(0, M)[None, :, None] * K + arange(0, K)[None, None, :]);
+          let mb = load(b + bi * (K * N) + arange(0, K)[None, :, None] * N + arange(0, N)[None, None, :]);
+          store(c + bi * (M * N) + arange(0, M)[None, :, None] * N + arange(0, N)[None, None, :], dot(ma, mb));
+        }
+        """
+        mod = blk.compile(src, device="cpu")
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+        for ax in range(3):
+            ix = rng.integers(0, x.shape[ax], size=x.shape).astype(np.int32)
+            o = np.zeros(704, np.float32)
+            mod["k"][(1,)](x, ix, o, AX=ax)
+            part = lambda at, shape=(2, 4, 8): o[at:at + int(np.prod(shape))].reshape(shape)
+            np.testing.assert_array_equal(part(0), np.sort(x, ax))
+            np.testing.assert_allclose(part(64), np.cumsum(x, ax), rtol=0, atol=1e-5)
+            np.testing.assert_array_equal(part(128), np.flip(x, ax))
+            np.testing.assert_array_equal(part(192), np.take_along_axis(x, ix, ax))
+            np.testing.assert_allclose(part(256), np.flip(np.cumsum(np.flip(x, ax), ax), ax), rtol=0, atol=1e-5)
+            np.testing.assert_array_equal(part(320), np.where(x > 0, x, x.min(ax, keepdims=True)))
+            np.testing.assert_array_equal(part(384), x - x.max(ax, keepdims=True))
+            np.testing.assert_array_equal(part(448, (4, 4, 8)), np.concatenate([x, 2 * x], 0))
+            np.testing.assert_array_equal(part(576, (2, 4, 16)), np.stack([x, -x], -1).reshape(2, 4, 16))
+        a = rng.standard_normal((4, 16, 32)).astype(np.float32)
+        b = rng.standard_normal((4, 32, 16)).astype(np.float32)
+        c = np.zeros((4, 16, 16), np.float32)
+        mod["bmm"][(1,)](a, b, c, B=4, M=16, K=32, N=16)
+        # f32 fmas in k order against a float64 product: within K * 2^-23 of the sum of magnitudes
+        bound = 32 * 2.0**-23 * (np.abs(a) @ np.abs(b))
+        self.assertTrue(np.all(np.abs(c - a.astype(np.float64) @ b) <= bound))
+
     def test_helpers(self):
         self.assertEqual([blk.cdiv(a, 4) for a in (0, 1, 4, 5)], [0, 1, 1, 2])
         self.assertEqual([blk.next_power_of_2(a) for a in (0, 1, 3, 64, 65)], [1, 1, 4, 64, 128])

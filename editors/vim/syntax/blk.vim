@@ -32,7 +32,7 @@ syn keyword blkBuiltin contained sum max min argmax argmin cumsum cumprod reduce
 syn keyword blkBuiltin contained sort where abs minimum maximum fma cdiv clamp umulhi pow
 syn keyword blkBuiltin contained atomic_cas atomic_xchg atomic_add atomic_max atomic_min
 syn keyword blkBuiltin contained atomic_and atomic_or atomic_xor
-syn keyword blkBuiltin contained dot trans flip reshape join split cat interleave shape
+syn keyword blkBuiltin contained dot trans permute flip reshape join split cat interleave shape
 syn keyword blkBuiltin contained expand_dims broadcast_to
 syn keyword blkBuiltin contained rand randint randn rand4x randint4x randn4x
 syn keyword blkBuiltin contained debug_barrier globaltimer clock smid static_assert device_print
