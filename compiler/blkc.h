@@ -771,6 +771,14 @@ void bir_print_noted(FILE *out, const BirFunction *f, BirValueNote note, void *c
  * Returns true, or false with a message in err. */
 bool bir_verify(const BirFunction *f, char *err, size_t err_size);
 
+/* -------------------------------------------------------------- split3d.c */
+/* For a backend that builds blocks of one or two dimensions: f with each
+ * value [A, M, N] split into A values [M, N] (ops along the first dimension
+ * become elementwise ops across them). f itself when it has no such value;
+ * NULL with why (and the op it could not split, or NULL for an internal
+ * error) otherwise. The new function lives in a. */
+BirFunction *bir_split_3d(const BirFunction *f, Arena *a, const BirOp **failed_at, char *why, size_t why_size);
+
 /* ---------------------------------------------------------------- lower.c */
 /* Lowers every checked kernel of the module to BIR. Inputs must have passed
  * sema without errors. */

@@ -54,7 +54,8 @@ bool sema_bind_builtin_args(Sema *S, Expr *e, const BuiltinSig *sig) {
                 error(S, arg->span, "a positional argument cannot follow a named one");
                 return false;
             }
-            if (i >= sig->max_args && sig->params[sig->max_args - 1] && !strcmp(sig->params[sig->max_args - 1], "dims")) {
+            if (i >= sig->max_args && sig->max_args > 0 && sig->params[sig->max_args - 1] &&
+                !strcmp(sig->params[sig->max_args - 1], "dims")) {
                 /* Triton's trans(x, 0, 2, 1) */
                 error(S, arg->span, "'%s' takes the order as one list: write '%s(x, [0, 2, 1])'", sig->name, sig->name);
                 return false;

@@ -1398,6 +1398,80 @@ Test(interp, blocks_of_three_dimensions_index_reduce_reorder_and_dot) {
     drop(p);
 }
 
+/* What the GPU backend builds of a kernel with blocks of three dimensions
+ * (bir_split_3d: each [A, M, N] value as A parts [M, N]) computes the same
+ * bits on the interpreter as the kernel itself: the buffers after a launch
+ * of each, from the same contents. */
+static void expect_split_computes_the_same(Prog *p, InterpArg *args, InterpBuffer *bufs, int nbufs) {
+    Arena arena = {0};
+    const BirOp *failed;
+    char why[256];
+    BirFunction *split = bir_split_3d(p->f, &arena, &failed, why, sizeof why);
+    cr_assert(split, "split: %s", why);
+    cr_assert(split != p->f, "the kernel has blocks of three dimensions to split");
+    for (int v = 0; v < split->nvalues; v++) cr_assert(split->values[v].type.rank <= 2, "value %d is still 3-D", v);
+    void *before[16], *after[16];
+    cr_assert(nbufs <= 16);
+    for (int b = 0; b < nbufs; b++) {
+        before[b] = malloc(bufs[b].bytes);
+        after[b] = malloc(bufs[b].bytes);
+        memcpy(before[b], bufs[b].base, bufs[b].bytes);
+    }
+    uint32_t grid[3] = {1, 1, 1};
+    char *err = interp_launch(p->f, args, p->f->nparams, grid, bufs, nbufs, NULL);
+    cr_assert_null(err, "%s", err);
+    for (int b = 0; b < nbufs; b++) {
+        memcpy(after[b], bufs[b].base, bufs[b].bytes);
+        memcpy(bufs[b].base, before[b], bufs[b].bytes);
+    }
+    err = interp_launch(split, args, split->nparams, grid, bufs, nbufs, NULL);
+    cr_assert_null(err, "the split kernel: %s", err);
+    for (int b = 0; b < nbufs; b++) {
+        const unsigned char *want = after[b], *got = bufs[b].base;
+        size_t at = 0;
+        while (at < bufs[b].bytes && want[at] == got[at]) at++;
+        cr_expect(at == bufs[b].bytes, "buffer %d differs from byte %zu (element %zu of 4 bytes)", b, at, at / 4);
+        free(before[b]);
+        free(after[b]);
+    }
+    arena_free(&arena);
+}
+
+Test(interp, three_dimensional_blocks_split_into_parts_compute_the_same) {
+    Prog *p = build_file("three_dimensional_blocks_split_into_parts_compute_the_same.blk", NULL);
+    float x[256], o[2784];
+    int32_t ix[256], oi[192];
+    for (int k = 0; k < 256; k++) {
+        x[k] = (float)((k * 37) % 23 - 11);
+        ix[k] = (k * 13) % 29;
+    }
+    x[77] = NAN;
+    for (int k = 0; k < 2784; k++) o[k] = -7.0f;
+    for (int k = 0; k < 192; k++) oi[k] = 0;
+    for (int n = 250; n <= 600; n += 350) { /* a masked load, and a loop of two iterations */
+        InterpBuffer bufs[] = {BUF(x, 256), BUF(ix, 256), BUF(o, 2784), BUF(oi, 192)};
+        InterpArg args[] = {{.p = x}, {.p = ix}, {.p = o}, {.p = oi}, {.i = n}};
+        expect_split_computes_the_same(p, args, bufs, 4);
+    }
+    drop(p);
+    p = build_file("blocks_of_three_dimensions_index_reduce_reorder_and_dot.blk", NULL);
+    float y[64], out[64], sums[56], t[64], pm[64], d[512], misc[124];
+    int32_t maxes[8];
+    uint16_t a[512], b[512];
+    for (int k = 0; k < 64; k++) y[k] = (float)((k * 41) % 19 - 9);
+    for (int k = 0; k < 512; k++) {
+        _Float16 ha = (_Float16)((k * 5) % 7 - 3), hb = (_Float16)((k * 3) % 5 - 2);
+        memcpy(&a[k], &ha, 2);
+        memcpy(&b[k], &hb, 2);
+    }
+    InterpBuffer bufs[] = {BUF(y, 64), BUF(a, 512), BUF(b, 512), BUF(out, 64), BUF(sums, 56),
+                           BUF(maxes, 8), BUF(t, 64), BUF(pm, 64), BUF(d, 512), BUF(misc, 124)};
+    InterpArg args[] = {{.p = y}, {.p = a}, {.p = b}, {.p = out}, {.p = sums},
+                        {.p = maxes}, {.p = t}, {.p = pm}, {.p = d}, {.p = misc}};
+    expect_split_computes_the_same(p, args, bufs, 10);
+    drop(p);
+}
+
 static int cmp_float_nan_last(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     if (x != x) return y != y ? 0 : 1;

@@ -356,6 +356,7 @@ typedef struct NvptxBulkReduce {
 typedef struct NvptxSchedule {
     const KernelPlan *plan;  /* layouts and axis facts per value (layout.c) */
     const int64_t *facts;    /* launch facts per runtime parameter (facts.c), or NULL */
+    bool split_3d;           /* the kernel's 3-D blocks are built as their 2-D parts (split3d.c) */
     /* shared memory, in bytes from the start of the dynamic shared memory */
     int64_t smem_size;       /* all of it: the launch's dynamic shared memory */
     int64_t region_bytes;    /* [0, region_bytes): the region ops share, each starting with a barrier */

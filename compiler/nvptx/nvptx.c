@@ -19,20 +19,27 @@ bool nvptx_gen_kernel(NvptxModule *m, const BirFunction *f, NvptxKernel *info) {
         return nvptx_error(m, f, NULL, "out of memory");
     }
     g->s = arena_alloc(&g->arena, sizeof *g->s);
-    bool ok = nvptx_kernel_facts(m, f, &g->arena, &g->s->facts);
+    /* the layouts are planned for blocks of up to two dimensions: a 3-D
+     * block is built as its 2-D parts (split3d.c) */
+    const BirOp *unsplit;
+    char why[320];
+    const BirFunction *parts = bir_split_3d(f, &g->arena, &unsplit, why, sizeof why);
+    bool ok = parts ? nvptx_kernel_facts(m, f, &g->arena, &g->s->facts) : nvptx_gen_fail(g, unsplit, "%s", why);
+    if (parts) g->f = parts; /* f itself, for errors, stays the kernel as written */
+    g->s->split_3d = parts && parts != f;
     if (ok) {
-        g->regs = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->regs);
-        g->staged = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->staged);
-        g->hoisted = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->hoisted);
-        g->lazy.item = arena_alloc(&g->arena, (size_t)(f->nvalues + 1) * sizeof *g->lazy.item);
+        g->regs = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->regs);
+        g->staged = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->staged);
+        g->hoisted = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->hoisted);
+        g->lazy.item = arena_alloc(&g->arena, (size_t)(g->f->nvalues + 1) * sizeof *g->lazy.item);
         /* every decision is the schedule's: asked only for those, no code is built */
         ok = nvptx_schedule(g) && (m->opt->decisions_only || nvptx_emit_kernel(g));
         /* no plan: the kernel was refused before its layouts were planned */
-        *info = (NvptxKernel){.name = f->name, .num_warps = g->s->plan ? nvptx_ws_launch_warps(g) : 0,
+        *info = (NvptxKernel){.name = g->f->name, .num_warps = g->s->plan ? nvptx_ws_launch_warps(g) : 0,
                               .shared_bytes = g->s->smem_size,
                               .tensor_maps = g->s->tma, .persistent = m->opt->persistent,
                               .min_regs = g->s->wgmma_min_regs};
-        for (int i = 0; g->s->facts && i < f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];
+        for (int i = 0; g->s->facts && i < g->f->nparams && i < BLK_MAX_KERNEL_ARGS; i++) info->facts[i] = g->s->facts[i];
         const char *notes = g->s->notes ? g->s->notes : ""; /* none when scheduling failed */
         info->notes = malloc(strlen(notes) + 1);
         if (info->notes) strcpy(info->notes, notes);

@@ -446,33 +446,9 @@ static void explain_loops(Gen *g) {
 
 /* ------------------------------------------------------------ schedule */
 
-/* The first op with a result of three dimensions, or NULL: the layouts of
- * this backend are planned for blocks of up to two so far. */
-static const BirOp *first_three_dimensional(Gen *g, const BirBlock *b) {
-    for (int i = 0; i < b->ops.len; i++) {
-        const BirOp *op = b->ops.items[i];
-        for (int k = 0; k < op->nresults; k++)
-            if (vtype(g, op->results[k]).rank > 2) return op;
-        for (int r = 0; r < op->nregions; r++) {
-            const BirOp *inner = first_three_dimensional(g, op->regions[r]);
-            if (inner) return inner;
-        }
-    }
-    return NULL;
-}
-
 bool nvptx_schedule(Gen *g) {
     const BirFunction *f = g->f;
     NvptxModule *m = g->m;
-    const BirOp *rank3 = first_three_dimensional(g, f->body);
-    if (rank3) {
-        char type[64];
-        return nvptx_gen_fail(g, rank3,
-                              "blocks of three dimensions run on the interpreter (the cpu device) only so far: the "
-                              "GPU backend builds blocks of one or two, and this is %s; fold a dimension into "
-                              "another (reshape) or loop over it",
-                              type_str(vtype(g, rank3->results[0]), type, sizeof type));
-    }
     g->s->plan = nvptx_plan_kernel(&g->arena, f, m->opt->num_warps, g->s->facts, m->arch->wgmma);
     if (m->opt->remarks || m->opt->plan) {
         g->s->naccesses = nvptx_access_advice(g, g->s->facts, &g->s->accesses, &g->s->access_advice);

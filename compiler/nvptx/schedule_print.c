@@ -456,6 +456,9 @@ char *nvptx_schedule_text(Gen *g) {
             nfacts++;
         }
     fprintf(out, "%s\n", nfacts ? "" : " none");
+    if (s->split_3d)
+        fprintf(out, "blocks of three dimensions: each [A, M, N] value built as A values [M, N] (below: its "
+                     "name with _0, _1, ...)\n");
     fprintf(out, "registers: ");
     if (s->wgmma_min_regs) fprintf(out, "at least %d a thread (wgmma's)", s->wgmma_min_regs);
     else fprintf(out, "no floor");

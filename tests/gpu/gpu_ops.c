@@ -4,7 +4,8 @@
  * casts, the narrow and wide dtypes, block atomics, loops and branches, a layout change through shared
  * memory (a transpose through 128 KiB, above the 48 KiB a launch gets
  * without opting in),
- * NaN propagation, rand with 64-bit offsets, the approximate math).
+ * NaN propagation, rand with 64-bit offsets, the approximate math, blocks of
+ * three dimensions).
  * Each runs on the interpreter and on the GPU over the same inputs; outputs
  * must be equal bit for bit (the kernels avoid a * b + c, which the GPU
  * contracts, and float sums, whose order differs), except the approximate
@@ -609,6 +610,42 @@ static const OpCase cases[] = {
      "  store(y + 1024, m); store(z, c as i32); store(z + 1, i as i32);\n"
      "}\n",
      3, {DT_F32, DT_F64, DT_I32}, {1024, 1025, 2}, {0, 1, 1}, 0, {0}, 1, 0, 0, 0, 0},
+    /* blocks of three dimensions, built as their 2-D parts (split3d.c); integers, so every
+     * sum is exact in any order: bit for bit */
+    {"3-D blocks: index math, reductions and scans along each axis, flip, gather, trans, permute, reshape",
+     "fn add(a, b) { return a + b; }\n"
+     "kernel k(x: *i32, o: *i32, r: *i32) {\n"
+     "  let i = arange(0, 4)[:, None, None] * 128 + arange(0, 8)[None, :, None] * 16 + arange(0, 16)[None, None, :];\n"
+     "  let v = load(x + program_id(0) * 512 + i) % 1000;\n"
+     "  let at = o + program_id(0) * 4096 + i;\n"
+     "  store(at, flip(v, 0) + flip(v, 2) * 7);\n"
+     "  store(at + 512, cumsum(v, 0) + cumsum(v, 1) * 3 + associative_scan(v, 2, add) * 5);\n"
+     "  store(at + 1024, gather(v, v & 3, 0) + gather(v, v & 15, 2));\n"
+     "  store(at + 1536, reshape(permute(v, [2, 0, 1]), [4, 8, 16]));\n"
+     "  store(at + 2048, reshape(permute(v, [1, 2, 0]), [4, 8, 16]) + reshape(trans(v), [4, 8, 16]) * 3);\n"
+     "  store(at + 2560, reshape(reshape(v, [32, 16]) * 2, [4, 8, 16]) + sort(v, 1));\n"
+     "  store(at + 3072, broadcast_to(expand_dims(sum(v, 0), 0), [4, 8, 16]) + broadcast_to(max(v, 1, keep_dims = true), [4, 8, 16]));\n"
+     "  let (lo, hi) = split(reshape(v, [4, 64, 2]));\n"
+     "  store(o + program_id(0) * 4096 + 3584 + arange(0, 4)[:, None] * 64 + arange(0, 64)[None, :], lo - hi * 3);\n"
+     "  let j = program_id(0) * 256 + arange(0, 8)[:, None] * 16 + arange(0, 16)[None, :];\n"
+     "  store(r + j, argmax(v, 0) + argmin(v, 0) * 4 + sum(v, 0) * 16);\n"
+     "  let base = r + program_id(0) * 256;\n"
+     "  store(base + 128 + arange(0, 32), reshape(argmax(v, 2) + min(v, 2) * 16, [32]));\n"
+     "  store(base + 160 + arange(0, 64), reshape(reduce(v, 1, add) + argmin(v, 1) * 3, [64]));\n"
+     "}\n",
+     3, {DT_I32, DT_I32, DT_I32}, {1024, 8192, 512}, {0, 1, 1}, 0, {0}, 2, 0, 0, 0, 0},
+    /* a batched dot: f16 products are exact and the sums are f32 in the tensor cores' order,
+     * not the interpreter's: within 1e-5 relative of the magnitudes (K = 32) */
+    {"3-D blocks: a batched f16 dot [4, 32, 32] x [4, 32, 16] and a loop carrying a 3-D accumulator",
+     "kernel k(a: *f16, b: *f16, c: *f32) {\n"
+     "  let bi = arange(0, 4)[:, None, None];\n"
+     "  let ma = load(a + bi * 1024 + arange(0, 32)[None, :, None] * 32 + arange(0, 32)[None, None, :]);\n"
+     "  let mb = load(b + bi * 512 + arange(0, 32)[None, :, None] * 16 + arange(0, 16)[None, None, :]);\n"
+     "  var acc = zeros([4, 32, 16], f32);\n"
+     "  for t in range(0, 2) { acc = dot(ma, mb, acc); }\n"
+     "  store(c + bi * 512 + arange(0, 32)[None, :, None] * 16 + arange(0, 16)[None, None, :], acc);\n"
+     "}\n",
+     3, {DT_F16, DT_F16, DT_F32}, {4096, 2048, 2048}, {0, 0, 1}, 0, {0}, 1, 1e-5, 1e-4, 0, 0},
     {"a [256, 128] f32 transpose through 128 KiB of shared memory, from 2 programs",
      "kernel k(x: *f32, o: *f32) {\n"
      "  let r = arange(0, 256); let c = arange(0, 128);\n"
