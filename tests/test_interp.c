@@ -1402,7 +1402,7 @@ Test(interp, blocks_of_three_dimensions_index_reduce_reorder_and_dot) {
  * (bir_split_3d: each [A, M, N] value as A parts [M, N]) computes the same
  * bits on the interpreter as the kernel itself: the buffers after a launch
  * of each, from the same contents. */
-static void expect_split_computes_the_same(Prog *p, InterpArg *args, InterpBuffer *bufs, int nbufs) {
+static bool expect_split_computes_the_same(Prog *p, InterpArg *args, InterpBuffer *bufs, int nbufs) {
     Arena arena = {0};
     const BirOp *failed;
     char why[256];
@@ -1426,15 +1426,18 @@ static void expect_split_computes_the_same(Prog *p, InterpArg *args, InterpBuffe
     }
     err = interp_launch(split, args, split->nparams, grid, bufs, nbufs, NULL);
     cr_assert_null(err, "the split kernel: %s", err);
+    bool same = true;
     for (int b = 0; b < nbufs; b++) {
         const unsigned char *want = after[b], *got = bufs[b].base;
         size_t at = 0;
         while (at < bufs[b].bytes && want[at] == got[at]) at++;
         cr_expect(at == bufs[b].bytes, "buffer %d differs from byte %zu (element %zu of 4 bytes)", b, at, at / 4);
+        same &= at == bufs[b].bytes;
         free(before[b]);
         free(after[b]);
     }
     arena_free(&arena);
+    return same;
 }
 
 Test(interp, three_dimensional_blocks_split_into_parts_compute_the_same) {
@@ -1470,6 +1473,89 @@ Test(interp, three_dimensional_blocks_split_into_parts_compute_the_same) {
                         {.p = maxes}, {.p = t}, {.p = pm}, {.p = d}, {.p = misc}};
     expect_split_computes_the_same(p, args, bufs, 10);
     drop(p);
+}
+
+/* A random program over [A, M, N] i32 blocks: each step makes a value of that
+ * shape from earlier ones through one kind of op (along a random axis where
+ * it has one), so that every op meets every axis and size (sizes of 1 too). */
+static void random_3d_program(char *src, size_t size, uint32_t *h, int A, int M, int N) {
+    const int shape[3] = {A, M, N};
+    size_t at = 0;
+#define PUT(...) (at += (size_t)snprintf(src + at, size - at, __VA_ARGS__))
+#define RND(n) (*h = *h * 1664525u + 1013904223u, (int)((*h >> 8) % (uint32_t)(n)))
+    PUT("fn add(a, b) { return a + b; }\n"
+        "kernel k(x: *i32, o: *i32, n: i32) {\n"
+        "  let i = arange(0, %d)[:, None, None] * %d + arange(0, %d)[None, :, None] * %d + arange(0, %d)[None, None, :];\n"
+        "  let v0 = load(x + i, mask = i < n, other = 5);\n",
+        A, M * N, M, N, N);
+    int steps = 3 + RND(4);
+    for (int s = 1; s <= steps; s++) {
+        int j = RND(s), l = RND(s), d = RND(3), kind = RND(15);
+        char full[48];
+        snprintf(full, sizeof full, "[%d, %d, %d]", A, M, N);
+        if (kind == 11 && M * N >= 2)
+            PUT("  let (p%d, q%d) = split(reshape(v%d, [%d, %d, 2]));\n", s, s, j, A, M * N / 2);
+        if (kind == 14) /* control flow carrying 3-D values */
+            PUT("  var c%d = v%d;\n  for t in range(0, n %% 3) { c%d = c%d * 2 + v%d; }\n"
+                "  if n > 20 { c%d = flip(c%d, %d); }\n", s, j, s, s, l, s, s, d);
+        PUT("  let v%d = ", s);
+        switch (kind) {
+        case 0: PUT("v%d * 3 + v%d - maximum(v%d, v%d)", j, l, j, l); break;
+        case 1: PUT("v%d + broadcast_to(sum(v%d, %d, keep_dims = true), %s)", j, l, d, full); break;
+        case 2: PUT("broadcast_to(expand_dims(max(v%d, %d) - min(v%d, %d), %d), %s)", j, d, l, d, d, full); break;
+        case 3: PUT("broadcast_to(expand_dims(argmax(v%d, %d) + argmin(v%d, %d) * 7, %d), %s)", j, d, j, d, d, full); break;
+        case 4: PUT("cumsum(v%d, %d, reverse = %s) + associative_scan(v%d, %d, add)", j, d, RND(2) ? "true" : "false", l, d); break;
+        case 5: PUT("flip(v%d, %d) + broadcast_to(expand_dims(reduce(v%d, %d, add), %d), %s)", j, d, l, d, d, full); break;
+        case 6: PUT("sort(v%d, %d, descending = %s)", j, d, RND(2) ? "true" : "false"); break;
+        case 7: PUT("gather(v%d, v%d & %d, %d)", j, l, shape[d] - 1, d); break;
+        case 8: {
+            static const int perms[5][3] = {{0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+            const int *q = perms[RND(5)];
+            PUT("reshape(permute(v%d, [%d, %d, %d]), %s)", j, q[0], q[1], q[2], full);
+            break;
+        }
+        case 9: PUT("reshape(trans(v%d), %s) - v%d", j, full, l); break;
+        case 10: { /* another 3-D shape of the same size, and back */
+            int total = A * M * N, a2 = 1 << RND(3), m2 = 1 << RND(4);
+            while (a2 * m2 > total) m2 > 1 ? (m2 /= 2) : (a2 /= 2);
+            PUT("reshape(flip(reshape(v%d, [%d, %d, %d]), %d), %s)", j, a2, m2, total / (a2 * m2), d, full);
+            break;
+        }
+        case 11:
+            if (M * N < 2) PUT("v%d", j);
+            else PUT("reshape(join(q%d, p%d * 3), %s) + v%d", s, s, full, l);
+            break;
+        case 12: PUT("reshape(reshape(v%d, [%d, %d]) * 2, %s) + reshape(reshape(v%d, [%d]), %s)", j, A * M, N, full, l,
+                     A * M * N, full); break;
+        case 13: PUT("broadcast_to(v%d[:, 0:1, :] + v%d[0:1, :, :], %s)", j, l, full); break;
+        default: PUT("c%d", s); break;
+        }
+        PUT(";\n");
+    }
+    PUT("  store(o + i, v%d);\n}\n", steps);
+#undef PUT
+#undef RND
+}
+
+/* 300 random programs over blocks of three dimensions (any sizes from 1 to
+ * 16): the split block IR the GPU builds computes the kernel's bits. */
+Test(interp, random_three_dimensional_programs_split_into_parts_compute_the_same) {
+    uint32_t h = 2026;
+    for (int trial = 0; trial < 300; trial++) {
+        int A = 1 << (trial % 3), M = 1 << ((trial / 3) % 4), N = 1 << ((trial / 12) % 5);
+        char src[8192];
+        random_3d_program(src, sizeof src, &h, A, M, N);
+        Prog *p = build(src, NULL);
+        int total = A * M * N;
+        int32_t *x = malloc((size_t)total * sizeof *x), *o = malloc((size_t)total * sizeof *o);
+        for (int k = 0; k < total; k++) h = h * 1664525u + 1013904223u, x[k] = (int32_t)(h >> 20) - 2048, o[k] = -1;
+        InterpBuffer bufs[] = {BUF(x, total), BUF(o, total)};
+        InterpArg args[] = {{.p = x}, {.p = o}, {.i = total - (trial % 2)}};
+        if (!expect_split_computes_the_same(p, args, bufs, 2)) cr_log_error("program %d:\n%s", trial, src);
+        free(x);
+        free(o);
+        drop(p);
+    }
 }
 
 static int cmp_float_nan_last(const void *a, const void *b) {
