@@ -133,6 +133,26 @@ static bool sinkable(BirOpcode code) {
            code == BIR_PTR_CAST;
 }
 
+/* Whether v is index arithmetic: made of arange, scalars (parameters,
+ * constants) and shape and elementwise ops on them, within a few steps; a
+ * take of it is sunk to the leaves, where it costs nothing. Other values
+ * are taken as they are (a copy of a long chain per index would cost more
+ * than the take). */
+static bool index_arithmetic(const Split *S, int v, int depth) {
+    if (otype(S, v).rank == 0) return true;
+    const BirOp *def = S->out->values[v].def;
+    if (!def || depth > 12) return false;
+    switch (def->code) {
+    case BIR_ARANGE: case BIR_SPLAT: return true;
+    case BIR_EXPAND_DIMS: case BIR_BROADCAST: return index_arithmetic(S, def->operands[0], depth + 1);
+    default:
+        if (!sinkable(def->code) || def->nregions) return false;
+        for (int k = 0; k < def->noperands; k++)
+            if (def->operands[k] != BIR_NONE && !index_arithmetic(S, def->operands[k], depth + 1)) return false;
+        return true;
+    }
+}
+
 /* Index `index` of v's dimension `axis`, that dimension gone: sunk through
  * ops that keep the element's place, else a take op. */
 static int take(Split *S, int v, int axis, int index) {
@@ -153,7 +173,7 @@ static int take(Split *S, int v, int axis, int index) {
     } else if (def && def->code == BIR_BROADCAST) {
         int y = def->operands[0];
         r = broadcast_to(S, take(S, y, axis, otype(S, y).shape[axis] == 1 ? 0 : index), rt);
-    } else if (def && sinkable(def->code) && def->nregions == 0) {
+    } else if (def && sinkable(def->code) && def->nregions == 0 && index_arithmetic(S, v, 0)) {
         int ops[3];
         for (int k = 0; k < def->noperands; k++) {
             int x = def->operands[k];
@@ -259,9 +279,8 @@ static bool split_by_part(Split *S, const BirOp *op, bool axis_op, int nparts) {
     if (copy) nparts = 1;
     int **res = arena_alloc(S->out->arena, (size_t)(op->nresults ? op->nresults : 1) * sizeof *res);
     for (int r = 0; r < op->nresults; r++) res[r] = new_parts(S, nparts);
+    int *ops = new_parts(S, op->noperands ? op->noperands : 1);
     for (int i = 0; i < nparts; i++) {
-        int ops[64];
-        if (op->noperands > 64) return fail(S, "an op of more than 64 operands");
         for (int k = 0; k < op->noperands; k++) ops[k] = operand_part(S, op, k, i);
         BirOp *n = bir_append(S->out, S->at, op->code, ops, op->noperands, NULL);
         n->span = S->span;
@@ -419,11 +438,12 @@ static bool split_trans(Split *S, const BirOp *op) {
     BlkType xt = itype(S, x);
     int A = xt.shape[0], from[3];
     for (int d = 0; d < 3; d++) from[d] = trans_from(op->attr, 3, d);
-    if (from[0] == 0) { /* the last two swapped in each part */
+    if (from[0] == 0) { /* the last two swapped in each part (or none: the identity) */
         int *parts = new_parts(S, A);
         for (int i = 0; i < A; i++) {
             BlkType pt = otype(S, S->parts[x][i]);
-            parts[i] = emit1(S, BIR_TRANS, S->parts[x][i], with_shape(pt, 2, (int32_t[]){pt.shape[1], pt.shape[0]}));
+            parts[i] = from[1] == 1 ? S->parts[x][i]
+                                    : emit1(S, BIR_TRANS, S->parts[x][i], with_shape(pt, 2, (int32_t[]){pt.shape[1], pt.shape[0]}));
         }
         set_parts(S, op->results[0], parts);
         return true;
@@ -471,6 +491,9 @@ static bool split_reshape(Split *S, const BirOp *op) {
     return true;
 }
 
+/* gather along the first dimension: a select a part (an index outside the
+ * dimension picks part 0: some element of the row, which is what the GPU
+ * promises; the interpreter reports it) */
 static bool split_gather_first(Split *S, const BirOp *op) {
     int src = op->operands[0], index = op->operands[1];
     int A = itype(S, src).shape[0], R = itype(S, index).shape[0];
@@ -576,8 +599,8 @@ static bool split_op(Split *S, const BirOp *op) {
     case BIR_BROADCAST: {
         BlkType rt = itype(S, op->results[0]), pt = part_type(rt);
         int *parts = new_parts(S, rt.shape[0]);
-        for (int i = 0; i < rt.shape[0]; i++)
-            parts[i] = broadcast_to(S, S->parts[x][A == 1 ? 0 : i], pt);
+        for (int i = 0; i < rt.shape[0]; i++) /* from one part: the same value for each */
+            parts[i] = A == 1 && i ? parts[0] : broadcast_to(S, S->parts[x][A == 1 ? 0 : i], pt);
         set_parts(S, op->results[0], parts);
         return true;
     }
@@ -630,12 +653,21 @@ static bool split_region(Split *S, const BirBlock *b, BirBlock **out) {
                                          t.rank == 3 ? part_name(S, v, p) : S->in->values[v].name);
         set_parts(S, v, parts);
     }
-    S->at = nb;
-    for (int i = 0; i < b->ops.len; i++) {
-        S->at = nb;
-        if (!split_op(S, b->ops.items[i])) return false;
+    /* takes made in the region are defined only there: it works on a copy
+     * of the memo, which the region's end drops (the outer takes stay usable) */
+    TakeMemo *outer = S->memo;
+    int outer_cap = S->memo_cap, outer_len = S->memo_len;
+    if (outer_cap) {
+        S->memo = arena_alloc(S->out->arena, (size_t)outer_cap * sizeof *S->memo);
+        memcpy(S->memo, outer, (size_t)outer_cap * sizeof *S->memo);
     }
-    return true;
+    bool ok = true;
+    for (int i = 0; ok && i < b->ops.len; i++) {
+        S->at = nb;
+        ok = split_op(S, b->ops.items[i]);
+    }
+    S->memo = outer, S->memo_cap = outer_cap, S->memo_len = outer_len;
+    return ok;
 }
 
 /* The most parts a value may have: each is a block of its own, and ops

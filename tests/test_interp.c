@@ -155,6 +155,23 @@ Test(interp, casts_truncate_saturate_and_round_once) {
     drop(p);
 }
 
+/* An f64 sum adds in double, pairwise: 1 + 2^-40 keeps its low bit (in f32 it
+ * would round it away). Until 2026-12-08 each add was rounded to f32. */
+Test(interp, an_f64_sum_adds_in_double) {
+    Prog *p = build_file("an_f64_sum_adds_in_double.blk", NULL);
+    double x[4] = {1.0, 0x1p-40, 0.25, -0.25}, o[3];
+    InterpBuffer bufs[] = {BUF(x, 4), BUF(o, 3)};
+    InterpArg args[] = {{.p = x}, {.p = o}};
+    char *err = run(p, args, 1, bufs, 2);
+    cr_assert_null(err, "%s", err);
+    double want = (x[0] + x[2]) + (x[1] + x[3]);
+    cr_expect_eq(o[0], want, "sum %a, want %a", o[0], want);
+    cr_expect_eq(o[1], want - 1.0, "a row's sum %a", o[1]);
+    cr_expect_eq(o[2], want - 1.0);
+    cr_expect_neq(o[0], 1.0);
+    drop(p);
+}
+
 Test(interp, sum_is_pairwise_max_propagates_nan_argmax_takes_the_first) {
     Prog *p = build_file("sum_is_pairwise_max_propagates_nan_argmax_takes_the_first.blk", NULL);
     /* sequentially ((1e8 + 1) - 1e8) + 1 = 1 in f32; pairwise (1e8 - 1e8) + (1 + 1) = 2 */
@@ -1472,6 +1489,16 @@ Test(interp, three_dimensional_blocks_split_into_parts_compute_the_same) {
     InterpArg args[] = {{.p = y}, {.p = a}, {.p = b}, {.p = out}, {.p = sums},
                         {.p = maxes}, {.p = t}, {.p = pm}, {.p = d}, {.p = misc}};
     expect_split_computes_the_same(p, args, bufs, 10);
+    drop(p);
+    p = build_file("three_dimensional_blocks_split_takes_in_loops_and_branches.blk", NULL);
+    float z[256], w[32], zo[288];
+    for (int k = 0; k < 256; k++) z[k] = (float)((k * 29) % 31 - 15);
+    for (int k = 0; k < 32; k++) w[k] = (float)(k % 7 - 3);
+    for (int n = 1; n <= 3; n += 2) {
+        InterpBuffer zb[] = {BUF(z, 256), BUF(w, 32), BUF(zo, 288)};
+        InterpArg za[] = {{.p = z}, {.p = w}, {.p = zo}, {.i = n}};
+        expect_split_computes_the_same(p, za, zb, 3);
+    }
     drop(p);
 }
 

@@ -578,10 +578,11 @@ static Elem unary(BirOpcode code, Elem x, DType d) {
 /* ------------------------------------------------------------- reductions */
 
 /* Pairwise: halves fold onto each other (x[i] += x[i + n/2]) until one is
- * left, rounding each add to f32. n is a power of two. */
-static double sum_pairwise(double *x, int64_t n) {
+ * left, rounding each add to f32 (f64 sums stay in double). n is a power of
+ * two. */
+static double sum_pairwise(double *x, int64_t n, bool f64) {
     for (int64_t half = n / 2; half >= 1; half /= 2)
-        for (int64_t i = 0; i < half; i++) x[i] = (float)(x[i] + x[i + half]);
+        for (int64_t i = 0; i < half; i++) x[i] = f64 ? x[i] + x[i + half] : (float)(x[i] + x[i + half]);
     return x[0];
 }
 
@@ -688,7 +689,7 @@ static Flow exec_reduce(Interp *I, const BirOp *op) {
                     I->reduce_cap = len;
                 }
                 for (int64_t k = 0; k < len; k++) I->reduce_tmp[k] = row[k * stride].f;
-                r.f = sum_pairwise(I->reduce_tmp, len);
+                r.f = sum_pairwise(I->reduce_tmp, len, d == DT_F64);
             } else {
                 uint64_t s = 0;
                 for (int64_t k = 0; k < len; k++) s += (uint64_t)row[k * stride].i;
