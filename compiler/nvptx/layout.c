@@ -561,7 +561,17 @@ typedef struct {
     Layout *wanted;  /* per value: the layout a row (or column) load's consumers compute in, if any */
     bool *has_wanted;
     bool new_wants;  /* a want recorded in this pass: the loads take it in the next */
+    Arena *arena;
+    struct BlockedMemo *blocked; /* the blocked layouts made so far: value_layout asks again and again */
 } Chooser;
+
+/* One blocked layout, by what makes it (the chooser's warps are fixed). */
+typedef struct BlockedMemo {
+    BlkType t;
+    int vec, dim;
+    Layout l;
+    struct BlockedMemo *next;
+} BlockedMemo;
 
 static bool is_memory(BirOpcode c) { return bir_op_info(c)->kind == BIR_KIND_MEMORY; }
 
@@ -603,7 +613,7 @@ static void collect_shapes(Chooser *C, const BirBlock *b) {
             BlkType pt = f->values[op->operands[0]].type;
             int j = 0;
             while (pt.rank && j < C->nshapes && !shape_equal(C->sv[j].shape, pt)) j++;
-            if (pt.rank && j == C->nshapes && C->nshapes < MAX_SHAPES) C->sv[C->nshapes++] = (ShapeVec){pt, {1, 1}};
+            if (pt.rank && j == C->nshapes && C->nshapes < MAX_SHAPES) C->sv[C->nshapes++] = (ShapeVec){pt, {1, 1, 1}};
             for (int d = 0; j < C->nshapes && d < pt.rank; d++)
                 C->sv[j].vec[d] = (int)max64(C->sv[j].vec[d], access_width(C->ax, f, op, d));
         }
@@ -626,23 +636,28 @@ static int shape_dim(Chooser *C, BlkType t) {
     return t.rank == 2 && sv && sv->vec[0] > sv->vec[1] ? 0 : t.rank - 1;
 }
 
-static Layout blocked_along(Chooser *C, BlkType t, int dim) {
+static const Layout *blocked_along(Chooser *C, BlkType t, int dim) {
     const ShapeVec *sv = shape_vec(C, t);
-    return nvptx_layout_blocked(t, C->p->num_warps, sv ? sv->vec[dim] : 1, dim);
+    int vec = sv ? sv->vec[dim] : 1;
+    for (BlockedMemo *m = C->blocked; m; m = m->next)
+        if (m->vec == vec && m->dim == dim && shape_equal(m->t, t)) return &m->l;
+    BlockedMemo *m = arena_alloc(C->arena, sizeof *m);
+    *m = (BlockedMemo){t, vec, dim, nvptx_layout_blocked(t, C->p->num_warps, vec, dim), C->blocked};
+    C->blocked = m;
+    return &m->l;
 }
 
 /* The layout of block value v when no op asks anything special of it:
  * blocked along its shape's dimension, or along the dimension of the
  * accesses it feeds where those run along the other one (mark_accesses). */
-static Layout value_layout(Chooser *C, int v) {
+static const Layout *default_layout(Chooser *C, int v) {
     BlkType t = C->f->values[v].type;
     return blocked_along(C, t, C->dim_of[v] >= 0 ? C->dim_of[v] : shape_dim(C, t));
 }
 
-static bool is_default(Chooser *C, int v) {
-    Layout d = value_layout(C, v);
-    return nvptx_layout_equal(&C->p->layouts[v], &d);
-}
+static Layout value_layout(Chooser *C, int v) { return *default_layout(C, v); }
+
+static bool is_default(Chooser *C, int v) { return nvptx_layout_equal(&C->p->layouts[v], default_layout(C, v)); }
 
 /* Value v and the same-shaped values it is computed from, through
  * elementwise ops and loop-carried values, take blocked layouts along d. */
@@ -892,7 +907,7 @@ KernelPlan *nvptx_plan_kernel(Arena *a, const BirFunction *f, int num_warps, con
     analyze_block(&A, f->body);
 
     Chooser *C = arena_alloc(a, sizeof *C);
-    *C = (Chooser){.f = f, .ax = p->axis, .p = p, .max_numel = 1};
+    *C = (Chooser){.f = f, .ax = p->axis, .p = p, .max_numel = 1, .arena = a};
     C->loop_of = arena_alloc(a, (size_t)(f->nvalues + 1) * sizeof *C->loop_of);
     collect_shapes(C, f->body);
     C->chained = p->ndots > 1;
