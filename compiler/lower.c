@@ -811,9 +811,8 @@ static int lower_builtin(Lower *L, const Expr *e) {
 }
 
 /* x[...]: each slice lo:hi a gather of the indices lo .. hi - 1 along its
- * axis (through shared memory on the GPU), then a None's new axis. */
-/* x[...]: the slices first, then a dimension of size 1 at each None, left
- * to right (each at its place in the result). */
+ * axis (through shared memory on the GPU), then a dimension of size 1 at
+ * each None, left to right (each at its place in the result). */
 static int lower_index(Lower *L, const Expr *e) {
     int x = lower_expr(L, e->u.index.operand);
     for (int i = 0, axis = 0; i < e->u.index.n; i++) {

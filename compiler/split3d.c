@@ -54,8 +54,6 @@ static bool is3(const Split *S, int v) { return v != BIR_NONE && itype(S, v).ran
 /* t without its first dimension: the type of a part */
 static BlkType part_type(BlkType t) { return type_with_shape(t, t.rank - 1, t.shape + 1); }
 
-static BlkType with_shape(BlkType t, int rank, const int32_t *shape) { return type_with_shape(t, rank, shape); }
-
 static BirOp *emit(Split *S, BirOpcode code, const int *operands, int n, BlkType type) {
     BirOp *op = bir_append(S->out, S->at, code, operands, n, type.dtype == DT_VOID ? NULL : &type);
     op->span = S->span;
@@ -75,7 +73,7 @@ static int const_int(Split *S, DType d, int64_t i) {
 }
 
 static int splat_to(Split *S, int scalar, BlkType t) {
-    t = with_shape(otype(S, scalar), t.rank, t.shape);
+    t = type_with_shape(otype(S, scalar), t.rank, t.shape);
     return t.rank ? emit1(S, BIR_SPLAT, scalar, t) : scalar;
 }
 
@@ -84,13 +82,13 @@ static int broadcast_to(Split *S, int v, BlkType t) {
     BlkType vt = otype(S, v);
     if (shape_equal(vt, t)) return v;
     if (vt.rank == 0) return splat_to(S, v, t);
-    return emit1(S, BIR_BROADCAST, v, with_shape(vt, t.rank, t.shape));
+    return emit1(S, BIR_BROADCAST, v, type_with_shape(vt, t.rank, t.shape));
 }
 
 /* a dimension of size 1 at axis (a scalar becomes [1]) */
 static int expand(Split *S, int v, int axis) {
     BlkType t = otype(S, v);
-    if (t.rank == 0) return emit1(S, BIR_SPLAT, v, with_shape(t, 1, (int32_t[]){1}));
+    if (t.rank == 0) return emit1(S, BIR_SPLAT, v, type_with_shape(t, 1, (int32_t[]){1}));
     BirOp *op = emit(S, BIR_EXPAND_DIMS, &v, 1, bir_axis_shape(BIR_EXPAND_DIMS, t, axis));
     op->attr = axis;
     return op->results[0];
@@ -103,7 +101,7 @@ static int indices_along(Split *S, BlkType t, int axis) {
     int v = ar->results[0];
     for (int d = 0; d < t.rank; d++)
         if (d != axis) v = expand(S, v, d);
-    return broadcast_to(S, v, with_shape(type_scalar(DT_I32), t.rank, t.shape));
+    return broadcast_to(S, v, type_with_shape(type_scalar(DT_I32), t.rank, t.shape));
 }
 
 static int *memo_slot(Split *S, int value, int axis, int index) {
@@ -179,7 +177,7 @@ static int take(Split *S, int v, int axis, int index) {
             int x = def->operands[k];
             ops[k] = x == BIR_NONE || otype(S, x).rank == 0 ? x : take(S, x, axis, index);
         }
-        BirOp *op = emit(S, def->code, ops, def->noperands, with_shape(t, rt.rank, rt.shape));
+        BirOp *op = emit(S, def->code, ops, def->noperands, type_with_shape(t, rt.rank, rt.shape));
         op->attr = def->attr;
         op->value = def->value;
         r = op->results[0];
@@ -200,11 +198,11 @@ static int assemble(Split *S, const int *parts, int n, int pos) {
     BlkType pt = otype(S, parts[0]);
     int32_t shape[2] = {0}, k = 0;
     for (int d = 0; d <= pt.rank; d++) shape[d] = d == pos ? n : pt.shape[k++];
-    BlkType rt = with_shape(pt, pt.rank + 1, shape);
+    BlkType rt = type_with_shape(pt, pt.rank + 1, shape);
     int r = broadcast_to(S, expand(S, parts[0], pos), rt);
     if (n == 1) return r;
     int idx = indices_along(S, rt, pos);
-    BlkType cond = with_shape(type_scalar(DT_I1), rt.rank, rt.shape);
+    BlkType cond = type_with_shape(type_scalar(DT_I1), rt.rank, rt.shape);
     for (int i = 1; i < n; i++) {
         int at = emit2(S, BIR_EQ, idx, splat_to(S, const_int(S, DT_I32, i), rt), cond);
         r = select3(S, at, broadcast_to(S, expand(S, parts[i], pos), rt), r);
@@ -217,7 +215,7 @@ static int assemble(Split *S, const int *parts, int n, int pos) {
 static int flatten(Split *S, int v) {
     BlkType t = otype(S, v);
     int32_t n = (int32_t)type_numel(t);
-    return t.rank == 1 ? v : emit1(S, BIR_RESHAPE, v, with_shape(t, 1, &n));
+    return t.rank == 1 ? v : emit1(S, BIR_RESHAPE, v, type_with_shape(t, 1, &n));
 }
 
 /* a and b ([P] each) one after the other ([2P]): joined side by side,
@@ -225,12 +223,12 @@ static int flatten(Split *S, int v) {
 static int cat2(Split *S, int a, int b) {
     BlkType t = otype(S, a);
     int32_t p = t.shape[0];
-    BlkType joined = with_shape(t, 2, (int32_t[]){p, 2});
-    BlkType cond = with_shape(type_scalar(DT_I1), 2, joined.shape);
+    BlkType joined = type_with_shape(t, 2, (int32_t[]){p, 2});
+    BlkType cond = type_with_shape(type_scalar(DT_I1), 2, joined.shape);
     int first = emit2(S, BIR_EQ, indices_along(S, joined, 1), splat_to(S, const_int(S, DT_I32, 0), joined), cond);
     int j = select3(S, first, broadcast_to(S, expand(S, a, 1), joined), broadcast_to(S, expand(S, b, 1), joined));
-    int tr = emit1(S, BIR_TRANS, j, with_shape(t, 2, (int32_t[]){2, p}));
-    return emit1(S, BIR_RESHAPE, tr, with_shape(t, 1, (int32_t[]){2 * p}));
+    int tr = emit1(S, BIR_TRANS, j, type_with_shape(t, 2, (int32_t[]){2, p}));
+    return emit1(S, BIR_RESHAPE, tr, type_with_shape(t, 1, (int32_t[]){2 * p}));
 }
 
 /* the elements of a split value, row-major, as one [A * M * N] block */
@@ -248,7 +246,7 @@ static int flat_slice(Split *S, int flat, int32_t lo, int32_t len) {
     if (lo == 0 && len == t.shape[0]) return flat;
     BlkType it = type_with_shape(type_scalar(DT_I32), 1, &len);
     int index = emit2(S, BIR_ADD, indices_along(S, it, 0), splat_to(S, const_int(S, DT_I32, lo), it), it);
-    BirOp *op = emit(S, BIR_GATHER, (int[]){flat, index}, 2, with_shape(t, 1, &len));
+    BirOp *op = emit(S, BIR_GATHER, (int[]){flat, index}, 2, type_with_shape(t, 1, &len));
     op->attr = 0;
     return op->results[0];
 }
@@ -271,6 +269,15 @@ static const char *part_name(Split *S, int old, int i) {
     const char *name = S->in->values[old].name;
     return name ? arena_printf(S->out->arena, "%s_%d", name, i) : NULL;
 }
+
+/* How many values v becomes where it is carried whole (a block argument, a
+ * control op's result): A of a 3-D [A, M, N], else 1; and part i's type and
+ * name (v's own when it is not split). */
+static int part_count(const Split *S, int v) { return is3(S, v) ? itype(S, v).shape[0] : 1; }
+
+static BlkType carried_type(const Split *S, int v) { return is3(S, v) ? part_type(itype(S, v)) : itype(S, v); }
+
+static const char *carried_name(Split *S, int v, int i) { return is3(S, v) ? part_name(S, v, i) : S->in->values[v].name; }
 
 /* op applied to each of nparts parts, its axis attr (when it has one) one
  * less; each result a part of the op's (nparts 0: the op copied) */
@@ -351,7 +358,7 @@ static bool apply_combine(Split *S, const BirBlock *region, const int *a, const 
             int x = op->operands[i];
             ops[i] = x == BIR_NONE ? x : map[x] >= 0 ? map[x] : splat_to(S, single(S, x), shape);
         }
-        BirOp *e = emit(S, op->code, ops, op->noperands, with_shape(itype(S, op->results[0]), shape.rank, shape.shape));
+        BirOp *e = emit(S, op->code, ops, op->noperands, type_with_shape(itype(S, op->results[0]), shape.rank, shape.shape));
         e->attr = op->attr;
         e->value = op->value;
         map[op->results[0]] = e->results[0];
@@ -381,7 +388,8 @@ static bool along_first(Split *S, const BirOp *op) {
             cur[0][0] = emit2(S, op->code == BIR_REDUCE_MAX ? BIR_MAX : BIR_MIN, cur[0][0], cur[i][0], pt);
         break;
     case BIR_ARGMAX: case BIR_ARGMIN: { /* the first index of the extreme; a NaN is extreme */
-        BlkType cond = with_shape(type_scalar(DT_I1), pt.rank, pt.shape), it = with_shape(type_scalar(DT_I32), pt.rank, pt.shape);
+        BlkType cond = type_with_shape(type_scalar(DT_I1), pt.rank, pt.shape);
+        BlkType it = type_with_shape(type_scalar(DT_I32), pt.rank, pt.shape);
         int best = cur[0][0], at = splat_to(S, const_int(S, DT_I32, 0), it);
         for (int i = 1; i < A; i++) {
             int c = cur[i][0];
@@ -443,7 +451,8 @@ static bool split_trans(Split *S, const BirOp *op) {
         for (int i = 0; i < A; i++) {
             BlkType pt = otype(S, S->parts[x][i]);
             parts[i] = from[1] == 1 ? S->parts[x][i]
-                                    : emit1(S, BIR_TRANS, S->parts[x][i], with_shape(pt, 2, (int32_t[]){pt.shape[1], pt.shape[0]}));
+                                    : emit1(S, BIR_TRANS, S->parts[x][i],
+                                            type_with_shape(pt, 2, (int32_t[]){pt.shape[1], pt.shape[0]}));
         }
         set_parts(S, op->results[0], parts);
         return true;
@@ -501,7 +510,7 @@ static bool split_gather_first(Split *S, const BirOp *op) {
     int *parts = new_parts(S, R);
     for (int i = 0; i < R; i++) {
         int ix = S->parts[index][i], r = S->parts[src][0];
-        BlkType it = otype(S, ix), cond = with_shape(type_scalar(DT_I1), it.rank, it.shape);
+        BlkType it = otype(S, ix), cond = type_with_shape(type_scalar(DT_I1), it.rank, it.shape);
         for (int s = 1; s < A; s++)
             r = select3(S, emit2(S, BIR_EQ, ix, splat_to(S, const_int(S, id, s), it), cond), S->parts[src][s], r);
         parts[i] = r;
@@ -524,25 +533,17 @@ static bool split_expand(Split *S, const BirOp *op) {
 static bool copy_op(Split *S, const BirOp *op) { return split_by_part(S, op, false, 0); }
 
 /* for, while, if: each 3-D carried value, block argument, result and yield
- * becomes its parts, in order */
+ * becomes its parts, in order; out NULL: only how many */
 static int expanded(Split *S, const int *vals, int n, int *out) {
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        int v = vals[i];
-        int np = is3(S, v) ? itype(S, v).shape[0] : 1;
-        for (int p = 0; p < np; p++) out[k++] = v == BIR_NONE ? BIR_NONE : S->parts[v][p];
-    }
-    return k;
-}
-
-static int expanded_count(Split *S, const int *vals, int n) {
-    int k = 0;
-    for (int i = 0; i < n; i++) k += is3(S, vals[i]) ? itype(S, vals[i]).shape[0] : 1;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < part_count(S, vals[i]); p++, k++)
+            if (out) out[k] = vals[i] == BIR_NONE ? BIR_NONE : S->parts[vals[i]][p];
     return k;
 }
 
 static bool split_control(Split *S, const BirOp *op) {
-    int nops = expanded_count(S, op->operands, op->noperands);
+    int nops = expanded(S, op->operands, op->noperands, NULL);
     int *ops = new_parts(S, nops ? nops : 1);
     expanded(S, op->operands, op->noperands, ops);
     BirOp *n = bir_append(S->out, S->at, op->code, ops, nops, NULL);
@@ -550,18 +551,16 @@ static bool split_control(Split *S, const BirOp *op) {
     n->attr = op->attr;
     n->value = op->value;
     n->text = op->text;
-    int nres = expanded_count(S, op->results, op->nresults);
+    int nres = expanded(S, op->results, op->nresults, NULL);
     n->results = new_parts(S, nres ? nres : 1);
     n->nresults = nres;
     for (int r = 0, k = 0; r < op->nresults; r++) {
-        BlkType t = itype(S, op->results[r]);
-        int np = t.rank == 3 ? t.shape[0] : 1, *parts = new_parts(S, np);
+        int v = op->results[r], np = part_count(S, v), *parts = new_parts(S, np);
         for (int p = 0; p < np; p++, k++) {
-            parts[p] = n->results[k] = bir_value_new(S->out, t.rank == 3 ? part_type(t) : t,
-                                                     t.rank == 3 ? part_name(S, op->results[r], p) : S->in->values[op->results[r]].name);
+            parts[p] = n->results[k] = bir_value_new(S->out, carried_type(S, v), carried_name(S, v, p));
             S->out->values[parts[p]].def = n;
         }
-        set_parts(S, op->results[r], parts);
+        set_parts(S, v, parts);
     }
     BirBlock *saved = S->at;
     for (int g = 0; g < op->nregions; g++)
@@ -645,12 +644,8 @@ static bool split_region(Split *S, const BirBlock *b, BirBlock **out) {
     BirBlock *nb = bir_block_new(S->out);
     *out = nb;
     for (int i = 0; i < b->nargs; i++) {
-        int v = b->args[i];
-        BlkType t = itype(S, v);
-        int np = t.rank == 3 ? t.shape[0] : 1, *parts = new_parts(S, np);
-        for (int p = 0; p < np; p++)
-            parts[p] = bir_block_add_arg(S->out, nb, t.rank == 3 ? part_type(t) : t,
-                                         t.rank == 3 ? part_name(S, v, p) : S->in->values[v].name);
+        int v = b->args[i], np = part_count(S, v), *parts = new_parts(S, np);
+        for (int p = 0; p < np; p++) parts[p] = bir_block_add_arg(S->out, nb, carried_type(S, v), carried_name(S, v, p));
         set_parts(S, v, parts);
     }
     /* takes made in the region are defined only there: it works on a copy

@@ -1328,6 +1328,8 @@ Test(interp, flip_reshape_join_and_split_move_elements) {
     drop(p);
 }
 
+static bool expect_split_computes_the_same(Prog *p, InterpArg *args, InterpBuffer *bufs, int nbufs);
+
 /* Blocks of three dimensions against C indexing: Nones that add two
  * dimensions, reductions along each axis (keep_dims too), argmax, cumsum
  * along the middle axis, trans (the last two swapped) and permute, slices,
@@ -1412,6 +1414,7 @@ Test(interp, blocks_of_three_dimensions_index_reduce_reorder_and_dot) {
                 }
                 cr_expect_eq(d[i * 256 + m * 16 + n], want, "batched dot [%d, %d, %d]", i, m, n);
             }
+    expect_split_computes_the_same(p, args, bufs, 10); /* and what the GPU builds of it */
     drop(p);
 }
 
@@ -1473,22 +1476,6 @@ Test(interp, three_dimensional_blocks_split_into_parts_compute_the_same) {
         InterpArg args[] = {{.p = x}, {.p = ix}, {.p = o}, {.p = oi}, {.i = n}};
         expect_split_computes_the_same(p, args, bufs, 4);
     }
-    drop(p);
-    p = build_file("blocks_of_three_dimensions_index_reduce_reorder_and_dot.blk", NULL);
-    float y[64], out[64], sums[56], t[64], pm[64], d[512], misc[124];
-    int32_t maxes[8];
-    uint16_t a[512], b[512];
-    for (int k = 0; k < 64; k++) y[k] = (float)((k * 41) % 19 - 9);
-    for (int k = 0; k < 512; k++) {
-        _Float16 ha = (_Float16)((k * 5) % 7 - 3), hb = (_Float16)((k * 3) % 5 - 2);
-        memcpy(&a[k], &ha, 2);
-        memcpy(&b[k], &hb, 2);
-    }
-    InterpBuffer bufs[] = {BUF(y, 64), BUF(a, 512), BUF(b, 512), BUF(out, 64), BUF(sums, 56),
-                           BUF(maxes, 8), BUF(t, 64), BUF(pm, 64), BUF(d, 512), BUF(misc, 124)};
-    InterpArg args[] = {{.p = y}, {.p = a}, {.p = b}, {.p = out}, {.p = sums},
-                        {.p = maxes}, {.p = t}, {.p = pm}, {.p = d}, {.p = misc}};
-    expect_split_computes_the_same(p, args, bufs, 10);
     drop(p);
     p = build_file("three_dimensional_blocks_split_takes_in_loops_and_branches.blk", NULL);
     float z[256], w[32], zo[288];
